@@ -1,0 +1,246 @@
+#include "cli.h"
+
+#include "errors.h"
+#include "duration.h"
+
+#include <QJsonDocument>
+#include <QProcessEnvironment>
+
+#include <cstdio>
+
+namespace ratescope::cli {
+
+namespace {
+
+const QString kDefaultUrl = QStringLiteral("redis://127.0.0.1:6379/0");
+
+// Global options that take a value: needed to find the subcommand before the full parse.
+const QStringList kGlobalValueOptions = {QStringLiteral("--url"), QStringLiteral("--namespace")};
+
+} // namespace
+
+Cli::Cli() : m_out(stdout), m_err(stderr)
+{
+    m_globalOptions = {
+        {QStringLiteral("url"), QStringLiteral("Server to use (env RATESCOPE_URL; default %1).").arg(kDefaultUrl), QStringLiteral("URL")},
+        {QStringLiteral("json"), QStringLiteral("Machine output: one JSON object, or one per line for listings.")},
+        {QStringLiteral("read-only"), QStringLiteral("Refuse every mutation (exit 5) before anything is sent.")},
+        {QStringLiteral("namespace"), QStringLiteral("Prefix of Ratescope's metadata keys (default ratescope:)."), QStringLiteral("PREFIX")},
+        {QStringLiteral("sandbox"), QStringLiteral("Use a private, empty redis-server started for this command and stopped after it.")},
+        {{QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show help (for a command: COMMAND --help).")},
+        {QStringLiteral("version"), QStringLiteral("Show the version.")},
+    };
+    registerInfo(m_commands);
+}
+
+const Subcommand *Cli::find(const QString &name) const
+{
+    for (const Subcommand &c : m_commands)
+        if (c.name == name)
+            return &c;
+    return nullptr;
+}
+
+QStringList Cli::positional() const
+{
+    QStringList p = m_parser.positionalArguments();
+    if (!p.isEmpty())
+        p.removeFirst(); // the subcommand itself
+    return p;
+}
+
+QString Cli::globalHelp() const
+{
+    QString text = QStringLiteral("Usage: ratescope-cli [global options] COMMAND [options]\n\n"
+                                  "Inspect, test and administer Redis rate limiters.\n\nCommands:\n");
+    for (const Subcommand &c : m_commands)
+        text += QStringLiteral("  %1 %2\n").arg(c.name, -10).arg(c.description);
+    text += QStringLiteral("\nGlobal options:\n");
+    for (const QCommandLineOption &o : m_globalOptions) {
+        QString names;
+        for (const QString &n : o.names())
+            names += (names.isEmpty() ? QString() : QStringLiteral(", ")) + (n.size() == 1 ? QStringLiteral("-") : QStringLiteral("--")) + n;
+        if (!o.valueName().isEmpty())
+            names += QLatin1Char(' ') + o.valueName();
+        text += QStringLiteral("  %1 %2\n").arg(names, -20).arg(o.description());
+    }
+    text += QStringLiteral("\nDurations: 250ms, 60s, 5m, 2h, 1d (a bare number is seconds).\n"
+                           "Exit codes: 0 ok (a denied decision too), 2 usage or validation, 3 connection,\n"
+                           "4 server error reply, 5 refused by read-only mode.\n");
+    return text;
+}
+
+QString Cli::commandHelp(const Subcommand &c) const
+{
+    QString text = QStringLiteral("Usage: ratescope-cli [global options] %1\n\n%2\n").arg(c.synopsis, c.description);
+    if (!c.options.isEmpty())
+        text += QStringLiteral("\nOptions:\n");
+    for (const QCommandLineOption &o : c.options) {
+        QString names = QStringLiteral("--") + o.names().constLast();
+        if (!o.valueName().isEmpty())
+            names += QLatin1Char(' ') + o.valueName();
+        text += QStringLiteral("  %1 %2\n").arg(names, -22).arg(o.description());
+    }
+    text += QStringLiteral("\nGlobal options: see ratescope-cli --help.\n");
+    return text;
+}
+
+Connection &Cli::connection()
+{
+    if (!m_connection) {
+        m_connection = std::make_unique<Connection>(ConnectionOptions::fromUrl(m_url));
+        m_connection->connect();
+    }
+    return *m_connection;
+}
+
+void Cli::printJson(const QJsonObject &object)
+{
+    m_out << QJsonDocument(object).toJson(QJsonDocument::Compact) << '\n';
+    m_out.flush();
+}
+
+void Cli::printFields(const QList<QPair<QString, QString>> &fields)
+{
+    qsizetype width = 0;
+    for (const auto &f : fields)
+        width = std::max(width, f.first.size());
+    for (const auto &f : fields)
+        m_out << f.first.leftJustified(width + 2) << f.second << '\n';
+    m_out.flush();
+}
+
+qint64 Cli::integerOption(const QString &name, qint64 min, qint64 max, std::optional<qint64> fallback) const
+{
+    if (!m_parser.isSet(name)) {
+        if (fallback)
+            return *fallback;
+        throw UsageError(QStringLiteral("--%1 is required").arg(name));
+    }
+    const QString text = m_parser.value(name);
+    bool ok = false;
+    const qint64 v = text.toLongLong(&ok);
+    if (!ok)
+        throw UsageError(QStringLiteral("--%1 must be an integer, not '%2'").arg(name, text));
+    if (v < min || v > max)
+        throw UsageError(QStringLiteral("--%1 must be between %2 and %3, not %4").arg(name).arg(min).arg(max).arg(v));
+    return v;
+}
+
+qint64 Cli::durationOptionUs(const QString &name, std::optional<qint64> fallback) const
+{
+    if (!m_parser.isSet(name)) {
+        if (fallback)
+            return *fallback;
+        throw UsageError(QStringLiteral("--%1 is required").arg(name));
+    }
+    try {
+        return parseDurationUs(m_parser.value(name));
+    } catch (const UsageError &e) {
+        throw UsageError(QStringLiteral("--%1: %2").arg(name, e.message()));
+    }
+}
+
+int Cli::fail(const std::exception &e)
+{
+    int code = ExitServer;
+    QString kind = QStringLiteral("server");
+    if (auto *reply = dynamic_cast<const ReplyError *>(&e)) {
+        // A key of the wrong type for the algorithm is a validation problem (DESIGN §7).
+        if (reply->prefix() == QLatin1String("WRONGTYPE")) {
+            code = ExitUsage;
+            kind = QStringLiteral("usage");
+        }
+    } else if (dynamic_cast<const UsageError *>(&e)) {
+        code = ExitUsage;
+        kind = QStringLiteral("usage");
+    } else if (dynamic_cast<const ReadOnlyError *>(&e)) {
+        code = ExitReadOnly;
+        kind = QStringLiteral("read-only");
+    } else if (dynamic_cast<const ConnectionError *>(&e)) {
+        code = ExitConnection;
+        kind = QStringLiteral("connection");
+    }
+    const QString message = QString::fromUtf8(e.what());
+    if (m_json)
+        printJson({{QStringLiteral("error"), QJsonObject{{QStringLiteral("kind"), kind}, {QStringLiteral("message"), message}}}});
+    m_err << "ratescope-cli: " << message << '\n';
+    m_err.flush();
+    return code;
+}
+
+int Cli::run(const QStringList &arguments)
+{
+    try {
+        return dispatch(arguments);
+    } catch (const std::exception &e) {
+        return fail(e);
+    }
+}
+
+int Cli::dispatch(const QStringList &arguments)
+{
+    // The subcommand decides which options exist, so find it first: the first word that
+    // is neither an option nor the value of a global option.
+    QString name;
+    for (int i = 1; i < arguments.size(); ++i) {
+        const QString &a = arguments[i];
+        if (kGlobalValueOptions.contains(a)) {
+            ++i;
+            continue;
+        }
+        if (!a.startsWith(QLatin1Char('-'))) {
+            name = a;
+            break;
+        }
+    }
+    const Subcommand *command = name.isEmpty() ? nullptr : find(name);
+    if (name == QLatin1String("help")) {
+        m_out << globalHelp();
+        return ExitOk;
+    }
+
+    m_parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    m_parser.addOptions(m_globalOptions);
+    if (command)
+        m_parser.addOptions(command->options);
+    m_parser.addPositionalArgument(QStringLiteral("command"), QStringLiteral("What to do."));
+    if (!m_parser.parse(arguments)) {
+        m_json = arguments.contains(QStringLiteral("--json"));
+        throw UsageError(m_parser.errorText() + QStringLiteral(" (see ratescope-cli %1--help)").arg(command ? name + QLatin1Char(' ') : QString()));
+    }
+    m_json = m_parser.isSet(QStringLiteral("json"));
+    if (m_parser.isSet(QStringLiteral("version"))) {
+        m_out << "ratescope-cli " << RATESCOPE_VERSION << '\n';
+        return ExitOk;
+    }
+    if (m_parser.isSet(QStringLiteral("help"))) {
+        m_out << (command ? commandHelp(*command) : globalHelp());
+        return ExitOk;
+    }
+    if (name.isEmpty()) {
+        m_err << globalHelp();
+        return ExitUsage;
+    }
+    if (!command)
+        throw UsageError(QStringLiteral("unknown command '%1' (see ratescope-cli --help)").arg(name));
+
+    m_readOnly = m_parser.isSet(QStringLiteral("read-only"));
+    if (m_parser.isSet(QStringLiteral("namespace")))
+        m_namespace = m_parser.value(QStringLiteral("namespace"));
+    m_url = m_parser.isSet(QStringLiteral("url")) ? m_parser.value(QStringLiteral("url"))
+                                                  : QProcessEnvironment::systemEnvironment().value(QStringLiteral("RATESCOPE_URL"), kDefaultUrl);
+    if (m_parser.isSet(QStringLiteral("sandbox"))) {
+        if (m_parser.isSet(QStringLiteral("url")))
+            throw UsageError(QStringLiteral("--sandbox and --url exclude each other"));
+        m_sandbox = std::make_unique<SandboxServer>();
+        m_sandbox->start();
+        m_url = m_sandbox->url();
+    }
+    ConnectionOptions::fromUrl(m_url); // validate early: a bad URL is a usage error, whatever the command
+    if (command->mutates && m_readOnly)
+        throw ReadOnlyError(QStringLiteral("'%1' changes data and the session is read-only").arg(name));
+    return command->run(*this);
+}
+
+} // namespace ratescope::cli

@@ -1,0 +1,82 @@
+// The headless front end: global options, subcommand dispatch, output and exit codes (DESIGN §7).
+#pragma once
+
+#include "connection.h"
+#include "sandboxserver.h"
+
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+#include <QJsonObject>
+#include <QTextStream>
+
+#include <functional>
+#include <memory>
+
+namespace ratescope::cli {
+
+// Exit codes of DESIGN §7.
+enum ExitCode {
+    ExitOk = 0,
+    ExitUsage = 2,
+    ExitConnection = 3,
+    ExitServer = 4,
+    ExitReadOnly = 5,
+};
+
+class Cli;
+
+struct Subcommand {
+    QString name;
+    QString synopsis;    // "check KEY --algo A ..."
+    QString description; // one line
+    QList<QCommandLineOption> options;
+    bool mutates = false; // refused in read-only mode before anything is sent
+    std::function<int(Cli &)> run;
+};
+
+// Registered by each *command.cpp file.
+void registerInfo(QList<Subcommand> &commands);
+
+class Cli {
+public:
+    Cli();
+    int run(const QStringList &arguments);
+
+    // For subcommands.
+    const QCommandLineParser &args() const { return m_parser; }
+    QStringList positional() const;
+    bool json() const { return m_json; }
+    bool readOnly() const { return m_readOnly; }
+    QString ns() const { return m_namespace; }
+    Connection &connection();
+    QTextStream &out() { return m_out; }
+    QTextStream &err() { return m_err; }
+    void printJson(const QJsonObject &object);
+    // Aligned "name  value" lines for human output.
+    void printFields(const QList<QPair<QString, QString>> &fields);
+
+    // Option helpers that throw UsageError with the option's name in the message.
+    qint64 integerOption(const QString &name, qint64 min, qint64 max, std::optional<qint64> fallback = {}) const;
+    qint64 durationOptionUs(const QString &name, std::optional<qint64> fallback = {}) const;
+
+private:
+    int dispatch(const QStringList &arguments);
+    int fail(const std::exception &e);
+    QString globalHelp() const;
+    QString commandHelp(const Subcommand &c) const;
+    const Subcommand *find(const QString &name) const;
+
+    QList<Subcommand> m_commands;
+    QList<QCommandLineOption> m_globalOptions;
+    QCommandLineParser m_parser;
+    QTextStream m_out;
+    QTextStream m_err;
+    bool m_json = false;
+    bool m_readOnly = false;
+    QString m_namespace = QStringLiteral("ratescope:");
+    QString m_url;
+    std::unique_ptr<SandboxServer> m_sandbox;
+    std::unique_ptr<Connection> m_connection;
+};
+
+} // namespace ratescope::cli

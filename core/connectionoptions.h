@@ -1,0 +1,52 @@
+// Where and how to connect: the parsed form of a Ratescope connection URL (DESIGN §6).
+#pragma once
+
+#include <QList>
+#include <QString>
+
+namespace ratescope {
+
+struct HostPort {
+    QString host;
+    quint16 port = 6379;
+    bool operator==(const HostPort &) const = default;
+};
+
+struct TlsOptions {
+    QString caFile;   // trust only this CA bundle; empty = the system's
+    QString certFile; // client certificate (PEM), for servers that ask for one
+    QString keyFile;  // its private key (PEM)
+    QString sni;      // server name to send and verify; empty = the host
+    bool insecure = false; // skip peer verification (explicit opt-in only)
+    bool operator==(const TlsOptions &) const = default;
+};
+
+struct ConnectionOptions {
+    enum class Transport { Tcp, Tls, Unix, Sentinel, Cluster };
+
+    Transport transport = Transport::Tcp;
+    HostPort address{QStringLiteral("127.0.0.1"), 6379}; // Tcp and Tls
+    QString socketPath;                                  // Unix
+    QList<HostPort> seeds;                               // Sentinel and Cluster
+    QString masterName;                                  // Sentinel
+    QString user;
+    QString password; // never printed: see toUrl()
+    int db = 0;
+    TlsOptions tls;
+    int connectTimeoutMs = 5000;
+    int commandTimeoutMs = 5000;
+    QString clientName = QStringLiteral("ratescope");
+
+    // Parses any URL form of DESIGN §6. Throws UsageError with a message that names the
+    // problem and never repeats the password.
+    static ConnectionOptions fromUrl(const QString &url);
+
+    // The URL back, with the password replaced by "***" unless asked otherwise.
+    QString toUrl(bool revealPassword = false) const;
+    // Short human name of the server: "127.0.0.1:6379", "unix:/run/redis.sock", ...
+    QString endpoint() const;
+
+    bool operator==(const ConnectionOptions &) const = default;
+};
+
+} // namespace ratescope

@@ -1,0 +1,155 @@
+// RESP decoding and encoding (parser level: raw bytes in, replies out; no server).
+#include "errors.h"
+#include "resp.h"
+
+#include <QTest>
+
+using namespace ratescope;
+
+Q_DECLARE_METATYPE(ratescope::Reply)
+
+class TestResp : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void decode_data();
+    void decode();
+    void byteByByte();
+    void manyRepliesInOneChunk();
+    void bigBulkString();
+    void protocolError_data();
+    void protocolError();
+    void encode();
+    void toInteger();
+};
+
+void TestResp::decode_data()
+{
+    QTest::addColumn<QByteArray>("raw");
+    QTest::addColumn<Reply>("expected");
+
+    QTest::newRow("status") << QByteArray("+OK\r\n") << Reply::status("OK");
+    QTest::newRow("error") << QByteArray("-WRONGTYPE Operation against a key\r\n") << Reply::error("WRONGTYPE Operation against a key");
+    QTest::newRow("integer") << QByteArray(":42\r\n") << Reply::integer(42);
+    QTest::newRow("negative integer") << QByteArray(":-9223372036854775808\r\n") << Reply::integer(std::numeric_limits<long long>::min());
+    QTest::newRow("bulk") << QByteArray("$5\r\nhello\r\n") << Reply::string("hello");
+    QTest::newRow("empty bulk") << QByteArray("$0\r\n\r\n") << Reply::string("");
+    QTest::newRow("binary bulk") << QByteArray("$4\r\na\r\0b\r\n", 10) << Reply::string(QByteArray("a\r\0b", 4));
+    QTest::newRow("nil bulk") << QByteArray("$-1\r\n") << Reply::nil();
+    QTest::newRow("nil array") << QByteArray("*-1\r\n") << Reply::nil();
+    QTest::newRow("empty array") << QByteArray("*0\r\n") << Reply::array({});
+    QTest::newRow("flat array") << QByteArray("*3\r\n:1\r\n$1\r\na\r\n$-1\r\n")
+                                << Reply::array({Reply::integer(1), Reply::string("a"), Reply::nil()});
+    QTest::newRow("nested") << QByteArray("*2\r\n*2\r\n+a\r\n-ERR x\r\n*1\r\n*1\r\n:7\r\n")
+                            << Reply::array({Reply::array({Reply::status("a"), Reply::error("ERR x")}),
+                                             Reply::array({Reply::array({Reply::integer(7)})})});
+    // A limiter decision as the scripts return it.
+    QTest::newRow("decision") << QByteArray("*6\r\n:1\r\n:100\r\n:3\r\n:97\r\n:0\r\n:60000000\r\n")
+                              << Reply::array({Reply::integer(1), Reply::integer(100), Reply::integer(3), Reply::integer(97),
+                                               Reply::integer(0), Reply::integer(60000000)});
+}
+
+void TestResp::decode()
+{
+    QFETCH(QByteArray, raw);
+    QFETCH(Reply, expected);
+    RespParser p;
+    p.feed(raw);
+    const auto r = p.next();
+    QVERIFY(r.has_value());
+    QCOMPARE(r->debugString(), expected.debugString());
+    QVERIFY(*r == expected);
+    QVERIFY(!p.next().has_value());
+}
+
+void TestResp::byteByByte()
+{
+    const QByteArray raw("*2\r\n$3\r\nfoo\r\n*1\r\n:12\r\n");
+    RespParser p;
+    for (int i = 0; i < raw.size() - 1; ++i) {
+        p.feed(raw.constData() + i, 1);
+        QVERIFY2(!p.next().has_value(), "reply complete too early");
+    }
+    p.feed(raw.constData() + raw.size() - 1, 1);
+    const auto r = p.next();
+    QVERIFY(r);
+    QCOMPARE(*r, Reply::array({Reply::string("foo"), Reply::array({Reply::integer(12)})}));
+}
+
+void TestResp::manyRepliesInOneChunk()
+{
+    QByteArray raw;
+    for (int i = 0; i < 1000; ++i)
+        raw += ":" + QByteArray::number(i) + "\r\n";
+    RespParser p;
+    p.feed(raw);
+    for (int i = 0; i < 1000; ++i) {
+        const auto r = p.next();
+        QVERIFY(r);
+        QCOMPARE(r->integer(), i);
+    }
+    QVERIFY(!p.next());
+}
+
+void TestResp::bigBulkString()
+{
+    const QByteArray payload(10 * 1024 * 1024, 'x');
+    const QByteArray raw = "$" + QByteArray::number(payload.size()) + "\r\n" + payload + "\r\n";
+    RespParser p;
+    // Arrives in 64 KiB chunks, as from a socket.
+    for (qsizetype at = 0; at < raw.size(); at += 65536) {
+        QVERIFY(!p.next());
+        p.feed(raw.mid(at, 65536));
+    }
+    const auto r = p.next();
+    QVERIFY(r);
+    QCOMPARE(r->type(), Reply::Type::String);
+    QCOMPARE(r->bytes().size(), payload.size());
+    QVERIFY(r->bytes() == payload);
+}
+
+void TestResp::protocolError_data()
+{
+    QTest::addColumn<QByteArray>("raw");
+    QTest::newRow("unknown type byte") << QByteArray("!oops\r\n");
+    QTest::newRow("bad integer") << QByteArray(":12a\r\n");
+    QTest::newRow("bad bulk length") << QByteArray("$x\r\n");
+}
+
+void TestResp::protocolError()
+{
+    QFETCH(QByteArray, raw);
+    RespParser p;
+    try {
+        p.feed(raw);
+        p.next();
+        QFAIL("garbage accepted");
+    } catch (const ProtocolError &e) {
+        QVERIFY(e.message().startsWith(QStringLiteral("protocol error")));
+    }
+    // The parser is usable again afterwards.
+    p.feed(QByteArray(":1\r\n"));
+    QCOMPARE(p.next()->integer(), 1);
+}
+
+void TestResp::encode()
+{
+    QCOMPARE(encodeCommand({"SET", "k", QByteArray("a\0b", 3)}), QByteArray("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\0b\r\n", 29));
+    QCOMPARE(encodeCommand({"PING"}), QByteArray("*1\r\n$4\r\nPING\r\n"));
+    QCOMPARE(encodeCommand({"ECHO", ""}), QByteArray("*2\r\n$4\r\nECHO\r\n$0\r\n\r\n"));
+}
+
+void TestResp::toInteger()
+{
+    QCOMPARE(Reply::integer(5).toInteger(), 5);
+    QCOMPARE(Reply::string("123").toInteger(), 123);
+    QVERIFY_THROWS_EXCEPTION(ProtocolError, Reply::string("x").toInteger());
+    QVERIFY_THROWS_EXCEPTION(ReplyError, Reply::error("NOSCRIPT No matching script").toInteger());
+    try {
+        Reply::error("NOSCRIPT No matching script").orThrow();
+    } catch (const ReplyError &e) {
+        QCOMPARE(e.prefix(), QStringLiteral("NOSCRIPT"));
+    }
+}
+
+QTEST_APPLESS_MAIN(TestResp)
+#include "tst_resp.moc"

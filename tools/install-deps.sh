@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Ratescope needs to build, run and test, if any is missing.
+# Safe to run again: it does nothing when everything is there.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config          # toolchain
+  qt6-base-dev qt6-charts-dev libgl-dev     # Qt 6.4: Core, Network, Widgets, Test, Charts
+  qtkeychain-qt6-dev                        # passwords in the system keychain
+  libhiredis-dev                            # RESP encoding and parsing
+  redis-server redis-tools                  # private servers for tests, demo and benchmarks
+  openssl                                   # TLS certificates made at test time
+  fonts-dejavu-core                         # text in offscreen screenshots
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing: ${missing[*]}"
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
