@@ -31,6 +31,7 @@ Cli::Cli() : m_out(stdout), m_err(stderr)
         {QStringLiteral("version"), QStringLiteral("Show the version.")},
     };
     registerInfo(m_commands);
+    registerDecisions(m_commands);
 }
 
 const Subcommand *Cli::find(const QString &name) const

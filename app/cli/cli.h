@@ -36,6 +36,7 @@ struct Subcommand {
 
 // Registered by each *command.cpp file.
 void registerInfo(QList<Subcommand> &commands);
+void registerDecisions(QList<Subcommand> &commands);
 
 class Cli {
 public:

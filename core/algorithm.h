@@ -1,0 +1,40 @@
+// The five limiter algorithms, their CLI names, and the limits every policy must respect.
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+namespace ratescope {
+
+enum class Algorithm { SlidingLog, SlidingCounter, FixedWindow, TokenBucket, Gcra };
+
+inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::SlidingLog, Algorithm::SlidingCounter, Algorithm::FixedWindow,
+                                               Algorithm::TokenBucket, Algorithm::Gcra};
+
+// "sliding-log", "sliding-counter", "fixed-window", "token-bucket", "gcra"
+QString algorithmName(Algorithm a);
+QStringList algorithmNames();
+// Throws UsageError naming the valid choices.
+Algorithm parseAlgorithm(const QString &name);
+// The Redis type the algorithm's script stores: "zset" or "hash".
+QString storageType(Algorithm a);
+
+// Bounds shared by the C++ validation and the scripts' own checks.
+inline constexpr qint64 kMaxLimit = 1000000000000LL;        // 10^12
+inline constexpr qint64 kMinWindowUs = 1000;                // 1 ms
+inline constexpr qint64 kMaxWindowUs = 366LL * 86400000000; // 366 days
+
+// What a limiter enforces: `limit` units of cost per `windowUs`, each request costing `cost`.
+struct LimitSpec {
+    Algorithm algorithm = Algorithm::SlidingLog;
+    qint64 limit = 0;
+    qint64 windowUs = 0;
+    qint64 cost = 1;
+
+    // Throws UsageError with a message naming the bad value.
+    void validate() const;
+    bool operator==(const LimitSpec &) const = default;
+};
+
+} // namespace ratescope

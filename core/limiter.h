@@ -1,0 +1,48 @@
+// Decisions: runs the limiter scripts for one key and reads their answer.
+#pragma once
+
+#include "algorithm.h"
+#include "resp.h"
+
+#include <optional>
+
+namespace ratescope {
+
+class Connection;
+
+// A limiter's answer (DESIGN §3). Times are microseconds.
+struct Decision {
+    bool allowed = false;
+    qint64 limit = 0;
+    qint64 used = 0;      // after the decision
+    qint64 remaining = 0; // limit - used
+    qint64 retryAfterUs = 0; // 0 when allowed; else exactly when this request would pass
+    qint64 resetAfterUs = 0; // until the limiter is back to full capacity
+
+    // The scripts' reply: six integers. Throws ProtocolError for anything else, and
+    // ReplyError for an error reply.
+    static Decision fromReply(const Reply &reply);
+    bool operator==(const Decision &) const = default;
+};
+
+class Limiter {
+public:
+    explicit Limiter(Connection &connection) : m_connection(connection) {}
+
+    // Decides and consumes. nowUs: explicit time (tests, replays); default: server clock.
+    // Throws UsageError for invalid input before anything is sent.
+    Decision check(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs = {});
+    // The same answer without consuming or writing anything (EVALSHA_RO): works for
+    // read-only users and on replicas.
+    Decision peek(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs = {});
+
+    // The script arguments (ARGV) for a decision, after validation.
+    static QList<QByteArray> arguments(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs, bool peek);
+
+private:
+    Decision run(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs, bool peek);
+
+    Connection &m_connection;
+};
+
+} // namespace ratescope

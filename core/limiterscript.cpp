@@ -1,0 +1,62 @@
+#include "limiterscript.h"
+
+#include "connection.h"
+#include "errors.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+
+namespace ratescope {
+
+LimiterScript::LimiterScript(Algorithm algorithm) : m_algorithm(algorithm)
+{
+    QFile f(QStringLiteral(":/lua/%1.lua").arg(algorithmName(algorithm)));
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("limiter script %s is missing from the resources", qPrintable(f.fileName()));
+    m_source = f.readAll();
+    m_sha1 = QCryptographicHash::hash(m_source, QCryptographicHash::Sha1).toHex();
+}
+
+const LimiterScript &LimiterScript::forAlgorithm(Algorithm algorithm)
+{
+    static const LimiterScript scripts[] = {
+        LimiterScript(Algorithm::SlidingLog),  LimiterScript(Algorithm::SlidingCounter), LimiterScript(Algorithm::FixedWindow),
+        LimiterScript(Algorithm::TokenBucket), LimiterScript(Algorithm::Gcra),
+    };
+    return scripts[int(algorithm)];
+}
+
+Command LimiterScript::command(const QByteArray &key, const QList<QByteArray> &argv, bool readOnly) const
+{
+    Command c{readOnly ? QByteArrayLiteral("EVALSHA_RO") : QByteArrayLiteral("EVALSHA"), m_sha1, "1", key};
+    c += argv;
+    return c;
+}
+
+void LimiterScript::load(Connection &connection) const
+{
+    const QByteArray sha = connection.command({"SCRIPT", "LOAD", m_source}).bytes();
+    if (sha != m_sha1)
+        throw ProtocolError(QStringLiteral("SCRIPT LOAD returned %1, expected %2").arg(QString::fromLatin1(sha), QString::fromLatin1(m_sha1)));
+}
+
+Reply LimiterScript::run(Connection &connection, const QByteArray &key, const QList<QByteArray> &argv, bool readOnly) const
+{
+    try {
+        return connection.command(command(key, argv, readOnly));
+    } catch (const ReplyError &e) {
+        if (e.prefix() != QLatin1String("NOSCRIPT"))
+            throw;
+    }
+    // The server does not know the script (restart, SCRIPT FLUSH, new replica): the
+    // script did not run, so running it now counts the request exactly once.
+    if (readOnly) {
+        Command eval{"EVAL_RO", m_source, "1", key};
+        eval += argv;
+        return connection.command(eval);
+    }
+    load(connection);
+    return connection.command(command(key, argv, false));
+}
+
+} // namespace ratescope

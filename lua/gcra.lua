@@ -1,0 +1,210 @@
+-- ratescope GCRA limiter (generic cell rate algorithm: one theoretical arrival time per key).
+-- Redis >= 5 (embedded Lua 5.1); no shebang, so it also runs with EVAL/EVALSHA on Redis 6.
+--
+-- KEYS[1]  the limiter key (the only key read or written)
+-- ARGV[1]  limit: integer 1..10^12, the burst; sustained rate limit per window
+-- ARGV[2]  window in microseconds: 1000..31622400000000 (1 ms .. 366 days)
+-- ARGV[3]  cost of this request: integer 1..limit (a cost above the limit is an error, never a
+--          permanent deny)
+-- ARGV[4]  now in microseconds since the epoch (0..2^52), or '' to read the server clock (TIME)
+--          so all writers share one clock; explicit values are for tests and replays
+-- ARGV[5]  'peek': the same answer without consuming and without any write command (works with
+--          EVALSHA_RO, for a read-only ACL user, on a replica); anything else: decide and consume
+--
+-- Reply: {allowed (1|0), limit, used, remaining, retry_after_us, reset_after_us}
+--   remaining         floor((window - (max(tat, now) - now)) * limit / window) after this
+--                     decision: the cost that could be admitted right now; used = limit - remaining
+--   retry_after_us    0 when allowed, else the exact wait until this cost would be admitted
+--   reset_after_us    wait until tat <= now, i.e. remaining == limit (0 if already)
+-- Errors leave the key untouched: 'ERR ratescope: ...' for a bad argument or a hash this script
+-- did not write, 'WRONGTYPE ...' when the key is not a hash.
+--
+-- Storage: hash {tat = theoretical arrival time, whole us; f = its fraction in units of 1/limit
+-- us (0..limit-1)}; both always written together. The emission interval T = window / limit is
+-- rarely a whole number of us; keeping the fraction makes limit requests take exactly one
+-- window, with no drift. Expiry: one window (ms, rounded up) from each admission; tat <= now + window,
+-- so an expired key had nothing left to say.
+--
+-- Rule: new_tat = max(tat, now) + cost * T; admit iff new_tat - now <= window, then tat = new_tat.
+-- A fresh key admits limit at once, then one per T. Products reach 10^12 * 3.2 * 10^13, beyond
+-- the 2^53 of exact doubles, hence muldiv. Denied requests write nothing. After a change of
+-- limit the stored fraction is read in the new unit; one that no longer fits rounds tat up.
+-- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
+local MAX_LIMIT = 1000000000000    -- 10^12
+local MIN_WINDOW = 1000            -- 1 ms
+local MAX_WINDOW = 31622400000000  -- 366 days
+-- 2^52 us (year 2112): now + 2 windows stays below 2^53, beyond which doubles skip integers.
+local MAX_NOW = 4503599627370496
+
+-- Lua 5.1 turns numbers into strings with %.14g, which mangles big integers; Redis's %d is
+-- 64-bit.
+local function fmt(n)
+  return string.format('%d', n)
+end
+
+local function arg_error(name, raw, lo, hi)
+  local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
+  return redis.error_reply(string.format('ERR ratescope: %s must be an integer in %s..%s, got %s',
+    name, fmt(lo), fmt(hi), shown))
+end
+
+-- Strict on purpose: tonumber would also accept ' 5', '0x5', '5e0' and '5.5'.
+local function int_arg(name, raw, lo, hi)
+  local digits = type(raw) == 'string' and string.match(raw, '^0*(%d+)$')
+  local n = digits and #digits <= 16 and tonumber(digits)
+  if n and n >= lo and n <= hi then
+    return n
+  end
+  return nil, arg_error(name, raw, lo, hi)
+end
+
+local function server_now()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+
+-- Everything is validated before the first write, so a bad call leaves the key untouched.
+local function parse_args()
+  if #KEYS ~= 1 then
+    return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got ' .. fmt(#KEYS))
+  end
+  local limit, window, cost, now, err
+  limit, err = int_arg('limit', ARGV[1], 1, MAX_LIMIT)
+  if err then return nil, err end
+  window, err = int_arg('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
+  if err then return nil, err end
+  cost, err = int_arg('cost', ARGV[3], 1, limit)
+  if err then return nil, err end
+  if ARGV[4] == nil or ARGV[4] == '' then
+    now = server_now()
+  else
+    now, err = int_arg('now (microseconds)', ARGV[4], 0, MAX_NOW)
+    if err then return nil, err end
+  end
+  return {key = KEYS[1], limit = limit, window = window, cost = cost, now = now,
+          peek = ARGV[5] == 'peek'}
+end
+
+-- A key of another type is reported, never overwritten. Returns the type found ('none' too).
+local function key_type(key, expected, algo)
+  local found = redis.call('TYPE', key).ok
+  if found ~= 'none' and found ~= expected then
+    return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
+      key, found, algo, expected))
+  end
+  return found
+end
+
+-- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
+-- can land on the wrong side of an integer.
+local function divmod(a, b)
+  local r = math.fmod(a, b)
+  if r < 0 then r = r + b end
+  return (a - r) / b, r
+end
+
+-- Expiry in whole ms, rounded up so a key never vanishes while its state still counts.
+local function ms_ceil(us)
+  local q, r = divmod(us, 1000)
+  if r > 0 then q = q + 1 end
+  return q
+end
+
+-- floor(a * b / c) and (a * b) mod c, exactly, for 0 <= a, b < 2^53 and 1 <= c < 2^45 (the
+-- quotient itself must stay below 2^53). a * b can reach 2^106, so it is never formed: with
+-- b = bq * c + br, a * b / c = a * bq + a * br / c, and a * br is divided by c taking a one byte
+-- at a time from the top. The remainder r stays below c < 2^45, so r * 256 and
+-- r + byte * br both stay below 2^53.
+local function muldiv(a, b, c)
+  local bq, br = divmod(b, c)
+  local bytes, rest = {}, a
+  while rest > 0 do
+    local byte
+    rest, byte = divmod(rest, 256)
+    bytes[#bytes + 1] = byte
+  end
+  local q, r = 0, 0
+  for i = #bytes, 1, -1 do
+    local hq, hr = divmod(r * 256, c)
+    local lq, lr = divmod(hr + bytes[i] * br, c)
+    q, r = q * 256 + hq + lq, lr
+  end
+  return a * bq + q, r
+end
+
+local function ceil_muldiv(a, b, c)
+  local q, r = muldiv(a, b, c)
+  if r > 0 then q = q + 1 end
+  return q
+end
+
+-- Reads our integer hash fields. A hash this script did not write (fields missing or not
+-- integers) is an error, not something to overwrite.
+local function read_fields(key, kind, spec)
+  local names = {}
+  for i, field in ipairs(spec) do names[i] = field[1] end
+  local raw = redis.call('HMGET', key, unpack(names))
+  local state = {}
+  for i, field in ipairs(spec) do
+    local digits = raw[i] and string.match(raw[i], '^%d+$')
+    local n = digits and #digits <= 16 and tonumber(digits)
+    if not n or n > field[2] then
+      local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
+      return nil, redis.error_reply(string.format(
+        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)", key, kind, field[1], shown))
+    end
+    state[field[1]] = n
+  end
+  return state
+end
+
+-- Missing key: nil state. Wrong type or foreign hash: error.
+local function load_state(key, algo, kind, spec)
+  local found, err = key_type(key, 'hash', algo)
+  if err then return nil, err end
+  if found == 'none' then return nil end
+  return read_fields(key, kind, spec)
+end
+
+-- floor((window - d) * limit / window) for d = dw + df / limit us, clamped at 0.
+local function remaining_at(dw, df, limit, window)
+  if dw >= window then return 0 end
+  local q, r = muldiv(window - dw, limit, window)
+  local extra = divmod(r - df, window)
+  return math.max(0, q + extra)
+end
+
+local function decide(args)
+  local key, limit, window, cost, now = args.key, args.limit, args.window, args.cost, args.now
+  local state, err = load_state(key, 'gcra', 'GCRA limiter',
+    {{'tat', MAX_NOW + MAX_WINDOW}, {'f', MAX_LIMIT}})
+  if err then return err end
+  -- start = max(tat, now), as whole us + fraction in 1/limit us
+  local sw, sf = now, 0
+  if state then
+    local tat, f = state.tat, state.f
+    if f >= limit then tat, f = tat + 1, 0 end
+    if tat >= now then sw, sf = tat, f end
+  end
+  local cw, cf = muldiv(cost, window, limit)  -- cost * T
+  local nw, nf = sw + cw, sf + cf
+  if nf >= limit then nw, nf = nw + 1, nf - limit end
+  local allowed = nw - now < window or (nw - now == window and nf == 0)
+  local retry = 0
+  if allowed then
+    sw, sf = nw, nf
+    if not args.peek then
+      redis.call('HSET', key, 'tat', fmt(nw), 'f', fmt(nf))
+      redis.call('PEXPIRE', key, fmt(ms_ceil(window)))
+    end
+  else
+    retry = nw - window - now + (nf > 0 and 1 or 0)
+  end
+  local remaining = remaining_at(sw - now, sf, limit, window)
+  return {allowed and 1 or 0, limit, limit - remaining, remaining, retry,
+          sw - now + (sf > 0 and 1 or 0)}
+end
+
+local args, err = parse_args()
+if err then return err end
+return decide(args)
