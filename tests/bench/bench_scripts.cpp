@@ -1,0 +1,106 @@
+// Server-side cost of each limiter script with a full window (INFO commandstats
+// usec_per_call) at limit 10 and 10,000, and memory per sliding-log entry beside the common
+// "<ms>-<random float>" member format, measured on the same private server.
+#include "connection.h"
+#include "limiter.h"
+#include "limiterscript.h"
+#include "sandboxserver.h"
+#include "serverinfo.h"
+
+#include <QCoreApplication>
+#include <QRandomGenerator>
+#include <cstdio>
+
+using namespace ratescope;
+
+namespace {
+
+constexpr qint64 kT0 = 1735689600LL * 1000000;
+
+double usecPerCall(Connection &c, const QByteArray &command)
+{
+    const auto fields = ServerInfo::parseInfo(c.command({"INFO", "commandstats"}).bytes());
+    // "calls=20000,usec=123456,usec_per_call=6.17,..."
+    for (const QString &part : fields.value(QStringLiteral("cmdstat_") + QString::fromLatin1(command)).split(QLatin1Char(',')))
+        if (part.startsWith(QStringLiteral("usec_per_call=")))
+            return part.mid(14).toDouble();
+    return -1;
+}
+
+double costWithFullWindow(Connection &c, Algorithm a, qint64 limit, int calls)
+{
+    const QByteArray key = "bench:" + algorithmName(a).toUtf8() + ":" + QByteArray::number(limit);
+    c.command({"DEL", key});
+    const LimitSpec spec{a, limit, 3600LL * 1000000, 1};
+    const LimiterScript &script = LimiterScript::forAlgorithm(a);
+    script.load(c);
+    // Fill: `limit` admitted requests; a log's entries spread over the first half of the
+    // window, the others at the instant measured (buckets would refill otherwise).
+    const qint64 now = kT0 + spec.windowUs / 2;
+    const qint64 spread = a == Algorithm::SlidingLog ? spec.windowUs / 2 / limit : 0;
+    std::vector<Command> batch;
+    for (qint64 i = 0; i < limit; ++i) {
+        batch.push_back(script.command(key, Limiter::arguments(key, spec, now - (limit - i) * spread, false), false));
+        if (batch.size() == 1000 || i == limit - 1) {
+            c.pipeline(batch);
+            batch.clear();
+        }
+    }
+    if (Decision::fromReply(c.pipeline({script.command(key, Limiter::arguments(key, spec, now, true), true)}).front()).allowed)
+        throw std::runtime_error("window not full");
+    c.command({"CONFIG", "RESETSTAT"});
+    for (int i = 0; i < calls; i += 100) {
+        batch.clear();
+        for (int j = 0; j < 100; ++j)
+            batch.push_back(script.command(key, Limiter::arguments(key, spec, now + i + j, false), false));
+        for (const Reply &r : c.pipeline(batch))
+            if (Decision::fromReply(r).allowed)
+                throw std::runtime_error("a request was admitted into a full window");
+    }
+    return usecPerCall(c, "evalsha");
+}
+
+qint64 memoryUsage(Connection &c, const QByteArray &key)
+{
+    return c.command({"MEMORY", "USAGE", key, "SAMPLES", "0"}).integer();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    SandboxServer server;
+    server.start();
+    Connection c(server.options());
+
+    std::printf("Server-side cost per denied call, full window (usec_per_call, %s)\n", "20,000 calls");
+    std::printf("%-16s %12s %12s %8s\n", "algorithm", "limit 10", "limit 10000", "ratio");
+    for (Algorithm a : kAllAlgorithms) {
+        const double small = costWithFullWindow(c, a, 10, 20000);
+        const double big = costWithFullWindow(c, a, 10000, 20000);
+        std::printf("%-16s %12.2f %12.2f %8.2f\n", qPrintable(algorithmName(a)), small, big, big / small);
+    }
+
+    std::printf("\nMemory per sliding-log entry (MEMORY USAGE / entries)\n");
+    std::printf("%8s %14s %22s\n", "entries", "ratescope", "\"<ms>-<random float>\"");
+    QRandomGenerator rng(7);
+    for (int n : {100, 1000}) {
+        const QByteArray ours = "mem:ours:" + QByteArray::number(n);
+        const QByteArray common = "mem:common:" + QByteArray::number(n);
+        const LimitSpec spec{Algorithm::SlidingLog, n, 3600LL * 1000000, 1};
+        const LimiterScript &script = LimiterScript::forAlgorithm(Algorithm::SlidingLog);
+        std::vector<Command> batch;
+        for (int i = 0; i < n; ++i) {
+            const qint64 now = kT0 + qint64(i) * 1013;
+            batch.push_back(script.command(ours, Limiter::arguments(ours, spec, now, false), false));
+            const QByteArray ms = QByteArray::number(now / 1000);
+            batch.push_back({"ZADD", common, ms, ms + "-" + QByteArray::number(rng.generateDouble(), 'g', 17)});
+        }
+        c.pipeline(batch);
+        if (c.command({"ZCARD", ours}).integer() != n || c.command({"ZCARD", common}).integer() != n)
+            throw std::runtime_error("unexpected entry count");
+        std::printf("%8d %14.1f %22.1f\n", n, double(memoryUsage(c, ours)) / n, double(memoryUsage(c, common)) / n);
+    }
+    return 0;
+}
