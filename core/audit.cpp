@@ -1,0 +1,87 @@
+#include "audit.h"
+
+#include "connection.h"
+#include "errors.h"
+
+#include <QHostInfo>
+#include <pwd.h>
+#include <unistd.h>
+
+namespace ratescope {
+
+AuditLog::AuditLog(Connection &connection, QString ns) : m_connection(connection), m_ns(std::move(ns)) {}
+
+QString AuditLog::osUser()
+{
+    if (const passwd *pw = ::getpwuid(::geteuid()); pw && pw->pw_name)
+        return QString::fromLocal8Bit(pw->pw_name);
+    return qEnvironmentVariable("USER", QStringLiteral("unknown"));
+}
+
+QString AuditLog::hostName()
+{
+    return QHostInfo::localHostName();
+}
+
+QString AuditLog::append(AuditEntry e, const QString &operatorName)
+{
+    if (!e.time.isValid())
+        e.time = QDateTime::currentDateTimeUtc();
+    if (e.osUser.isEmpty())
+        e.osUser = osUser();
+    if (e.host.isEmpty())
+        e.host = hostName();
+    e.actor = operatorName.isEmpty() ? e.osUser : operatorName;
+    const Reply id = m_connection.command({
+        "XADD", streamKey(), "MAXLEN", "~", QByteArray::number(kMaxEntries), "*",
+        "time", QByteArray::number(e.time.toMSecsSinceEpoch()),
+        "actor", e.actor.toUtf8(),
+        "os_user", e.osUser.toUtf8(),
+        "host", e.host.toUtf8(),
+        "action", e.action.toUtf8(),
+        "target", e.target.toUtf8(),
+        "before", e.before.toUtf8(),
+        "after", e.after.toUtf8(),
+        "count", QByteArray::number(e.count),
+    });
+    return id.text();
+}
+
+std::vector<AuditEntry> AuditLog::list(int max)
+{
+    const Reply r = m_connection.command({"XREVRANGE", streamKey(), "+", "-", "COUNT", QByteArray::number(std::max(1, max))});
+    std::vector<AuditEntry> entries;
+    for (const Reply &item : r.elements()) {
+        if (item.size() != 2)
+            throw ProtocolError(QStringLiteral("unexpected XREVRANGE entry %1").arg(item.debugString()));
+        AuditEntry e;
+        e.id = item[0].text();
+        const auto &fields = item[1].elements();
+        for (size_t i = 0; i + 1 < fields.size(); i += 2) {
+            const QByteArray &name = fields[i].bytes();
+            const QString value = fields[i + 1].text();
+            if (name == "time")
+                e.time = QDateTime::fromMSecsSinceEpoch(value.toLongLong(), QTimeZone::UTC);
+            else if (name == "actor")
+                e.actor = value;
+            else if (name == "os_user")
+                e.osUser = value;
+            else if (name == "host")
+                e.host = value;
+            else if (name == "action")
+                e.action = value;
+            else if (name == "target")
+                e.target = value;
+            else if (name == "before")
+                e.before = value;
+            else if (name == "after")
+                e.after = value;
+            else if (name == "count")
+                e.count = value.toLongLong();
+        }
+        entries.push_back(std::move(e));
+    }
+    return entries;
+}
+
+} // namespace ratescope

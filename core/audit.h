@@ -1,0 +1,47 @@
+// The audit trail: a capped Redis stream of every mutation made through Ratescope.
+#pragma once
+
+#include <QDateTime>
+#include <QString>
+#include <vector>
+
+namespace ratescope {
+
+class Connection;
+
+struct AuditEntry {
+    QString id;          // stream id, set when read back
+    QDateTime time;      // set by append() when empty
+    QString actor;       // the operator's name if given, else the OS user
+    QString osUser;      // always the OS user
+    QString host;        // the machine it was done from
+    QString action;      // "reset", "policy.set", "policy.delete", "override.set", "override.clear", "burst", ...
+    QString target;      // key, pattern or policy name
+    QString before;      // state before (JSON text), empty when none
+    QString after;       // state after (JSON text), empty when none
+    qint64 count = 0;    // keys affected, requests sent, ...
+};
+
+class AuditLog {
+public:
+    static constexpr int kMaxEntries = 100000; // the stream is capped (approximately) here
+
+    // ns: the metadata namespace, e.g. "ratescope:"; the stream is "<ns>audit".
+    AuditLog(Connection &connection, QString ns);
+
+    QByteArray streamKey() const { return m_ns.toUtf8() + "audit"; }
+    // Appends; fills in time, OS user and host, and actor from operatorName (or the OS user).
+    // Returns the stream id.
+    QString append(AuditEntry entry, const QString &operatorName = {});
+    // Newest first.
+    std::vector<AuditEntry> list(int max = 100);
+
+    static QString osUser();
+    static QString hostName();
+
+private:
+    Connection &m_connection;
+    QString m_ns;
+};
+
+} // namespace ratescope
