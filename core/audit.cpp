@@ -4,6 +4,7 @@
 #include "errors.h"
 
 #include <QHostInfo>
+#include <QTimeZone>
 #include <pwd.h>
 #include <unistd.h>
 
