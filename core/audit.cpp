@@ -4,7 +4,6 @@
 #include "errors.h"
 
 #include <QHostInfo>
-#include <QTimeZone>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -62,7 +61,7 @@ std::vector<AuditEntry> AuditLog::list(int max)
             const QByteArray &name = fields[i].bytes();
             const QString value = fields[i + 1].text();
             if (name == "time")
-                e.time = QDateTime::fromMSecsSinceEpoch(value.toLongLong(), QTimeZone::UTC);
+                e.time = QDateTime::fromMSecsSinceEpoch(value.toLongLong(), Qt::UTC);
             else if (name == "actor")
                 e.actor = value;
             else if (name == "os_user")
