@@ -15,7 +15,7 @@ namespace {
 const QString kDefaultUrl = QStringLiteral("redis://127.0.0.1:6379/0");
 
 // Global options that take a value: needed to find the subcommand before the full parse.
-const QStringList kGlobalValueOptions = {QStringLiteral("--url"), QStringLiteral("--namespace")};
+const QStringList kGlobalValueOptions = {QStringLiteral("--url"), QStringLiteral("--namespace"), QStringLiteral("--operator")};
 
 } // namespace
 
@@ -26,6 +26,7 @@ Cli::Cli() : m_out(stdout), m_err(stderr)
         {QStringLiteral("json"), QStringLiteral("Machine output: one JSON object, or one per line for listings.")},
         {QStringLiteral("read-only"), QStringLiteral("Refuse every mutation (exit 5) before anything is sent.")},
         {QStringLiteral("namespace"), QStringLiteral("Prefix of Ratescope's metadata keys (default ratescope:)."), QStringLiteral("PREFIX")},
+        {QStringLiteral("operator"), QStringLiteral("Name recorded in the audit trail for mutations (default: the OS user)."), QStringLiteral("NAME")},
         {QStringLiteral("sandbox"), QStringLiteral("Use a private, empty redis-server started for this command and stopped after it.")},
         {{QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show help (for a command: COMMAND --help).")},
         {QStringLiteral("version"), QStringLiteral("Show the version.")},
@@ -229,6 +230,7 @@ int Cli::dispatch(const QStringList &arguments)
     m_readOnly = m_parser.isSet(QStringLiteral("read-only"));
     if (m_parser.isSet(QStringLiteral("namespace")))
         m_namespace = m_parser.value(QStringLiteral("namespace"));
+    m_operator = m_parser.value(QStringLiteral("operator")).trimmed();
     m_url = m_parser.isSet(QStringLiteral("url")) ? m_parser.value(QStringLiteral("url"))
                                                   : QProcessEnvironment::systemEnvironment().value(QStringLiteral("RATESCOPE_URL"), kDefaultUrl);
     if (m_parser.isSet(QStringLiteral("sandbox"))) {

@@ -49,7 +49,12 @@ public:
     bool json() const { return m_json; }
     bool readOnly() const { return m_readOnly; }
     QString ns() const { return m_namespace; }
+    // Who the audit trail names: --operator NAME, else empty (the OS user is recorded).
+    QString operatorName() const { return m_operator; }
+    // The shared connection, opened on first use.
     Connection &connection();
+    // For commands that open connections of their own (bursts: one per thread).
+    ConnectionOptions connectionOptions() const { return ConnectionOptions::fromUrl(m_url); }
     QTextStream &out() { return m_out; }
     QTextStream &err() { return m_err; }
     void printJson(const QJsonObject &object);
@@ -76,6 +81,7 @@ private:
     bool m_readOnly = false;
     QString m_namespace = QStringLiteral("ratescope:");
     QString m_url;
+    QString m_operator;
     std::unique_ptr<SandboxServer> m_sandbox;
     std::unique_ptr<Connection> m_connection;
 };
