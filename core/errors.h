@@ -28,6 +28,11 @@ class ReadOnlyError : public Error {
     using Error::Error;
 };
 
+// A write based on stale data was refused: someone else changed it first.
+class ConflictError : public Error {
+    using Error::Error;
+};
+
 // The connection could not be used. A command that raised one of these may or may not
 // have executed on the server: callers must not replay it blindly.
 class ConnectionError : public Error {

@@ -1,0 +1,22 @@
+// Glob patterns with Redis's own semantics (SCAN MATCH, KEYS): * ? [abc] [^a-z] and \ escapes.
+#pragma once
+
+#include <QByteArray>
+
+namespace ratescope {
+
+// Qt's wildcard conversion differs (in 6.4 '*' stops at '/', '[!' negates, no '\' escapes),
+// and policies must match exactly the keys SCAN MATCH would return, so this follows Redis's
+// stringmatchlen().
+bool globMatch(const QByteArray &pattern, const QByteArray &text);
+
+// True when the pattern has no unescaped glob character: it can only match itself.
+bool isLiteralPattern(const QByteArray &pattern);
+
+// The pattern that matches exactly this key (glob characters escaped), for SCAN MATCH.
+QByteArray escapeGlob(const QByteArray &key);
+
+// How specific a glob is, for "longest glob wins": its length without wildcards.
+int globSpecificity(const QByteArray &pattern);
+
+} // namespace ratescope

@@ -1,0 +1,193 @@
+#include "keyformat.h"
+
+#include <cmath>
+
+namespace ratescope {
+
+std::optional<Algorithm> KeyClass::algorithm() const
+{
+    switch (format) {
+    case KeyFormat::SlidingLog:
+    case KeyFormat::ForeignSlidingLog:
+        return Algorithm::SlidingLog;
+    case KeyFormat::SlidingCounter:
+        return Algorithm::SlidingCounter;
+    case KeyFormat::FixedWindow:
+        return Algorithm::FixedWindow;
+    case KeyFormat::TokenBucket:
+    case KeyFormat::ForeignTokenBucket:
+        return Algorithm::TokenBucket;
+    case KeyFormat::Gcra:
+        return Algorithm::Gcra;
+    case KeyFormat::CounterWindow:
+    case KeyFormat::Other:
+        break;
+    }
+    return std::nullopt;
+}
+
+QString KeyClass::label() const
+{
+    switch (format) {
+    case KeyFormat::ForeignSlidingLog:
+        return QStringLiteral("sliding-log (%1 scores)").arg(scoreUnitName(unit));
+    case KeyFormat::CounterWindow:
+        return windowSeconds ? QStringLiteral("counter window (%1s)").arg(windowSeconds) : QStringLiteral("counter window");
+    case KeyFormat::ForeignTokenBucket:
+        return QStringLiteral("token-bucket (foreign)");
+    case KeyFormat::Other:
+        return QStringLiteral("other");
+    default:
+        return algorithmName(*algorithm());
+    }
+}
+
+ScoreUnit detectScoreUnit(double score)
+{
+    // 1e9 s is 2001-09; 1e10 s is 2286. The same span in ms and us.
+    if (score >= 1e9 && score < 1e10)
+        return ScoreUnit::Seconds;
+    if (score >= 1e12 && score < 1e13)
+        return ScoreUnit::Milliseconds;
+    if (score >= 1e15 && score < 1e16)
+        return ScoreUnit::Microseconds;
+    return ScoreUnit::Auto;
+}
+
+qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds)
+{
+    if (id <= 0)
+        return 0;
+    // Window lengths people choose; anything else would make every integer look like one.
+    static const qint64 usual[] = {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800};
+    for (qint64 w : usual) {
+        const qint64 current = nowSeconds / w;
+        if (id == current || id == current - 1)
+            return w;
+    }
+    return 0;
+}
+
+bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id)
+{
+    const qsizetype colon = key.lastIndexOf(':');
+    if (colon <= 0 || colon == key.size() - 1 || key.size() - colon > 19)
+        return false;
+    for (qsizetype i = colon + 1; i < key.size(); ++i)
+        if (key[i] < '0' || key[i] > '9')
+            return false;
+    *base = key.left(colon);
+    *id = key.mid(colon + 1).toLongLong();
+    return true;
+}
+
+bool isTicketMember(const QByteArray &member)
+{
+    // <length code><ticket>[:<cost>], the code being k nines and a digit c, for 9k+c digits.
+    const qsizetype colon = member.indexOf(':');
+    const QByteArray ticket = colon < 0 ? member : member.left(colon);
+    if (colon >= 0) {
+        const QByteArray cost = member.mid(colon + 1);
+        if (cost.isEmpty() || cost.size() > 13 || !std::all_of(cost.begin(), cost.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return false;
+    }
+    qsizetype nines = 0;
+    while (nines < ticket.size() && ticket[nines] == '9')
+        ++nines;
+    if (nines >= ticket.size())
+        return false;
+    const char c = ticket[nines];
+    if (c < '0' || c > '8' || (nines == 0 && c == '0'))
+        return false;
+    const qsizetype digits = 9 * nines + (c - '0');
+    const QByteArray rest = ticket.mid(nines + 1);
+    return rest.size() == digits && std::all_of(rest.begin(), rest.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &type)
+{
+    if (type == "zset")
+        return {{"ZRANGE", key, "-1", "-1", "WITHSCORES"}};
+    if (type == "string")
+        return {{"GETRANGE", key, "0", "40"}};
+    if (type == "hash")
+        return {{"HRANDFIELD", key, "12"}};
+    return {};
+}
+
+namespace {
+
+bool isInteger(const QByteArray &s)
+{
+    bool ok = false;
+    s.toLongLong(&ok);
+    return ok && !s.isEmpty();
+}
+
+KeyFormat hashFormat(const QList<QByteArray> &fields)
+{
+    auto has = [&](const char *f) { return fields.contains(QByteArray(f)); };
+    const qsizetype n = fields.size();
+    if (n == 2 && has("w") && has("n"))
+        return KeyFormat::FixedWindow;
+    if (n == 3 && has("w") && has("c") && has("p"))
+        return KeyFormat::SlidingCounter;
+    if (n == 3 && has("tk") && has("fr") && has("ts"))
+        return KeyFormat::TokenBucket;
+    if (n == 2 && has("tat") && has("f"))
+        return KeyFormat::Gcra;
+    const bool tokens = has("tokens") || has("token") || has("bucket") || has("remaining");
+    const bool time = has("ts") || has("timestamp") || has("last") || has("last_refill") || has("refilled_at") || has("updated_at") || has("time");
+    return tokens && time ? KeyFormat::ForeignTokenBucket : KeyFormat::Other;
+}
+
+} // namespace
+
+KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vector<Reply> &samples, qint64 nowUs, ScoreUnit declaredUnit)
+{
+    KeyClass k;
+    if (samples.empty() || samples[0].isError())
+        return k;
+    const Reply &s = samples[0];
+    if (type == "zset") {
+        if (s.size() != 2)
+            return k;
+        bool ok = false;
+        const double score = s[1].bytes().toDouble(&ok);
+        if (!ok)
+            return k;
+        const ScoreUnit detected = detectScoreUnit(score);
+        if (detected == ScoreUnit::Microseconds && isTicketMember(s[0].bytes()) && declaredUnit != ScoreUnit::Seconds &&
+            declaredUnit != ScoreUnit::Milliseconds) {
+            k.format = KeyFormat::SlidingLog;
+            k.unit = ScoreUnit::Microseconds;
+            return k;
+        }
+        k.unit = declaredUnit != ScoreUnit::Auto ? declaredUnit : detected;
+        if (k.unit != ScoreUnit::Auto)
+            k.format = KeyFormat::ForeignSlidingLog;
+        return k;
+    }
+    if (type == "string") {
+        QByteArray base;
+        qint64 id = 0;
+        if (isInteger(s.bytes()) && splitCounterWindowKey(key, &base, &id)) {
+            k.windowSeconds = inferWindowSeconds(id, nowUs / 1000000);
+            if (k.windowSeconds) {
+                k.format = KeyFormat::CounterWindow;
+                k.base = base;
+                k.windowId = id;
+            }
+        }
+        return k;
+    }
+    if (type == "hash") {
+        QList<QByteArray> fields;
+        for (const Reply &f : s.elements())
+            fields << f.bytes();
+        k.format = hashFormat(fields);
+    }
+    return k;
+}
+
+} // namespace ratescope

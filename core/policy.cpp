@@ -1,0 +1,305 @@
+#include "policy.h"
+
+#include "connection.h"
+#include "duration.h"
+#include "errors.h"
+#include "glob.h"
+
+#include <QJsonDocument>
+
+namespace ratescope {
+
+QString scoreUnitName(ScoreUnit u)
+{
+    switch (u) {
+    case ScoreUnit::Auto:
+        return QStringLiteral("auto");
+    case ScoreUnit::Seconds:
+        return QStringLiteral("s");
+    case ScoreUnit::Milliseconds:
+        return QStringLiteral("ms");
+    case ScoreUnit::Microseconds:
+        return QStringLiteral("us");
+    }
+    return {};
+}
+
+ScoreUnit parseScoreUnit(const QString &name)
+{
+    for (ScoreUnit u : {ScoreUnit::Auto, ScoreUnit::Seconds, ScoreUnit::Milliseconds, ScoreUnit::Microseconds})
+        if (scoreUnitName(u) == name)
+            return u;
+    throw UsageError(QStringLiteral("unknown score unit '%1' (auto, s, ms or us)").arg(name));
+}
+
+qint64 scoreUnitUs(ScoreUnit u)
+{
+    switch (u) {
+    case ScoreUnit::Seconds:
+        return 1000000;
+    case ScoreUnit::Milliseconds:
+        return 1000;
+    case ScoreUnit::Microseconds:
+        return 1;
+    case ScoreUnit::Auto:
+        break;
+    }
+    return 0;
+}
+
+void Policy::validate() const
+{
+    if (name.trimmed().isEmpty() || name.size() > 200)
+        throw UsageError(QStringLiteral("a policy needs a name (1-200 characters)"));
+    if (match.isEmpty())
+        throw UsageError(QStringLiteral("policy '%1' needs a key pattern (--match)").arg(name));
+    try {
+        spec.validate();
+    } catch (const UsageError &e) {
+        throw UsageError(QStringLiteral("policy '%1': %2").arg(name, e.message()));
+    }
+}
+
+QJsonObject Policy::toJson() const
+{
+    return {
+        {QStringLiteral("name"), name},
+        {QStringLiteral("match"), QString::fromUtf8(match)},
+        {QStringLiteral("algorithm"), algorithmName(spec.algorithm)},
+        {QStringLiteral("limit"), spec.limit},
+        {QStringLiteral("window_us"), spec.windowUs},
+        {QStringLiteral("cost"), spec.cost},
+        {QStringLiteral("score_unit"), scoreUnitName(scoreUnit)},
+        {QStringLiteral("description"), description},
+        {QStringLiteral("enforced"), enforced},
+        {QStringLiteral("version"), version},
+        {QStringLiteral("updated_at"), updatedAt.isValid() ? updatedAt.toMSecsSinceEpoch() : 0},
+        {QStringLiteral("updated_by"), updatedBy},
+    };
+}
+
+Policy Policy::fromJson(const QJsonObject &o)
+{
+    try {
+        Policy p;
+        p.name = o.value(QStringLiteral("name")).toString();
+        p.match = o.value(QStringLiteral("match")).toString().toUtf8();
+        p.spec.algorithm = parseAlgorithm(o.value(QStringLiteral("algorithm")).toString());
+        p.spec.limit = o.value(QStringLiteral("limit")).toInteger();
+        p.spec.windowUs = o.value(QStringLiteral("window_us")).toInteger();
+        p.spec.cost = o.value(QStringLiteral("cost")).toInteger(1);
+        p.scoreUnit = parseScoreUnit(o.value(QStringLiteral("score_unit")).toString(QStringLiteral("auto")));
+        p.description = o.value(QStringLiteral("description")).toString();
+        p.enforced = o.value(QStringLiteral("enforced")).toBool(true);
+        p.version = o.value(QStringLiteral("version")).toInteger();
+        p.updatedAt = QDateTime::fromMSecsSinceEpoch(o.value(QStringLiteral("updated_at")).toInteger(), Qt::UTC);
+        p.updatedBy = o.value(QStringLiteral("updated_by")).toString();
+        return p;
+    } catch (const UsageError &e) {
+        throw ProtocolError(QStringLiteral("malformed policy record: %1").arg(e.message()));
+    }
+}
+
+std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QByteArray &key)
+{
+    const Policy *best = nullptr;
+    auto rank = [](const Policy &p) { return std::pair(isLiteralPattern(p.match) ? 1 : 0, globSpecificity(p.match)); };
+    for (const Policy &p : policies) {
+        if (!globMatch(p.match, key))
+            continue;
+        if (!best || rank(p) > rank(*best) || (rank(p) == rank(*best) && p.name < best->name))
+            best = &p;
+    }
+    return best ? std::optional<Policy>(*best) : std::nullopt;
+}
+
+PolicyStore::PolicyStore(Connection &connection, QString ns) : m_connection(connection), m_ns(std::move(ns)) {}
+
+std::vector<Policy> PolicyStore::list()
+{
+    const Reply r = m_connection.command({"HGETALL", hashKey()});
+    std::vector<Policy> policies;
+    for (size_t i = 0; i + 1 < r.size(); i += 2)
+        policies.push_back(Policy::fromJson(QJsonDocument::fromJson(r[i + 1].bytes()).object()));
+    std::sort(policies.begin(), policies.end(), [](const Policy &a, const Policy &b) { return a.name < b.name; });
+    return policies;
+}
+
+std::optional<Policy> PolicyStore::get(const QString &name)
+{
+    const Reply r = m_connection.command({"HGET", hashKey(), name.toUtf8()});
+    if (r.isNil())
+        return std::nullopt;
+    return Policy::fromJson(QJsonDocument::fromJson(r.bytes()).object());
+}
+
+// One key, one script: the version check and the write cannot be interleaved with another
+// editor's, and the script stays cluster-safe (PUBLISH names no key).
+static const QByteArray kCompareAndSet = R"lua(
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+local version = 0
+if current then
+  local ok, decoded = pcall(cjson.decode, current)
+  if ok and type(decoded) == 'table' and tonumber(decoded.version) then version = tonumber(decoded.version) end
+end
+if version ~= tonumber(ARGV[2]) then return {0, current or ''} end
+if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return {1, current or ''}
+)lua";
+
+QJsonObject PolicyStore::compareAndSet(const QString &name, qint64 basedOnVersion, const QByteArray &newJson, const QByteArray &event)
+{
+    const Reply r = m_connection.command({"EVAL", kCompareAndSet, "1", hashKey(), name.toUtf8(), QByteArray::number(basedOnVersion),
+                                          newJson, eventsChannel(), event});
+    const QJsonObject current = QJsonDocument::fromJson(r[1].bytes()).object();
+    if (r[0].integer() == 1)
+        return current;
+    if (current.isEmpty())
+        throw ConflictError(QStringLiteral("policy '%1' was deleted by someone else meanwhile (your edit was based on version %2)").arg(name).arg(basedOnVersion));
+    const Policy theirs = Policy::fromJson(current);
+    if (basedOnVersion == 0)
+        throw ConflictError(QStringLiteral("policy '%1' already exists (version %2, by %3 at %4)")
+                                .arg(name).arg(theirs.version).arg(theirs.updatedBy, theirs.updatedAt.toString(Qt::ISODate)));
+    throw ConflictError(QStringLiteral("policy '%1' was changed by %2 at %3 (now version %4; your edit was based on version %5): reload and try again")
+                            .arg(name, theirs.updatedBy, theirs.updatedAt.toString(Qt::ISODate)).arg(theirs.version).arg(basedOnVersion));
+}
+
+Policy PolicyStore::set(Policy policy, qint64 basedOnVersion, const QString &actor)
+{
+    policy.validate();
+    policy.version = basedOnVersion + 1;
+    policy.updatedAt = QDateTime::currentDateTimeUtc();
+    policy.updatedBy = actor;
+    const QByteArray event = QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("policy.set")},
+                                                       {QStringLiteral("name"), policy.name},
+                                                       {QStringLiteral("version"), policy.version}})
+                                 .toJson(QJsonDocument::Compact);
+    compareAndSet(policy.name, basedOnVersion, QJsonDocument(policy.toJson()).toJson(QJsonDocument::Compact), event);
+    return policy;
+}
+
+Policy PolicyStore::remove(const QString &name, qint64 basedOnVersion, const QString &actor)
+{
+    if (basedOnVersion < 1)
+        throw UsageError(QStringLiteral("deleting policy '%1' needs the version it is based on").arg(name));
+    const QByteArray event = QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("policy.delete")},
+                                                       {QStringLiteral("name"), name},
+                                                       {QStringLiteral("by"), actor}})
+                                 .toJson(QJsonDocument::Compact);
+    return Policy::fromJson(compareAndSet(name, basedOnVersion, QByteArray(), event));
+}
+
+QJsonObject Override::toJson() const
+{
+    return {
+        {QStringLiteral("key"), QString::fromUtf8(key)},
+        {QStringLiteral("limit"), limit},
+        {QStringLiteral("window_us"), windowUs},
+        {QStringLiteral("set_at"), setAt.toMSecsSinceEpoch()},
+        {QStringLiteral("set_by"), setBy},
+        {QStringLiteral("expires_at"), expiresAt.toMSecsSinceEpoch()},
+    };
+}
+
+Override Override::fromJson(const QJsonObject &o)
+{
+    Override v;
+    v.key = o.value(QStringLiteral("key")).toString().toUtf8();
+    v.limit = o.value(QStringLiteral("limit")).toInteger();
+    v.windowUs = o.value(QStringLiteral("window_us")).toInteger();
+    v.setAt = QDateTime::fromMSecsSinceEpoch(o.value(QStringLiteral("set_at")).toInteger(), Qt::UTC);
+    v.setBy = o.value(QStringLiteral("set_by")).toString();
+    v.expiresAt = QDateTime::fromMSecsSinceEpoch(o.value(QStringLiteral("expires_at")).toInteger(), Qt::UTC);
+    return v;
+}
+
+OverrideStore::OverrideStore(Connection &connection, QString ns) : m_connection(connection), m_ns(std::move(ns)) {}
+
+std::optional<Override> OverrideStore::get(const QByteArray &key)
+{
+    const Reply r = m_connection.command({"GET", storageKey(key)});
+    if (r.isNil())
+        return std::nullopt;
+    return Override::fromJson(QJsonDocument::fromJson(r.bytes()).object());
+}
+
+std::optional<Override> OverrideStore::set(const Override &o, qint64 forUs, const QString &actor)
+{
+    if (o.key.isEmpty())
+        throw UsageError(QStringLiteral("an override needs a key"));
+    if (o.limit < 1 || o.limit > kMaxLimit)
+        throw UsageError(QStringLiteral("override limit must be between 1 and %1, not %2").arg(kMaxLimit).arg(o.limit));
+    if (o.windowUs != 0 && (o.windowUs < kMinWindowUs || o.windowUs > kMaxWindowUs))
+        throw UsageError(QStringLiteral("override window must be between 1ms and 366d"));
+    if (forUs < 1000 || forUs > kMaxWindowUs)
+        throw UsageError(QStringLiteral("an override must last between 1ms and 366d (--for), not %1").arg(formatDurationUs(forUs)));
+    Override stored = o;
+    stored.setAt = QDateTime::currentDateTimeUtc();
+    stored.setBy = actor;
+    const qint64 ms = (forUs + 999) / 1000;
+    stored.expiresAt = stored.setAt.addMSecs(ms);
+    // SET ... GET returns the previous value in the same atomic step.
+    const Reply previous = m_connection.command({"SET", storageKey(o.key), QJsonDocument(stored.toJson()).toJson(QJsonDocument::Compact),
+                                                 "PX", QByteArray::number(ms), "GET"});
+    publish("override.set", o.key, actor);
+    if (previous.isNil())
+        return std::nullopt;
+    return Override::fromJson(QJsonDocument::fromJson(previous.bytes()).object());
+}
+
+std::optional<Override> OverrideStore::clear(const QByteArray &key, const QString &actor)
+{
+    const Reply previous = m_connection.command({"GETDEL", storageKey(key)});
+    if (previous.isNil())
+        return std::nullopt;
+    publish("override.clear", key, actor);
+    return Override::fromJson(QJsonDocument::fromJson(previous.bytes()).object());
+}
+
+std::vector<Override> OverrideStore::list()
+{
+    std::vector<Override> result;
+    const QByteArray pattern = escapeGlob(m_ns.toUtf8() + "override:") + "*";
+    QByteArray cursor = "0";
+    int rounds = 0;
+    do {
+        const Reply page = m_connection.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+        cursor = page[0].bytes();
+        std::vector<Command> gets;
+        for (const Reply &k : page[1].elements())
+            gets.push_back({"GET", k.bytes()});
+        for (const Reply &v : m_connection.pipeline(gets))
+            if (!v.isNil() && !v.isError())
+                result.push_back(Override::fromJson(QJsonDocument::fromJson(v.bytes()).object()));
+    } while (cursor != "0" && ++rounds < 1000000);
+    std::sort(result.begin(), result.end(), [](const Override &a, const Override &b) { return a.key < b.key; });
+    return result;
+}
+
+void OverrideStore::publish(const char *type, const QByteArray &key, const QString &actor)
+{
+    m_connection.command({"PUBLISH", m_ns.toUtf8() + "events",
+                          QJsonDocument(QJsonObject{{QStringLiteral("type"), QLatin1String(type)},
+                                                    {QStringLiteral("key"), QString::fromUtf8(key)},
+                                                    {QStringLiteral("by"), actor}})
+                              .toJson(QJsonDocument::Compact)});
+}
+
+EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::optional<Override> &override, const QByteArray &key)
+{
+    EffectiveLimits e;
+    e.policy = matchPolicy(policies, key);
+    e.override = override;
+    if (e.policy)
+        e.spec = e.policy->spec;
+    if (override && e.spec) {
+        e.spec->limit = override->limit;
+        if (override->windowUs)
+            e.spec->windowUs = override->windowUs;
+        e.spec->cost = std::min(e.spec->cost, e.spec->limit);
+    }
+    return e;
+}
+
+} // namespace ratescope

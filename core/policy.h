@@ -1,0 +1,105 @@
+// Policies (which limits apply to which keys) and overrides (temporary limits for one key),
+// stored under Ratescope's namespace (DESIGN §5).
+#pragma once
+
+#include "algorithm.h"
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <optional>
+#include <vector>
+
+namespace ratescope {
+
+class Connection;
+
+// How a foreign sliding log's scores count time.
+enum class ScoreUnit { Auto, Seconds, Milliseconds, Microseconds };
+QString scoreUnitName(ScoreUnit u); // "auto", "s", "ms", "us"
+ScoreUnit parseScoreUnit(const QString &name); // throws UsageError
+qint64 scoreUnitUs(ScoreUnit u);               // 1000000, 1000, 1 (Auto: 0)
+
+struct Policy {
+    QString name;
+    QByteArray match;       // key glob (Redis semantics); a literal key is an exact match
+    LimitSpec spec;         // algorithm, limit, window, default cost
+    ScoreUnit scoreUnit = ScoreUnit::Auto;
+    QString description;
+    bool enforced = true;   // services enforce it through the library; false: declared for inspection only
+    qint64 version = 0;     // 1 on creation, +1 on every change
+    QDateTime updatedAt;
+    QString updatedBy;
+
+    void validate() const; // throws UsageError
+    QJsonObject toJson() const;
+    static Policy fromJson(const QJsonObject &o); // throws ProtocolError for a malformed record
+};
+
+// The policy for a key: an exact (literal) match beats any glob; among globs the most
+// specific (longest without wildcards) wins; ties go to the lexically first name.
+std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QByteArray &key);
+
+class PolicyStore {
+public:
+    PolicyStore(Connection &connection, QString ns);
+
+    QByteArray hashKey() const { return m_ns.toUtf8() + "policies"; }
+    QByteArray eventsChannel() const { return m_ns.toUtf8() + "events"; }
+
+    std::vector<Policy> list();
+    std::optional<Policy> get(const QString &name);
+    // Writes the policy if its current version is still `basedOnVersion` (0: it must not
+    // exist yet). Otherwise throws ConflictError naming who changed it and when. Publishes
+    // the change on the events channel. Returns the stored policy (new version).
+    Policy set(Policy policy, qint64 basedOnVersion, const QString &actor);
+    // Deletes under the same rule; returns the deleted policy.
+    Policy remove(const QString &name, qint64 basedOnVersion, const QString &actor);
+
+private:
+    QJsonObject compareAndSet(const QString &name, qint64 basedOnVersion, const QByteArray &newJson, const QByteArray &event);
+
+    Connection &m_connection;
+    QString m_ns;
+};
+
+// A temporary limit for one key ("give this customer 2x for 2 hours"); expires by itself.
+struct Override {
+    QByteArray key;
+    qint64 limit = 0;
+    qint64 windowUs = 0; // 0: keep the policy's window
+    QDateTime setAt;
+    QString setBy;
+    QDateTime expiresAt;
+
+    QJsonObject toJson() const;
+    static Override fromJson(const QJsonObject &o);
+};
+
+class OverrideStore {
+public:
+    OverrideStore(Connection &connection, QString ns);
+
+    QByteArray storageKey(const QByteArray &limiterKey) const { return m_ns.toUtf8() + "override:" + limiterKey; }
+    std::optional<Override> get(const QByteArray &key);
+    // Replaces any override of the key; returns the previous one.
+    std::optional<Override> set(const Override &o, qint64 forUs, const QString &actor);
+    // Returns the removed override, if there was one.
+    std::optional<Override> clear(const QByteArray &key, const QString &actor);
+    std::vector<Override> list();
+
+private:
+    void publish(const char *type, const QByteArray &key, const QString &actor);
+
+    Connection &m_connection;
+    QString m_ns;
+};
+
+// What applies to a key right now: the override if any, else the policy's limits.
+struct EffectiveLimits {
+    std::optional<Policy> policy;
+    std::optional<Override> override;
+    std::optional<LimitSpec> spec;
+};
+EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::optional<Override> &override, const QByteArray &key);
+
+} // namespace ratescope

@@ -1,0 +1,187 @@
+#include "usage.h"
+
+#include "connection.h"
+#include "errors.h"
+#include "limiterscript.h"
+
+#include <cmath>
+
+namespace ratescope {
+
+namespace {
+
+__extension__ typedef __int128 i128; // exact products of limits and windows
+
+qint64 ceilDiv(i128 a, i128 b)
+{
+    return qint64(a <= 0 ? 0 : (a + b - 1) / b);
+}
+
+QByteArray scoreText(double v)
+{
+    return QByteArray::number(v, 'f', 6);
+}
+
+// Foreign logs count one entry per member: per request, or per unit of cost when the writer
+// stores one member per unit; either way the entries in the window are the used units.
+Command logCount(const QByteArray &key, const KeyClass &k, const LimitSpec &spec, qint64 nowUs)
+{
+    const double unit = double(scoreUnitUs(k.unit));
+    return {"ZCOUNT", key, "(" + scoreText(double(nowUs - spec.windowUs) / unit), "+inf"};
+}
+
+// Window keys that a counter limiter at `base` reads now: current and previous.
+std::pair<QByteArray, QByteArray> windowKeys(const QByteArray &base, const KeyClass &k, const LimitSpec &spec, qint64 nowUs)
+{
+    const qint64 w = k.windowSeconds ? k.windowSeconds * 1000000 : spec.windowUs;
+    const qint64 id = nowUs / w;
+    return {base + ":" + QByteArray::number(id), base + ":" + QByteArray::number(id - 1)};
+}
+
+Decision counterDecision(const LimitSpec &spec, qint64 windowUs, qint64 prev, qint64 curr, qint64 nowUs, bool sliding)
+{
+    const qint64 L = spec.limit, c = spec.cost, W = windowUs;
+    const qint64 elapsed = nowUs % W, x0 = W - elapsed;
+    Decision d;
+    d.limit = L;
+    if (!sliding) {
+        d.allowed = curr + c <= L;
+        d.used = std::min(L, curr + (d.allowed ? c : 0));
+        d.retryAfterUs = d.allowed ? 0 : x0;
+        d.resetAfterUs = d.used > 0 ? x0 : 0;
+    } else {
+        const qint64 weighted = qint64(i128(prev) * x0 / W);
+        d.allowed = weighted + curr + c <= L;
+        const qint64 currAfter = curr + (d.allowed ? c : 0);
+        d.used = std::min(L, weighted + currAfter);
+        if (!d.allowed) {
+            const qint64 k = L - curr - c;
+            const qint64 xmax = (k >= 0 && prev > 0) ? ceilDiv(i128(k + 1) * W, prev) - 1 : 0;
+            if (xmax >= 1)
+                d.retryAfterUs = x0 - xmax;
+            else if (curr + c <= L)
+                d.retryAfterUs = x0;
+            else
+                d.retryAfterUs = x0 + (W - (ceilDiv(i128(L - c + 1) * W, curr) - 1));
+        }
+        if (currAfter > 0)
+            d.resetAfterUs = x0 + W - (ceilDiv(W, currAfter) - 1);
+        else if (prev > 0)
+            d.resetAfterUs = std::max<qint64>(0, x0 - (ceilDiv(W, prev) - 1));
+    }
+    d.remaining = L - d.used;
+    return d;
+}
+
+bool isScriptFormat(KeyFormat f)
+{
+    return f == KeyFormat::SlidingLog || f == KeyFormat::SlidingCounter || f == KeyFormat::FixedWindow || f == KeyFormat::TokenBucket ||
+           f == KeyFormat::Gcra;
+}
+
+} // namespace
+
+std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs)
+{
+    std::vector<std::optional<Usage>> result(targets.size());
+    std::vector<Command> commands;
+    std::vector<std::pair<size_t, int>> owner; // target index, commands it owns
+    for (size_t i = 0; i < targets.size(); ++i) {
+        const UsageTarget &t = targets[i];
+        if (isScriptFormat(t.kind.format)) {
+            const Algorithm a = t.kind.algorithm().value_or(t.spec.algorithm);
+            LimitSpec spec = t.spec;
+            spec.algorithm = a;
+            commands.push_back(LimiterScript::forAlgorithm(a).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true));
+            owner.emplace_back(i, 1);
+        } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
+            commands.push_back(logCount(t.key, t.kind, t.spec, nowUs));
+            owner.emplace_back(i, 1);
+        } else if (t.kind.format == KeyFormat::CounterWindow) {
+            const auto [curr, prev] = windowKeys(t.key, t.kind, t.spec, nowUs);
+            commands.push_back({"GET", curr});
+            commands.push_back({"GET", prev});
+            owner.emplace_back(i, 2);
+        }
+    }
+    const auto replies = connection.pipeline(commands);
+    size_t at = 0;
+    for (const auto &[i, n] : owner) {
+        const UsageTarget &t = targets[i];
+        const Reply &r = replies[at];
+        at += size_t(n);
+        try {
+            if (isScriptFormat(t.kind.format)) {
+                Decision d;
+                if (r.isError() && r.text().startsWith(QStringLiteral("NOSCRIPT"))) {
+                    LimitSpec spec = t.spec;
+                    spec.algorithm = t.kind.algorithm().value_or(t.spec.algorithm);
+                    d = Limiter(connection).peek(t.key, spec, nowUs); // loads it (EVAL_RO) for the next time
+                } else {
+                    d = Decision::fromReply(r);
+                }
+                result[i] = Usage{d.used - (d.allowed ? t.spec.cost : 0), d};
+            } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
+                result[i] = peekAnyFormat(connection, t.key, t.kind, t.spec, nowUs);
+                Q_UNUSED(r);
+            } else {
+                const qint64 curr = r.isNil() ? 0 : r.toInteger();
+                const qint64 prev = replies[at - 1].isNil() ? 0 : replies[at - 1].toInteger();
+                const bool sliding = t.spec.algorithm == Algorithm::SlidingCounter;
+                const qint64 w = t.kind.windowSeconds ? t.kind.windowSeconds * 1000000 : t.spec.windowUs;
+                const Decision d = counterDecision(t.spec, w, prev, curr, nowUs, sliding);
+                result[i] = Usage{d.used - (d.allowed ? t.spec.cost : 0), d};
+            }
+        } catch (const Error &) {
+            result[i] = std::nullopt; // changed type or vanished meanwhile
+        }
+    }
+    return result;
+}
+
+Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClass &kind, const LimitSpec &spec, qint64 nowUs)
+{
+    spec.validate();
+    if (isScriptFormat(kind.format)) {
+        LimitSpec s = spec;
+        s.algorithm = kind.algorithm().value_or(spec.algorithm);
+        const Decision d = Limiter(connection).peek(key, s, nowUs);
+        return {d.used - (d.allowed ? spec.cost : 0), d};
+    }
+    if (kind.format == KeyFormat::CounterWindow) {
+        const auto [currKey, prevKey] = windowKeys(kind.base.isEmpty() ? key : kind.base, kind, spec, nowUs);
+        const auto r = connection.pipeline({{"GET", currKey}, {"GET", prevKey}});
+        const qint64 curr = r[0].isNil() ? 0 : r[0].toInteger();
+        const qint64 prev = r[1].isNil() ? 0 : r[1].toInteger();
+        const qint64 w = kind.windowSeconds ? kind.windowSeconds * 1000000 : spec.windowUs;
+        const Decision d = counterDecision(spec, w, prev, curr, nowUs, spec.algorithm == Algorithm::SlidingCounter);
+        return {d.used - (d.allowed ? spec.cost : 0), d};
+    }
+    if (kind.format != KeyFormat::ForeignSlidingLog)
+        throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(QString::fromUtf8(key), kind.label()));
+
+    // A foreign log: entries in the window by ZCOUNT; never pruned on read.
+    const double unit = double(scoreUnitUs(kind.unit));
+    const double lo = double(nowUs - spec.windowUs) / unit;
+    const auto r = connection.pipeline({logCount(key, kind, spec, nowUs), {"ZRANGE", key, "-1", "-1", "WITHSCORES"}});
+    const qint64 used = r[0].toInteger();
+    Decision d;
+    d.limit = spec.limit;
+    d.allowed = used + spec.cost <= spec.limit;
+    d.used = std::min(spec.limit, used + (d.allowed ? spec.cost : 0));
+    d.remaining = spec.limit - d.used;
+    auto expiresIn = [&](double score) { return std::max<qint64>(0, qint64(std::ceil(score * unit)) + spec.windowUs - nowUs); };
+    if (d.allowed)
+        d.resetAfterUs = spec.windowUs;
+    else if (r[1].size() == 2)
+        d.resetAfterUs = expiresIn(r[1][1].bytes().toDouble());
+    if (!d.allowed) {
+        // The (used + cost - limit)-th oldest entry in the window must expire first.
+        const qint64 k = used + spec.cost - spec.limit;
+        const Reply e = connection.command({"ZRANGE", key, "(" + scoreText(lo), "+inf", "BYSCORE", "LIMIT", QByteArray::number(k - 1), "1", "WITHSCORES"});
+        d.retryAfterUs = e.size() == 2 ? std::max<qint64>(1, expiresIn(e[1].bytes().toDouble())) : 0;
+    }
+    return {used, d};
+}
+
+} // namespace ratescope

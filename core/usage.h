@@ -1,0 +1,35 @@
+// How full limiters are right now, read without writing: Ratescope's keys through the
+// scripts' peek, foreign logs and counter windows computed here from their raw data.
+#pragma once
+
+#include "keyformat.h"
+#include "limiter.h"
+
+#include <optional>
+#include <vector>
+
+namespace ratescope {
+
+class Connection;
+
+struct UsageTarget {
+    QByteArray key; // for a CounterWindow: the base
+    KeyClass kind;
+    LimitSpec spec; // the limits that apply (policy, override or flags)
+};
+
+// What a request of spec.cost would be told now, plus how much is used before it.
+struct Usage {
+    qint64 usedNow = 0;  // used before the request asked about
+    Decision decision;   // what check would answer for one request of spec.cost
+};
+
+// One pipelined round (plus a second for foreign logs that are over their limit).
+// A target whose state cannot be read gets std::nullopt (wrong type meanwhile, unknown format).
+std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs);
+
+// Peek for one key of any recognised format; throws UsageError for a key that is not a
+// limiter of a known format.
+Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClass &kind, const LimitSpec &spec, qint64 nowUs);
+
+} // namespace ratescope
