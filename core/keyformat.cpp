@@ -26,6 +26,23 @@ std::optional<Algorithm> KeyClass::algorithm() const
     return std::nullopt;
 }
 
+KeyFormat ownFormat(Algorithm a)
+{
+    switch (a) {
+    case Algorithm::SlidingLog:
+        return KeyFormat::SlidingLog;
+    case Algorithm::SlidingCounter:
+        return KeyFormat::SlidingCounter;
+    case Algorithm::FixedWindow:
+        return KeyFormat::FixedWindow;
+    case Algorithm::TokenBucket:
+        return KeyFormat::TokenBucket;
+    case Algorithm::Gcra:
+        break;
+    }
+    return KeyFormat::Gcra;
+}
+
 QString KeyClass::label() const
 {
     switch (format) {

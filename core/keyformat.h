@@ -53,6 +53,9 @@ std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &typ
 KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vector<Reply> &samples, qint64 nowUs,
                   ScoreUnit declaredUnit = ScoreUnit::Auto);
 
+// The format Ratescope's own script for this algorithm writes.
+KeyFormat ownFormat(Algorithm a);
+
 // Whether a sorted-set member is one of Ratescope's ticket members ("17", "245:4", ...).
 bool isTicketMember(const QByteArray &member);
 

@@ -33,6 +33,8 @@ Cli::Cli() : m_out(stdout), m_err(stderr)
     };
     registerInfo(m_commands);
     registerDecisions(m_commands);
+    registerInspection(m_commands);
+    registerAdministration(m_commands);
 }
 
 const Subcommand *Cli::find(const QString &name) const
@@ -141,6 +143,12 @@ qint64 Cli::durationOptionUs(const QString &name, std::optional<qint64> fallback
     } catch (const UsageError &e) {
         throw UsageError(QStringLiteral("--%1: %2").arg(name, e.message()));
     }
+}
+
+void Cli::requireWritable(const QString &what) const
+{
+    if (m_readOnly)
+        throw ReadOnlyError(QStringLiteral("%1 changes data and the session is read-only").arg(what));
 }
 
 int Cli::fail(const std::exception &e)

@@ -37,6 +37,8 @@ struct Subcommand {
 // Registered by each *command.cpp file.
 void registerInfo(QList<Subcommand> &commands);
 void registerDecisions(QList<Subcommand> &commands);
+void registerInspection(QList<Subcommand> &commands);
+void registerAdministration(QList<Subcommand> &commands);
 
 class Cli {
 public:
@@ -48,6 +50,9 @@ public:
     QStringList positional() const;
     bool json() const { return m_json; }
     bool readOnly() const { return m_readOnly; }
+    // For commands whose sub-actions decide whether they mutate: throws ReadOnlyError (exit 5)
+    // in read-only mode. Call it before sending anything.
+    void requireWritable(const QString &what) const;
     QString ns() const { return m_namespace; }
     // Who the audit trail names: --operator NAME, else empty (the OS user is recorded).
     QString operatorName() const { return m_operator; }

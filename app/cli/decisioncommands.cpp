@@ -3,7 +3,11 @@
 
 #include "duration.h"
 #include "errors.h"
+#include "inspector.h"
+#include "keyscanner.h"
 #include "limiter.h"
+#include "policy.h"
+#include "usage.h"
 
 namespace ratescope::cli {
 
@@ -14,6 +18,8 @@ const QCommandLineOption kAlgo(QStringLiteral("algo"), QStringLiteral("Algorithm
 const QCommandLineOption kLimit(QStringLiteral("limit"), QStringLiteral("Units of cost allowed per window (1..10^12)."), QStringLiteral("N"));
 const QCommandLineOption kWindow(QStringLiteral("window"), QStringLiteral("Window length (1ms..366d), e.g. 60s."), QStringLiteral("D"));
 const QCommandLineOption kCost(QStringLiteral("cost"), QStringLiteral("Cost of this request (default 1, at most the limit)."), QStringLiteral("C"));
+const QCommandLineOption kScoreUnit(QStringLiteral("score-unit"), QStringLiteral("Time unit of a foreign sliding log's scores: auto, s, ms or us."),
+                                    QStringLiteral("U"));
 const QCommandLineOption kNow(QStringLiteral("now-us"), QStringLiteral("Decide at this time (microseconds since the epoch) instead of the server clock."),
                               QStringLiteral("T"));
 
@@ -22,18 +28,35 @@ qint64 msRoundedUp(qint64 us)
     return (us + 999) / 1000;
 }
 
-LimitSpec specFromOptions(const Cli &cli)
+bool flagsComplete(const Cli &cli)
 {
-    for (const QString &required : {QStringLiteral("algo"), QStringLiteral("limit"), QStringLiteral("window")})
-        if (!cli.args().isSet(required))
-            throw UsageError(QStringLiteral("--%1 is required").arg(required));
-    LimitSpec spec;
-    spec.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
-    spec.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
-    spec.windowUs = cli.durationOptionUs(QStringLiteral("window"));
-    spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
+    return cli.args().isSet(QStringLiteral("algo")) && cli.args().isSet(QStringLiteral("limit")) && cli.args().isSet(QStringLiteral("window"));
+}
+
+// Flags win; what they leave out comes from the key's policy, and an override's limit.
+LimitSpec specFor(Cli &cli, const QByteArray &key, const EffectiveLimits &limits)
+{
+    std::optional<LimitSpec> base = limits.spec;
+    if (!base && !flagsComplete(cli))
+        throw UsageError(QStringLiteral("no policy matches '%1': give --algo, --limit and --window").arg(QString::fromUtf8(key)));
+    LimitSpec spec = base.value_or(LimitSpec{});
+    if (cli.args().isSet(QStringLiteral("algo")))
+        spec.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
+    if (cli.args().isSet(QStringLiteral("limit")))
+        spec.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
+    if (cli.args().isSet(QStringLiteral("window")))
+        spec.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+    spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, base ? base->cost : 1);
     spec.validate();
     return spec;
+}
+
+EffectiveLimits limitsFor(Cli &cli, const QByteArray &key)
+{
+    if (flagsComplete(cli))
+        return {};
+    Connection &c = cli.connection();
+    return effectiveLimits(PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), key);
 }
 
 QByteArray keyArgument(const Cli &cli)
@@ -68,15 +91,40 @@ void printDecision(Cli &cli, const Decision &d)
     });
 }
 
-int runDecision(Cli &cli, bool peek)
+int runCheck(Cli &cli)
 {
     const QByteArray key = keyArgument(cli);
-    const LimitSpec spec = specFromOptions(cli);
+    if (!flagsComplete(cli))
+        cli.connection(); // the policy lookup needs the server; flags alone are validated first
+    const LimitSpec spec = specFor(cli, key, limitsFor(cli, key));
     std::optional<qint64> now;
     if (cli.args().isSet(QStringLiteral("now-us")))
         now = cli.integerOption(QStringLiteral("now-us"), 0, 9000000000000000LL);
-    Limiter limiter(cli.connection());
-    printDecision(cli, peek ? limiter.peek(key, spec, now) : limiter.check(key, spec, now));
+    printDecision(cli, Limiter(cli.connection()).check(key, spec, now));
+    return ExitOk;
+}
+
+// Peek reads any format: Ratescope's keys through the script (EVALSHA_RO), foreign logs
+// and counter windows from their raw data. It never writes.
+int runPeek(Cli &cli)
+{
+    const QByteArray key = keyArgument(cli);
+    const EffectiveLimits limits = limitsFor(cli, key);
+    const LimitSpec spec = specFor(cli, key, limits);
+    const ScoreUnit unit = cli.args().isSet(QStringLiteral("score-unit")) ? parseScoreUnit(cli.args().value(QStringLiteral("score-unit")))
+                           : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
+    Connection &c = cli.connection();
+    const std::optional<qint64> explicitNow = cli.args().isSet(QStringLiteral("now-us"))
+                                                  ? std::optional<qint64>(cli.integerOption(QStringLiteral("now-us"), 0, 9000000000000000LL))
+                                                  : std::nullopt;
+    const qint64 now = explicitNow ? *explicitNow : serverTimeUs(c);
+    const KeyClass kind = classifyKey(c, key, now, unit, spec);
+    const bool foreign = kind.format == KeyFormat::ForeignSlidingLog || kind.format == KeyFormat::CounterWindow;
+    if (foreign && cli.args().isSet(QStringLiteral("algo")) && kind.algorithm() && *kind.algorithm() != spec.algorithm)
+        throw UsageError(QStringLiteral("'%1' is a %2; --algo %3 does not fit it").arg(QString::fromUtf8(key), kind.label(), algorithmName(spec.algorithm)));
+    const Decision d = foreign ? peekAnyFormat(c, kind.format == KeyFormat::CounterWindow ? kind.base : key, kind, spec, now).decision
+                               : Limiter(c).peek(key, spec, explicitNow ? explicitNow : std::optional<qint64>(now));
+    printDecision(cli, d);
     return ExitOk;
 }
 
@@ -84,13 +132,15 @@ int runDecision(Cli &cli, bool peek)
 
 void registerDecisions(QList<Subcommand> &commands)
 {
-    const QList<QCommandLineOption> options = {kAlgo, kLimit, kWindow, kCost, kNow};
-    commands.append({QStringLiteral("check"), QStringLiteral("check KEY --algo A --limit N --window D [--cost C] [--now-us T]"),
-                     QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed."), options, true,
-                     [](Cli &cli) { return runDecision(cli, false); }});
-    commands.append({QStringLiteral("peek"), QStringLiteral("peek KEY --algo A --limit N --window D [--cost C] [--now-us T]"),
-                     QStringLiteral("What check would answer, without consuming or writing anything."), options, false,
-                     [](Cli &cli) { return runDecision(cli, true); }});
+    commands.append({QStringLiteral("check"), QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T]"),
+                     QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed.\n"
+                                    "Limits not given as flags come from the policy matching KEY (and its override)."),
+                     {kAlgo, kLimit, kWindow, kCost, kNow}, true, runCheck});
+    commands.append({QStringLiteral("peek"),
+                     QStringLiteral("peek KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--score-unit auto|s|ms|us]"),
+                     QStringLiteral("What check would answer, without consuming or writing anything. Reads Ratescope's keys,\n"
+                                    "foreign sliding logs (scores in s, ms or us) and <base>:<window id> counters."),
+                     {kAlgo, kLimit, kWindow, kCost, kNow, kScoreUnit}, false, runPeek});
 }
 
 } // namespace ratescope::cli

@@ -1,0 +1,344 @@
+// `ratescope-cli reset`, `policy`, `override` and `audit`: the mutations, each refused in
+// read-only mode before anything is sent, and each leaving exactly one audit entry.
+#include "cli.h"
+
+#include "audit.h"
+#include "duration.h"
+#include "errors.h"
+#include "policy.h"
+#include "reset.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <cstdio>
+#include <unistd.h>
+
+namespace ratescope::cli {
+
+namespace {
+
+QString compactJson(const QJsonObject &o)
+{
+    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+}
+
+QString actor(const Cli &cli)
+{
+    return cli.operatorName().isEmpty() ? AuditLog::osUser() : cli.operatorName();
+}
+
+void audit(Cli &cli, const QString &action, const QString &target, const QString &before, const QString &after, qint64 count)
+{
+    AuditEntry e;
+    e.action = action;
+    e.target = target;
+    e.before = before;
+    e.after = after;
+    e.count = count;
+    AuditLog(cli.connection(), cli.ns()).append(e, cli.operatorName());
+}
+
+// ---- reset ---------------------------------------------------------------------------
+
+bool confirmOnTerminal(Cli &cli, qsizetype count)
+{
+    cli.err() << "Type " << count << " to delete " << count << " keys (anything else cancels): ";
+    cli.err().flush();
+    char line[64] = {};
+    if (!std::fgets(line, sizeof line, stdin))
+        return false;
+    return QByteArray(line).trimmed() == QByteArray::number(count);
+}
+
+int runReset(Cli &cli)
+{
+    const bool dryRun = cli.args().isSet(QStringLiteral("dry-run"));
+    const bool byPattern = cli.args().isSet(QStringLiteral("match"));
+    const QStringList keys = cli.positional();
+    if (byPattern == !keys.isEmpty())
+        throw UsageError(QStringLiteral("give either KEY... or --match GLOB"));
+    if (!dryRun)
+        cli.requireWritable(QStringLiteral("reset"));
+    const bool interactive = ::isatty(STDIN_FILENO) && !cli.json();
+    if (!dryRun && !cli.args().isSet(QStringLiteral("yes")) && !interactive)
+        throw UsageError(QStringLiteral("reset deletes keys: add --yes (not on a terminal, so there is nobody to ask), or --dry-run to preview"));
+
+    Resetter resetter(cli.connection(), cli.ns());
+    QByteArrayList exact;
+    for (const QString &k : keys)
+        exact << k.toUtf8();
+    const ResetPlan plan = byPattern ? resetter.planPattern(cli.args().value(QStringLiteral("match")).toUtf8()) : resetter.planKeys(exact);
+
+    QJsonArray listed;
+    for (const QByteArray &k : plan.keys)
+        listed.append(QString::fromUtf8(k));
+    if (!cli.json()) {
+        const qsizetype shown = std::min<qsizetype>(plan.keys.size(), 50);
+        for (qsizetype i = 0; i < shown; ++i)
+            cli.out() << "  " << QString::fromUtf8(plan.keys[i]) << '\n';
+        if (plan.keys.size() > shown)
+            cli.out() << "  ... and " << plan.keys.size() - shown << " more\n";
+        cli.out() << plan.keys.size() << (plan.keys.size() == 1 ? " key" : " keys") << (dryRun ? " would be deleted (dry run)\n" : " to delete\n");
+        cli.out().flush();
+    }
+    if (dryRun || plan.keys.isEmpty()) {
+        if (cli.json())
+            cli.printJson({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), 0}, {QStringLiteral("dry_run"), dryRun},
+                           {QStringLiteral("keys"), listed}});
+        return ExitOk;
+    }
+    if (!cli.args().isSet(QStringLiteral("yes")) && !confirmOnTerminal(cli, plan.keys.size())) {
+        cli.err() << "cancelled: nothing deleted\n";
+        return ExitUsage;
+    }
+    const qint64 deleted = resetter.execute(plan);
+    const QString target = byPattern ? QStringLiteral("match:") + QString::fromUtf8(plan.pattern) : keys.join(QLatin1Char(' '));
+    QJsonArray sample;
+    for (qsizetype i = 0; i < std::min<qsizetype>(plan.keys.size(), 100); ++i)
+        sample.append(listed[i]);
+    audit(cli, QStringLiteral("reset"), target, compactJson({{QStringLiteral("keys"), sample}, {QStringLiteral("count"), plan.keys.size()}}),
+          compactJson({{QStringLiteral("deleted"), deleted}}), deleted);
+    if (cli.json())
+        cli.printJson({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false},
+                       {QStringLiteral("keys"), listed}});
+    else
+        cli.out() << "deleted " << deleted << (deleted == 1 ? " key\n" : " keys\n");
+    return ExitOk;
+}
+
+// ---- policy ----------------------------------------------------------------------------
+
+void printPolicy(Cli &cli, const Policy &p)
+{
+    if (cli.json()) {
+        cli.printJson(p.toJson());
+        return;
+    }
+    cli.printFields({
+        {QStringLiteral("name"), p.name},
+        {QStringLiteral("match"), QString::fromUtf8(p.match)},
+        {QStringLiteral("algorithm"), algorithmName(p.spec.algorithm)},
+        {QStringLiteral("limit"), QStringLiteral("%1 per %2").arg(p.spec.limit).arg(formatDurationUs(p.spec.windowUs))},
+        {QStringLiteral("cost"), QString::number(p.spec.cost)},
+        {QStringLiteral("score_unit"), scoreUnitName(p.scoreUnit)},
+        {QStringLiteral("enforced"), p.enforced ? QStringLiteral("yes (services use the library)") : QStringLiteral("no (declared for inspection)")},
+        {QStringLiteral("description"), p.description},
+        {QStringLiteral("version"), QString::number(p.version)},
+        {QStringLiteral("updated"), QStringLiteral("%1 by %2").arg(p.updatedAt.toString(Qt::ISODate), p.updatedBy)},
+    });
+}
+
+QString policyName(const QStringList &rest)
+{
+    if (rest.size() != 1 || rest[0].trimmed().isEmpty())
+        throw UsageError(QStringLiteral("expected exactly one policy NAME"));
+    return rest[0];
+}
+
+int runPolicy(Cli &cli)
+{
+    QStringList p = cli.positional();
+    if (p.isEmpty())
+        throw UsageError(QStringLiteral("policy needs an action: list, get NAME, set NAME ..., delete NAME"));
+    const QString action = p.takeFirst();
+    if (action == QLatin1String("list")) {
+        const auto policies = PolicyStore(cli.connection(), cli.ns()).list();
+        for (const Policy &pol : policies) {
+            if (cli.json())
+                cli.printJson(pol.toJson());
+            else
+                cli.out() << pol.name.leftJustified(24) << ' ' << QString::fromUtf8(pol.match).leftJustified(32) << ' '
+                          << algorithmName(pol.spec.algorithm).leftJustified(16) << ' '
+                          << QStringLiteral("%1/%2").arg(pol.spec.limit).arg(formatDurationUs(pol.spec.windowUs)) << "  v" << pol.version << '\n';
+        }
+        if (!cli.json() && policies.empty())
+            cli.err() << "no policies under namespace '" << cli.ns() << "'\n";
+        return ExitOk;
+    }
+    if (action == QLatin1String("get")) {
+        const QString name = policyName(p);
+        const auto pol = PolicyStore(cli.connection(), cli.ns()).get(name);
+        if (!pol)
+            throw UsageError(QStringLiteral("no policy named '%1'").arg(name));
+        printPolicy(cli, *pol);
+        return ExitOk;
+    }
+    if (action == QLatin1String("set")) {
+        const QString name = policyName(p);
+        cli.requireWritable(QStringLiteral("policy set"));
+        Policy pol;
+        pol.name = name;
+        if (!cli.args().isSet(QStringLiteral("match")))
+            throw UsageError(QStringLiteral("--match is required"));
+        pol.match = cli.args().value(QStringLiteral("match")).toUtf8();
+        if (!cli.args().isSet(QStringLiteral("algo")))
+            throw UsageError(QStringLiteral("--algo is required"));
+        pol.spec.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
+        pol.spec.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
+        pol.spec.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+        pol.spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
+        pol.scoreUnit = parseScoreUnit(cli.args().value(QStringLiteral("score-unit")).isEmpty() ? QStringLiteral("auto")
+                                                                                                  : cli.args().value(QStringLiteral("score-unit")));
+        pol.description = cli.args().value(QStringLiteral("description"));
+        pol.enforced = !cli.args().isSet(QStringLiteral("declared-only"));
+        pol.validate(); // before anything is sent
+        PolicyStore store(cli.connection(), cli.ns());
+        const auto current = store.get(name);
+        // Based on what the caller says it saw, else on what is there now.
+        const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 0, std::numeric_limits<qint64>::max(), current ? current->version : 0);
+        const Policy stored = store.set(pol, basedOn, actor(cli));
+        audit(cli, QStringLiteral("policy.set"), name, current ? compactJson(current->toJson()) : QString(), compactJson(stored.toJson()), 1);
+        printPolicy(cli, stored);
+        return ExitOk;
+    }
+    if (action == QLatin1String("delete")) {
+        const QString name = policyName(p);
+        cli.requireWritable(QStringLiteral("policy delete"));
+        PolicyStore store(cli.connection(), cli.ns());
+        const auto current = store.get(name);
+        if (!current)
+            throw UsageError(QStringLiteral("no policy named '%1'").arg(name));
+        const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 1, std::numeric_limits<qint64>::max(), current->version);
+        const Policy removed = store.remove(name, basedOn, actor(cli));
+        audit(cli, QStringLiteral("policy.delete"), name, compactJson(removed.toJson()), QString(), 1);
+        if (cli.json())
+            cli.printJson({{QStringLiteral("deleted"), name}});
+        else
+            cli.out() << "deleted policy " << name << '\n';
+        return ExitOk;
+    }
+    throw UsageError(QStringLiteral("unknown policy action '%1' (list, get, set, delete)").arg(action));
+}
+
+// ---- override --------------------------------------------------------------------------
+
+void printOverride(Cli &cli, const Override &o)
+{
+    if (cli.json()) {
+        cli.printJson(o.toJson());
+        return;
+    }
+    cli.printFields({
+        {QStringLiteral("key"), QString::fromUtf8(o.key)},
+        {QStringLiteral("limit"), QString::number(o.limit)},
+        {QStringLiteral("window"), o.windowUs ? formatDurationUs(o.windowUs) : QStringLiteral("(the policy's)")},
+        {QStringLiteral("set"), QStringLiteral("%1 by %2").arg(o.setAt.toString(Qt::ISODate), o.setBy)},
+        {QStringLiteral("expires"), o.expiresAt.toString(Qt::ISODate)},
+    });
+}
+
+int runOverride(Cli &cli)
+{
+    QStringList p = cli.positional();
+    if (p.isEmpty())
+        throw UsageError(QStringLiteral("override needs an action: set KEY --limit N [--window D] --for D, clear KEY, get KEY, list"));
+    const QString action = p.takeFirst();
+    if (action == QLatin1String("list")) {
+        for (const Override &o : OverrideStore(cli.connection(), cli.ns()).list()) {
+            if (cli.json())
+                cli.printJson(o.toJson());
+            else
+                cli.out() << QString::fromUtf8(o.key).leftJustified(40) << " limit " << o.limit << " until " << o.expiresAt.toString(Qt::ISODate)
+                          << " by " << o.setBy << '\n';
+        }
+        return ExitOk;
+    }
+    if (p.size() != 1 || p[0].isEmpty())
+        throw UsageError(QStringLiteral("expected exactly one KEY"));
+    const QByteArray key = p[0].toUtf8();
+    if (action == QLatin1String("get")) {
+        const auto o = OverrideStore(cli.connection(), cli.ns()).get(key);
+        if (!o)
+            throw UsageError(QStringLiteral("no override for '%1'").arg(p[0]));
+        printOverride(cli, *o);
+        return ExitOk;
+    }
+    if (action == QLatin1String("set")) {
+        cli.requireWritable(QStringLiteral("override set"));
+        Override o;
+        o.key = key;
+        o.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
+        o.windowUs = cli.args().isSet(QStringLiteral("window")) ? cli.durationOptionUs(QStringLiteral("window")) : 0;
+        const qint64 forUs = cli.durationOptionUs(QStringLiteral("for"));
+        OverrideStore store(cli.connection(), cli.ns());
+        const auto previous = store.set(o, forUs, actor(cli));
+        const auto stored = store.get(key);
+        audit(cli, QStringLiteral("override.set"), p[0], previous ? compactJson(previous->toJson()) : QString(),
+              stored ? compactJson(stored->toJson()) : QString(), 1);
+        if (stored)
+            printOverride(cli, *stored);
+        return ExitOk;
+    }
+    if (action == QLatin1String("clear")) {
+        cli.requireWritable(QStringLiteral("override clear"));
+        const auto removed = OverrideStore(cli.connection(), cli.ns()).clear(key, actor(cli));
+        audit(cli, QStringLiteral("override.clear"), p[0], removed ? compactJson(removed->toJson()) : QString(), QString(), removed ? 1 : 0);
+        if (cli.json())
+            cli.printJson({{QStringLiteral("cleared"), removed.has_value()}});
+        else
+            cli.out() << (removed ? "override cleared\n" : "there was no override\n");
+        return ExitOk;
+    }
+    throw UsageError(QStringLiteral("unknown override action '%1' (set, clear, get, list)").arg(action));
+}
+
+// ---- audit -----------------------------------------------------------------------------
+
+int runAudit(Cli &cli)
+{
+    const int max = int(cli.integerOption(QStringLiteral("max"), 1, 100000, 50));
+    for (const AuditEntry &e : AuditLog(cli.connection(), cli.ns()).list(max)) {
+        if (cli.json()) {
+            cli.printJson({{QStringLiteral("id"), e.id},
+                           {QStringLiteral("time"), e.time.toString(Qt::ISODateWithMs)},
+                           {QStringLiteral("actor"), e.actor},
+                           {QStringLiteral("os_user"), e.osUser},
+                           {QStringLiteral("host"), e.host},
+                           {QStringLiteral("action"), e.action},
+                           {QStringLiteral("target"), e.target},
+                           {QStringLiteral("before"), e.before},
+                           {QStringLiteral("after"), e.after},
+                           {QStringLiteral("count"), e.count}});
+            continue;
+        }
+        cli.out() << e.time.toString(Qt::ISODate) << "  " << e.actor.leftJustified(12) << ' ' << e.host.leftJustified(14) << ' '
+                  << e.action.leftJustified(15) << ' ' << e.target << "  (" << e.count << ")\n";
+    }
+    return ExitOk;
+}
+
+} // namespace
+
+void registerAdministration(QList<Subcommand> &commands)
+{
+    commands.append({QStringLiteral("reset"), QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes]"),
+                     QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\\n"
+                                    "previewed first; exactly the previewed keys are deleted. Counter bases take their windows."),
+                     {{QStringLiteral("match"), QStringLiteral("Keys matching this glob (metadata only if the glob starts with the namespace)."), QStringLiteral("GLOB")},
+                      {QStringLiteral("dry-run"), QStringLiteral("Only show what would be deleted.")},
+                      {QStringLiteral("yes"), QStringLiteral("Do not ask (required when not on a terminal).")}},
+                     false, runReset});
+    commands.append({QStringLiteral("policy"),
+                     QStringLiteral("policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] | delete NAME"),
+                     QStringLiteral("Policies: which limits apply to which keys. Edits based on a stale version are refused."),
+                     {{QStringLiteral("match"), QStringLiteral("Key glob the policy covers (a plain key: exact match)."), QStringLiteral("GLOB")},
+                      {QStringLiteral("algo"), QStringLiteral("Algorithm."), QStringLiteral("A")},
+                      {QStringLiteral("limit"), QStringLiteral("Limit per window."), QStringLiteral("N")},
+                      {QStringLiteral("window"), QStringLiteral("Window length."), QStringLiteral("D")},
+                      {QStringLiteral("cost"), QStringLiteral("Default cost of a request."), QStringLiteral("C")},
+                      {QStringLiteral("score-unit"), QStringLiteral("Score unit of foreign logs it covers: auto, s, ms, us."), QStringLiteral("U")},
+                      {QStringLiteral("description"), QStringLiteral("What it is for."), QStringLiteral("TEXT")},
+                      {QStringLiteral("declared-only"), QStringLiteral("Declared for inspection; services do not enforce it through Ratescope.")},
+                      {QStringLiteral("based-on"), QStringLiteral("The version this edit is based on (refused if it changed since)."), QStringLiteral("V")}},
+                     false, runPolicy});
+    commands.append({QStringLiteral("override"), QStringLiteral("override set KEY --limit N [--window D] --for D | clear KEY | get KEY | list"),
+                     QStringLiteral("Temporary limits for one key; they expire by themselves."),
+                     {{QStringLiteral("limit"), QStringLiteral("The temporary limit."), QStringLiteral("N")},
+                      {QStringLiteral("window"), QStringLiteral("A temporary window (default: the policy's)."), QStringLiteral("D")},
+                      {QStringLiteral("for"), QStringLiteral("How long it lasts, e.g. 2h."), QStringLiteral("D")}},
+                     false, runOverride});
+    commands.append({QStringLiteral("audit"), QStringLiteral("audit [--max N]"), QStringLiteral("Who changed what, newest first."),
+                     {{QStringLiteral("max"), QStringLiteral("How many entries (default 50)."), QStringLiteral("N")}}, false, runAudit});
+}
+
+} // namespace ratescope::cli

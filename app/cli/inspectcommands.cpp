@@ -1,0 +1,265 @@
+// `ratescope-cli keys` and `inspect`: what limiters a database holds, and one in full. Read-only.
+#include "cli.h"
+
+#include "duration.h"
+#include "errors.h"
+#include "inspector.h"
+#include "keyscanner.h"
+#include "serverinfo.h"
+#include "usage.h"
+
+#include <QJsonArray>
+#include <map>
+
+namespace ratescope::cli {
+
+namespace {
+
+std::optional<qint64> nowOption(const Cli &cli)
+{
+    if (!cli.args().isSet(QStringLiteral("now-us")))
+        return std::nullopt;
+    return cli.integerOption(QStringLiteral("now-us"), 0, 9000000000000000LL);
+}
+
+QString ttlText(qint64 pttlMs)
+{
+    if (pttlMs == -1)
+        return QStringLiteral("none");
+    if (pttlMs < 0)
+        return QStringLiteral("-");
+    return formatDurationUs(pttlMs * 1000);
+}
+
+struct Row {
+    QByteArray key;
+    QString type, label;
+    std::optional<Algorithm> algorithm;
+    std::optional<Usage> usage;
+    std::optional<LimitSpec> spec;
+    QString policy;
+    qint64 pttlMs = -1, memory = -1;
+    qint64 windows = 0; // counter bases: how many window keys
+};
+
+class KeysPrinter {
+public:
+    KeysPrinter(Cli &cli, bool memory) : m_cli(cli), m_memory(memory) {}
+
+    void print(const Row &r)
+    {
+        if (m_cli.json()) {
+            QJsonObject o{{QStringLiteral("key"), QString::fromUtf8(r.key)},
+                          {QStringLiteral("type"), r.type},
+                          {QStringLiteral("format"), r.label},
+                          {QStringLiteral("ttl_ms"), r.pttlMs}};
+            if (r.algorithm)
+                o.insert(QStringLiteral("algorithm"), algorithmName(*r.algorithm));
+            if (!r.policy.isEmpty())
+                o.insert(QStringLiteral("policy"), r.policy);
+            if (r.usage) {
+                o.insert(QStringLiteral("used"), r.usage->usedNow);
+                o.insert(QStringLiteral("limit"), r.usage->decision.limit);
+                o.insert(QStringLiteral("remaining"), r.usage->decision.limit - r.usage->usedNow);
+            }
+            if (r.memory >= 0)
+                o.insert(QStringLiteral("memory"), r.memory);
+            if (r.windows)
+                o.insert(QStringLiteral("windows"), r.windows);
+            m_cli.printJson(o);
+            return;
+        }
+        if (!m_header) {
+            m_header = true;
+            line(QStringLiteral("KEY"), QStringLiteral("ALGORITHM"), QStringLiteral("USED"), QStringLiteral("LIMIT"), QStringLiteral("REMAINING"),
+                 QStringLiteral("TTL"), QStringLiteral("MEMORY"));
+        }
+        const QString dash = QStringLiteral("-");
+        line(QString::fromUtf8(r.key), r.label, r.usage ? QString::number(r.usage->usedNow) : dash,
+             r.usage ? QString::number(r.usage->decision.limit) : dash,
+             r.usage ? QString::number(r.usage->decision.limit - r.usage->usedNow) : dash, ttlText(r.pttlMs),
+             r.memory >= 0 ? formatBytes(r.memory) : dash);
+    }
+
+private:
+    void line(const QString &key, const QString &algo, const QString &used, const QString &limit, const QString &remaining,
+              const QString &ttl, const QString &memory)
+    {
+        QTextStream &out = m_cli.out();
+        out << key.leftJustified(40) << ' ' << algo.leftJustified(26) << ' ' << used.rightJustified(10) << ' ' << limit.rightJustified(10)
+            << ' ' << remaining.rightJustified(10) << ' ' << ttl.rightJustified(10);
+        if (m_memory)
+            out << ' ' << memory.rightJustified(11);
+        out << '\n';
+        out.flush();
+    }
+
+    Cli &m_cli;
+    bool m_memory;
+    bool m_header = false;
+};
+
+int runKeys(Cli &cli)
+{
+    Connection &c = cli.connection();
+    KeyScanner::Options options;
+    options.match = cli.args().value(QStringLiteral("match")).toUtf8();
+    options.type = cli.args().value(QStringLiteral("type")).toUtf8();
+    options.memory = cli.args().isSet(QStringLiteral("memory"));
+    options.nowUs = nowOption(cli);
+    options.policies = PolicyStore(c, cli.ns()).list();
+    const qint64 max = cli.integerOption(QStringLiteral("max"), 1, std::numeric_limits<qint64>::max(), std::numeric_limits<qint64>::max());
+    const bool all = cli.args().isSet(QStringLiteral("all"));
+    const QByteArray ns = cli.ns().toUtf8();
+
+    KeysPrinter printer(cli, options.memory);
+    KeyScanner scanner(c, options);
+    std::map<QByteArray, Row> counterBases; // grouped and printed at the end
+    qint64 printed = 0;
+    while (!scanner.atEnd() && printed < max) {
+        std::vector<Row> rows;
+        std::vector<UsageTarget> targets;
+        std::vector<size_t> targetRow;
+        for (const KeyRecord &rec : scanner.nextPage()) {
+            if (!ns.isEmpty() && rec.key.startsWith(ns) && !all)
+                continue; // Ratescope's own metadata
+            const auto policy = matchPolicy(options.policies, rec.kind.format == KeyFormat::CounterWindow ? rec.kind.base : rec.key);
+            if (!rec.kind.isLimiter() && !policy && !all)
+                continue;
+            if (rec.kind.format == KeyFormat::CounterWindow) {
+                Row &base = counterBases[rec.kind.base];
+                base.key = rec.kind.base;
+                base.type = QStringLiteral("string");
+                base.label = rec.kind.label();
+                base.pttlMs = std::max(base.pttlMs, rec.pttlMs);
+                base.memory = rec.memory >= 0 ? std::max<qint64>(0, base.memory) + rec.memory : -1;
+                base.windows += 1;
+                if (policy) {
+                    base.policy = policy->name;
+                    base.spec = policy->spec;
+                    base.algorithm = policy->spec.algorithm;
+                }
+                continue;
+            }
+            Row r{rec.key, QString::fromUtf8(rec.type), rec.kind.label(), rec.kind.algorithm(), {}, {}, {}, rec.pttlMs, rec.memory, 0};
+            if (policy) {
+                r.policy = policy->name;
+                r.spec = policy->spec;
+                if (rec.kind.isLimiter()) {
+                    targets.push_back({rec.key, rec.kind, policy->spec});
+                    targetRow.push_back(rows.size());
+                }
+            }
+            rows.push_back(std::move(r));
+        }
+        const auto usage = readUsage(c, targets, scanner.nowUs());
+        for (size_t i = 0; i < usage.size(); ++i)
+            rows[targetRow[i]].usage = usage[i];
+        for (const Row &r : rows) {
+            if (printed++ >= max)
+                break;
+            printer.print(r);
+        }
+    }
+    for (auto &[base, row] : counterBases) {
+        if (printed++ >= max)
+            break;
+        if (row.spec) {
+            KeyClass kind;
+            kind.format = KeyFormat::CounterWindow;
+            kind.base = base;
+            kind.windowSeconds = row.spec->windowUs / 1000000;
+            row.usage = readUsage(c, {{base, kind, *row.spec}}, scanner.nowUs()).front();
+        }
+        printer.print(row);
+    }
+    if (!cli.json() && printed == 0)
+        cli.err() << "no limiter keys found (scanned " << scanner.scanned() << " keys; --all lists every key)\n";
+    return ExitOk;
+}
+
+// Flattens nested JSON into "a.b  value" lines for the human form of inspect.
+void flatten(const QString &prefix, const QJsonValue &v, QList<QPair<QString, QString>> &out)
+{
+    if (v.isObject()) {
+        const QJsonObject o = v.toObject();
+        for (auto it = o.begin(); it != o.end(); ++it)
+            flatten(prefix.isEmpty() ? it.key() : prefix + QLatin1Char('.') + it.key(), it.value(), out);
+    } else if (v.isArray()) {
+        const QJsonArray a = v.toArray();
+        for (qsizetype i = 0; i < a.size(); ++i)
+            flatten(QStringLiteral("%1[%2]").arg(prefix).arg(i), a[i], out);
+    } else {
+        const QString text = v.isString() ? v.toString() : v.isBool() ? (v.toBool() ? QStringLiteral("yes") : QStringLiteral("no"))
+                                                                     : v.toVariant().toString();
+        const bool isDuration = prefix.endsWith(QStringLiteral("_us")) && !prefix.endsWith(QStringLiteral("time_us")) && !prefix.endsWith(QStringLiteral("now_us")) &&
+                                !prefix.endsWith(QStringLiteral("last_update_us")) && !prefix.endsWith(QStringLiteral("tat_us")) && v.isDouble();
+        out.append({prefix, isDuration ? QStringLiteral("%1 (%2)").arg(text, formatDurationUs(v.toInteger())) : text});
+    }
+}
+
+int runInspect(Cli &cli)
+{
+    const QStringList p = cli.positional();
+    if (p.size() != 1 || p[0].isEmpty())
+        throw UsageError(QStringLiteral("expected exactly one KEY"));
+    const QByteArray key = p[0].toUtf8();
+    Connection &c = cli.connection();
+    InspectOptions o;
+    o.nowUs = nowOption(cli).value_or(0);
+    if (!o.nowUs)
+        o.nowUs = serverTimeUs(c);
+    o.entryOffset = int(cli.integerOption(QStringLiteral("offset"), 0, 1000000000, 0));
+    o.entryCount = int(cli.integerOption(QStringLiteral("entries"), 0, 10000, 20));
+    if (cli.args().isSet(QStringLiteral("score-unit")))
+        o.scoreUnit = parseScoreUnit(cli.args().value(QStringLiteral("score-unit")));
+    if (cli.args().isSet(QStringLiteral("algo")) || cli.args().isSet(QStringLiteral("limit")) || cli.args().isSet(QStringLiteral("window"))) {
+        LimitSpec s;
+        s.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
+        s.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
+        s.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+        s.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
+        s.validate();
+        o.spec = s;
+    }
+    const QJsonObject state = inspectKey(c, key, PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), o);
+    if (cli.json()) {
+        cli.printJson(state);
+        return ExitOk;
+    }
+    QList<QPair<QString, QString>> lines;
+    flatten(QString(), state, lines);
+    cli.printFields(lines);
+    return ExitOk;
+}
+
+} // namespace
+
+void registerInspection(QList<Subcommand> &commands)
+{
+    const QCommandLineOption now(QStringLiteral("now-us"), QStringLiteral("Read the state as of this time (microseconds since the epoch)."), QStringLiteral("T"));
+    commands.append({QStringLiteral("keys"), QStringLiteral("keys [--match GLOB] [--max N] [--type T] [--memory] [--all]"),
+                     QStringLiteral("Limiter keys with algorithm, used, limit, remaining and TTL (SCAN, never KEYS).\\n"
+                                    "Used and limit need a matching policy; counter windows <base>:<id> are grouped by base."),
+                     {{QStringLiteral("match"), QStringLiteral("Only keys matching this glob."), QStringLiteral("GLOB")},
+                      {QStringLiteral("max"), QStringLiteral("Stop after N rows."), QStringLiteral("N")},
+                      {QStringLiteral("type"), QStringLiteral("Only keys of this Redis type (zset, hash, string)."), QStringLiteral("T")},
+                      {QStringLiteral("memory"), QStringLiteral("Also MEMORY USAGE per key (slower on big keyspaces).")},
+                      {QStringLiteral("all"), QStringLiteral("Also keys that are no limiter, and Ratescope's own metadata.")},
+                      now},
+                     false, runKeys});
+    commands.append({QStringLiteral("inspect"), QStringLiteral("inspect KEY [--now-us T] [--entries N] [--offset N] [--algo A --limit N --window D]"),
+                     QStringLiteral("Full state of one limiter: entries or windows or tokens, TTL, memory, encoding,\\n"
+                                    "policy and override, and what a request would be told now. Read-only."),
+                     {now,
+                      {QStringLiteral("entries"), QStringLiteral("Log entries to show (default 20)."), QStringLiteral("N")},
+                      {QStringLiteral("offset"), QStringLiteral("Skip this many entries in the window (paging)."), QStringLiteral("N")},
+                      {QStringLiteral("algo"), QStringLiteral("Algorithm, when no policy says."), QStringLiteral("A")},
+                      {QStringLiteral("limit"), QStringLiteral("Limit, when no policy says."), QStringLiteral("N")},
+                      {QStringLiteral("window"), QStringLiteral("Window, when no policy says."), QStringLiteral("D")},
+                      {QStringLiteral("cost"), QStringLiteral("Cost of the request asked about (default 1)."), QStringLiteral("C")},
+                      {QStringLiteral("score-unit"), QStringLiteral("Score unit of a foreign log: auto, s, ms, us."), QStringLiteral("U")}},
+                     false, runInspect});
+}
+
+} // namespace ratescope::cli

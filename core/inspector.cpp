@@ -1,0 +1,222 @@
+#include "inspector.h"
+
+#include "connection.h"
+#include "errors.h"
+#include "usage.h"
+
+#include <QJsonArray>
+#include <cmath>
+
+namespace ratescope {
+
+KeyClass classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit, const std::optional<LimitSpec> &spec)
+{
+    const QByteArray type = connection.command({"TYPE", key}).bytes();
+    if (type == "none") {
+        if (!spec)
+            return {};
+        const qint64 id = nowUs / spec->windowUs;
+        const auto r = connection.pipeline({{"EXISTS", key + ":" + QByteArray::number(id), key + ":" + QByteArray::number(id - 1)}});
+        KeyClass k;
+        if (r[0].toInteger() > 0 && spec->windowUs % 1000000 == 0) {
+            k.format = KeyFormat::CounterWindow;
+            k.base = key;
+            k.windowId = id;
+            k.windowSeconds = spec->windowUs / 1000000;
+        }
+        return k;
+    }
+    return classify(key, type, connection.pipeline(sampleCommands(key, type)), nowUs, declaredUnit);
+}
+
+namespace {
+
+QJsonObject specJson(const LimitSpec &s)
+{
+    return {{QStringLiteral("algorithm"), algorithmName(s.algorithm)},
+            {QStringLiteral("limit"), s.limit},
+            {QStringLiteral("window_us"), s.windowUs},
+            {QStringLiteral("cost"), s.cost}};
+}
+
+QJsonObject decisionJson(const Usage &u)
+{
+    const Decision &d = u.decision;
+    return {{QStringLiteral("used_now"), u.usedNow},
+            {QStringLiteral("allowed"), d.allowed},
+            {QStringLiteral("limit"), d.limit},
+            {QStringLiteral("used"), d.used},
+            {QStringLiteral("remaining"), d.remaining},
+            {QStringLiteral("retry_after_us"), d.retryAfterUs},
+            {QStringLiteral("reset_after_us"), d.resetAfterUs}};
+}
+
+qint64 field(const QHash<QByteArray, QByteArray> &h, const char *name)
+{
+    return h.value(QByteArray(name)).toLongLong();
+}
+
+QJsonObject logState(Connection &c, const QByteArray &key, const KeyClass &kind, const std::optional<LimitSpec> &spec, const InspectOptions &o)
+{
+    const double unit = double(kind.unit == ScoreUnit::Auto ? 1 : scoreUnitUs(kind.unit));
+    const QByteArray lower = spec ? "(" + QByteArray::number(double(o.nowUs - spec->windowUs) / unit, 'f', 6) : QByteArray("-inf");
+    const auto r = c.pipeline({
+        {"ZCARD", key},
+        {"ZCOUNT", key, lower, "+inf"},
+        {"ZRANGE", key, "0", "0", "WITHSCORES"},
+        {"ZRANGE", key, "-1", "-1", "WITHSCORES"},
+        {"ZRANGE", key, lower, "+inf", "BYSCORE", "LIMIT", QByteArray::number(o.entryOffset), QByteArray::number(o.entryCount), "WITHSCORES"},
+        {"ZRANGE", key, lower, "+inf", "BYSCORE", "LIMIT", "0", "1", "WITHSCORES"},
+    });
+    auto entry = [&](const QByteArray &member, const QByteArray &score) {
+        const qint64 us = qint64(std::llround(score.toDouble() * unit));
+        return QJsonObject{{QStringLiteral("member"), QString::fromUtf8(member)}, {QStringLiteral("time_us"), us}, {QStringLiteral("age_us"), o.nowUs - us}};
+    };
+    QJsonObject s{{QStringLiteral("entries_total"), r[0].toInteger()}, {QStringLiteral("score_unit"), scoreUnitName(kind.unit)}};
+    if (spec)
+        s.insert(QStringLiteral("entries_in_window"), r[1].toInteger());
+    if (r[2].size() == 2)
+        s.insert(QStringLiteral("oldest"), entry(r[2][0].bytes(), r[2][1].bytes()));
+    if (r[3].size() == 2)
+        s.insert(QStringLiteral("newest"), entry(r[3][0].bytes(), r[3][1].bytes()));
+    QJsonArray page;
+    for (size_t i = 0; i + 1 < r[4].size(); i += 2)
+        page.append(entry(r[4][i].bytes(), r[4][i + 1].bytes()));
+    s.insert(QStringLiteral("entries"), page);
+    s.insert(QStringLiteral("entries_offset"), o.entryOffset);
+    if (spec && r[5].size() == 2) // the next capacity comes back when the oldest entry in the window expires
+        s.insert(QStringLiteral("next_expiry_us"), qint64(std::llround(r[5][1].bytes().toDouble() * unit)) + spec->windowUs - o.nowUs);
+    return s;
+}
+
+QJsonObject hashState(Connection &c, const QByteArray &key, const KeyClass &kind, const std::optional<LimitSpec> &spec, qint64 nowUs)
+{
+    QHash<QByteArray, QByteArray> h;
+    const Reply all = c.command({"HGETALL", key});
+    for (size_t i = 0; i + 1 < all.size(); i += 2)
+        h.insert(all[i].bytes(), all[i + 1].bytes());
+    QJsonObject fields;
+    for (auto it = h.cbegin(); it != h.cend(); ++it)
+        fields.insert(QString::fromUtf8(it.key()), QString::fromUtf8(it.value()));
+    QJsonObject s{{QStringLiteral("fields"), fields}};
+    const qint64 w = spec ? spec->windowUs : 0;
+    switch (kind.format) {
+    case KeyFormat::FixedWindow:
+        s.insert(QStringLiteral("window_id"), field(h, "w"));
+        s.insert(QStringLiteral("count"), field(h, "n"));
+        if (w) {
+            s.insert(QStringLiteral("current_window"), field(h, "w") == nowUs / w);
+            s.insert(QStringLiteral("window_ends_in_us"), w - nowUs % w);
+        }
+        break;
+    case KeyFormat::SlidingCounter: {
+        s.insert(QStringLiteral("window_id"), field(h, "w"));
+        s.insert(QStringLiteral("current_count"), field(h, "c"));
+        s.insert(QStringLiteral("previous_count"), field(h, "p"));
+        if (w) {
+            const qint64 id = nowUs / w, stored = field(h, "w");
+            const qint64 curr = stored == id ? field(h, "c") : 0;
+            const qint64 prev = stored == id ? field(h, "p") : stored == id - 1 ? field(h, "c") : 0;
+            const double weight = double(w - nowUs % w) / double(w);
+            s.insert(QStringLiteral("now"), QJsonObject{{QStringLiteral("current"), curr}, {QStringLiteral("previous"), prev},
+                                                         {QStringLiteral("previous_weight"), weight},
+                                                         {QStringLiteral("estimate"), double(prev) * weight + double(curr)}});
+        }
+        break;
+    }
+    case KeyFormat::TokenBucket:
+        s.insert(QStringLiteral("tokens_at_last_update"), field(h, "tk"));
+        s.insert(QStringLiteral("last_update_us"), field(h, "ts"));
+        if (spec)
+            s.insert(QStringLiteral("refill_per_second"), double(spec->limit) * 1e6 / double(spec->windowUs));
+        break;
+    case KeyFormat::Gcra:
+        s.insert(QStringLiteral("tat_us"), field(h, "tat"));
+        s.insert(QStringLiteral("tat_ahead_us"), std::max<qint64>(0, field(h, "tat") - nowUs));
+        if (spec)
+            s.insert(QStringLiteral("emission_interval_us"), double(spec->windowUs) / double(spec->limit));
+        break;
+    default:
+        break;
+    }
+    return s;
+}
+
+QJsonObject counterState(Connection &c, const KeyClass &kind, qint64 nowUs)
+{
+    const qint64 w = kind.windowSeconds * 1000000;
+    const qint64 id = nowUs / w;
+    const QByteArray cur = kind.base + ":" + QByteArray::number(id), prev = kind.base + ":" + QByteArray::number(id - 1);
+    const auto r = c.pipeline({{"GET", cur}, {"GET", prev}, {"PTTL", cur}});
+    const qint64 curr = r[0].isNil() ? 0 : r[0].toInteger(), previous = r[1].isNil() ? 0 : r[1].toInteger();
+    const double weight = double(w - nowUs % w) / double(w);
+    return {{QStringLiteral("base"), QString::fromUtf8(kind.base)},
+            {QStringLiteral("window_seconds"), kind.windowSeconds},
+            {QStringLiteral("current"), QJsonObject{{QStringLiteral("key"), QString::fromUtf8(cur)}, {QStringLiteral("count"), curr},
+                                                     {QStringLiteral("ttl_ms"), r[2].integer()}}},
+            {QStringLiteral("previous"), QJsonObject{{QStringLiteral("key"), QString::fromUtf8(prev)}, {QStringLiteral("count"), previous}}},
+            {QStringLiteral("window_ends_in_us"), w - nowUs % w},
+            {QStringLiteral("sliding_estimate"), double(previous) * weight + double(curr)}};
+}
+
+} // namespace
+
+QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std::vector<Policy> &policies,
+                       const std::optional<Override> &override, const InspectOptions &o)
+{
+    const EffectiveLimits limits = effectiveLimits(policies, override, key);
+    const std::optional<LimitSpec> spec = o.spec ? o.spec : limits.spec;
+    const ScoreUnit declared = o.scoreUnit != ScoreUnit::Auto ? o.scoreUnit : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
+    const KeyClass kind = classifyKey(connection, key, o.nowUs, declared, spec);
+
+    const auto meta = connection.pipeline({{"TYPE", key}, {"OBJECT", "ENCODING", key}, {"PTTL", key}, {"MEMORY", "USAGE", key, "SAMPLES", "0"}});
+    QJsonObject out{{QStringLiteral("key"), QString::fromUtf8(key)},
+                    {QStringLiteral("now_us"), o.nowUs},
+                    {QStringLiteral("type"), meta[0].text()},
+                    {QStringLiteral("exists"), meta[0].text() != QLatin1String("none")},
+                    {QStringLiteral("format"), kind.label()}};
+    if (!meta[1].isError() && !meta[1].isNil())
+        out.insert(QStringLiteral("encoding"), meta[1].text());
+    if (meta[2].isInteger())
+        out.insert(QStringLiteral("ttl_ms"), meta[2].integer());
+    if (meta[3].isInteger())
+        out.insert(QStringLiteral("memory"), meta[3].integer());
+    if (const auto a = kind.algorithm())
+        out.insert(QStringLiteral("algorithm"), algorithmName(*a));
+    if (limits.policy)
+        out.insert(QStringLiteral("policy"), limits.policy->name);
+    if (override)
+        out.insert(QStringLiteral("override"), override->toJson());
+    if (spec)
+        out.insert(QStringLiteral("limits"), specJson(*spec));
+
+    switch (kind.format) {
+    case KeyFormat::SlidingLog:
+    case KeyFormat::ForeignSlidingLog:
+        out.insert(QStringLiteral("state"), logState(connection, key, kind, spec, o));
+        break;
+    case KeyFormat::CounterWindow:
+        out.insert(QStringLiteral("state"), counterState(connection, kind, o.nowUs));
+        break;
+    case KeyFormat::Other:
+        break;
+    default:
+        out.insert(QStringLiteral("state"), hashState(connection, key, kind, spec, o.nowUs));
+        break;
+    }
+    if (spec && (kind.isLimiter() || meta[0].text() == QLatin1String("none"))) {
+        // A missing key is a fresh limiter of the policy's algorithm.
+        KeyClass asRead = kind;
+        if (!kind.isLimiter())
+            asRead.format = ownFormat(spec->algorithm);
+        try {
+            out.insert(QStringLiteral("decision"),
+                       decisionJson(peekAnyFormat(connection, kind.format == KeyFormat::CounterWindow ? kind.base : key, asRead, *spec, o.nowUs)));
+        } catch (const ReplyError &e) {
+            out.insert(QStringLiteral("decision_error"), e.message());
+        }
+    }
+    return out;
+}
+
+} // namespace ratescope
