@@ -46,7 +46,8 @@ private:
     qint64 m_nowUs = 0;
 };
 
-// The server's clock (TIME) in microseconds.
+// The server's clock (TIME) in microseconds; this machine's clock for a user who may not
+// run TIME (it is not in @read).
 qint64 serverTimeUs(Connection &connection);
 
 } // namespace ratescope
