@@ -1,308 +1,164 @@
 #include "connection.h"
 
+#include "cluster.h"
 #include "errors.h"
-
-#include <QFile>
-#include <QLocalSocket>
-#include <QSslConfiguration>
-#include <QSslKey>
-#include <QSslSocket>
-#include <QTcpSocket>
+#include "nodeconnection.h"
 
 namespace ratescope {
 
-// The one socket of a connection: TCP, TLS or unix, behind the common QIODevice.
-struct Connection::Socket {
-    std::unique_ptr<QIODevice> device;
-    QAbstractSocket *tcp = nullptr; // set for TCP and TLS
-    QLocalSocket *local = nullptr;  // set for unix sockets
+namespace {
 
-    bool isConnected() const
-    {
-        if (tcp)
-            return tcp->state() == QAbstractSocket::ConnectedState;
-        return local && local->state() == QLocalSocket::ConnectedState;
-    }
-    bool timedOut() const
-    {
-        if (tcp)
-            return tcp->error() == QAbstractSocket::SocketTimeoutError;
-        return local && local->error() == QLocalSocket::SocketTimeoutError;
-    }
-    bool peerClosed() const
-    {
-        if (tcp)
-            return tcp->error() == QAbstractSocket::RemoteHostClosedError;
-        return local && local->error() == QLocalSocket::PeerClosedError;
-    }
-    void flush()
-    {
-        if (tcp)
-            tcp->flush();
-        else if (local)
-            local->flush();
-    }
-};
+bool isReadOnlyReply(const Reply &r)
+{
+    return r.isError() && r.bytes().startsWith("READONLY");
+}
 
-Connection::Connection(ConnectionOptions options) : m_options(std::move(options)) {}
+} // namespace
+
+Connection::Connection(ConnectionOptions options) : m_options(std::move(options))
+{
+    if (m_options.transport == ConnectionOptions::Transport::Cluster)
+        m_cluster = std::make_unique<ClusterRouter>(m_options);
+    else
+        m_node = std::make_unique<NodeConnection>(m_options);
+}
 
 Connection::~Connection() = default;
 
 bool Connection::isConnected() const
 {
-    return m_socket && m_socket->isConnected();
-}
-
-void Connection::disconnect()
-{
-    if (m_socket && m_socket->tcp)
-        m_socket->tcp->abort();
-    else if (m_socket && m_socket->local)
-        m_socket->local->abort();
-    m_socket.reset();
-    m_parser.reset();
-}
-
-void Connection::ensureConnected()
-{
-    if (m_socket) {
-        // Redis sends nothing unasked, so pending bytes or EOF before we send mean the
-        // server dropped us (timeout, CLIENT KILL, restart). Reconnecting now is safe:
-        // nothing of the next command has been sent yet.
-        QIODevice *dev = m_socket->device.get();
-        if (dev->bytesAvailable() == 0 && m_socket->isConnected())
-            dev->waitForReadyRead(0);
-        if (m_socket->isConnected() && dev->bytesAvailable() == 0 && m_parser.idle())
-            return;
-    }
-    connect();
+    return m_cluster ? m_cluster->isConnected() : m_node->isConnected();
 }
 
 void Connection::connect()
 {
-    disconnect();
-    using T = ConnectionOptions::Transport;
-    if (m_options.transport == T::Sentinel)
-        throw UnsupportedError(QStringLiteral("redis-sentinel:// URLs are not supported yet"));
-    if (m_options.transport == T::Cluster)
-        throw UnsupportedError(QStringLiteral("redis-cluster:// URLs are not supported yet"));
-    openSocket();
+    if (m_cluster)
+        m_cluster->connect();
+    else
+        m_node->connect();
+}
+
+void Connection::disconnect()
+{
+    m_switchWatch.reset();
+    if (m_cluster)
+        m_cluster->disconnect();
+    else
+        m_node->disconnect();
+}
+
+void Connection::followFailover()
+{
+    if (!m_switchWatch) {
+        if (m_watchRetryIn-- > 0)
+            return; // no sentinel to watch just now: try again a little later
+        for (const HostPort &sentinel : m_options.seeds) {
+            ConnectionOptions o;
+            o.address = sentinel;
+            o.user = m_options.sentinelUser;
+            o.password = m_options.sentinelPassword;
+            o.connectTimeoutMs = m_options.connectTimeoutMs;
+            o.commandTimeoutMs = m_options.commandTimeoutMs;
+            o.clientName.clear();
+            try {
+                auto watch = std::make_unique<NodeConnection>(o);
+                watch->send(Command{"SUBSCRIBE", "+switch-master"});
+                watch->receive().orThrow();
+                m_switchWatch = std::move(watch);
+                break;
+            } catch (const Error &) {
+            }
+        }
+        if (!m_switchWatch) {
+            m_watchRetryIn = 100;
+            return;
+        }
+    }
     try {
-        handshake();
-    } catch (...) {
-        disconnect();
-        throw;
-    }
-}
-
-namespace {
-
-QByteArray readPem(const QString &path, const char *what)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        throw IoError(QStringLiteral("cannot read TLS %1 file '%2': %3").arg(QLatin1String(what), path, f.errorString()));
-    return f.readAll();
-}
-
-QSslConfiguration tlsConfiguration(const TlsOptions &tls)
-{
-    QSslConfiguration config = QSslConfiguration::defaultConfiguration();
-    if (!tls.caFile.isEmpty()) {
-        const auto cas = QSslCertificate::fromData(readPem(tls.caFile, "CA"), QSsl::Pem);
-        if (cas.isEmpty())
-            throw IoError(QStringLiteral("no PEM certificate found in CA file '%1'").arg(tls.caFile));
-        config.setCaCertificates(cas);
-    }
-    if (!tls.certFile.isEmpty()) {
-        const auto certs = QSslCertificate::fromData(readPem(tls.certFile, "certificate"), QSsl::Pem);
-        if (certs.isEmpty())
-            throw IoError(QStringLiteral("no PEM certificate found in '%1'").arg(tls.certFile));
-        config.setLocalCertificateChain(certs);
-        const QByteArray keyPem = readPem(tls.keyFile, "key");
-        QSslKey key(keyPem, QSsl::Rsa, QSsl::Pem);
-        if (key.isNull())
-            key = QSslKey(keyPem, QSsl::Ec, QSsl::Pem);
-        if (key.isNull())
-            throw IoError(QStringLiteral("cannot load private key '%1' (PEM RSA or EC, unencrypted)").arg(tls.keyFile));
-        config.setPrivateKey(key);
-    }
-    config.setPeerVerifyMode(tls.insecure ? QSslSocket::VerifyNone : QSslSocket::VerifyPeer);
-    return config;
-}
-
-} // namespace
-
-void Connection::openSocket()
-{
-    using T = ConnectionOptions::Transport;
-    auto s = std::make_unique<Socket>();
-    const int timeout = m_options.connectTimeoutMs;
-    const QString where = m_options.endpoint();
-
-    if (m_options.transport == T::Unix) {
-        auto local = std::make_unique<QLocalSocket>();
-        local->connectToServer(m_options.socketPath);
-        if (!local->waitForConnected(timeout)) {
-            if (local->error() == QLocalSocket::SocketTimeoutError)
-                throw TimeoutError(QStringLiteral("could not connect to %1 within %2 ms").arg(where).arg(timeout));
-            throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, local->errorString()));
+        // "+switch-master" messages: "<master name> <old ip> <old port> <new ip> <new port>"
+        while (const auto message = m_switchWatch->tryReceive()) {
+            if (message->size() == 3 && message->elements()[2].bytes().startsWith(m_options.masterName.toUtf8() + ' '))
+                m_node->disconnect(); // the next request asks the sentinels again
         }
-        s->local = local.get();
-        s->device = std::move(local);
-    } else if (m_options.transport == T::Tls) {
-        if (!QSslSocket::supportsSsl())
-            throw IoError(QStringLiteral("TLS is not available: Qt found no TLS backend (install libssl3)"));
-        auto ssl = std::make_unique<QSslSocket>();
-        ssl->setSslConfiguration(tlsConfiguration(m_options.tls));
-        const QString peerName = m_options.tls.sni.isEmpty() ? m_options.address.host : m_options.tls.sni;
-        ssl->connectToHostEncrypted(m_options.address.host, m_options.address.port, peerName);
-        if (!ssl->waitForEncrypted(timeout)) {
-            QStringList why;
-            for (const QSslError &e : ssl->sslHandshakeErrors())
-                why << e.errorString();
-            if (why.isEmpty())
-                why << ssl->errorString();
-            if (ssl->error() == QAbstractSocket::SocketTimeoutError)
-                throw TimeoutError(QStringLiteral("TLS connection to %1 not established within %2 ms").arg(where).arg(timeout));
-            throw IoError(QStringLiteral("TLS connection to %1 failed: %2").arg(where, why.join(QStringLiteral("; "))));
-        }
-        s->tcp = ssl.get();
-        s->device = std::move(ssl);
-    } else {
-        auto tcp = std::make_unique<QTcpSocket>();
-        tcp->connectToHost(m_options.address.host, m_options.address.port);
-        if (!tcp->waitForConnected(timeout)) {
-            if (tcp->error() == QAbstractSocket::SocketTimeoutError)
-                throw TimeoutError(QStringLiteral("could not connect to %1 within %2 ms").arg(where).arg(timeout));
-            throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, tcp->errorString()));
-        }
-        s->tcp = tcp.get();
-        s->device = std::move(tcp);
-    }
-    if (s->tcp)
-        s->tcp->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-    m_socket = std::move(s);
-    m_parser.reset();
-}
-
-void Connection::handshake()
-{
-    std::vector<Command> setup;
-    const bool auth = !m_options.password.isEmpty() || !m_options.user.isEmpty();
-    if (auth) {
-        if (m_options.user.isEmpty())
-            setup.push_back({"AUTH", m_options.password.toUtf8()});
-        else
-            setup.push_back({"AUTH", m_options.user.toUtf8(), m_options.password.toUtf8()});
-    }
-    if (m_options.db != 0)
-        setup.push_back({"SELECT", QByteArray::number(m_options.db)});
-    if (!m_options.clientName.isEmpty())
-        setup.push_back({"CLIENT", "SETNAME", m_options.clientName.toUtf8()});
-    if (setup.empty())
-        return;
-    send(setup);
-    for (size_t i = 0; i < setup.size(); ++i) {
-        const Reply r = receive();
-        if (!r.isError())
-            continue;
-        if (auth && i == 0) {
-            const QString who = m_options.user.isEmpty() ? QStringLiteral("the default user") : QStringLiteral("user '%1'").arg(m_options.user);
-            throw AuthError(QStringLiteral("authentication as %1 at %2 failed: %3").arg(who, m_options.endpoint(), r.text()));
-        }
-        if (setup[i][0] == "CLIENT")
-            continue; // naming the connection is a courtesy; an ACL may forbid it
-        throw ReplyError(r.text());
-    }
-}
-
-void Connection::fail(const QString &context)
-{
-    const bool timedOut = m_socket && m_socket->timedOut();
-    const bool closed = !m_socket || m_socket->peerClosed();
-    const QString detail = m_socket ? m_socket->device->errorString() : QStringLiteral("not connected");
-    const QString where = m_options.endpoint();
-    disconnect();
-    if (timedOut)
-        throw TimeoutError(QStringLiteral("%1: no reply from %2 within %3 ms").arg(context, where).arg(m_options.commandTimeoutMs));
-    if (closed)
-        throw ClosedError(QStringLiteral("%1: %2 closed the connection").arg(context, where));
-    throw IoError(QStringLiteral("%1: connection to %2 failed: %3").arg(context, where, detail));
-}
-
-void Connection::writeRaw(const QByteArray &bytes)
-{
-    if (!m_socket || m_socket->device->write(bytes) != bytes.size())
-        fail(QStringLiteral("sending"));
-    m_socket->flush();
-}
-
-void Connection::send(const Command &command)
-{
-    if (command.isEmpty())
-        throw UsageError(QStringLiteral("empty command"));
-    ensureConnected();
-    writeRaw(encodeCommand(command));
-}
-
-void Connection::send(const std::vector<Command> &commands)
-{
-    ensureConnected();
-    QByteArray batch;
-    for (const Command &c : commands) {
-        if (c.isEmpty())
-            throw UsageError(QStringLiteral("empty command"));
-        batch += encodeCommand(c);
-    }
-    writeRaw(batch);
-}
-
-Reply Connection::receive()
-{
-    if (!m_socket)
-        throw ClosedError(QStringLiteral("receiving: not connected"));
-    for (;;) {
-        std::optional<Reply> reply;
-        try {
-            reply = m_parser.next();
-        } catch (const ProtocolError &) {
-            disconnect();
-            throw;
-        }
-        if (reply)
-            return std::move(*reply);
-        QIODevice *dev = m_socket->device.get();
-        if (dev->bytesAvailable() == 0 && !dev->waitForReadyRead(m_options.commandTimeoutMs))
-            fail(QStringLiteral("waiting for a reply"));
-        const QByteArray data = dev->readAll();
-        try {
-            m_parser.feed(data);
-        } catch (const ProtocolError &) {
-            disconnect();
-            throw;
-        }
+    } catch (const Error &) {
+        m_switchWatch.reset();
     }
 }
 
 Reply Connection::command(const Command &args)
 {
-    send(args);
-    Reply r = receive();
-    r.orThrow();
-    return r;
+    if (m_cluster)
+        return m_cluster->command(args).orThrow();
+    if (!viaSentinel())
+        return m_node->command(args);
+    followFailover();
+    try {
+        return m_node->command(args);
+    } catch (const ReplyError &e) {
+        if (e.prefix() != QLatin1String("READONLY"))
+            throw;
+    }
+    m_node->disconnect(); // the next connect asks the sentinels again
+    return m_node->command(args);
 }
 
 std::vector<Reply> Connection::pipeline(const std::vector<Command> &commands)
 {
-    std::vector<Reply> replies;
-    if (commands.empty())
+    if (m_cluster)
+        return m_cluster->pipeline(commands);
+    if (viaSentinel())
+        followFailover();
+    std::vector<Reply> replies = m_node->pipeline(commands);
+    if (!viaSentinel() || std::none_of(replies.begin(), replies.end(), isReadOnlyReply))
         return replies;
-    send(commands);
-    replies.reserve(commands.size());
-    for (size_t i = 0; i < commands.size(); ++i)
-        replies.push_back(receive());
+    // Only the refused commands go again, to the new master.
+    m_node->disconnect();
+    std::vector<size_t> again;
+    std::vector<Command> retry;
+    for (size_t i = 0; i < replies.size(); ++i)
+        if (isReadOnlyReply(replies[i])) {
+            again.push_back(i);
+            retry.push_back(commands[i]);
+        }
+    const std::vector<Reply> second = m_node->pipeline(retry);
+    for (size_t j = 0; j < again.size(); ++j)
+        replies[again[j]] = second[j];
     return replies;
+}
+
+void Connection::send(const std::vector<Command> &commands)
+{
+    if (viaSentinel())
+        followFailover();
+    if (m_cluster)
+        for (const Command &c : commands)
+            m_cluster->send(c);
+    else
+        m_node->send(commands);
+}
+
+void Connection::send(const Command &command)
+{
+    if (viaSentinel())
+        followFailover();
+    if (m_cluster)
+        m_cluster->send(command);
+    else
+        m_node->send(command);
+}
+
+Reply Connection::receive()
+{
+    return m_cluster ? m_cluster->receive() : m_node->receive();
+}
+
+std::vector<Connection::Node> Connection::nodes()
+{
+    if (m_cluster)
+        return m_cluster->nodes();
+    if (!m_node->isConnected())
+        m_node->connect();
+    return {{m_node->peer(), viaSentinel() ? QStringLiteral("master (via sentinel)") : QStringLiteral("standalone"), QString()}};
 }
 
 } // namespace ratescope

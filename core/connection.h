@@ -1,4 +1,5 @@
-// A blocking connection to one Redis server, for use on one (worker) thread only.
+// A connection to "the Redis" a URL names: one server, the master that sentinels name, or a
+// whole cluster. Blocking; for use on one (worker) thread only.
 #pragma once
 
 #include "connectionoptions.h"
@@ -7,17 +8,19 @@
 #include <memory>
 #include <vector>
 
-class QIODevice;
-
 namespace ratescope {
 
-// Connects lazily, authenticates, selects the database and names itself. Every call
-// waits at most commandTimeoutMs for progress. After any ConnectionError the socket is
-// dropped and the next call reconnects; the failed command is never replayed, because it
-// may already have executed (a limiter script may have counted the request).
+class ClusterRouter;
+class NodeConnection;
+
+// Callers see one server. In a cluster, commands go to the node owning their key's slot
+// (MOVED and ASK followed, scripts loaded on every master), pipelines split per node, SCAN
+// walks every master behind one opaque cursor, DBSIZE and multi-key DEL/UNLINK/EXISTS add
+// up across nodes. Through sentinels, a READONLY reply (we reached a demoted master) makes
+// it ask the sentinels again and repeat that command once: the replica executed nothing.
 //
-// The socket belongs to the thread that first uses the connection; never share one
-// Connection between threads.
+// After any ConnectionError the failed command is never replayed, because it may already
+// have executed (a limiter script may have counted the request); the next call reconnects.
 class Connection {
 public:
     explicit Connection(ConnectionOptions options);
@@ -28,36 +31,42 @@ public:
     const ConnectionOptions &options() const { return m_options; }
     bool isConnected() const;
 
-    // Opens the socket and runs the handshake now. Throws ConnectionError subclasses
-    // (AuthError for a rejected password), ReplyError (e.g. SELECT of a missing db) or
-    // UnsupportedError (sentinel/cluster URLs).
+    // Connects now (and, for a cluster, reads the slot map). Throws ConnectionError
+    // subclasses (AuthError for a rejected password) or ReplyError.
     void connect();
     void disconnect();
 
     // One command. An error reply is thrown as ReplyError.
     Reply command(const Command &args);
-    // Sends every command, then reads exactly as many replies, in order. Error replies
-    // are returned in place, not thrown, so one bad command does not hide the others.
+    // Sends every command, then reads exactly as many replies, in order. Error replies are
+    // returned in place, not thrown.
     std::vector<Reply> pipeline(const std::vector<Command> &commands);
 
-    // Lower level, for callers that keep a window of requests in flight (burst engine):
-    // queue commands without waiting, then take replies one at a time.
+    // For callers that keep a window of requests in flight (burst engine): queue commands
+    // without waiting, then take replies one at a time, in order.
     void send(const std::vector<Command> &commands);
     void send(const Command &command);
     Reply receive();
 
-private:
-    struct Socket;
+    // The servers behind this connection, for status displays.
+    struct Node {
+        HostPort address;
+        QString role;  // "master", "replica", "sentinel-resolved master"
+        QString slotRanges; // cluster: "0-5460"
+    };
+    std::vector<Node> nodes();
 
-    void ensureConnected();
-    void openSocket();
-    void handshake();
-    void writeRaw(const QByteArray &bytes);
-    [[noreturn]] void fail(const QString &context);
+private:
+    // Sentinel: a subscription to +switch-master, read without waiting before each request,
+    // so a failover is followed before anything goes to the demoted master.
+    void followFailover();
+    bool viaSentinel() const { return m_options.transport == ConnectionOptions::Transport::Sentinel; }
 
     ConnectionOptions m_options;
-    std::unique_ptr<Socket> m_socket;
-    RespParser m_parser;
+    std::unique_ptr<NodeConnection> m_node;
+    std::unique_ptr<ClusterRouter> m_cluster;
+    std::unique_ptr<NodeConnection> m_switchWatch;
+    int m_watchRetryIn = 0;
 };
 
 } // namespace ratescope

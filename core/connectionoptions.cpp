@@ -124,6 +124,10 @@ void applyQuery(const QString &query, ConnectionOptions &o)
             o.commandTimeoutMs = parseTimeoutMs(key, value);
         else if (key == QLatin1String("connect_timeout"))
             o.connectTimeoutMs = parseTimeoutMs(key, value);
+        else if (key == QLatin1String("sentinel_user") && o.transport == ConnectionOptions::Transport::Sentinel)
+            o.sentinelUser = value;
+        else if (key == QLatin1String("sentinel_password") && o.transport == ConnectionOptions::Transport::Sentinel)
+            o.sentinelPassword = value;
         else if (key == QLatin1String("name"))
             o.clientName = value;
         else
@@ -241,6 +245,11 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
         q.addQueryItem(QStringLiteral("sni"), tls.sni);
     if (tls.insecure)
         q.addQueryItem(QStringLiteral("insecure"), QStringLiteral("1"));
+    if (!sentinelUser.isEmpty())
+        q.addQueryItem(QStringLiteral("sentinel_user"), sentinelUser);
+    if (!sentinelPassword.isEmpty())
+        q.addQueryItem(QStringLiteral("sentinel_password"),
+                       revealPassword ? QString::fromUtf8(QUrl::toPercentEncoding(sentinelPassword)) : QStringLiteral("***"));
     QString url;
     switch (transport) {
     case Transport::Tcp:

@@ -29,6 +29,8 @@ struct ConnectionOptions {
     QString socketPath;                                  // Unix
     QList<HostPort> seeds;                               // Sentinel and Cluster
     QString masterName;                                  // Sentinel
+    QString sentinelUser;     // credentials for the sentinels themselves (?sentinel_user=)
+    QString sentinelPassword; // (?sentinel_password=), never printed
     QString user;
     QString password; // never printed: see toUrl()
     int db = 0;

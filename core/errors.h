@@ -18,11 +18,6 @@ class UsageError : public Error {
     using Error::Error;
 };
 
-// A feature the given URL asks for that this build cannot do yet.
-class UnsupportedError : public UsageError {
-    using UsageError::UsageError;
-};
-
 // A mutation refused because the session is read-only. Nothing was sent.
 class ReadOnlyError : public Error {
     using Error::Error;

@@ -71,12 +71,11 @@ void SandboxServer::writeConfig()
         QStringLiteral("bind 127.0.0.1"),
         QStringLiteral("dir %1").arg(m_dir->path()),
         QStringLiteral("logfile %1").arg(m_dir->filePath(QStringLiteral("redis.log"))),
-        QStringLiteral("save \"\""),
-        QStringLiteral("appendonly no"),
         QStringLiteral("daemonize no"),
-        QStringLiteral("protected-mode yes"),
     };
-    if (m_config.tlsCertFile.isEmpty()) {
+    if (!m_config.sentinel)
+        lines << QStringLiteral("save \"\"") << QStringLiteral("appendonly no") << QStringLiteral("protected-mode yes");
+    if (m_config.tlsCertFile.isEmpty() || m_config.sentinel) {
         lines << QStringLiteral("port %1").arg(m_port);
     } else {
         lines << QStringLiteral("port 0") << QStringLiteral("tls-port %1").arg(m_port)
@@ -96,10 +95,15 @@ void SandboxServer::writeConfig()
 void SandboxServer::launch()
 {
     writeConfig();
-    const qsizetype readyBefore = log().count(QStringLiteral("Ready to accept connections"));
+    // What the log says once the server listens (a sentinel says it differently).
+    const QString readyLine = m_config.sentinel ? QStringLiteral("Sentinel ID is") : QStringLiteral("Ready to accept connections");
+    const qsizetype readyBefore = log().count(readyLine);
     m_process = std::make_unique<QProcess>();
     m_process->setProgram(m_config.executable);
-    m_process->setArguments({m_dir->filePath(QStringLiteral("redis.conf"))});
+    QStringList args = {m_dir->filePath(QStringLiteral("redis.conf"))};
+    if (m_config.sentinel)
+        args << QStringLiteral("--sentinel");
+    m_process->setArguments(args);
     m_process->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     m_process->setStandardOutputFile(QProcess::nullDevice());
     // The server must not outlive us, even when we are killed with SIGKILL.
@@ -112,7 +116,7 @@ void SandboxServer::launch()
     // servers that demand a client certificate the probe would not have.
     const QDeadlineTimer deadline(10000);
     while (!deadline.hasExpired() && m_process->state() == QProcess::Running) {
-        if (log().count(QStringLiteral("Ready to accept connections")) > readyBefore)
+        if (log().count(readyLine) > readyBefore)
             return;
         QThread::msleep(10);
     }

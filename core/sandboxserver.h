@@ -20,6 +20,7 @@ public:
         // TLS on the port (plain TCP off): server certificate, key and CA for client certs.
         QString tlsCertFile, tlsKeyFile, tlsCaFile;
         bool tlsAuthClients = false;
+        bool sentinel = false;    // run as a Redis Sentinel (configLines: "sentinel monitor ...")
         QString executable = QStringLiteral("redis-server");
     };
 

@@ -31,7 +31,7 @@ private Q_SLOTS:
     void killedMidPipelineIsIoErrorThenRecovers();
     void tls();
     void tlsClientCertificate();
-    void unsupportedUrls();
+    void unreachableSentinelsAndClusterSeeds();
 
 private:
     std::unique_ptr<SandboxServer> m_server;
@@ -281,12 +281,22 @@ void TestConnection::tlsClientCertificate()
     QVERIFY_THROWS_EXCEPTION(ConnectionError, withoutCert.command({"PING"}));
 }
 
-void TestConnection::unsupportedUrls()
+void TestConnection::unreachableSentinelsAndClusterSeeds()
 {
-    Connection s(ConnectionOptions::fromUrl(QStringLiteral("redis-sentinel://127.0.0.1:26379/m")));
-    QVERIFY_THROWS_EXCEPTION(UnsupportedError, s.command({"PING"}));
-    Connection c(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://127.0.0.1:7000")));
-    QVERIFY_THROWS_EXCEPTION(UnsupportedError, c.command({"PING"}));
+    const quint16 a = freeLoopbackPort(), b = freeLoopbackPort();
+    Connection s(ConnectionOptions::fromUrl(QStringLiteral("redis-sentinel://127.0.0.1:%1,127.0.0.1:%2/m").arg(a).arg(b)));
+    try {
+        s.command({"PING"});
+        QFAIL("no sentinel runs");
+    } catch (const IoError &e) {
+        // Every sentinel tried, each named.
+        QVERIFY2(e.message().contains(QString::number(a)) && e.message().contains(QString::number(b)), qPrintable(e.message()));
+    }
+    Connection c(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://127.0.0.1:%1").arg(a)));
+    QVERIFY_THROWS_EXCEPTION(IoError, c.command({"PING"}));
+    // A plain server is no cluster node: a clear error, not a hang.
+    Connection notCluster(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://127.0.0.1:%1").arg(m_server->port())));
+    QVERIFY_THROWS_EXCEPTION(IoError, notCluster.command({"PING"}));
 }
 
 QTEST_GUILESS_MAIN(TestConnection)

@@ -1,6 +1,10 @@
 #include "testsupport.h"
 
+#include "connection.h"
+
+#include <QDeadlineTimer>
 #include <QDir>
+#include <QThread>
 #include <QFile>
 #include <QProcess>
 #include <stdexcept>
@@ -66,6 +70,132 @@ SandboxServer::Config aclConfig()
         QStringLiteral("user reader on >readerpw ~* &* -@all +@read +@connection +evalsha_ro +eval_ro"),
     };
     return c;
+}
+
+namespace {
+
+// Polls until ok() or the deadline: bounded, for things the servers do in their own time.
+template<typename Ok>
+void waitUntil(Ok ok, int timeoutMs, const char *what)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    while (!deadline.hasExpired()) {
+        try {
+            if (ok())
+                return;
+        } catch (const std::exception &) {
+        }
+        QThread::msleep(50);
+    }
+    throw std::runtime_error(std::string("timed out waiting for ") + what);
+}
+
+Reply ask(const ConnectionOptions &o, const Command &c)
+{
+    Connection conn(o);
+    return conn.command(c);
+}
+
+} // namespace
+
+TestCluster::TestCluster(int masters)
+{
+    QStringList addresses;
+    for (int i = 0; i < masters; ++i) {
+        SandboxServer::Config c;
+        c.configLines = {QStringLiteral("cluster-enabled yes"), QStringLiteral("cluster-config-file nodes.conf"),
+                         QStringLiteral("cluster-node-timeout 5000")};
+        m_nodes.push_back(std::make_unique<SandboxServer>(c));
+        m_nodes.back()->start();
+        addresses << QStringLiteral("127.0.0.1:%1").arg(m_nodes.back()->port());
+    }
+    QProcess create;
+    create.setProcessChannelMode(QProcess::MergedChannels);
+    create.start(QStringLiteral("redis-cli"), QStringList{QStringLiteral("--cluster"), QStringLiteral("create")} + addresses +
+                                                  QStringList{QStringLiteral("--cluster-replicas"), QStringLiteral("0"), QStringLiteral("--cluster-yes")});
+    if (!create.waitForFinished(60000) || create.exitCode() != 0)
+        throw std::runtime_error("redis-cli --cluster create failed: " + create.readAll().toStdString());
+    for (auto &n : m_nodes) {
+        const ConnectionOptions o = n->options();
+        waitUntil([&] { return ask(o, {"CLUSTER", "INFO"}).bytes().contains("cluster_state:ok"); }, 30000, "cluster_state:ok");
+    }
+}
+
+QString TestCluster::url() const
+{
+    QStringList seeds;
+    for (const auto &n : m_nodes)
+        seeds << QStringLiteral("127.0.0.1:%1").arg(n->port());
+    return QStringLiteral("redis-cluster://") + seeds.join(QLatin1Char(','));
+}
+
+QByteArray TestCluster::nodeId(int i)
+{
+    return ask(node(i).options(), {"CLUSTER", "MYID"}).bytes();
+}
+
+int TestCluster::ownerOf(const QByteArray &key)
+{
+    const qint64 slot = ask(node(0).options(), {"CLUSTER", "KEYSLOT", key}).integer();
+    const Reply slotMap = ask(node(0).options(), {"CLUSTER", "SLOTS"});
+    for (const Reply &range : slotMap.elements())
+        if (slot >= range[0].integer() && slot <= range[1].integer())
+            for (int i = 0; i < size(); ++i)
+                if (range[2][1].integer() == node(i).port())
+                    return i;
+    return -1;
+}
+
+TestSentinel::TestSentinel(const QString &sentinelPassword) : m_sentinelPassword(sentinelPassword)
+{
+    m_master = std::make_unique<SandboxServer>();
+    m_master->start();
+    SandboxServer::Config replica;
+    replica.configLines = {QStringLiteral("replicaof 127.0.0.1 %1").arg(m_master->port())};
+    m_replica = std::make_unique<SandboxServer>(replica);
+    m_replica->start();
+    SandboxServer::Config sentinel;
+    sentinel.sentinel = true;
+    sentinel.configLines = {QStringLiteral("sentinel monitor mymaster 127.0.0.1 %1 1").arg(m_master->port()),
+                            QStringLiteral("sentinel down-after-milliseconds mymaster 2000"),
+                            QStringLiteral("sentinel failover-timeout mymaster 10000")};
+    if (!sentinelPassword.isEmpty())
+        sentinel.configLines << QStringLiteral("requirepass %1").arg(sentinelPassword);
+    m_sentinel = std::make_unique<SandboxServer>(sentinel);
+    m_sentinel->start();
+    ConnectionOptions s = m_sentinel->options();
+    s.password = sentinelPassword;
+    waitUntil([&] { return ask(m_replica->options(), {"INFO", "replication"}).bytes().contains("master_link_status:up"); }, 30000,
+              "the replica to sync");
+    waitUntil([&] { return ask(s, {"SENTINEL", "REPLICAS", "mymaster"}).size() == 1; }, 30000, "the sentinel to find the replica");
+}
+
+QString TestSentinel::url() const
+{
+    QString url = QStringLiteral("redis-sentinel://127.0.0.1:%1/mymaster").arg(m_sentinel->port());
+    if (!m_sentinelPassword.isEmpty())
+        url += QStringLiteral("?sentinel_password=") + m_sentinelPassword;
+    return url;
+}
+
+void TestSentinel::failover()
+{
+    ConnectionOptions s = m_sentinel->options();
+    s.password = m_sentinelPassword;
+    // The replica must have everything before it takes over.
+    ask(m_master->options(), {"WAIT", "1", "5000"});
+    // SENTINEL FAILOVER is refused until the sentinel has seen the replica as healthy.
+    waitUntil([&] { return !ask(s, {"SENTINEL", "FAILOVER", "mymaster"}).isError(); }, 30000, "SENTINEL FAILOVER to be accepted");
+    waitUntil(
+        [&] {
+            const Reply addr = ask(s, {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"});
+            // The sentinel names the promoted replica while the failover is still running;
+            // it is over (and +switch-master announced) once the old master is demoted.
+            return addr.size() == 2 && addr[1].toInteger() == m_replica->port() &&
+                   ask(m_replica->options(), {"ROLE"})[0].bytes() == "master" &&
+                   ask(m_master->options(), {"ROLE"})[0].bytes() == "slave";
+        },
+        30000, "the failover to complete");
 }
 
 CliResult runCli(const QStringList &args, const QByteArray &stdinData, int timeoutMs)

@@ -3,6 +3,9 @@
 
 #include "sandboxserver.h"
 
+#include <memory>
+#include <vector>
+
 #include <QByteArray>
 #include <QStringList>
 
@@ -19,6 +22,38 @@ TlsFiles makeTlsFiles(const QString &dir);
 //   admin/adminpw: everything; reader/readerpw: +@read +@connection and the read-only
 //   script commands, any key (what inspection must get by with).
 SandboxServer::Config aclConfig();
+
+// A Redis Cluster of `masters` nodes made with `redis-cli --cluster create`, ready
+// (cluster_state:ok everywhere) when constructed; stopped when destroyed.
+class TestCluster {
+public:
+    explicit TestCluster(int masters = 3);
+    QString url() const; // redis-cluster://127.0.0.1:p1,127.0.0.1:p2,...
+    int size() const { return int(m_nodes.size()); }
+    SandboxServer &node(int i) { return *m_nodes[size_t(i)]; }
+    QByteArray nodeId(int i);
+    // The node index serving a key's slot, asked of the cluster itself.
+    int ownerOf(const QByteArray &key);
+
+private:
+    std::vector<std::unique_ptr<SandboxServer>> m_nodes;
+};
+
+// A master, one replica and one sentinel monitoring them as "mymaster".
+class TestSentinel {
+public:
+    explicit TestSentinel(const QString &sentinelPassword = {});
+    QString url() const; // redis-sentinel://127.0.0.1:<sentinel>/mymaster
+    SandboxServer &master() { return *m_master; }
+    SandboxServer &replica() { return *m_replica; }
+    SandboxServer &sentinel() { return *m_sentinel; }
+    // Asks the sentinel to fail over and waits (bounded) until the replica is the master.
+    void failover();
+
+private:
+    std::unique_ptr<SandboxServer> m_master, m_replica, m_sentinel;
+    QString m_sentinelPassword;
+};
 
 struct CliResult {
     int exitCode = -1;

@@ -1,0 +1,390 @@
+#include "cluster.h"
+
+#include "errors.h"
+#include "nodeconnection.h"
+
+#include <QSet>
+#include <map>
+
+namespace ratescope {
+
+namespace {
+
+constexpr int kSlots = 16384;
+constexpr int kMaxRedirects = 5;
+
+quint16 crc16(const char *buf, qsizetype len)
+{
+    quint16 crc = 0;
+    for (qsizetype i = 0; i < len; ++i) {
+        crc ^= quint16(quint8(buf[i])) << 8;
+        for (int b = 0; b < 8; ++b)
+            crc = (crc & 0x8000) ? quint16((crc << 1) ^ 0x1021) : quint16(crc << 1);
+    }
+    return crc;
+}
+
+QByteArray upper(const QByteArray &s)
+{
+    return s.toUpper();
+}
+
+// "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381"
+std::optional<std::pair<QByteArray, HostPort>> redirection(const Reply &r)
+{
+    if (!r.isError())
+        return std::nullopt;
+    const QList<QByteArray> parts = r.bytes().split(' ');
+    if (parts.size() != 3 || (parts[0] != "MOVED" && parts[0] != "ASK"))
+        return std::nullopt;
+    const qsizetype colon = parts[2].lastIndexOf(':');
+    if (colon < 0)
+        return std::nullopt;
+    return std::pair(parts[0], HostPort{QString::fromUtf8(parts[2].left(colon)), quint16(parts[2].mid(colon + 1).toUInt())});
+}
+
+const QSet<QByteArray> &keylessCommands()
+{
+    static const QSet<QByteArray> names = {"PING", "INFO", "TIME", "DBSIZE", "SCAN", "SCRIPT", "CLIENT", "CONFIG", "FLUSHALL", "FLUSHDB",
+                                           "KEYS", "PUBLISH", "SUBSCRIBE", "UNSUBSCRIBE", "PSUBSCRIBE", "CLUSTER", "ROLE", "ECHO", "AUTH",
+                                           "SELECT", "HELLO", "COMMAND", "ACL", "WAIT", "DEBUG", "LASTSAVE", "RANDOMKEY", "SLOWLOG",
+                                           "LATENCY", "MODULE", "ASKING", "READONLY", "READWRITE", "MULTI", "EXEC", "DISCARD", "FUNCTION"};
+    return names;
+}
+
+const QSet<QByteArray> &multiKeyCounting()
+{
+    // Each key counts one on its own node: the sum over nodes is the answer.
+    static const QSet<QByteArray> names = {"DEL", "UNLINK", "EXISTS", "TOUCH"};
+    return names;
+}
+
+} // namespace
+
+int keySlot(const QByteArray &key)
+{
+    const qsizetype open = key.indexOf('{');
+    if (open >= 0) {
+        const qsizetype close = key.indexOf('}', open + 1);
+        if (close > open + 1)
+            return crc16(key.constData() + open + 1, close - open - 1) % kSlots;
+    }
+    return crc16(key.constData(), key.size()) % kSlots;
+}
+
+std::optional<QByteArray> routingKey(const Command &c)
+{
+    if (c.isEmpty())
+        return std::nullopt;
+    const QByteArray name = upper(c[0]);
+    if (name == "EVAL" || name == "EVALSHA" || name == "EVAL_RO" || name == "EVALSHA_RO" || name == "FCALL" || name == "FCALL_RO")
+        return c.size() > 3 && c[2].toLongLong() > 0 ? std::optional(c[3]) : std::nullopt;
+    if (name == "MEMORY" || name == "OBJECT")
+        return c.size() > 2 ? std::optional(c[2]) : std::nullopt;
+    if (keylessCommands().contains(name) || c.size() < 2)
+        return std::nullopt;
+    return c[1];
+}
+
+ClusterRouter::ClusterRouter(ConnectionOptions options) : m_options(std::move(options))
+{
+    m_slots.fill(-1);
+}
+
+ClusterRouter::~ClusterRouter() = default;
+
+bool ClusterRouter::isConnected() const
+{
+    return m_haveMap && std::any_of(m_nodes.begin(), m_nodes.end(), [](const Node &n) { return n.connection && n.connection->isConnected(); });
+}
+
+void ClusterRouter::disconnect()
+{
+    for (Node &n : m_nodes)
+        if (n.connection)
+            n.connection->disconnect();
+    m_inFlight.clear();
+}
+
+void ClusterRouter::connect()
+{
+    refresh();
+}
+
+int ClusterRouter::nodeIndex(const HostPort &address)
+{
+    for (size_t i = 0; i < m_nodes.size(); ++i)
+        if (m_nodes[i].address == address)
+            return int(i);
+    ConnectionOptions o = m_options;
+    o.transport = ConnectionOptions::Transport::Tcp;
+    o.address = address;
+    o.seeds.clear();
+    o.db = 0;
+    m_nodes.push_back({address, std::make_unique<NodeConnection>(o)});
+    return int(m_nodes.size() - 1);
+}
+
+NodeConnection &ClusterRouter::node(int index)
+{
+    return *m_nodes[size_t(index)].connection;
+}
+
+void ClusterRouter::refresh()
+{
+    // Known nodes first (the map moved, the nodes mostly did not), then the seeds.
+    std::vector<HostPort> candidates;
+    for (const Node &n : m_nodes)
+        candidates.push_back(n.address);
+    for (const HostPort &s : m_options.seeds)
+        if (std::find(candidates.begin(), candidates.end(), s) == candidates.end())
+            candidates.push_back(s);
+    QStringList failures;
+    for (const HostPort &candidate : candidates) {
+        Reply slotMap;
+        try {
+            slotMap = node(nodeIndex(candidate)).command({"CLUSTER", "SLOTS"});
+        } catch (const Error &e) {
+            failures << QStringLiteral("%1:%2: %3").arg(candidate.host).arg(candidate.port).arg(e.message());
+            continue;
+        }
+        std::array<int, kSlots> map;
+        map.fill(-1);
+        for (const Reply &range : slotMap.elements()) {
+            if (range.size() < 3 || range[2].size() < 2)
+                continue;
+            QString host = range[2][0].text();
+            if (host.isEmpty() || host == QLatin1String("?"))
+                host = candidate.host; // the node did not announce its address: it is the one we asked
+            const int master = nodeIndex({host, quint16(range[2][1].toInteger())});
+            for (qint64 s = range[0].toInteger(); s <= range[1].toInteger() && s < kSlots; ++s)
+                map[size_t(s)] = master;
+        }
+        if (std::all_of(map.begin(), map.end(), [](int n) { return n < 0; })) {
+            failures << QStringLiteral("%1:%2 serves no slots").arg(candidate.host).arg(candidate.port);
+            continue;
+        }
+        m_slots = map;
+        m_haveMap = true;
+        return;
+    }
+    throw IoError(QStringLiteral("no cluster node answered CLUSTER SLOTS: %1").arg(failures.join(QStringLiteral("; "))));
+}
+
+void ClusterRouter::ensureMap()
+{
+    if (!m_haveMap)
+        refresh();
+}
+
+std::vector<int> ClusterRouter::masters()
+{
+    ensureMap();
+    std::vector<int> result;
+    for (int n : m_slots)
+        if (n >= 0 && std::find(result.begin(), result.end(), n) == result.end())
+            result.push_back(n);
+    std::sort(result.begin(), result.end(), [&](int a, int b) {
+        const HostPort &x = m_nodes[size_t(a)].address, &y = m_nodes[size_t(b)].address;
+        return std::pair(x.host, x.port) < std::pair(y.host, y.port);
+    });
+    return result;
+}
+
+int ClusterRouter::route(const Command &command)
+{
+    ensureMap();
+    const auto key = routingKey(command);
+    if (!key)
+        return masters().front();
+    const int n = m_slots[size_t(keySlot(*key))];
+    if (n < 0)
+        throw IoError(QStringLiteral("no cluster node serves slot %1").arg(keySlot(*key)));
+    return n;
+}
+
+Reply ClusterRouter::settle(int nodeIdx, const Command &command, Reply reply)
+{
+    for (int hops = 0; hops < kMaxRedirects; ++hops) {
+        const auto r = redirection(reply);
+        if (!r)
+            return reply;
+        const int target = nodeIndex(r->second);
+        if (r->first == "MOVED") {
+            refresh(); // the slot has a new owner for good
+            reply = node(target).pipeline({command}).front();
+        } else {
+            // ASK: only this command, only now, goes to the importing node.
+            reply = node(target).pipeline({{"ASKING"}, command}).back();
+        }
+        nodeIdx = target;
+    }
+    Q_UNUSED(nodeIdx);
+    return reply;
+}
+
+Reply ClusterRouter::runOn(int nodeIdx, const Command &command)
+{
+    return settle(nodeIdx, command, node(nodeIdx).pipeline({command}).front());
+}
+
+Reply ClusterRouter::scan(const Command &command)
+{
+    // Cursor "<master index>:<that master's cursor>"; "0" starts at the first master and
+    // is returned once the last one is done.
+    const std::vector<int> all = masters();
+    size_t which = 0;
+    QByteArray cursor = "0";
+    if (command.size() > 1 && command[1] != "0") {
+        const qsizetype colon = command[1].indexOf(':');
+        if (colon < 0)
+            return Reply::error("ERR invalid cursor");
+        which = size_t(command[1].left(colon).toUInt());
+        cursor = command[1].mid(colon + 1);
+        if (which >= all.size())
+            return Reply::error("ERR invalid cursor");
+    }
+    Command c = command;
+    c[1] = cursor;
+    Reply page = node(all[which]).pipeline({c}).front();
+    if (page.isError() || page.size() != 2)
+        return page;
+    const QByteArray next = page[0].bytes();
+    if (next != "0")
+        page.elements()[0] = Reply::string(QByteArray::number(qulonglong(which)) + ":" + next);
+    else if (which + 1 < all.size())
+        page.elements()[0] = Reply::string(QByteArray::number(qulonglong(which + 1)) + ":0");
+    return page;
+}
+
+std::optional<Reply> ClusterRouter::special(const Command &command)
+{
+    const QByteArray name = upper(command[0]);
+    if (name == "SCAN")
+        return scan(command);
+    const bool broadcast = name == "FLUSHALL" || name == "FLUSHDB" || name == "DBSIZE" || name == "KEYS" ||
+                           (name == "SCRIPT" && command.size() > 1 && upper(command[1]) != "EXISTS") ||
+                           (name == "CONFIG" && command.size() > 1 && upper(command[1]) == "RESETSTAT");
+    if (broadcast) {
+        std::vector<Reply> parts;
+        for (int m : masters())
+            parts.push_back(node(m).pipeline({command}).front());
+        for (const Reply &p : parts)
+            if (p.isError())
+                return p;
+        if (name == "DBSIZE") {
+            qint64 sum = 0;
+            for (const Reply &p : parts)
+                sum += p.integer();
+            return Reply::integer(sum);
+        }
+        if (name == "KEYS") {
+            std::vector<Reply> all;
+            for (const Reply &p : parts)
+                all.insert(all.end(), p.elements().begin(), p.elements().end());
+            return Reply::array(std::move(all));
+        }
+        return parts.front(); // SCRIPT LOAD: the same sha everywhere
+    }
+    if (multiKeyCounting().contains(name) && command.size() > 2) {
+        // Keys in different slots cannot share a command in a cluster: one per key, summed.
+        std::vector<Command> single;
+        for (qsizetype i = 1; i < command.size(); ++i)
+            single.push_back({command[0], command[i]});
+        qint64 sum = 0;
+        for (const Reply &r : pipeline(single)) {
+            if (r.isError())
+                return r;
+            sum += r.integer();
+        }
+        return Reply::integer(sum);
+    }
+    return std::nullopt;
+}
+
+Reply ClusterRouter::command(const Command &command)
+{
+    if (command.isEmpty())
+        throw UsageError(QStringLiteral("empty command"));
+    if (auto r = special(command))
+        return *r;
+    return runOn(route(command), command);
+}
+
+std::vector<Reply> ClusterRouter::pipeline(const std::vector<Command> &commands)
+{
+    std::vector<Reply> replies(commands.size());
+    std::map<int, std::vector<size_t>> byNode;
+    std::vector<size_t> specials;
+    for (size_t i = 0; i < commands.size(); ++i) {
+        const QByteArray name = commands[i].isEmpty() ? QByteArray() : upper(commands[i][0]);
+        if (name == "SCAN" || name == "DBSIZE" || name == "FLUSHALL" || name == "FLUSHDB" || name == "KEYS" || name == "SCRIPT" ||
+            (multiKeyCounting().contains(name) && commands[i].size() > 2))
+            specials.push_back(i);
+        else
+            byNode[route(commands[i])].push_back(i);
+    }
+    // Every node gets its share at once, then the replies are read node by node.
+    for (const auto &[n, indices] : byNode) {
+        std::vector<Command> batch;
+        for (size_t i : indices)
+            batch.push_back(commands[i]);
+        node(n).send(batch);
+    }
+    for (const auto &[n, indices] : byNode)
+        for (size_t i : indices)
+            replies[i] = node(n).receive();
+    for (const auto &[n, indices] : byNode)
+        for (size_t i : indices)
+            if (redirection(replies[i]))
+                replies[i] = settle(n, commands[i], replies[i]);
+    for (size_t i : specials)
+        replies[i] = command(commands[i]);
+    return replies;
+}
+
+void ClusterRouter::send(const Command &command)
+{
+    const int n = route(command);
+    node(n).send(command);
+    m_inFlight.push_back({n, command});
+}
+
+Reply ClusterRouter::receive()
+{
+    if (m_inFlight.empty())
+        throw ClosedError(QStringLiteral("receiving: nothing was sent"));
+    const InFlight f = m_inFlight.front();
+    m_inFlight.pop_front();
+    Reply r;
+    try {
+        r = node(f.node).receive();
+    } catch (const ConnectionError &) {
+        // The node's other in-flight commands are lost with its socket.
+        std::erase_if(m_inFlight, [&](const InFlight &x) { return x.node == f.node; });
+        throw;
+    }
+    return redirection(r) ? settle(f.node, f.command, r) : r;
+}
+
+std::vector<Connection::Node> ClusterRouter::nodes()
+{
+    std::vector<Connection::Node> out;
+    for (int m : masters()) {
+        QStringList ranges;
+        int start = -1;
+        for (int s = 0; s <= kSlots; ++s) {
+            const bool mine = s < kSlots && m_slots[size_t(s)] == m;
+            if (mine && start < 0)
+                start = s;
+            if (!mine && start >= 0) {
+                ranges << (start == s - 1 ? QString::number(start) : QStringLiteral("%1-%2").arg(start).arg(s - 1));
+                start = -1;
+            }
+        }
+        out.push_back({m_nodes[size_t(m)].address, QStringLiteral("master"), ranges.join(QLatin1Char(','))});
+    }
+    return out;
+}
+
+} // namespace ratescope

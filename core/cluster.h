@@ -1,0 +1,64 @@
+// Redis Cluster routing: which node owns a key, and following the cluster's redirections.
+#pragma once
+
+#include "connection.h"
+
+#include <array>
+#include <deque>
+#include <optional>
+
+namespace ratescope {
+
+class NodeConnection;
+
+// CRC16 (XMODEM) of the key's hash tag ({...}) or whole key, modulo 16384: the slot.
+int keySlot(const QByteArray &key);
+// The key a command is routed by; nullopt for commands without one (PING, INFO, SCAN, ...).
+std::optional<QByteArray> routingKey(const Command &command);
+
+class ClusterRouter {
+public:
+    explicit ClusterRouter(ConnectionOptions options);
+    ~ClusterRouter();
+
+    void connect(); // reads the slot map from a seed or a known node
+    void disconnect();
+    bool isConnected() const;
+
+    // Error replies are returned, not thrown (the facade decides).
+    Reply command(const Command &command);
+    std::vector<Reply> pipeline(const std::vector<Command> &commands);
+    void send(const Command &command);
+    Reply receive();
+    std::vector<Connection::Node> nodes();
+
+private:
+    struct Node {
+        HostPort address;
+        std::unique_ptr<NodeConnection> connection;
+    };
+    struct InFlight {
+        int node;
+        Command command;
+    };
+
+    void ensureMap();
+    void refresh();
+    int nodeIndex(const HostPort &address);
+    NodeConnection &node(int index);
+    std::vector<int> masters();
+    int route(const Command &command);
+    // Follows MOVED (refreshing the map) and ASK; both mean the command did not run.
+    Reply settle(int nodeIndex, const Command &command, Reply reply);
+    Reply runOn(int nodeIndex, const Command &command);
+    std::optional<Reply> special(const Command &command);
+    Reply scan(const Command &command);
+
+    ConnectionOptions m_options;
+    std::vector<Node> m_nodes;
+    std::array<int, 16384> m_slots{};
+    bool m_haveMap = false;
+    std::deque<InFlight> m_inFlight;
+};
+
+} // namespace ratescope

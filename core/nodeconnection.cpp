@@ -1,0 +1,368 @@
+#include "nodeconnection.h"
+
+#include "errors.h"
+
+#include <QFile>
+#include <QLocalSocket>
+#include <QSslConfiguration>
+#include <QSslKey>
+#include <QSslSocket>
+#include <QTcpSocket>
+
+namespace ratescope {
+
+// The one socket of a connection: TCP, TLS or unix, behind the common QIODevice.
+struct NodeConnection::Socket {
+    std::unique_ptr<QIODevice> device;
+    QAbstractSocket *tcp = nullptr; // set for TCP and TLS
+    QLocalSocket *local = nullptr;  // set for unix sockets
+
+    bool isConnected() const
+    {
+        if (tcp)
+            return tcp->state() == QAbstractSocket::ConnectedState;
+        return local && local->state() == QLocalSocket::ConnectedState;
+    }
+    bool timedOut() const
+    {
+        if (tcp)
+            return tcp->error() == QAbstractSocket::SocketTimeoutError;
+        return local && local->error() == QLocalSocket::SocketTimeoutError;
+    }
+    bool peerClosed() const
+    {
+        if (tcp)
+            return tcp->error() == QAbstractSocket::RemoteHostClosedError;
+        return local && local->error() == QLocalSocket::PeerClosedError;
+    }
+    void flush()
+    {
+        if (tcp)
+            tcp->flush();
+        else if (local)
+            local->flush();
+    }
+};
+
+NodeConnection::NodeConnection(ConnectionOptions options) : m_options(std::move(options)) {}
+
+NodeConnection::~NodeConnection() = default;
+
+bool NodeConnection::isConnected() const
+{
+    return m_socket && m_socket->isConnected();
+}
+
+void NodeConnection::disconnect()
+{
+    if (m_socket && m_socket->tcp)
+        m_socket->tcp->abort();
+    else if (m_socket && m_socket->local)
+        m_socket->local->abort();
+    m_socket.reset();
+    m_parser.reset();
+}
+
+void NodeConnection::ensureConnected()
+{
+    if (m_socket) {
+        // Redis sends nothing unasked, so pending bytes or EOF before we send mean the
+        // server dropped us (timeout, CLIENT KILL, restart). Reconnecting now is safe:
+        // nothing of the next command has been sent yet.
+        QIODevice *dev = m_socket->device.get();
+        if (dev->bytesAvailable() == 0 && m_socket->isConnected())
+            dev->waitForReadyRead(0);
+        if (m_socket->isConnected() && dev->bytesAvailable() == 0 && m_parser.idle())
+            return;
+    }
+    connect();
+}
+
+void NodeConnection::connect()
+{
+    disconnect();
+    openSocket();
+    try {
+        handshake();
+        if (m_options.transport == ConnectionOptions::Transport::Sentinel)
+            verifyMasterRole();
+    } catch (...) {
+        disconnect();
+        throw;
+    }
+}
+
+namespace {
+
+QByteArray readPem(const QString &path, const char *what)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        throw IoError(QStringLiteral("cannot read TLS %1 file '%2': %3").arg(QLatin1String(what), path, f.errorString()));
+    return f.readAll();
+}
+
+QSslConfiguration tlsConfiguration(const TlsOptions &tls)
+{
+    QSslConfiguration config = QSslConfiguration::defaultConfiguration();
+    if (!tls.caFile.isEmpty()) {
+        const auto cas = QSslCertificate::fromData(readPem(tls.caFile, "CA"), QSsl::Pem);
+        if (cas.isEmpty())
+            throw IoError(QStringLiteral("no PEM certificate found in CA file '%1'").arg(tls.caFile));
+        config.setCaCertificates(cas);
+    }
+    if (!tls.certFile.isEmpty()) {
+        const auto certs = QSslCertificate::fromData(readPem(tls.certFile, "certificate"), QSsl::Pem);
+        if (certs.isEmpty())
+            throw IoError(QStringLiteral("no PEM certificate found in '%1'").arg(tls.certFile));
+        config.setLocalCertificateChain(certs);
+        const QByteArray keyPem = readPem(tls.keyFile, "key");
+        QSslKey key(keyPem, QSsl::Rsa, QSsl::Pem);
+        if (key.isNull())
+            key = QSslKey(keyPem, QSsl::Ec, QSsl::Pem);
+        if (key.isNull())
+            throw IoError(QStringLiteral("cannot load private key '%1' (PEM RSA or EC, unencrypted)").arg(tls.keyFile));
+        config.setPrivateKey(key);
+    }
+    config.setPeerVerifyMode(tls.insecure ? QSslSocket::VerifyNone : QSslSocket::VerifyPeer);
+    return config;
+}
+
+} // namespace
+
+HostPort NodeConnection::resolveSentinelMaster()
+{
+    // Ask the sentinels in order, skipping those that are down or do not know the master.
+    QStringList failures;
+    for (const HostPort &sentinel : m_options.seeds) {
+        ConnectionOptions o;
+        o.address = sentinel;
+        o.user = m_options.sentinelUser;
+        o.password = m_options.sentinelPassword;
+        o.connectTimeoutMs = m_options.connectTimeoutMs;
+        o.commandTimeoutMs = m_options.commandTimeoutMs;
+        o.clientName = m_options.clientName;
+        const QString where = QStringLiteral("%1:%2").arg(sentinel.host).arg(sentinel.port);
+        try {
+            NodeConnection c(o);
+            const Reply r = c.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", m_options.masterName.toUtf8()});
+            if (r.size() == 2)
+                return {r[0].text(), quint16(r[1].toInteger())};
+            failures << QStringLiteral("%1 does not know master '%2'").arg(where, m_options.masterName);
+        } catch (const Error &e) {
+            failures << QStringLiteral("%1: %2").arg(where, e.message());
+        }
+    }
+    throw IoError(QStringLiteral("no sentinel named a master for '%1': %2").arg(m_options.masterName, failures.join(QStringLiteral("; "))));
+}
+
+void NodeConnection::openSocket()
+{
+    using T = ConnectionOptions::Transport;
+    auto s = std::make_unique<Socket>();
+    const int timeout = m_options.connectTimeoutMs;
+    m_peer = m_options.transport == T::Sentinel ? resolveSentinelMaster() : m_options.address;
+    const QString where = m_options.transport == T::Sentinel
+                              ? QStringLiteral("%1:%2 (master '%3')").arg(m_peer.host).arg(m_peer.port).arg(m_options.masterName)
+                              : m_options.endpoint();
+
+    if (m_options.transport == T::Unix) {
+        auto local = std::make_unique<QLocalSocket>();
+        local->connectToServer(m_options.socketPath);
+        if (!local->waitForConnected(timeout)) {
+            if (local->error() == QLocalSocket::SocketTimeoutError)
+                throw TimeoutError(QStringLiteral("could not connect to %1 within %2 ms").arg(where).arg(timeout));
+            throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, local->errorString()));
+        }
+        s->local = local.get();
+        s->device = std::move(local);
+    } else if (m_options.transport == T::Tls) {
+        if (!QSslSocket::supportsSsl())
+            throw IoError(QStringLiteral("TLS is not available: Qt found no TLS backend (install libssl3)"));
+        auto ssl = std::make_unique<QSslSocket>();
+        ssl->setSslConfiguration(tlsConfiguration(m_options.tls));
+        const QString peerName = m_options.tls.sni.isEmpty() ? m_peer.host : m_options.tls.sni;
+        ssl->connectToHostEncrypted(m_peer.host, m_peer.port, peerName);
+        if (!ssl->waitForEncrypted(timeout)) {
+            QStringList why;
+            for (const QSslError &e : ssl->sslHandshakeErrors())
+                why << e.errorString();
+            if (why.isEmpty())
+                why << ssl->errorString();
+            if (ssl->error() == QAbstractSocket::SocketTimeoutError)
+                throw TimeoutError(QStringLiteral("TLS connection to %1 not established within %2 ms").arg(where).arg(timeout));
+            throw IoError(QStringLiteral("TLS connection to %1 failed: %2").arg(where, why.join(QStringLiteral("; "))));
+        }
+        s->tcp = ssl.get();
+        s->device = std::move(ssl);
+    } else {
+        auto tcp = std::make_unique<QTcpSocket>();
+        tcp->connectToHost(m_peer.host, m_peer.port);
+        if (!tcp->waitForConnected(timeout)) {
+            if (tcp->error() == QAbstractSocket::SocketTimeoutError)
+                throw TimeoutError(QStringLiteral("could not connect to %1 within %2 ms").arg(where).arg(timeout));
+            throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, tcp->errorString()));
+        }
+        s->tcp = tcp.get();
+        s->device = std::move(tcp);
+    }
+    if (s->tcp)
+        s->tcp->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    m_socket = std::move(s);
+    m_parser.reset();
+}
+
+void NodeConnection::handshake()
+{
+    std::vector<Command> setup;
+    const bool auth = !m_options.password.isEmpty() || !m_options.user.isEmpty();
+    if (auth) {
+        if (m_options.user.isEmpty())
+            setup.push_back({"AUTH", m_options.password.toUtf8()});
+        else
+            setup.push_back({"AUTH", m_options.user.toUtf8(), m_options.password.toUtf8()});
+    }
+    if (m_options.db != 0)
+        setup.push_back({"SELECT", QByteArray::number(m_options.db)});
+    if (!m_options.clientName.isEmpty())
+        setup.push_back({"CLIENT", "SETNAME", m_options.clientName.toUtf8()});
+    if (setup.empty())
+        return;
+    send(setup);
+    for (size_t i = 0; i < setup.size(); ++i) {
+        const Reply r = receive();
+        if (!r.isError())
+            continue;
+        if (auth && i == 0) {
+            const QString who = m_options.user.isEmpty() ? QStringLiteral("the default user") : QStringLiteral("user '%1'").arg(m_options.user);
+            throw AuthError(QStringLiteral("authentication as %1 at %2 failed: %3").arg(who, m_options.endpoint(), r.text()));
+        }
+        if (setup[i][0] == "CLIENT")
+            continue; // naming the connection is a courtesy; an ACL may forbid it
+        throw ReplyError(r.text());
+    }
+}
+
+void NodeConnection::verifyMasterRole()
+{
+    // During a failover a sentinel may still name the old master, now a replica.
+    Reply role;
+    try {
+        role = command({"ROLE"});
+    } catch (const ReplyError &e) {
+        if (e.prefix() == QLatin1String("NOPERM"))
+            return; // a user without ROLE: READONLY replies will tell us instead
+        throw;
+    }
+    if (role.size() > 0 && role[0].bytes() != "master")
+        throw IoError(QStringLiteral("%1:%2, named master of '%3' by the sentinels, is a %4 (failover in progress)")
+                          .arg(m_peer.host).arg(m_peer.port).arg(m_options.masterName, role[0].text()));
+}
+
+void NodeConnection::fail(const QString &context)
+{
+    const bool timedOut = m_socket && m_socket->timedOut();
+    const bool closed = !m_socket || m_socket->peerClosed();
+    const QString detail = m_socket ? m_socket->device->errorString() : QStringLiteral("not connected");
+    const QString where = QStringLiteral("%1:%2").arg(m_peer.host).arg(m_peer.port);
+    disconnect();
+    if (timedOut)
+        throw TimeoutError(QStringLiteral("%1: no reply from %2 within %3 ms").arg(context, where).arg(m_options.commandTimeoutMs));
+    if (closed)
+        throw ClosedError(QStringLiteral("%1: %2 closed the connection").arg(context, where));
+    throw IoError(QStringLiteral("%1: connection to %2 failed: %3").arg(context, where, detail));
+}
+
+void NodeConnection::writeRaw(const QByteArray &bytes)
+{
+    if (!m_socket || m_socket->device->write(bytes) != bytes.size())
+        fail(QStringLiteral("sending"));
+    m_socket->flush();
+}
+
+void NodeConnection::send(const Command &command)
+{
+    if (command.isEmpty())
+        throw UsageError(QStringLiteral("empty command"));
+    ensureConnected();
+    writeRaw(encodeCommand(command));
+}
+
+void NodeConnection::send(const std::vector<Command> &commands)
+{
+    ensureConnected();
+    QByteArray batch;
+    for (const Command &c : commands) {
+        if (c.isEmpty())
+            throw UsageError(QStringLiteral("empty command"));
+        batch += encodeCommand(c);
+    }
+    writeRaw(batch);
+}
+
+Reply NodeConnection::receive()
+{
+    if (!m_socket)
+        throw ClosedError(QStringLiteral("receiving: not connected"));
+    for (;;) {
+        std::optional<Reply> reply;
+        try {
+            reply = m_parser.next();
+        } catch (const ProtocolError &) {
+            disconnect();
+            throw;
+        }
+        if (reply)
+            return std::move(*reply);
+        QIODevice *dev = m_socket->device.get();
+        if (dev->bytesAvailable() == 0 && !dev->waitForReadyRead(m_options.commandTimeoutMs))
+            fail(QStringLiteral("waiting for a reply"));
+        const QByteArray data = dev->readAll();
+        try {
+            m_parser.feed(data);
+        } catch (const ProtocolError &) {
+            disconnect();
+            throw;
+        }
+    }
+}
+
+std::optional<Reply> NodeConnection::tryReceive()
+{
+    if (!m_socket)
+        return std::nullopt;
+    if (auto r = m_parser.next())
+        return r;
+    QIODevice *dev = m_socket->device.get();
+    if (dev->bytesAvailable() == 0)
+        dev->waitForReadyRead(0);
+    if (dev->bytesAvailable() == 0) {
+        if (!m_socket->isConnected())
+            fail(QStringLiteral("waiting for a message"));
+        return std::nullopt;
+    }
+    m_parser.feed(dev->readAll());
+    return m_parser.next();
+}
+
+Reply NodeConnection::command(const Command &args)
+{
+    send(args);
+    Reply r = receive();
+    r.orThrow();
+    return r;
+}
+
+std::vector<Reply> NodeConnection::pipeline(const std::vector<Command> &commands)
+{
+    std::vector<Reply> replies;
+    if (commands.empty())
+        return replies;
+    send(commands);
+    replies.reserve(commands.size());
+    for (size_t i = 0; i < commands.size(); ++i)
+        replies.push_back(receive());
+    return replies;
+}
+
+} // namespace ratescope

@@ -1,0 +1,168 @@
+// Redis Cluster: three masters made by redis-cli --cluster create; decisions on keys of
+// every slot, listings and resets that see every master, scripts per node, and MOVED and
+// ASK followed while a slot migrates.
+#include "cluster.h"
+#include "connection.h"
+#include "errors.h"
+#include "limiter.h"
+#include "limiterscript.h"
+#include "testsupport.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace ratescope;
+using namespace ratescope::test;
+
+namespace {
+constexpr qint64 kSecond = 1000000;
+constexpr qint64 kT0 = 1735689600LL * kSecond;
+} // namespace
+
+class TestCluster_ : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void slotHashing_data();
+    void slotHashing();
+    void decisionsOnKeysOfEverySlot();
+    void listingAndResetSeeEveryMaster();
+    void scriptsAreLoadedPerNode();
+    void askAndMovedDuringSlotMigration();
+    void cliInfoAndNodes();
+
+private:
+    std::unique_ptr<TestCluster> m_cluster;
+    std::unique_ptr<Connection> m_conn;
+};
+
+void TestCluster_::initTestCase()
+{
+    m_cluster = std::make_unique<TestCluster>(3);
+    m_conn = std::make_unique<Connection>(ConnectionOptions::fromUrl(m_cluster->url()));
+}
+
+void TestCluster_::init()
+{
+    m_conn->command({"FLUSHALL"});
+}
+
+void TestCluster_::slotHashing_data()
+{
+    QTest::addColumn<QByteArray>("key");
+    for (const char *k : {"foo", "bar", "api:user:42", "{user1000}.following", "a{}b", "{}x", "x{y", "\xff\xfe", ""})
+        QTest::newRow(k) << QByteArray(k);
+}
+
+void TestCluster_::slotHashing()
+{
+    QFETCH(QByteArray, key);
+    // Our CRC16 slot equals the server's.
+    QCOMPARE(qint64(keySlot(key)), m_conn->command({"CLUSTER", "KEYSLOT", key}).integer());
+}
+
+void TestCluster_::decisionsOnKeysOfEverySlot()
+{
+    Limiter limiter(*m_conn);
+    QSet<int> owners;
+    for (int i = 0; i < 300; ++i) {
+        const QByteArray key = "cl:user:" + QByteArray::number(i);
+        const LimitSpec spec{kAllAlgorithms[i % 5], 2, 60 * kSecond, 1};
+        QVERIFY(limiter.check(key, spec, kT0).allowed);
+        QVERIFY(limiter.check(key, spec, kT0).allowed);
+        const Decision third = limiter.check(key, spec, kT0);
+        QVERIFY(!third.allowed);
+        QCOMPARE(third.used, 2);
+        // The state lives on the node that owns the slot.
+        const int owner = m_cluster->ownerOf(key);
+        owners.insert(owner);
+        Connection direct(m_cluster->node(owner).options());
+        QCOMPARE(direct.command({"EXISTS", key}).integer(), 1);
+    }
+    QCOMPARE(owners.size(), 3);
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 300);
+}
+
+void TestCluster_::listingAndResetSeeEveryMaster()
+{
+    Limiter limiter(*m_conn);
+    for (int i = 0; i < 200; ++i)
+        limiter.check("ls:" + QByteArray::number(i), {Algorithm::SlidingLog, 10, 60 * kSecond, 1});
+    for (int n = 0; n < 3; ++n)
+        QVERIFY(Connection(m_cluster->node(n).options()).command({"DBSIZE"}).integer() > 0);
+    CliResult r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("keys"), QStringLiteral("--match"),
+                          QStringLiteral("ls:*")});
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(r.out.count('\n'), 200);
+    r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("reset"), QStringLiteral("--match"),
+                QStringLiteral("ls:*"), QStringLiteral("--yes")});
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("deleted")).toInt(), 200);
+    for (int n = 0; n < 3; ++n)
+        QCOMPARE(Connection(m_cluster->node(n).options()).command({"KEYS", "ls:*"}).size(), size_t(0));
+    // The reset left its audit entry, wherever that key lives.
+    QCOMPARE(m_conn->command({"XLEN", "ratescope:audit"}).integer(), 1);
+}
+
+void TestCluster_::scriptsAreLoadedPerNode()
+{
+    const QByteArray key = "noscript:key";
+    Limiter limiter(*m_conn);
+    QCOMPARE(limiter.check(key, {Algorithm::Gcra, 5, 60 * kSecond, 1}, kT0).used, 1);
+    // Forget the scripts on the owning node only: NOSCRIPT there, recovered once.
+    Connection(m_cluster->node(m_cluster->ownerOf(key)).options()).command({"SCRIPT", "FLUSH"});
+    QCOMPARE(limiter.check(key, {Algorithm::Gcra, 5, 60 * kSecond, 1}, kT0).used, 2);
+}
+
+void TestCluster_::askAndMovedDuringSlotMigration()
+{
+    const QByteArray key = "migrating:counter";
+    const LimitSpec spec{Algorithm::FixedWindow, 100, 60 * kSecond, 1};
+    Limiter limiter(*m_conn);
+    QCOMPARE(limiter.check(key, spec, kT0).used, 1);
+    const int from = m_cluster->ownerOf(key);
+    const int to = (from + 1) % 3;
+    const QByteArray slot = QByteArray::number(keySlot(key));
+    Connection source(m_cluster->node(from).options()), target(m_cluster->node(to).options());
+    target.command({"CLUSTER", "SETSLOT", slot, "IMPORTING", m_cluster->nodeId(from)});
+    source.command({"CLUSTER", "SETSLOT", slot, "MIGRATING", m_cluster->nodeId(to)});
+
+    // A key of the same slot that does not exist on the source yet: the source answers ASK.
+    QByteArray sibling;
+    for (int i = 0; i < 100000 && sibling.isEmpty(); ++i) {
+        const QByteArray k = "sib:" + QByteArray::number(i);
+        if (keySlot(k) == keySlot(key))
+            sibling = k;
+    }
+    QVERIFY(!sibling.isEmpty());
+    QCOMPARE(limiter.check(sibling, spec, kT0).used, 1);
+    // It went to the importing node (after ASKING), not to the source.
+    QCOMPARE(target.pipeline({{"ASKING"}, {"EXISTS", sibling}}).back().integer(), 1);
+    const Reply atSource = source.pipeline({{"EXISTS", sibling}}).front(); // the source redirects: it does not have it
+    QVERIFY2(atSource.isError() ? atSource.bytes().startsWith("ASK ") : atSource.integer() == 0, qPrintable(atSource.debugString()));
+
+    // Move the existing key, hand the slot over, and our connection (stale map) is MOVED.
+    source.command({"MIGRATE", "127.0.0.1", QByteArray::number(m_cluster->node(to).port()), "", "0", "5000", "KEYS", key});
+    for (int n = 0; n < 3; ++n)
+        Connection(m_cluster->node(n).options()).command({"CLUSTER", "SETSLOT", slot, "NODE", m_cluster->nodeId(to)});
+    const Decision d = limiter.check(key, spec, kT0);
+    QCOMPARE(d.used, 2); // state intact, counted once
+    QCOMPARE(target.command({"EXISTS", key}).integer(), 1);
+    QCOMPARE(m_cluster->ownerOf(key), to);
+}
+
+void TestCluster_::cliInfoAndNodes()
+{
+    const CliResult r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("info")});
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("mode")).toString(), QStringLiteral("cluster"));
+    const auto nodes = m_conn->nodes();
+    QCOMPARE(nodes.size(), size_t(3));
+    for (const auto &n : nodes)
+        QVERIFY(!n.slotRanges.isEmpty());
+}
+
+QTEST_GUILESS_MAIN(TestCluster_)
+#include "tst_cluster.moc"

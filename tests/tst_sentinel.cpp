@@ -1,0 +1,78 @@
+// Sentinel: a master, a replica and a sentinel; decisions through the sentinel, and after
+// SENTINEL FAILOVER the next decisions go to the new master with the limiter state intact.
+#include "connection.h"
+#include "errors.h"
+#include "limiter.h"
+#include "testsupport.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace ratescope;
+using namespace ratescope::test;
+
+namespace {
+constexpr qint64 kSecond = 1000000;
+constexpr qint64 kT0 = 1735689600LL * kSecond;
+const LimitSpec kSpec{Algorithm::SlidingLog, 100, 3600 * kSecond, 1};
+} // namespace
+
+class TestSentinel_ : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void decisionsSurviveFailover();
+    void sentinelAuthAndDeadSentinels();
+};
+
+void TestSentinel_::decisionsSurviveFailover()
+{
+    TestSentinel setup;
+    Connection c(ConnectionOptions::fromUrl(setup.url()));
+    Limiter limiter(c);
+    for (int i = 1; i <= 5; ++i)
+        QCOMPARE(limiter.check("fo:key", kSpec, kT0 + i).used, i);
+    QCOMPARE(c.nodes().front().address.port, setup.master().port());
+    Connection(setup.master().options()).command({"EXISTS", "fo:key"});
+
+    setup.failover();
+
+    // The same connection: its next decision reaches the new master, counted once.
+    const Decision d = limiter.check("fo:key", kSpec, kT0 + 6);
+    QCOMPARE(d.used, 6);
+    QCOMPARE(c.nodes().front().address.port, setup.replica().port());
+    Connection newMaster(setup.replica().options());
+    QCOMPARE(newMaster.command({"ZCARD", "fo:key"}).integer(), 6);
+    // A fresh connection, and the CLI, find the new master too.
+    Connection fresh(ConnectionOptions::fromUrl(setup.url()));
+    QCOMPARE(Limiter(fresh).check("fo:key", kSpec, kT0 + 7).used, 7);
+    const CliResult r = runCli({QStringLiteral("--url"), setup.url(), QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("fo:key"),
+                                QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("100"),
+                                QStringLiteral("--window"), QStringLiteral("1h"), QStringLiteral("--now-us"), QString::number(kT0 + 8)});
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("used")).toInt(), 8);
+}
+
+void TestSentinel_::sentinelAuthAndDeadSentinels()
+{
+    TestSentinel setup(QStringLiteral("s3ntinel"));
+    // The first sentinel listed is dead: it is skipped.
+    const quint16 dead = freeLoopbackPort();
+    const QString url = QStringLiteral("redis-sentinel://127.0.0.1:%1,127.0.0.1:%2/mymaster?sentinel_password=s3ntinel").arg(dead).arg(setup.sentinel().port());
+    Connection c(ConnectionOptions::fromUrl(url));
+    QCOMPARE(Limiter(c).check("auth:key", kSpec, kT0).used, 1);
+    // A wrong sentinel password: a clear connection error that does not echo it.
+    Connection wrong(ConnectionOptions::fromUrl(
+        QStringLiteral("redis-sentinel://127.0.0.1:%1/mymaster?sentinel_password=Wr0ng").arg(setup.sentinel().port())));
+    try {
+        wrong.command({"PING"});
+        QFAIL("a wrong sentinel password was accepted");
+    } catch (const ConnectionError &e) {
+        QVERIFY2(!e.message().contains(QStringLiteral("Wr0ng")), qPrintable(e.message()));
+        QVERIFY2(e.message().contains(QStringLiteral("no sentinel named a master")), qPrintable(e.message()));
+    }
+    QVERIFY(!ConnectionOptions::fromUrl(url).toUrl().contains(QStringLiteral("s3ntinel")));
+}
+
+QTEST_GUILESS_MAIN(TestSentinel_)
+#include "tst_sentinel.moc"
