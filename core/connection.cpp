@@ -53,12 +53,7 @@ void Connection::followFailover()
         if (m_watchRetryIn-- > 0)
             return; // no sentinel to watch just now: try again a little later
         for (const HostPort &sentinel : m_options.seeds) {
-            ConnectionOptions o;
-            o.address = sentinel;
-            o.user = m_options.sentinelUser;
-            o.password = m_options.sentinelPassword;
-            o.connectTimeoutMs = m_options.connectTimeoutMs;
-            o.commandTimeoutMs = m_options.commandTimeoutMs;
+            ConnectionOptions o = m_options.forSentinel(sentinel);
             o.clientName.clear();
             try {
                 auto watch = std::make_unique<NodeConnection>(o);

@@ -279,6 +279,18 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     return url;
 }
 
+ConnectionOptions ConnectionOptions::forSentinel(const HostPort &sentinel) const
+{
+    ConnectionOptions o;
+    o.address = sentinel;
+    o.user = sentinelUser;
+    o.password = sentinelPassword;
+    o.connectTimeoutMs = connectTimeoutMs;
+    o.commandTimeoutMs = commandTimeoutMs;
+    o.clientName = clientName;
+    return o;
+}
+
 QString ConnectionOptions::endpoint() const
 {
     switch (transport) {

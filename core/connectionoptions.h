@@ -45,6 +45,8 @@ struct ConnectionOptions {
 
     // The URL back, with the password replaced by "***" unless asked otherwise.
     QString toUrl(bool revealPassword = false) const;
+    // How to reach one of the sentinels of a redis-sentinel:// URL (its own credentials).
+    ConnectionOptions forSentinel(const HostPort &sentinel) const;
     // Short human name of the server: "127.0.0.1:6379", "unix:/run/redis.sock", ...
     QString endpoint() const;
 

@@ -135,13 +135,7 @@ HostPort NodeConnection::resolveSentinelMaster()
     // Ask the sentinels in order, skipping those that are down or do not know the master.
     QStringList failures;
     for (const HostPort &sentinel : m_options.seeds) {
-        ConnectionOptions o;
-        o.address = sentinel;
-        o.user = m_options.sentinelUser;
-        o.password = m_options.sentinelPassword;
-        o.connectTimeoutMs = m_options.connectTimeoutMs;
-        o.commandTimeoutMs = m_options.commandTimeoutMs;
-        o.clientName = m_options.clientName;
+        const ConnectionOptions o = m_options.forSentinel(sentinel);
         const QString where = QStringLiteral("%1:%2").arg(sentinel.host).arg(sentinel.port);
         try {
             NodeConnection c(o);

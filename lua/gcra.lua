@@ -22,13 +22,14 @@
 -- Storage: hash {tat = theoretical arrival time, whole us; f = its fraction in units of 1/limit
 -- us (0..limit-1)}; both always written together. The emission interval T = window / limit is
 -- rarely a whole number of us; keeping the fraction makes limit requests take exactly one
--- window, with no drift. Expiry: one window (ms, rounded up) from each admission; tat <= now + window,
--- so an expired key had nothing left to say.
+-- window, with no drift. Expiry: one window (ms, rounded up) from each admission; as
+-- tat <= now + window, an expired key had nothing left to say.
 --
 -- Rule: new_tat = max(tat, now) + cost * T; admit iff new_tat - now <= window, then tat = new_tat.
 -- A fresh key admits limit at once, then one per T. Products reach 10^12 * 3.2 * 10^13, beyond
 -- the 2^53 of exact doubles, hence muldiv. Denied requests write nothing. After a change of
 -- limit the stored fraction is read in the new unit; one that no longer fits rounds tat up.
+
 -- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
@@ -151,7 +152,8 @@ local function read_fields(key, kind, spec)
     if not n or n > field[2] then
       local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
       return nil, redis.error_reply(string.format(
-        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)", key, kind, field[1], shown))
+        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
+        key, kind, field[1], shown))
     end
     state[field[1]] = n
   end

@@ -31,6 +31,7 @@
 -- A clock that went back into an older window is treated as the start of the stored one.
 -- Products reach 10^12 * 3.2 * 10^13, beyond the 2^53 of exact doubles, hence muldiv.
 -- Denied requests write nothing.
+
 -- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
@@ -153,7 +154,8 @@ local function read_fields(key, kind, spec)
     if not n or n > field[2] then
       local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
       return nil, redis.error_reply(string.format(
-        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)", key, kind, field[1], shown))
+        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
+        key, kind, field[1], shown))
     end
     state[field[1]] = n
   end

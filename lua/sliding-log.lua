@@ -40,6 +40,7 @@
 -- is clamped to the newest entry's time. Check mode prunes expired entries (score <= now - window),
 -- also when denying; nothing else is written for a denied request. Peek never prunes, it only
 -- counts past them.
+
 -- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
@@ -222,6 +223,10 @@ local function decide(args)
     if err then return err end
     base_hi, base_lo = ticket_add(oldest.hi, oldest.lo, -oldest.cost)
     used = tickets_between(newest.hi, newest.lo, base_hi, base_lo)
+    if used < newest.cost or used > MAX_NOW then -- members parse, yet tickets do not add up
+      return redis.error_reply(string.format(
+        "ERR ratescope: key '%s' is not a ratescope sliding log (tickets out of order)", key))
+    end
   end
   local allowed = used + cost <= limit
   local retry, reset = 0, 0

@@ -30,6 +30,7 @@
 -- then tk -= cost and ts = now. A clock that went back (now < ts) refills nothing and keeps ts.
 -- Denied requests write nothing. After a change of window the stored fraction is read in the
 -- new unit; one that would be worth a whole token is dropped.
+
 -- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
@@ -152,7 +153,8 @@ local function read_fields(key, kind, spec)
     if not n or n > field[2] then
       local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
       return nil, redis.error_reply(string.format(
-        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)", key, kind, field[1], shown))
+        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
+        key, kind, field[1], shown))
     end
     state[field[1]] = n
   end

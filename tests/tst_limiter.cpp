@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QTest>
 
 #include <atomic>
@@ -75,6 +76,7 @@ private Q_SLOTS:
     void cliValidation_data();
     void cliValidation();
     void cliCheckAndPeek();
+    void sharedHelpersAreIdentical();
 
 private:
     Decision check(const QByteArray &key, Algorithm a, qint64 limit, qint64 windowUs, qint64 now, qint64 cost = 1)
@@ -549,6 +551,41 @@ void TestLimiter::cliCheckAndPeek()
     const CliResult human = runCli(cliBase() + QStringList{QStringLiteral("peek"), QStringLiteral("cli:fw")} + spec.mid(0, 8));
     QCOMPARE(human.exitCode, 0);
     QVERIFY(human.out.contains("used         2 of 2"));
+}
+
+void TestLimiter::sharedHelpersAreIdentical()
+{
+    // Each script carries its own copy of the helpers (services load single files): every
+    // copy of a helper must stay the same, so a fix reaches all five.
+    static const QRegularExpression start(QStringLiteral("^local (function (\\w+)\\(|(\\w+) = )"));
+    QHash<QString, QPair<QString, QString>> seen; // name -> (script, text)
+    int compared = 0;
+    for (Algorithm a : kAllAlgorithms) {
+        const QStringList lines = QString::fromUtf8(LimiterScript::forAlgorithm(a).source()).split(QLatin1Char('\n'));
+        for (qsizetype i = 0; i < lines.size(); ++i) {
+            const auto m = start.match(lines[i]);
+            if (!m.hasMatch())
+                continue;
+            const bool function = !m.captured(2).isEmpty();
+            const QString name = function ? m.captured(2) : m.captured(3);
+            if (name == QLatin1String("decide"))
+                continue; // the one function that is each algorithm's own
+            QString text = lines[i];
+            for (qsizetype j = i + 1; function && j < lines.size(); ++j) {
+                text += QLatin1Char('\n') + lines[j];
+                if (lines[j] == QLatin1String("end"))
+                    break;
+            }
+            const auto it = seen.constFind(name);
+            if (it == seen.constEnd()) {
+                seen.insert(name, {algorithmName(a), text});
+                continue;
+            }
+            ++compared;
+            QVERIFY2(it->second == text, qPrintable(QStringLiteral("%1 differs between %2 and %3").arg(name, it->first, algorithmName(a))));
+        }
+    }
+    QVERIFY(compared >= 10);
 }
 
 QTEST_GUILESS_MAIN(TestLimiter)
