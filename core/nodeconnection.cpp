@@ -61,14 +61,17 @@ void NodeConnection::disconnect()
         m_socket->local->abort();
     m_socket.reset();
     m_parser.reset();
+    m_outstanding = 0;
 }
 
 void NodeConnection::ensureConnected()
 {
+    if (m_socket && m_outstanding > 0)
+        return; // replies are on their way: bytes arriving now are theirs
     if (m_socket) {
-        // Redis sends nothing unasked, so pending bytes or EOF before we send mean the
-        // server dropped us (timeout, CLIENT KILL, restart). Reconnecting now is safe:
-        // nothing of the next command has been sent yet.
+        // Redis sends nothing unasked, so pending bytes or EOF before we send, with no reply
+        // outstanding, mean the server dropped us (timeout, CLIENT KILL, restart).
+        // Reconnecting now is safe: nothing of the next command has been sent yet.
         QIODevice *dev = m_socket->device.get();
         if (dev->bytesAvailable() == 0 && m_socket->isConnected())
             dev->waitForReadyRead(0);
@@ -280,6 +283,7 @@ void NodeConnection::send(const Command &command)
         throw UsageError(QStringLiteral("empty command"));
     ensureConnected();
     writeRaw(encodeCommand(command));
+    ++m_outstanding;
 }
 
 void NodeConnection::send(const std::vector<Command> &commands)
@@ -292,6 +296,7 @@ void NodeConnection::send(const std::vector<Command> &commands)
         batch += encodeCommand(c);
     }
     writeRaw(batch);
+    m_outstanding += qint64(commands.size());
 }
 
 Reply NodeConnection::receive()
@@ -306,8 +311,11 @@ Reply NodeConnection::receive()
             disconnect();
             throw;
         }
-        if (reply)
+        if (reply) {
+            if (m_outstanding > 0)
+                --m_outstanding;
             return std::move(*reply);
+        }
         QIODevice *dev = m_socket->device.get();
         if (dev->bytesAvailable() == 0 && !dev->waitForReadyRead(m_options.commandTimeoutMs))
             fail(QStringLiteral("waiting for a reply"));

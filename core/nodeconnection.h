@@ -67,6 +67,7 @@ private:
     std::unique_ptr<Socket> m_socket;
     RespParser m_parser;
     HostPort m_peer;
+    qint64 m_outstanding = 0; // replies sent for and not yet received
 };
 
 } // namespace ratescope

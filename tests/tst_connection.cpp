@@ -23,6 +23,7 @@ private Q_SLOTS:
     void bigValueRoundTrip();
     void pipelineOf10000InOrder();
     void errorRepliesStayInPlace();
+    void sendWhileRepliesAreOutstanding();
     void unixSocket();
     void aclUsers();
     void wrongPasswordIsNotEchoed();
@@ -107,6 +108,23 @@ void TestConnection::errorRepliesStayInPlace()
     QCOMPARE(replies[2].text(), QStringLiteral("after"));
     QVERIFY_THROWS_EXCEPTION(ReplyError, c.command({"LPUSH", "str", "y"}));
     QCOMPARE(c.command({"PING"}).text(), QStringLiteral("PONG")); // still usable
+}
+
+void TestConnection::sendWhileRepliesAreOutstanding()
+{
+    // A sliding window of requests: more sent before the earlier replies are read.
+    Connection c(opts());
+    c.command({"DEL", "window"});
+    const qint64 id = c.command({"CLIENT", "ID"}).integer();
+    for (int round = 0; round < 20; ++round) {
+        c.send(std::vector<Command>(4, Command{"INCR", "window"}));
+        QCOMPARE(c.receive().integer(), round * 5 + 1);
+        QTest::qWait(2); // let the other replies arrive before the next send
+        c.send(Command{"INCR", "window"});
+        for (int i = 2; i <= 5; ++i)
+            QCOMPARE(c.receive().integer(), round * 5 + i);
+    }
+    QCOMPARE(c.command({"CLIENT", "ID"}).integer(), id); // never reconnected
 }
 
 void TestConnection::unixSocket()
