@@ -35,6 +35,7 @@ Cli::Cli() : m_out(stdout), m_err(stderr)
     registerDecisions(m_commands);
     registerInspection(m_commands);
     registerAdministration(m_commands);
+    registerBursts(m_commands);
 }
 
 const Subcommand *Cli::find(const QString &name) const

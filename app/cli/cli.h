@@ -39,6 +39,7 @@ void registerInfo(QList<Subcommand> &commands);
 void registerDecisions(QList<Subcommand> &commands);
 void registerInspection(QList<Subcommand> &commands);
 void registerAdministration(QList<Subcommand> &commands);
+void registerBursts(QList<Subcommand> &commands);
 
 class Cli {
 public:

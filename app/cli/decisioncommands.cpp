@@ -1,5 +1,6 @@
 // `ratescope-cli check` and `peek`: one limiter decision, consuming or not.
 #include "cli.h"
+#include "limitoptions.h"
 
 #include "duration.h"
 #include "errors.h"
@@ -13,10 +14,9 @@ namespace ratescope::cli {
 
 namespace {
 
-const QCommandLineOption kAlgo(QStringLiteral("algo"), QStringLiteral("Algorithm: %1.").arg(algorithmNames().join(QStringLiteral(", "))),
-                               QStringLiteral("A"));
-const QCommandLineOption kLimit(QStringLiteral("limit"), QStringLiteral("Units of cost allowed per window (1..10^12)."), QStringLiteral("N"));
-const QCommandLineOption kWindow(QStringLiteral("window"), QStringLiteral("Window length (1ms..366d), e.g. 60s."), QStringLiteral("D"));
+const QCommandLineOption kAlgo = algoOption();
+const QCommandLineOption kLimit = limitOption();
+const QCommandLineOption kWindow = windowOption();
 const QCommandLineOption kCost(QStringLiteral("cost"), QStringLiteral("Cost of this request (default 1, at most the limit)."), QStringLiteral("C"));
 const QCommandLineOption kScoreUnit(QStringLiteral("score-unit"), QStringLiteral("Time unit of a foreign sliding log's scores: auto, s, ms or us."),
                                     QStringLiteral("U"));

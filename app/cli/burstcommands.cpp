@@ -1,0 +1,343 @@
+// `ratescope-cli burst` and `boundary`: load tests against one limiter, audited as mutations.
+#include "cli.h"
+#include "limitoptions.h"
+
+#include "audit.h"
+#include "boundaryscenario.h"
+#include "burst.h"
+#include "duration.h"
+#include "errors.h"
+
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QSaveFile>
+
+#include <atomic>
+#include <csignal>
+#include <unistd.h>
+
+namespace ratescope::cli {
+
+namespace {
+
+const QCommandLineOption kAlgo = algoOption();
+const QCommandLineOption kLimit = limitOption();
+const QCommandLineOption kWindow = windowOption();
+const QCommandLineOption kCost(QStringLiteral("cost"), QStringLiteral("Cost of every request (default 1, at most the limit)."),
+                               QStringLiteral("C"));
+const QCommandLineOption kRequests(QStringLiteral("requests"),
+                                   QStringLiteral("Requests to send (at least one of --requests and --duration)."), QStringLiteral("N"));
+const QCommandLineOption kDuration(QStringLiteral("duration"),
+                                   QStringLiteral("Stop after this long (with --requests: whichever comes first)."), QStringLiteral("D"));
+const QCommandLineOption kRate(QStringLiteral("rate"),
+                               QStringLiteral("Requests per second over all connections, open loop (default: as fast as possible)."),
+                               QStringLiteral("R"));
+const QCommandLineOption kConnections(QStringLiteral("connections"), QStringLiteral("Connections, each on its own thread (default 1)."),
+                                      QStringLiteral("C"));
+const QCommandLineOption kPipeline(QStringLiteral("pipeline"), QStringLiteral("Requests per round trip on each connection (default 1)."),
+                                   QStringLiteral("P"));
+const QCommandLineOption kTimeline(QStringLiteral("timeline"), QStringLiteral("Write allowed/denied/errors per 100 ms as CSV to FILE."),
+                                   QStringLiteral("FILE"));
+const QCommandLineOption kKey(QStringLiteral("key"),
+                              QStringLiteral("Key to use; it must not exist (default: a new key under the namespace)."),
+                              QStringLiteral("K"));
+
+constexpr int kHistogramBars = 10;
+constexpr int kHistogramWidth = 40;
+
+LimitSpec specFromOptions(const Cli &cli, bool withCost)
+{
+    for (const QString &required : {QStringLiteral("algo"), QStringLiteral("limit"), QStringLiteral("window")})
+        if (!cli.args().isSet(required))
+            throw UsageError(QStringLiteral("--%1 is required").arg(required));
+    LimitSpec spec;
+    spec.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
+    spec.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
+    spec.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+    spec.cost = withCost ? cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1) : 1;
+    spec.validate();
+    return spec;
+}
+
+double rateOption(const Cli &cli)
+{
+    if (!cli.args().isSet(QStringLiteral("rate")))
+        return 0;
+    bool ok = false;
+    const double rate = cli.args().value(QStringLiteral("rate")).toDouble(&ok);
+    if (!ok || !(rate > 0))
+        throw UsageError(QStringLiteral("--rate must be a positive number of requests per second, not '%1'")
+                             .arg(cli.args().value(QStringLiteral("rate"))));
+    return rate;
+}
+
+BurstConfig burstConfig(const Cli &cli)
+{
+    const QStringList p = cli.positional();
+    if (p.size() != 1 || p[0].isEmpty())
+        throw UsageError(QStringLiteral("expected exactly one KEY"));
+    BurstConfig c;
+    c.key = p[0].toUtf8();
+    c.spec = specFromOptions(cli, true);
+    if (cli.args().isSet(QStringLiteral("requests")))
+        c.requests = cli.integerOption(QStringLiteral("requests"), 1, kMaxLimit);
+    if (cli.args().isSet(QStringLiteral("duration")))
+        c.durationUs = cli.durationOptionUs(QStringLiteral("duration"));
+    if (!c.requests && !c.durationUs)
+        throw UsageError(QStringLiteral("--requests or --duration is required"));
+    c.rate = rateOption(cli);
+    c.connections = int(cli.integerOption(QStringLiteral("connections"), 1, BurstConfig::kMaxConnections, 1));
+    c.pipeline = int(cli.integerOption(QStringLiteral("pipeline"), 1, BurstConfig::kMaxPipeline, 1));
+    c.validate();
+    return c;
+}
+
+// Ctrl-C ends the burst early but still prints the summary; a second one kills as usual.
+std::atomic<BurstEngine *> g_interruptible{nullptr};
+
+class InterruptCancels {
+public:
+    explicit InterruptCancels(BurstEngine &engine)
+    {
+        g_interruptible.store(&engine);
+        struct sigaction sa = {};
+        sa.sa_handler = [](int) {
+            if (BurstEngine *e = g_interruptible.load())
+                e->cancel(); // an atomic store: safe in a signal handler
+        };
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGINT, &sa, &m_previous);
+    }
+    ~InterruptCancels()
+    {
+        ::sigaction(SIGINT, &m_previous, nullptr);
+        g_interruptible.store(nullptr);
+    }
+    InterruptCancels(const InterruptCancels &) = delete;
+    InterruptCancels &operator=(const InterruptCancels &) = delete;
+
+private:
+    struct sigaction m_previous = {};
+};
+
+QString us(qint64 v)
+{
+    return formatDurationUs(v);
+}
+
+void printHistogram(Cli &cli, const LatencyHistogram &latency)
+{
+    const auto bars = latency.bars(kHistogramBars);
+    qint64 most = 0;
+    for (const auto &b : bars)
+        most = std::max(most, b.count);
+    if (!most)
+        return;
+    cli.out() << "\nlatency distribution\n";
+    for (const auto &b : bars) {
+        const int width = int((b.count * kHistogramWidth + most - 1) / most);
+        cli.out() << QStringLiteral("  %1 .. %2  %3 %4\n")
+                         .arg(us(b.lowUs), 9)
+                         .arg(us(b.highUs), -9)
+                         .arg(QString(width, QLatin1Char('#')), -kHistogramWidth)
+                         .arg(b.count);
+    }
+    cli.out().flush();
+}
+
+void printSummary(Cli &cli, const BurstSummary &s)
+{
+    if (cli.json()) {
+        cli.printJson(s.toJson());
+        return;
+    }
+    const LatencyHistogram &l = s.latency;
+    QList<QPair<QString, QString>> fields = {
+        {QStringLiteral("sent"), QString::number(s.sent)},
+        {QStringLiteral("allowed"), QString::number(s.allowed)},
+        {QStringLiteral("denied"), QString::number(s.denied)},
+        {QStringLiteral("errors"), QString::number(s.errors)},
+        {QStringLiteral("elapsed"), us(s.elapsedUs)},
+        {QStringLiteral("throughput"), QStringLiteral("%1 decisions/s").arg(qint64(std::llround(s.throughput())))},
+        {QStringLiteral("latency"),
+         QStringLiteral("p50 %1  p90 %2  p99 %3  p99.9 %4  max %5")
+             .arg(us(l.percentile(50)), us(l.percentile(90)), us(l.percentile(99)), us(l.percentile(99.9)), us(l.max()))},
+    };
+    if (!s.firstError.isEmpty())
+        fields.append({QStringLiteral("first_error"), s.firstError});
+    if (s.cancelled)
+        fields.append({QStringLiteral("cancelled"), QStringLiteral("yes (interrupted)")});
+    cli.printFields(fields);
+    printHistogram(cli, l);
+}
+
+// Never half-written: QSaveFile writes a temporary file and renames it on commit. Returns
+// the exit code (the summary is out already, so a failure is reported, not thrown).
+int writeTimeline(Cli &cli, const QString &path, const BurstSummary &s)
+{
+    QSaveFile file(path);
+    if (file.open(QIODevice::WriteOnly) && file.write(timelineCsv(s.timeline)) >= 0 && file.commit())
+        return ExitOk;
+    cli.err() << "ratescope-cli: cannot write the timeline to '" << path << "': " << file.errorString() << '\n';
+    cli.err().flush();
+    return ExitUsage;
+}
+
+QString compact(const QJsonObject &o)
+{
+    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+}
+
+// Returns the exit code the audit trail's failure calls for (0 when written).
+int audit(Cli &cli, const QByteArray &key, const QJsonObject &before, const QJsonObject &after, qint64 count)
+{
+    AuditEntry entry;
+    entry.action = QStringLiteral("burst");
+    entry.target = QString::fromUtf8(key);
+    entry.before = compact(before);
+    entry.after = compact(after);
+    entry.count = count;
+    try {
+        AuditLog(cli.connection(), cli.ns()).append(entry, cli.operatorName());
+        return ExitOk;
+    } catch (const Error &e) {
+        cli.err() << "ratescope-cli: the audit entry was not written: " << e.message() << '\n';
+        cli.err().flush();
+        return dynamic_cast<const ConnectionError *>(&e) ? ExitConnection : ExitServer;
+    }
+}
+
+// Connection trouble first (the server died or stalled), then the server's own refusal.
+int exitCodeFor(const BurstSummary &s)
+{
+    if (s.connectionErrors > 0)
+        return ExitConnection;
+    if (s.errors > 0)
+        return s.firstError.startsWith(QLatin1String("WRONGTYPE")) ? ExitUsage : ExitServer;
+    return ExitOk;
+}
+
+void showProgress(Cli &cli, const BurstProgress &p)
+{
+    cli.err() << QStringLiteral("\r%1  sent %2  allowed %3  denied %4  errors %5 ")
+                     .arg(us((p.elapsedUs + 50000) / 100000 * 100000), 6)
+                     .arg(p.sent)
+                     .arg(p.allowed)
+                     .arg(p.denied)
+                     .arg(p.errors);
+    cli.err().flush();
+}
+
+int runBurst(Cli &cli)
+{
+    const BurstConfig config = burstConfig(cli);
+    BurstEngine engine(cli.connectionOptions(), config);
+    const bool live = !cli.json() && ::isatty(STDERR_FILENO);
+    if (live)
+        engine.setProgressCallback([&cli](const BurstProgress &p) { showProgress(cli, p); });
+    BurstSummary summary;
+    {
+        InterruptCancels interrupt(engine);
+        summary = engine.run(); // throws only when nothing was sent
+    }
+    if (live)
+        cli.err() << '\n';
+    printSummary(cli, summary);
+    const int written =
+        cli.args().isSet(QStringLiteral("timeline")) ? writeTimeline(cli, cli.args().value(QStringLiteral("timeline")), summary) : ExitOk;
+    const int audited = audit(cli, config.key, config.toJson(), summary.toJson(), summary.sent);
+    const int code = exitCodeFor(summary);
+    if (code != ExitOk) {
+        cli.err() << "ratescope-cli: " << summary.errors << " of " << summary.sent << " requests failed; the first: " << summary.firstError
+                  << '\n';
+        cli.err().flush();
+    }
+    for (int c : {code, audited, written})
+        if (c != ExitOk)
+            return c;
+    return ExitOk;
+}
+
+QByteArray boundaryKey(const Cli &cli, const LimitSpec &spec)
+{
+    if (cli.args().isSet(QStringLiteral("key"))) {
+        const QString key = cli.args().value(QStringLiteral("key"));
+        if (key.isEmpty())
+            throw UsageError(QStringLiteral("--key must not be empty"));
+        return key.toUtf8();
+    }
+    const QString suffix = QString::number(QRandomGenerator::global()->generate64(), 16);
+    return (cli.ns() + QStringLiteral("boundary:") + algorithmName(spec.algorithm) + QLatin1Char(':') + suffix).toUtf8();
+}
+
+void printBoundary(Cli &cli, const QByteArray &key, const LimitSpec &spec, const BoundaryResult &r)
+{
+    if (cli.json()) {
+        QJsonObject o = r.toJson();
+        o.insert(QStringLiteral("key"), QString::fromUtf8(key));
+        o.insert(QStringLiteral("algo"), algorithmName(spec.algorithm));
+        o.insert(QStringLiteral("limit"), spec.limit);
+        o.insert(QStringLiteral("window_us"), spec.windowUs);
+        cli.printJson(o);
+        return;
+    }
+    cli.printFields({
+        {QStringLiteral("key"), QString::fromUtf8(key)},
+        {QStringLiteral("admitted"), QStringLiteral("%1 of %2 requests (%3x the limit of %4)")
+                                         .arg(r.admitted())
+                                         .arg(2 * r.requestsPerBurst)
+                                         .arg(double(r.admitted()) / double(spec.limit), 0, 'f', 2)
+                                         .arg(spec.limit)},
+        {QStringLiteral("before"),
+         QStringLiteral("%1 allowed, the last reply %2 before the boundary").arg(r.firstAllowed).arg(us(r.boundaryUs - r.firstEndUs))},
+        {QStringLiteral("after"),
+         QStringLiteral("%1 allowed, starting %2 after the boundary").arg(r.secondAllowed).arg(us(r.secondStartUs - r.boundaryUs))},
+        {QStringLiteral("span"), QStringLiteral("%1 in a %2 window").arg(us(r.secondEndUs - r.firstStartUs), us(spec.windowUs))},
+    });
+}
+
+int runBoundary(Cli &cli)
+{
+    if (!cli.positional().isEmpty())
+        throw UsageError(QStringLiteral("boundary takes no KEY argument (use --key K)"));
+    const LimitSpec spec = specFromOptions(cli, false);
+    const QByteArray key = boundaryKey(cli, spec);
+    const QJsonObject before{{QStringLiteral("scenario"), QStringLiteral("boundary")},
+                             {QStringLiteral("algo"), algorithmName(spec.algorithm)},
+                             {QStringLiteral("limit"), spec.limit},
+                             {QStringLiteral("window_us"), spec.windowUs}};
+    BoundaryScenario scenario(cli.connection(), key, spec);
+    BoundaryResult result;
+    try {
+        result = scenario.run();
+    } catch (const Error &e) {
+        if (scenario.requestsSent() > 0) // it mutated before failing: audit that too
+            audit(cli, key, before, {{QStringLiteral("error"), e.message()}}, scenario.requestsSent());
+        throw;
+    }
+    printBoundary(cli, key, spec, result);
+    return audit(cli, key, before, result.toJson(), scenario.requestsSent());
+}
+
+} // namespace
+
+void registerBursts(QList<Subcommand> &commands)
+{
+    commands.append({QStringLiteral("burst"),
+                     QStringLiteral("burst KEY --algo A --limit N --window D --requests N [--duration D] [--rate R] "
+                                    "[--connections C] [--pipeline P] [--cost C] [--timeline FILE]"),
+                     QStringLiteral("Load test: fire requests at the limiter at KEY; summary with latency percentiles."),
+                     {kAlgo, kLimit, kWindow, kCost, kRequests, kDuration, kRate, kConnections, kPipeline, kTimeline},
+                     true,
+                     runBurst});
+    commands.append({QStringLiteral("boundary"),
+                     QStringLiteral("boundary --algo A --limit N --window D [--key K]"),
+                     QStringLiteral("Bursts of `limit` just before and just after a window "
+                                    "boundary; reports the admitted total."),
+                     {kAlgo, kLimit, kWindow, kKey},
+                     true,
+                     runBoundary});
+}
+
+} // namespace ratescope::cli

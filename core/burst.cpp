@@ -1,0 +1,529 @@
+#include "burst.h"
+
+#include "connection.h"
+#include "duration.h"
+#include "errors.h"
+#include "limiter.h"
+#include "limiterscript.h"
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <latch>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace ratescope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Nanos = qint64; // steady-clock time in nanoseconds
+
+constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
+// How long a sleeping connection goes without looking at the cancel flag.
+constexpr Nanos kCancelPollNs = 20'000'000;
+
+Nanos nowNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+void sleepUntil(Nanos t)
+{
+    std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(t)));
+}
+
+qint64 roundedUs(Nanos ns)
+{
+    return (ns + 500) / 1000;
+}
+
+// Which requests exist and when each is due: one ticket per request, shared by all
+// connections, so fast connections take more of an unpaced burst and a paced one keeps
+// one global schedule.
+class Schedule {
+public:
+    Schedule(const BurstConfig &config, const std::atomic<bool> &cancelled)
+        : m_maxRequests(config.requests.value_or(std::numeric_limits<qint64>::max()))
+        , m_durationNs(config.durationUs ? *config.durationUs * 1000 : kNever)
+        , m_intervalNs(config.rate > 0 ? 1e9 / config.rate : 0)
+        , m_cancelled(cancelled)
+    {
+    }
+
+    void start(Nanos at)
+    {
+        m_startNs = at;
+        m_endNs = m_durationNs == kNever ? kNever : at + m_durationNs;
+    }
+    Nanos startNs() const { return m_startNs; }
+    bool paced() const { return m_intervalNs > 0; }
+
+    // Up to n tickets to send now (unpaced); 0 when the burst is over.
+    qint64 claimNow(qint64 n)
+    {
+        if (over() || nowNs() >= m_endNs)
+            return 0;
+        const qint64 first = m_next.fetch_add(n, std::memory_order_relaxed);
+        return first >= m_maxRequests ? 0 : std::min(n, m_maxRequests - first);
+    }
+
+    // The next ticket's intended send time (paced); nullopt when the burst is over.
+    std::optional<Nanos> claimNext()
+    {
+        if (over())
+            return std::nullopt;
+        const qint64 ticket = m_next.fetch_add(1, std::memory_order_relaxed);
+        const Nanos due = m_startNs + Nanos(std::llround(double(ticket) * m_intervalNs));
+        if (ticket >= m_maxRequests || due >= m_endNs)
+            return std::nullopt;
+        return due;
+    }
+
+    bool over() const { return m_cancelled.load(std::memory_order_relaxed); }
+
+private:
+    const qint64 m_maxRequests;
+    const Nanos m_durationNs;
+    const double m_intervalNs;
+    const std::atomic<bool> &m_cancelled;
+    Nanos m_startNs = 0;
+    Nanos m_endNs = kNever;
+    std::atomic<qint64> m_next{0};
+};
+
+// Live counts of one connection, read by the progress loop on another thread.
+struct alignas(64) Tally {
+    std::atomic<qint64> sent{0};
+    std::atomic<qint64> allowed{0};
+    std::atomic<qint64> denied{0};
+    std::atomic<qint64> errors{0};
+
+    static void add(std::atomic<qint64> &counter, qint64 n) { counter.fetch_add(n, std::memory_order_relaxed); }
+};
+
+// One connection of a burst, on its own thread from construction of its Connection to its
+// destruction (a Connection belongs to one thread).
+class BurstConnection {
+public:
+    BurstConnection(const ConnectionOptions &options, const BurstConfig &config, Schedule &schedule, Tally &tally)
+        : m_options(options)
+        , m_config(config)
+        , m_script(LimiterScript::forAlgorithm(config.spec.algorithm))
+        , m_command(m_script.command(config.key, Limiter::arguments(config.key, config.spec, std::nullopt, false), false))
+        , m_schedule(schedule)
+        , m_tally(tally)
+    {
+    }
+
+    // Before the clock starts: connected, script cached. Throws.
+    void setUp()
+    {
+        m_connection = std::make_unique<Connection>(m_options);
+        m_connection->connect();
+        m_script.load(*m_connection);
+    }
+    void tearDown() { m_connection.reset(); }
+
+    // Until the schedule runs out or the burst is cancelled. Never throws.
+    void run()
+    {
+        for (;;) {
+            if (!m_resend.empty()) {
+                m_batch.swap(m_resend);
+                m_resend.clear();
+            } else if (!collectDue()) {
+                break;
+            }
+            roundTrip();
+        }
+        finishedAt = nowNs();
+    }
+
+    LatencyHistogram latency;
+    qint64 connectionErrors = 0;
+    QString firstError;
+    Nanos firstErrorAt = kNever;
+    Nanos finishedAt = 0;
+
+private:
+    struct Request {
+        Nanos intendedNs = 0; // 0: as sent (unpaced)
+        bool resent = false;  // after a NOSCRIPT: never a second time
+    };
+
+    bool collectDue();
+    bool waitUntilDue(Nanos due);
+    void roundTrip();
+    void settle(const Request &request, const Reply &reply, Nanos at);
+    void reloadScript();
+    void countError(const QString &why, bool connection, qint64 n = 1);
+
+    const ConnectionOptions &m_options;
+    const BurstConfig &m_config;
+    const LimiterScript &m_script;
+    const Command m_command; // every request of a burst is the same decision
+    Schedule &m_schedule;
+    Tally &m_tally;
+    std::unique_ptr<Connection> m_connection;
+    std::optional<Nanos> m_claimed; // a paced ticket that is not due yet
+    std::vector<Request> m_batch;
+    std::vector<Request> m_resend;
+    std::vector<Command> m_commands;
+};
+
+// The next round trip's requests: up to `pipeline` of those already due, waiting for the
+// first if none is. False when the burst is over for this connection.
+bool BurstConnection::collectDue()
+{
+    m_batch.clear();
+    const qint64 room = m_config.pipeline;
+    if (!m_schedule.paced()) {
+        m_batch.resize(size_t(m_schedule.claimNow(room)));
+        return !m_batch.empty();
+    }
+    while (qint64(m_batch.size()) < room) {
+        if (!m_claimed)
+            m_claimed = m_schedule.claimNext();
+        if (!m_claimed)
+            break;
+        if (*m_claimed > nowNs()) {
+            if (!m_batch.empty())
+                break; // send what is due; this one goes in a later round trip
+            if (!waitUntilDue(*m_claimed))
+                break;
+        }
+        m_batch.push_back({*m_claimed, false});
+        m_claimed.reset();
+    }
+    return !m_batch.empty();
+}
+
+// Sleeps until `due`, looking at the cancel flag now and then. False when cancelled.
+bool BurstConnection::waitUntilDue(Nanos due)
+{
+    for (Nanos now = nowNs(); now < due; now = nowNs()) {
+        if (m_schedule.over()) {
+            m_claimed.reset();
+            return false;
+        }
+        sleepUntil(std::min(due, now + kCancelPollNs));
+    }
+    return true;
+}
+
+void BurstConnection::roundTrip()
+{
+    const Nanos sentAt = nowNs();
+    qint64 fresh = 0;
+    for (Request &r : m_batch) {
+        if (!r.intendedNs)
+            r.intendedNs = sentAt;
+        fresh += r.resent ? 0 : 1;
+    }
+    Tally::add(m_tally.sent, fresh);
+    m_commands.resize(m_batch.size(), m_command);
+    size_t done = 0;
+    try {
+        m_connection->send(m_commands);
+        for (; done < m_batch.size(); ++done) {
+            const Reply reply = m_connection->receive();
+            settle(m_batch[done], reply, nowNs());
+        }
+    } catch (const ConnectionError &e) {
+        // Sent or not, these may have been counted by the server: errors, never re-sent.
+        countError(e.message(), true, qint64(m_batch.size() - done));
+    } catch (const std::exception &e) {
+        countError(QString::fromUtf8(e.what()), true, qint64(m_batch.size() - done));
+    }
+    if (!m_resend.empty())
+        reloadScript();
+}
+
+void BurstConnection::settle(const Request &request, const Reply &reply, Nanos at)
+{
+    if (reply.isError()) {
+        // NOSCRIPT: the script did not run, so sending it again counts the request once.
+        if (!request.resent && reply.bytes().startsWith("NOSCRIPT"))
+            m_resend.push_back({request.intendedNs, true});
+        else
+            countError(reply.text(), false);
+        return;
+    }
+    try {
+        const Decision d = Decision::fromReply(reply);
+        Tally::add(d.allowed ? m_tally.allowed : m_tally.denied, 1);
+        latency.record(roundedUs(at - request.intendedNs));
+    } catch (const Error &e) {
+        countError(e.message(), false);
+    }
+}
+
+// After NOSCRIPT replies (server restarted, SCRIPT FLUSH): load, then resend those requests.
+void BurstConnection::reloadScript()
+{
+    try {
+        m_script.load(*m_connection);
+    } catch (const Error &e) {
+        countError(e.message(), dynamic_cast<const ConnectionError *>(&e) != nullptr, qint64(m_resend.size()));
+        m_resend.clear();
+    }
+}
+
+void BurstConnection::countError(const QString &why, bool connection, qint64 n)
+{
+    if (n <= 0)
+        return;
+    Tally::add(m_tally.errors, n);
+    if (connection)
+        connectionErrors += n;
+    if (firstError.isEmpty()) {
+        firstError = why;
+        firstErrorAt = nowNs();
+    }
+}
+
+struct Totals {
+    qint64 sent = 0, allowed = 0, denied = 0, errors = 0;
+};
+
+Totals sum(const std::vector<std::unique_ptr<Tally>> &tallies)
+{
+    Totals t;
+    for (const auto &tally : tallies) {
+        t.sent += tally->sent.load(std::memory_order_relaxed);
+        t.allowed += tally->allowed.load(std::memory_order_relaxed);
+        t.denied += tally->denied.load(std::memory_order_relaxed);
+        t.errors += tally->errors.load(std::memory_order_relaxed);
+    }
+    return t;
+}
+
+// The progress side of a running burst: turns counts into 100 ms slices.
+class Timeline {
+public:
+    Timeline(const std::vector<std::unique_ptr<Tally>> &tallies, const BurstEngine::ProgressCallback &callback)
+        : m_tallies(tallies)
+        , m_callback(callback)
+    {
+    }
+
+    void sliceAt(qint64 elapsedUs)
+    {
+        const Totals now = sum(m_tallies);
+        elapsedUs = std::max(elapsedUs, m_slices.empty() ? 0 : m_slices.back().endUs);
+        m_slices.push_back({elapsedUs, now.allowed - m_last.allowed, now.denied - m_last.denied, now.errors - m_last.errors});
+        m_last = now;
+        if (m_callback)
+            m_callback({elapsedUs, now.sent, now.allowed, now.denied, now.errors, m_slices});
+    }
+    std::vector<BurstSlice> take() { return std::move(m_slices); }
+
+private:
+    const std::vector<std::unique_ptr<Tally>> &m_tallies;
+    const BurstEngine::ProgressCallback &m_callback;
+    std::vector<BurstSlice> m_slices;
+    Totals m_last;
+};
+
+} // namespace
+
+void BurstConfig::validate() const
+{
+    if (key.isEmpty())
+        throw UsageError(QStringLiteral("the key must not be empty"));
+    spec.validate();
+    if (!requests && !durationUs)
+        throw UsageError(QStringLiteral("a burst needs a number of requests or a duration"));
+    if (requests && *requests < 1)
+        throw UsageError(QStringLiteral("requests must be at least 1, not %1").arg(*requests));
+    if (durationUs && *durationUs < 1000)
+        throw UsageError(QStringLiteral("the duration must be at least 1ms, not %1").arg(formatDurationUs(*durationUs)));
+    if (!(rate >= 0) || !std::isfinite(rate) || rate > 1e9)
+        throw UsageError(QStringLiteral("the rate must be between 0 (as fast as possible) and 10^9 requests/s, not %1").arg(rate));
+    if (connections < 1 || connections > kMaxConnections)
+        throw UsageError(QStringLiteral("connections must be between 1 and %1, not %2").arg(kMaxConnections).arg(connections));
+    if (pipeline < 1 || pipeline > kMaxPipeline)
+        throw UsageError(QStringLiteral("the pipeline depth must be between 1 and %1, not %2").arg(kMaxPipeline).arg(pipeline));
+}
+
+QJsonObject BurstConfig::toJson() const
+{
+    QJsonObject o{
+        {QStringLiteral("key"), QString::fromUtf8(key)},
+        {QStringLiteral("algo"), algorithmName(spec.algorithm)},
+        {QStringLiteral("limit"), spec.limit},
+        {QStringLiteral("window_us"), spec.windowUs},
+        {QStringLiteral("cost"), spec.cost},
+        {QStringLiteral("connections"), connections},
+        {QStringLiteral("pipeline"), pipeline},
+    };
+    if (requests)
+        o.insert(QStringLiteral("requests"), *requests);
+    if (durationUs)
+        o.insert(QStringLiteral("duration_us"), *durationUs);
+    if (rate > 0)
+        o.insert(QStringLiteral("rate"), rate);
+    return o;
+}
+
+double BurstSummary::throughput() const
+{
+    return elapsedUs > 0 ? double(allowed + denied) * 1e6 / double(elapsedUs) : 0.0;
+}
+
+QJsonObject BurstSummary::toJson() const
+{
+    QJsonObject o{
+        {QStringLiteral("sent"), sent},
+        {QStringLiteral("allowed"), allowed},
+        {QStringLiteral("denied"), denied},
+        {QStringLiteral("errors"), errors},
+        {QStringLiteral("connection_errors"), connectionErrors},
+        {QStringLiteral("elapsed_ms"), (elapsedUs + 500) / 1000},
+        {QStringLiteral("throughput"), std::round(throughput() * 10) / 10},
+        {QStringLiteral("latency_us"),
+         QJsonObject{
+             {QStringLiteral("min"), latency.min()},
+             {QStringLiteral("mean"), std::round(latency.mean() * 10) / 10},
+             {QStringLiteral("p50"), latency.percentile(50)},
+             {QStringLiteral("p90"), latency.percentile(90)},
+             {QStringLiteral("p99"), latency.percentile(99)},
+             {QStringLiteral("p999"), latency.percentile(99.9)},
+             {QStringLiteral("max"), latency.max()},
+         }},
+        {QStringLiteral("cancelled"), cancelled},
+    };
+    if (!firstError.isEmpty())
+        o.insert(QStringLiteral("first_error"), firstError);
+    return o;
+}
+
+QByteArray timelineCsv(std::span<const BurstSlice> timeline)
+{
+    QByteArray csv = "elapsed_ms,allowed,denied,errors\n";
+    for (const BurstSlice &s : timeline)
+        csv += QByteArray::number(double(s.endUs) / 1000.0, 'f', 1) + ',' + QByteArray::number(s.allowed) + ',' +
+               QByteArray::number(s.denied) + ',' + QByteArray::number(s.errors) + '\n';
+    return csv;
+}
+
+BurstEngine::BurstEngine(ConnectionOptions options, BurstConfig config)
+    : m_options(std::move(options))
+    , m_config(std::move(config))
+{
+}
+
+BurstSummary BurstEngine::run()
+{
+    m_config.validate();
+    Schedule schedule(m_config, m_cancelled);
+    const size_t n = size_t(m_config.connections);
+    std::vector<std::unique_ptr<Tally>> tallies;
+    std::vector<std::unique_ptr<BurstConnection>> connections;
+    for (size_t i = 0; i < n; ++i) {
+        tallies.push_back(std::make_unique<Tally>());
+        connections.push_back(std::make_unique<BurstConnection>(m_options, m_config, schedule, *tallies.back()));
+    }
+
+    std::vector<std::exception_ptr> setUpErrors(n);
+    std::latch ready{std::ptrdiff_t(n)};
+    std::latch startGate(1);
+    std::atomic<bool> abort{false};
+    std::mutex mutex;
+    std::condition_variable finishedChanged;
+    size_t finished = 0;
+
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < n; ++i) {
+        threads.emplace_back([&, i] {
+            BurstConnection &c = *connections[i];
+            try {
+                c.setUp();
+            } catch (...) {
+                setUpErrors[i] = std::current_exception();
+            }
+            ready.count_down();
+            startGate.wait();
+            if (!abort.load())
+                c.run();
+            c.tearDown();
+            std::lock_guard lock(mutex);
+            ++finished;
+            finishedChanged.notify_all();
+        });
+    }
+    // Joins on every way out, so no thread outlives the objects it uses.
+    struct Joiner {
+        std::vector<std::thread> &threads;
+        std::latch &startGate;
+        std::atomic<bool> &abort;
+        bool started = false;
+        ~Joiner()
+        {
+            if (!started) {
+                abort.store(true);
+                startGate.count_down();
+            }
+            for (auto &t : threads)
+                t.join();
+        }
+    } joiner{threads, startGate, abort};
+
+    ready.wait();
+    for (const auto &e : setUpErrors)
+        if (e)
+            std::rethrow_exception(e); // nothing was sent yet
+
+    Timeline timeline(tallies, m_progress);
+    schedule.start(nowNs());
+    joiner.started = true;
+    startGate.count_down();
+    try {
+        std::unique_lock lock(mutex);
+        for (int tick = 1;; ++tick) {
+            const auto at =
+                Clock::time_point(std::chrono::nanoseconds(schedule.startNs())) + std::chrono::milliseconds(kProgressIntervalMs) * tick;
+            if (finishedChanged.wait_until(lock, at, [&] { return finished == n; }))
+                break;
+            lock.unlock();
+            timeline.sliceAt(roundedUs(nowNs() - schedule.startNs()));
+            lock.lock();
+        }
+    } catch (...) {
+        cancel(); // a throwing progress callback: stop the burst, then let the joiner wait
+        throw;
+    }
+    for (auto &t : threads)
+        t.join();
+    threads.clear();
+
+    BurstSummary summary;
+    Nanos lastFinish = schedule.startNs();
+    Nanos firstErrorAt = kNever;
+    for (const auto &c : connections) {
+        summary.latency.merge(c->latency);
+        summary.connectionErrors += c->connectionErrors;
+        lastFinish = std::max(lastFinish, c->finishedAt);
+        if (c->firstErrorAt < firstErrorAt) {
+            firstErrorAt = c->firstErrorAt;
+            summary.firstError = c->firstError;
+        }
+    }
+    summary.elapsedUs = roundedUs(lastFinish - schedule.startNs());
+    timeline.sliceAt(summary.elapsedUs);
+    const Totals totals = sum(tallies);
+    summary.sent = totals.sent;
+    summary.allowed = totals.allowed;
+    summary.denied = totals.denied;
+    summary.errors = totals.errors;
+    summary.cancelled = isCancelled();
+    summary.timeline = timeline.take();
+    return summary;
+}
+
+} // namespace ratescope

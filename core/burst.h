@@ -1,0 +1,123 @@
+// Test bursts: fire many decisions at one limiter, as fast as Redis allows or at a set rate,
+// and report exactly what it admitted and how long each decision took.
+#pragma once
+
+#include "algorithm.h"
+#include "connectionoptions.h"
+#include "latencyhistogram.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace ratescope {
+
+struct BurstConfig {
+    QByteArray key;
+    LimitSpec spec;                   // algorithm, limit, window, cost of every request
+    std::optional<qint64> requests;   // stop after this many requests ...
+    std::optional<qint64> durationUs; // ... or this long after the start, whichever comes first
+    double rate = 0;                  // requests/s over all connections, open loop; 0: as fast as possible
+    int connections = 1;              // each on its own thread
+    int pipeline = 1;                 // requests per round trip on one connection
+
+    static constexpr int kMaxConnections = 256;
+    static constexpr int kMaxPipeline = 10000;
+
+    // Throws UsageError naming the bad value.
+    void validate() const;
+    // The parameters, for the audit trail ("before").
+    QJsonObject toJson() const;
+};
+
+// Decisions that completed in one slice of the burst's timeline (every 100 ms).
+struct BurstSlice {
+    qint64 endUs = 0; // since the start; the slice covers (previous endUs, endUs]
+    qint64 allowed = 0;
+    qint64 denied = 0;
+    qint64 errors = 0;
+};
+
+// What the progress callback sees. The timeline is valid during the call only.
+struct BurstProgress {
+    qint64 elapsedUs = 0;
+    qint64 sent = 0;
+    qint64 allowed = 0;
+    qint64 denied = 0;
+    qint64 errors = 0;
+    std::span<const BurstSlice> timeline;
+};
+
+struct BurstSummary {
+    // Every request sent (or attempted while the server was unreachable) ends as exactly one
+    // of allowed, denied or errors: sent == allowed + denied + errors.
+    qint64 sent = 0;
+    qint64 allowed = 0;
+    qint64 denied = 0;
+    qint64 errors = 0;
+    qint64 connectionErrors = 0; // the part of errors lost to a failed connection (timeout, drop)
+    QString firstError;          // the earliest error's text, empty when none
+    bool cancelled = false;
+    qint64 elapsedUs = 0;     // from the start to the last reply
+    LatencyHistogram latency; // from each request's intended send time to its reply
+    std::vector<BurstSlice> timeline;
+
+    // Decisions (allowed + denied) per second.
+    double throughput() const;
+    // The JSON summary of DESIGN §7 plus p999, min, mean, connection_errors, first_error,
+    // cancelled. Without the timeline.
+    QJsonObject toJson() const;
+};
+
+// The timeline as CSV: "elapsed_ms,allowed,denied,errors", one line per slice.
+QByteArray timelineCsv(std::span<const BurstSlice> timeline);
+
+// Runs bursts. One connection per thread, each connected and with the script loaded before
+// the clock starts. Up to `pipeline` requests go out in one write and all their replies are
+// read before the next write (as redis-benchmark -P does): the transport must not see new
+// commands while replies are outstanding.
+//
+// Open loop: with a rate, request i is due at start + i / rate whatever the server does, and
+// its latency is measured from that intended time, so a stalled server shows as latency
+// instead of hiding behind fewer requests (coordinated omission). Without a rate, a request
+// is due when it is sent.
+//
+// Faults are counted, never fatal and never blindly retried: a request whose connection
+// failed before its reply may have been counted by the server, so it is an error, not sent
+// again. Only an explicit NOSCRIPT reply (the script did not run) loads the script and sends
+// that request once more. After a failure the connection reconnects for its next requests;
+// while the server is down those fail fast, so the burst still ends promptly.
+class BurstEngine {
+public:
+    using ProgressCallback = std::function<void(const BurstProgress &)>;
+    static constexpr int kProgressIntervalMs = 100;
+
+    BurstEngine(ConnectionOptions options, BurstConfig config);
+
+    // Called on the thread that runs the burst, every 100 ms and once at the end.
+    void setProgressCallback(ProgressCallback callback) { m_progress = std::move(callback); }
+
+    // Blocks until the burst is over. Throws UsageError for a bad configuration and
+    // ConnectionError/ReplyError when a connection cannot be set up (nothing was sent then);
+    // once the clock runs, failures are counted in the summary instead.
+    BurstSummary run();
+
+    // From any thread (also from the progress callback): no new requests go out; the
+    // replies of those in flight are still awaited and counted. run() then returns.
+    void cancel() { m_cancelled.store(true, std::memory_order_relaxed); }
+    bool isCancelled() const { return m_cancelled.load(std::memory_order_relaxed); }
+
+private:
+    ConnectionOptions m_options;
+    BurstConfig m_config;
+    ProgressCallback m_progress;
+    std::atomic<bool> m_cancelled{false};
+};
+
+} // namespace ratescope
