@@ -80,8 +80,7 @@ QByteArray timelineCsv(std::span<const BurstSlice> timeline);
 
 // Runs bursts. One connection per thread, each connected and with the script loaded before
 // the clock starts. Up to `pipeline` requests go out in one write and all their replies are
-// read before the next write (as redis-benchmark -P does): the transport must not see new
-// commands while replies are outstanding.
+// read before the next write, as redis-benchmark -P does, so the two compare like for like.
 //
 // Open loop: with a rate, request i is due at start + i / rate whatever the server does, and
 // its latency is measured from that intended time, so a stalled server shows as latency

@@ -1,6 +1,7 @@
 // Redis Cluster: three masters made by redis-cli --cluster create; decisions on keys of
 // every slot, listings and resets that see every master, scripts per node, and MOVED and
 // ASK followed while a slot migrates.
+#include "burst.h"
 #include "cluster.h"
 #include "connection.h"
 #include "errors.h"
@@ -31,6 +32,7 @@ private Q_SLOTS:
     void listingAndResetSeeEveryMaster();
     void scriptsAreLoadedPerNode();
     void askAndMovedDuringSlotMigration();
+    void exactBurstOnOneKey();
     void cliInfoAndNodes();
 
 private:
@@ -151,6 +153,24 @@ void TestCluster_::askAndMovedDuringSlotMigration()
     QCOMPARE(d.used, 2); // state intact, counted once
     QCOMPARE(target.command({"EXISTS", key}).integer(), 1);
     QCOMPARE(m_cluster->ownerOf(key), to);
+}
+
+void TestCluster_::exactBurstOnOneKey()
+{
+    // Pipelines from 8 connections to the node that owns the key, and one next door.
+    for (const QByteArray &key : {QByteArray("burst:{tenant7}"), QByteArray("burst:other")}) {
+        BurstConfig config;
+        config.key = key;
+        config.spec = {Algorithm::SlidingLog, 500, 3600 * kSecond, 1};
+        config.requests = 5000;
+        config.connections = 8;
+        config.pipeline = 16;
+        const BurstSummary s = BurstEngine(ConnectionOptions::fromUrl(m_cluster->url()), config).run();
+        QCOMPARE(s.errors, 0);
+        QCOMPARE(s.sent, 5000);
+        QCOMPARE(s.allowed, 500);
+        QCOMPARE(Connection(m_cluster->node(m_cluster->ownerOf(key)).options()).command({"ZCARD", key}).integer(), 500);
+    }
 }
 
 void TestCluster_::cliInfoAndNodes()
