@@ -1,0 +1,199 @@
+// ratescope: the desktop console. --demo starts a private sandbox with live traffic.
+#include "quitonsignal.h"
+
+#include "connectionoptions.h"
+#include "demosession.h"
+#include "errors.h"
+#include "keybrowser.h"
+#include "mainwindow.h"
+#include "passwordvault.h"
+#include "profilestore.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QIcon>
+#include <QTimer>
+
+#include <cstdio>
+#include <memory>
+
+using namespace ratescope;
+using namespace ratescope::ui;
+
+namespace {
+
+constexpr int kExitUsage = 2;
+constexpr int kExitConnection = 3;
+constexpr int kScreenshotTimeoutMs = 60000;
+
+void print(FILE *stream, const QString &text)
+{
+    std::fputs(text.toLocal8Bit().constData(), stream);
+    std::fflush(stream);
+}
+
+QStringList arguments(int argc, char **argv)
+{
+    QStringList args;
+    for (int i = 0; i < argc; ++i)
+        args << QString::fromLocal8Bit(argv[i]);
+    return args;
+}
+
+bool haveDisplay()
+{
+    return !qEnvironmentVariableIsEmpty("DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // Parsed before QApplication exists, so --help and --version work without a display.
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Admin console and live monitor for rate limiters that keep their state in Redis."));
+    const QCommandLineOption url(QStringLiteral("url"),
+                                 QStringLiteral("Connect to this server (redis://, rediss://, "
+                                                "unix://, redis-sentinel://, redis-cluster://)."),
+                                 QStringLiteral("URL"));
+    const QCommandLineOption profile(QStringLiteral("profile"),
+                                     QStringLiteral("Connect with a saved connection profile."),
+                                     QStringLiteral("NAME"));
+    const QCommandLineOption demo(
+        QStringLiteral("demo"),
+        QStringLiteral("Start a private sandbox redis-server with policies and simulated traffic, "
+                       "and connect to it. It is stopped when the console exits."));
+    const QCommandLineOption readOnly(
+        QStringLiteral("read-only"),
+        QStringLiteral("Refuse every change (reset, override, burst) for the whole session."));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QStringLiteral(
+            "Render the main window once its data has loaded, save it as FILE (PNG) and exit."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
+                                  QStringLiteral("Show this help."));
+    const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")},
+                                     QStringLiteral("Show the version."));
+    parser.addOptions({url, profile, demo, readOnly, screenshot, help, version});
+    if (!parser.parse(arguments(argc, argv))) {
+        print(stderr,
+              QStringLiteral("ratescope: %1\nTry ratescope --help.\n").arg(parser.errorText()));
+        return kExitUsage;
+    }
+    if (parser.isSet(help)) {
+        // Without an application object Qt cannot know the program's name.
+        print(stdout, parser.helpText().replace(QStringLiteral("<executable_name>"),
+                                                QStringLiteral("ratescope")));
+        return 0;
+    }
+    if (parser.isSet(version)) {
+        print(stdout, QStringLiteral("ratescope %1\n").arg(QStringLiteral(RATESCOPE_VERSION)));
+        return 0;
+    }
+    if (!parser.positionalArguments().isEmpty()) {
+        print(stderr, QStringLiteral("ratescope: unexpected argument '%1'\nTry ratescope --help.\n")
+                          .arg(parser.positionalArguments().first()));
+        return kExitUsage;
+    }
+    if (int(parser.isSet(url)) + int(parser.isSet(profile)) + int(parser.isSet(demo)) > 1) {
+        print(stderr,
+              QStringLiteral(
+                  "ratescope: --url, --profile and --demo choose the server: give one of them\n"));
+        return kExitUsage;
+    }
+    std::optional<ConnectionOptions> urlOptions;
+    if (parser.isSet(url)) {
+        try {
+            urlOptions = ConnectionOptions::fromUrl(parser.value(url));
+        } catch (const Error &e) {
+            print(stderr, QStringLiteral("ratescope: %1\n").arg(e.message()));
+            return kExitUsage;
+        }
+    }
+    if (!haveDisplay()) {
+        if (!parser.isSet(screenshot)) {
+            print(stderr, QStringLiteral("ratescope: no display (neither DISPLAY nor "
+                                         "WAYLAND_DISPLAY is set). Start it in a desktop session,\n"
+                                         "or render a picture without one: ratescope --demo "
+                                         "--screenshot ratescope.png\n"));
+            return 1;
+        }
+        qputenv("QT_QPA_PLATFORM", "offscreen"); // a screenshot needs no screen
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Ratescope"));
+    QApplication::setApplicationName(QStringLiteral("ratescope"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Ratescope"));
+    QApplication::setApplicationVersion(QStringLiteral(RATESCOPE_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("ratescope"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/ratescope/ratescope.png")));
+    QuitOnSignal quitOnSignal;
+
+    // The demo's server and traffic outlive the window (declared first, destroyed last).
+    std::unique_ptr<DemoSession> session;
+    if (parser.isSet(demo)) {
+        session = std::make_unique<DemoSession>();
+        try {
+            session->start();
+        } catch (const Error &e) {
+            print(stderr,
+                  QStringLiteral("ratescope: cannot start the demo: %1\n").arg(e.message()));
+            return kExitConnection;
+        }
+        print(stdout, QStringLiteral("Demo: private redis-server (pid %1) at %2, data in %3; it "
+                                     "stops when Ratescope exits.\n")
+                          .arg(session->serverPid())
+                          .arg(session->options().toUrl(), session->serverDir()));
+    }
+
+    ProfileStore profiles;
+    PasswordVault vault;
+    MainWindow window(profiles, vault);
+    if (parser.isSet(readOnly))
+        window.setReadOnly(true);
+    if (session) {
+        window.addSessionProfile(session->profile(), session->options());
+        window.connectProfile(session->profile().name);
+    } else if (urlOptions) {
+        window.addSessionProfile(ConnectionProfile::fromOptions(*urlOptions, urlOptions->toUrl()),
+                                 *urlOptions);
+        window.connectProfile(urlOptions->toUrl());
+    } else if (parser.isSet(profile) && !window.connectProfile(parser.value(profile))) {
+        print(
+            stderr,
+            QStringLiteral("ratescope: no saved profile named '%1'\n").arg(parser.value(profile)));
+        return kExitUsage;
+    }
+
+    if (parser.isSet(screenshot)) {
+        const QString file = parser.value(screenshot);
+        auto save = [&window, file](bool complete) {
+            const QPixmap shot = window.grab();
+            if (!shot.save(file, "PNG")) {
+                print(stderr, QStringLiteral("ratescope: cannot write %1\n").arg(file));
+                QApplication::exit(1);
+                return;
+            }
+            print(stdout, QStringLiteral("Screenshot: %1 (%2 keys listed)\n")
+                              .arg(QDir::current().absoluteFilePath(file))
+                              .arg(window.keyBrowser()->model()->keyCount()));
+            if (!complete)
+                print(stderr, QStringLiteral("ratescope: the data had not loaded within %1 s; the "
+                                             "screenshot shows what there was\n")
+                                  .arg(kScreenshotTimeoutMs / 1000));
+            QApplication::exit(complete ? 0 : 1);
+        };
+        // A moment after the data is in, so the last rows' columns are painted too.
+        QObject::connect(&window, &MainWindow::settled, &window,
+                         [save] { QTimer::singleShot(300, [save] { save(true); }); });
+        QTimer::singleShot(kScreenshotTimeoutMs, &window, [save] { save(false); });
+    }
+    window.show();
+    return app.exec();
+}

@@ -1,0 +1,198 @@
+// The key browser on a million keys: time to the first rows, time for the whole keyspace,
+// the longest GUI-thread stall meanwhile, and memory per key — of the model alone (fed the
+// same names in SCAN-sized pages) and of the whole panel after a real scan — measured with
+// mallinfo2() (in-use heap of the main arena plus mmapped blocks: where the GUI thread
+// allocates) and, as a cross-check, the RSS delta. A bare SCAN pass is the reference floor.
+//
+//   bench_browser [keys=1000000] [shape=grouped|flat]
+//   grouped: rl:svc<0-7>:tenant<0-999>:user<n>  (1,000 groups of 1,000 keys)
+//   flat:    user:<n>:minute                   (one group per key: the worst case for groups)
+#include "connection.h"
+#include "keybrowser.h"
+#include "keytreemodel.h"
+#include "redisclient.h"
+#include "sandboxserver.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QTimer>
+#include <QTreeView>
+
+#include <cstdio>
+#include <malloc.h>
+#include <unistd.h>
+
+using namespace ratescope;
+using namespace ratescope::ui;
+
+namespace {
+
+qint64 heapInUse()
+{
+    const struct mallinfo2 m = mallinfo2();
+    return qint64(m.uordblks + m.hblkhd);
+}
+
+qint64 rss()
+{
+    QFile f(QStringLiteral("/proc/self/statm"));
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    return f.readAll().split(' ').value(1).toLongLong() * sysconf(_SC_PAGESIZE);
+}
+
+QByteArray keyName(qint64 i, bool flat)
+{
+    if (flat)
+        return "user:" + QByteArray::number(i) + ":minute";
+    return "rl:svc" + QByteArray::number(i % 8) + ":tenant" + QByteArray::number(i % 1000) +
+           ":user" + QByteArray::number(i);
+}
+
+// Runs the event loop until done() or the deadline.
+bool spin(const std::function<bool()> &done, int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!done() && t.elapsed() < timeoutMs)
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
+    return done();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    const qint64 total = argc > 1 ? std::max(1000LL, atoll(argv[1])) : 1000000;
+    const bool flat = argc > 2 && QByteArray(argv[2]) == "flat";
+
+    SandboxServer server;
+    server.start();
+    ConnectionOptions options = server.options();
+    options.commandTimeoutMs = 60000;
+    QByteArrayList names;
+    {
+        Connection c(options);
+        QElapsedTimer fill;
+        fill.start();
+        std::vector<Command> batch;
+        for (qint64 i = 0; i < total; ++i) {
+            batch.push_back({"SET", keyName(i, flat), "1"});
+            if (batch.size() == 10000 || i == total - 1) {
+                c.pipeline(batch);
+                batch.clear();
+            }
+        }
+        std::printf("%lld keys (%s) created in %.1f s\n", total, flat ? "flat" : "grouped",
+                    double(fill.elapsed()) / 1000);
+
+        // Reference: SCAN alone, the floor for any browser.
+        QElapsedTimer t;
+        t.start();
+        QByteArray cursor = "0";
+        do {
+            const Reply page = c.command({"SCAN", cursor, "COUNT", "1000"});
+            cursor = page[0].bytes();
+            for (const Reply &k : page[1].elements())
+                names << k.bytes();
+        } while (cursor != "0");
+        std::printf("bare SCAN pass (COUNT 1000):          %8.2f s  (%lld keys)\n",
+                    double(t.elapsed()) / 1000, qint64(names.size()));
+    }
+
+    // 1. The model alone, fed the scan's names in pages as the browser would.
+    double modelPerKey = 0, modelSelfReported = 0;
+    {
+        const qint64 before = heapInUse();
+        auto model = std::make_unique<KeyTreeModel>();
+        model->clear(":");
+        QElapsedTimer t;
+        t.start();
+        for (qsizetype at = 0; at < names.size(); at += 2000)
+            model->addKeys(names.mid(at, 2000));
+        const qint64 insertMs = t.elapsed();
+        const qint64 after = heapInUse();
+        modelPerKey = double(after - before) / double(model->keyCount());
+        modelSelfReported = double(model->treeMemoryUsage()) / double(model->keyCount());
+        std::printf("model alone: insert %lld keys          %8.2f s\n", model->keyCount(),
+                    double(insertMs) / 1000);
+        std::printf("model alone: memory per key (mallinfo2) %7.1f B  (self-reported %.1f B)\n",
+                    modelPerKey, modelSelfReported);
+    }
+    const qint64 namesBytes = [&] {
+        qint64 n = 0;
+        for (const QByteArray &k : names)
+            n += k.size();
+        return n;
+    }();
+    std::printf("average key name:                      %8.1f B\n",
+                double(namesBytes) / double(names.size()));
+    names.clear();
+    names.squeeze();
+    malloc_trim(0);
+
+    // 2. The whole panel: a real scan through the worker, shown in a window.
+    RedisClient client(options);
+    client.open();
+    spin([&] { return client.state() == RedisClient::State::Connected; }, 10000);
+    malloc_trim(0);
+    const qint64 heapBefore = heapInUse(), rssBefore = rss();
+    auto *browser = new KeyBrowser;
+    browser->resize(1100, 700);
+    browser->show();
+    // The first paint (fonts, glyph caches) is the window's cost, not the scan's.
+    QElapsedTimer warm;
+    warm.start();
+    spin([&] { return warm.elapsed() > 300; }, 1000);
+
+    QElapsedTimer clock;
+    qint64 firstRowsMs = -1, last = 0, worstStall = 0;
+    QObject::connect(browser->model(), &QAbstractItemModel::rowsInserted, browser, [&] {
+        if (firstRowsMs < 0 && browser->model()->keyCount() > 0)
+            firstRowsMs = clock.elapsed();
+    });
+    QTimer probe;
+    probe.setInterval(10);
+    QObject::connect(&probe, &QTimer::timeout, [&] {
+        const qint64 now = clock.elapsed();
+        worstStall = std::max(worstStall, now - last);
+        last = now;
+    });
+    bool finished = false;
+    QObject::connect(browser, &KeyBrowser::scanFinished, [&] { finished = true; });
+    clock.start();
+    probe.start();
+    browser->setClient(&client, "ratescope:", ":");
+    if (!spin([&] { return finished; }, 600000)) {
+        std::fprintf(stderr, "the scan did not finish\n");
+        return 1;
+    }
+    const qint64 scanMs = clock.elapsed();
+    spin([&] { return browser->isSettled(); }, 30000);
+    const qint64 settledMs = clock.elapsed();
+    probe.stop();
+    const qint64 keys = browser->model()->keyCount();
+    malloc_trim(0);
+    const qint64 heapAfter = heapInUse(), rssAfter = rss();
+
+    std::printf("panel: time to first rows               %8lld ms\n", firstRowsMs);
+    std::printf("panel: full scan (%lld keys listed)  %8.2f s  (%.0f keys/s)\n", keys,
+                double(scanMs) / 1000, double(keys) * 1000 / double(scanMs));
+    std::printf("panel: columns of the rows in view       %8lld ms after the start\n", settledMs);
+    std::printf("panel: longest GUI-thread stall          %8lld ms\n", worstStall);
+    std::printf("panel: memory per key (mallinfo2)        %8.1f B  (model, view, details in view; "
+                "model self-reported %.1f B)\n",
+                double(heapAfter - heapBefore) / double(keys),
+                double(browser->model()->treeMemoryUsage()) / double(keys));
+    std::printf("panel: memory per key (RSS delta)        %8.1f B\n",
+                double(rssAfter - rssBefore) / double(keys));
+    delete browser;
+    malloc_trim(0);
+    std::printf("panel: freed when it closes              %8.1f B per key\n",
+                double(heapAfter - heapInUse()) / double(keys));
+    return 0;
+}

@@ -1,0 +1,253 @@
+// Demo mode and the main window: the demo shows its limiters with filled columns, the banner
+// comes and goes with the connection, and the built `ratescope --demo` leaves no redis-server
+// behind after a normal exit, after SIGTERM, or when it is killed with SIGKILL.
+#include "connectionbanner.h"
+#include "demosession.h"
+#include "keybrowser.h"
+#include "mainwindow.h"
+#include "overviewpage.h"
+#include "passwordvault.h"
+#include "policytablemodel.h"
+#include "profilestore.h"
+#include "serverstatusbar.h"
+
+#include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeView>
+
+#include <csignal>
+
+using namespace ratescope;
+using namespace ratescope::ui;
+
+namespace {
+
+// Gone: no such process, or a zombie nobody reaped yet (it runs nothing and holds no port).
+bool processGone(qint64 pid)
+{
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return true;
+    const QByteArray s = stat.readAll();
+    const qsizetype close = s.lastIndexOf(')');
+    return close > 0 && s.mid(close + 2, 1) == "Z";
+}
+
+bool isRedisServer(qint64 pid)
+{
+    QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+    return cmdline.open(QIODevice::ReadOnly) && cmdline.readAll().contains("redis-server");
+}
+
+// Starts the built console in demo mode and waits for the line naming its server (and the
+// server's directory, into *dir).
+qint64 startDemo(QProcess &p, const QStringList &extra, QString *dir = nullptr)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(RATESCOPE_GUI_PATH), QStringList{QStringLiteral("--demo")} + extra);
+    if (!p.waitForStarted(10000))
+        return 0;
+    QByteArray out;
+    QDeadlineTimer deadline(30000);
+    while (!deadline.hasExpired() && !out.contains('\n')) {
+        p.waitForReadyRead(200);
+        out += p.readAllStandardOutput();
+        if (p.state() != QProcess::Running)
+            break;
+    }
+    const auto m =
+        QRegularExpression(QStringLiteral("redis-server \\(pid (\\d+)\\).* data in (\\S+);"))
+            .match(QString::fromUtf8(out));
+    if (dir)
+        *dir = m.captured(2);
+    return m.hasMatch() ? m.captured(1).toLongLong() : 0;
+}
+
+} // namespace
+
+class TestDemo : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void demoShowsLimiters();
+    void bannerWhileConnectionIsLost();
+    void readOnlyLock();
+    void screenshotExitsAndStopsTheServer();
+    void sigtermStopsTheServer();
+    void sigkillLeavesNoServer();
+
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<QSettings> m_settings;
+};
+
+void TestDemo::initTestCase()
+{
+    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")),
+                                             QSettings::IniFormat);
+}
+
+void TestDemo::demoShowsLimiters()
+{
+    qint64 pid = 0;
+    {
+        DemoSession demo;
+        demo.start();
+        pid = demo.serverPid();
+        QVERIFY(pid > 0);
+        ProfileStore profiles(m_settings.get());
+        PasswordVault vault(PasswordVault::Backend::SessionOnly);
+        MainWindow window(profiles, vault);
+        window.addSessionProfile(demo.profile(), demo.options());
+        QSignalSpy settled(&window, &MainWindow::settled);
+        QVERIFY(window.connectProfile(QStringLiteral("Demo")));
+        window.show();
+        QVERIFY(settled.wait(30000));
+
+        const KeyTreeModel *m = window.keyBrowser()->model();
+        QVERIFY2(m->keyCount() >= 40, qPrintable(QString::number(m->keyCount())));
+        QModelIndex demoGroup;
+        for (int r = 0; r < m->rowCount(); ++r)
+            if (m->index(r, 0).data().toString().startsWith(QStringLiteral("demo (")))
+                demoGroup = m->index(r, 0);
+        QVERIFY(demoGroup.isValid());
+        QVERIFY(window.keyBrowser()->view()->isExpanded(demoGroup));
+        // Every algorithm shows up, with used / limit filled in.
+        QSet<QString> algorithms;
+        int withUsage = 0;
+        for (quint32 id : window.keyBrowser()->visibleKeyIds()) {
+            const QModelIndex key = m->indexOfKey(id);
+            algorithms.insert(key.siblingAtColumn(KeyTreeModel::AlgorithmColumn).data().toString());
+            if (key.siblingAtColumn(KeyTreeModel::UsageColumn)
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral(" / ")))
+                ++withUsage;
+        }
+        QVERIFY2(withUsage >= 20, qPrintable(QString::number(withUsage)));
+        for (const char *a : {"sliding-log", "sliding-counter", "fixed-window"})
+            QVERIFY2(algorithms.contains(QLatin1String(a)),
+                     qPrintable(QStringList(algorithms.values()).join(QLatin1Char(','))));
+        QCOMPARE(window.overview()->policies()->rowCount(), 7);
+        QVERIFY2(window.serverStatus()->summary().contains(QStringLiteral("Connected")),
+                 qPrintable(window.serverStatus()->summary()));
+        QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Round trip")));
+        QVERIFY(demo.traffic()->allowed() + demo.traffic()->denied() > 0);
+
+        // Opening a key shows it in a tab of its own.
+        window.openKey("demo:api:mallory");
+        QCOMPARE(window.tabs()->count(), 2);
+        QCOMPARE(window.tabs()->tabText(1), QStringLiteral("mallory"));
+    }
+    QVERIFY(processGone(pid));
+}
+
+void TestDemo::bannerWhileConnectionIsLost()
+{
+    SandboxServer server;
+    server.start();
+    ProfileStore profiles(m_settings.get());
+    PasswordVault vault(PasswordVault::Backend::SessionOnly);
+    MainWindow window(profiles, vault);
+    ConnectionProfile p = ConnectionProfile::fromOptions(server.options(), QStringLiteral("flaky"));
+    window.addSessionProfile(p, server.options());
+    window.connectProfile(QStringLiteral("flaky"));
+    window.show();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.client() && window.client()->state() == RedisClient::State::Connected, 10000);
+    QVERIFY(window.banner()->isHidden());
+
+    server.kill();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.banner()->isHidden(), 10000);
+    QVERIFY2(window.banner()->text().contains(QStringLiteral("lost")),
+             qPrintable(window.banner()->text()));
+    QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Reconnecting")));
+
+    server.restart();
+    QTRY_VERIFY_WITH_TIMEOUT(window.banner()->isHidden(), 40000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.serverStatus()->summary().contains(QStringLiteral("Connected")),
+                             5000);
+}
+
+void TestDemo::readOnlyLock()
+{
+    SandboxServer server;
+    server.start();
+    ProfileStore profiles(m_settings.get());
+    PasswordVault vault(PasswordVault::Backend::SessionOnly);
+    MainWindow window(profiles, vault);
+    ConnectionProfile p =
+        ConnectionProfile::fromOptions(server.options(), QStringLiteral("locked"));
+    p.readOnly = true;
+    window.addSessionProfile(p, server.options());
+    window.connectProfile(QStringLiteral("locked"));
+    QVERIFY(window.client()->isReadOnly());
+    QVERIFY(window.lockAction()->isChecked());
+    QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Read-only")));
+    window.lockAction()->trigger(); // unlock
+    QVERIFY(!window.client()->isReadOnly());
+    QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Writable")));
+    window.setReadOnly(true); // --read-only: locked for the session
+    QVERIFY(window.client()->isReadOnly());
+    QVERIFY(!window.lockAction()->isEnabled());
+}
+
+void TestDemo::screenshotExitsAndStopsTheServer()
+{
+    const QString file = m_dir.filePath(QStringLiteral("shot.png"));
+    QProcess p;
+    const qint64 pid = startDemo(p, {QStringLiteral("--screenshot"), file});
+    QVERIFY2(pid > 0, p.readAllStandardError().constData());
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    const QImage shot(file);
+    QVERIFY(!shot.isNull());
+    QVERIFY(shot.width() >= 800);
+    QTRY_VERIFY_WITH_TIMEOUT(processGone(pid), 10000);
+}
+
+void TestDemo::sigtermStopsTheServer()
+{
+    QProcess p;
+    QString dir;
+    const qint64 pid = startDemo(p, {}, &dir);
+    QVERIFY2(pid > 0, p.readAllStandardError().constData());
+    QVERIFY(isRedisServer(pid));
+    ::kill(pid_t(p.processId()), SIGTERM);
+    QVERIFY(p.waitForFinished(20000));
+    QCOMPARE(p.exitCode(), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(processGone(pid), 10000);
+    QVERIFY(!QDir(dir).exists()); // a clean exit leaves nothing behind
+}
+
+void TestDemo::sigkillLeavesNoServer()
+{
+    QProcess p;
+    QString dir;
+    const qint64 pid = startDemo(p, {}, &dir);
+    QVERIFY2(pid > 0, p.readAllStandardError().constData());
+    QVERIFY(isRedisServer(pid));
+    QVERIFY(QDir(dir).exists());
+    QTest::qWait(500); // traffic flowing, the window connected
+    ::kill(pid_t(p.processId()), SIGKILL);
+    QVERIFY(p.waitForFinished(10000));
+    QCOMPARE(p.exitStatus(), QProcess::CrashExit);
+    QTRY_VERIFY_WITH_TIMEOUT(processGone(pid), 10000);
+    // Nobody was left to remove the server's directory: the test does.
+    QVERIFY(dir.contains(QStringLiteral("ratescope-redis-")));
+    QVERIFY(QDir(dir).removeRecursively());
+}
+
+QTEST_MAIN(TestDemo)
+#include "tst_demo.moc"

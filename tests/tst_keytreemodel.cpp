@@ -1,0 +1,387 @@
+// The key browser's model and the other table models under QAbstractItemModelTester: groups,
+// counts and full names for awkward keys, SCAN's duplicates, incremental insertion, sorting
+// with persistent indexes, lazy columns; and the display formats. No server needed.
+#include "displayformat.h"
+#include "keytreemodel.h"
+#include "policytablemodel.h"
+
+#include <QAbstractItemModelTester>
+#include <QRandomGenerator>
+#include <QSet>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace ratescope;
+using namespace ratescope::ui;
+
+namespace {
+
+// Every key the model holds, by walking it as a view would.
+QSet<QByteArray> keysIn(const KeyTreeModel &m, const QModelIndex &parent = {})
+{
+    QSet<QByteArray> keys;
+    for (int r = 0; r < m.rowCount(parent); ++r) {
+        const QModelIndex i = m.index(r, 0, parent);
+        if (i.data(KeyTreeModel::IsGroupRole).toBool())
+            keys += keysIn(m, i);
+        else
+            keys.insert(i.data(KeyTreeModel::KeyRole).toByteArray());
+    }
+    return keys;
+}
+
+QModelIndex child(const KeyTreeModel &m, const QModelIndex &parent, const QString &displayPrefix)
+{
+    for (int r = 0; r < m.rowCount(parent); ++r) {
+        const QModelIndex i = m.index(r, 0, parent);
+        if (i.data().toString().startsWith(displayPrefix))
+            return i;
+    }
+    return {};
+}
+
+} // namespace
+
+class TestKeyTreeModel : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void groupsAndCounts();
+    void awkwardNames_data();
+    void awkwardNames();
+    void duplicatesFromScan();
+    void randomPagesUnderTester();
+    void sortKeepsPersistentIndexes();
+    void sortOneGroup();
+    void lazyColumns();
+    void trimDetailsKeepsVisible();
+    void memoryPerKey();
+    void policyTableUnderTester();
+    void formats_data();
+    void formats();
+};
+
+void TestKeyTreeModel::groupsAndCounts()
+{
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    m.addKeys(
+        {"demo:api:acme", "demo:api:globex", "demo:login:acme", "ratescope:policies", "plain"});
+    QCOMPARE(m.keyCount(), 5);
+    QCOMPARE(m.rowCount(), 3); // demo, ratescope, plain
+    const QModelIndex demo = child(m, {}, QStringLiteral("demo"));
+    QVERIFY(demo.isValid());
+    QCOMPARE(demo.data().toString(), QStringLiteral("demo (3)"));
+    QCOMPARE(demo.data(KeyTreeModel::KeyCountRole).toLongLong(), 3);
+    QCOMPARE(demo.data(KeyTreeModel::PatternRole).toByteArray(), QByteArray("demo:*"));
+    const QModelIndex api = child(m, demo, QStringLiteral("api"));
+    QCOMPARE(api.data().toString(), QStringLiteral("api (2)"));
+    QCOMPARE(m.rowCount(api), 2);
+    const QModelIndex acme = m.index(0, 0, api);
+    QCOMPARE(acme.data().toString(), QStringLiteral("acme"));
+    QCOMPARE(acme.data(KeyTreeModel::KeyRole).toByteArray(), QByteArray("demo:api:acme"));
+    QCOMPARE(m.parent(acme), api);
+    QVERIFY(m.flags(acme) & Qt::ItemNeverHasChildren);
+    // Counts go up as later pages arrive, and the view hears about it.
+    QSignalSpy changed(&m, &QAbstractItemModel::dataChanged);
+    m.addKeys({"demo:api:initech"});
+    QCOMPARE(demo.data().toString(), QStringLiteral("demo (4)"));
+    QCOMPARE(api.data().toString(), QStringLiteral("api (3)"));
+    QVERIFY(changed.size() >= 2);
+}
+
+void TestKeyTreeModel::awkwardNames_data()
+{
+    QTest::addColumn<QByteArray>("separator");
+    QTest::addColumn<QByteArrayList>("keys");
+    QTest::newRow("empty segments")
+        << QByteArray(":") << QByteArrayList{"a::b", ":a", "a:", "::", ":", "a"};
+    QTest::newRow("key equals a group") << QByteArray(":") << QByteArrayList{"a:b", "a:b:c", "a"};
+    QTest::newRow("multi-byte separator")
+        << QByteArray("::") << QByteArrayList{"ns::x::y", "ns::x", "ns:x", "::ns"};
+    QTest::newRow("binary and utf-8")
+        << QByteArray(":")
+        << QByteArrayList{QByteArray("bin:\x00\xff:k", 7), "ü:ñ:ß", "sp ace:ta\tb"};
+    QTest::newRow("no separator in keys") << QByteArray("/") << QByteArrayList{"a:b", "c:d"};
+}
+
+void TestKeyTreeModel::awkwardNames()
+{
+    QFETCH(QByteArray, separator);
+    QFETCH(QByteArrayList, keys);
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(separator);
+    m.addKeys(keys);
+    const QSet<QByteArray> expected(keys.begin(), keys.end());
+    QCOMPARE(m.keyCount(), expected.size());
+    QCOMPARE(keysIn(m), expected);
+    m.sortByName();
+    QCOMPARE(keysIn(m), expected);
+}
+
+void TestKeyTreeModel::duplicatesFromScan()
+{
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    m.addKeys({"x:1", "x:2", "x:1", "y:1"}); // repeated within a page
+    m.addKeys({"x:2", "x:3", "y:1"});        // and across pages
+    QCOMPARE(m.keyCount(), 4);
+    QCOMPARE(child(m, {}, QStringLiteral("x")).data().toString(), QStringLiteral("x (3)"));
+}
+
+void TestKeyTreeModel::randomPagesUnderTester()
+{
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    QRandomGenerator rng(42);
+    QSet<QByteArray> all;
+    for (int page = 0; page < 12; ++page) {
+        QByteArrayList keys;
+        for (int i = 0; i < 80; ++i) {
+            QByteArray k;
+            const int depth = int(rng.bounded(4));
+            for (int d = 0; d < depth; ++d)
+                k += "g" + QByteArray::number(rng.bounded(5)) + ":";
+            k += "k" + QByteArray::number(rng.bounded(400));
+            keys << k;
+            all.insert(k);
+        }
+        m.addKeys(keys);
+    }
+    QCOMPARE(m.keyCount(), all.size());
+    QCOMPARE(keysIn(m), all);
+    // Each group's count is the number of keys below it.
+    std::function<qint64(const QModelIndex &)> check = [&](const QModelIndex &parent) -> qint64 {
+        qint64 n = 0;
+        for (int r = 0; r < m.rowCount(parent); ++r) {
+            const QModelIndex i = m.index(r, 0, parent);
+            if (i.data(KeyTreeModel::IsGroupRole).toBool()) {
+                const qint64 below = check(i);
+                if (i.data(KeyTreeModel::KeyCountRole).toLongLong() != below)
+                    return -1000000;
+                n += below;
+            } else {
+                ++n;
+            }
+        }
+        return n;
+    };
+    QCOMPARE(check({}), qint64(all.size()));
+    m.clear(":");
+    QCOMPARE(m.rowCount(), 0);
+}
+
+void TestKeyTreeModel::sortKeepsPersistentIndexes()
+{
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    m.addKeys({"b:z", "b:a", "a:m", "c"});
+    m.addKeys({"b:c"});
+    const QModelIndex b = child(m, {}, QStringLiteral("b"));
+    const QPersistentModelIndex z = child(m, b, QStringLiteral("z"));
+    QVERIFY(z.isValid());
+    m.sortByName();
+    QCOMPARE(m.index(0, 0).data().toString(), QStringLiteral("a (1)"));
+    QCOMPARE(m.index(1, 0).data().toString(), QStringLiteral("b (3)"));
+    QCOMPARE(m.index(2, 0).data().toString(), QStringLiteral("c"));
+    const QModelIndex sortedB = m.index(1, 0);
+    QCOMPARE(m.index(0, 0, sortedB).data().toString(), QStringLiteral("a"));
+    QCOMPARE(m.index(2, 0, sortedB).data().toString(), QStringLiteral("z"));
+    QVERIFY(z.isValid());
+    QCOMPARE(z.row(), 2);
+    QCOMPARE(z.data(KeyTreeModel::KeyRole).toByteArray(), QByteArray("b:z"));
+}
+
+void TestKeyTreeModel::sortOneGroup()
+{
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    m.addKeys({"g:c"}); // pages in scan order: c, a, b and z, y
+    m.addKeys({"g:a", "h:z"});
+    m.addKeys({"g:b", "h:y"});
+    const QModelIndex g = child(m, {}, QStringLiteral("g"));
+    const QModelIndex h = child(m, {}, QStringLiteral("h"));
+    const QPersistentModelIndex c = child(m, g, QStringLiteral("c"));
+    QCOMPARE(c.row(), 0);
+    const QPersistentModelIndex z = child(m, h, QStringLiteral("z"));
+    const int zRow = z.row();
+    QVERIFY(!m.sortGroup(g, 2)); // too big for the limit given: left alone
+    QVERIFY(m.sortGroup(g, 100));
+    QCOMPARE(m.index(0, 0, g).data().toString(), QStringLiteral("a"));
+    QCOMPARE(c.row(), 2);
+    QCOMPARE(z.row(), zRow); // other groups untouched
+    QCOMPARE(m.index(0, 0, h).data().toString(), QStringLiteral("z"));
+    // A later page appends; the group sorts again on request.
+    m.addKeys({"g:0"});
+    QCOMPARE(m.index(3, 0, g).data().toString(), QStringLiteral("0"));
+    QVERIFY(m.sortGroup(g, 100));
+    QCOMPARE(m.index(0, 0, g).data().toString(), QStringLiteral("0"));
+    QVERIFY(m.sortGroup({}, 100)); // the top level
+}
+
+void TestKeyTreeModel::lazyColumns()
+{
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    m.addKeys({"api:acme", "api:globex"});
+    const QModelIndex api = m.index(0, 0);
+    const QModelIndex acme = m.index(0, 0, api);
+    const quint32 id = m.keyId(acme);
+    QVERIFY(id != KeyTreeModel::kNoKey);
+    QCOMPARE(m.keyId(api), KeyTreeModel::kNoKey);
+    QCOMPARE(m.indexOfKey(id), acme);
+    QCOMPARE(acme.siblingAtColumn(KeyTreeModel::AlgorithmColumn).data().toString(),
+             QStringLiteral("…"));
+
+    // Claimed once: a second look while it is being read asks for nothing.
+    QCOMPARE(m.claimStale({id}, 2000), std::vector<quint32>{id});
+    QVERIFY(m.claimStale({id}, 2000).empty());
+
+    KeyDetails d;
+    d.type = "zset";
+    d.kind.format = KeyFormat::SlidingLog;
+    d.pttlMs = 61000;
+    d.memory = 1536;
+    d.policy = QStringLiteral("api");
+    d.spec = LimitSpec{Algorithm::SlidingLog, 60, 60000000, 1};
+    Usage u;
+    u.usedNow = 60;
+    u.decision = {false, 60, 60, 0, 4200000, 59000000};
+    d.usage = u;
+    QSignalSpy changed(&m, &QAbstractItemModel::dataChanged);
+    m.setDetails({id}, {d});
+    QVERIFY(!changed.isEmpty());
+    auto text = [&](int column) { return acme.siblingAtColumn(column).data().toString(); };
+    QCOMPARE(text(KeyTreeModel::AlgorithmColumn), QStringLiteral("sliding-log"));
+    QCOMPARE(text(KeyTreeModel::UsageColumn), QStringLiteral("60 / 60"));
+    QCOMPARE(text(KeyTreeModel::RemainingColumn), QStringLiteral("0 · retry in 4.2 s"));
+    QCOMPARE(text(KeyTreeModel::TtlColumn), QStringLiteral("1 m 01 s"));
+    QCOMPARE(text(KeyTreeModel::MemoryColumn), QStringLiteral("1.5 KiB"));
+    QCOMPARE(acme.siblingAtColumn(KeyTreeModel::UsageColumn)
+                 .data(KeyTreeModel::UsageFractionRole)
+                 .toDouble(),
+             1.0);
+    QVERIFY(acme.data(Qt::ToolTipRole).toString().contains(QStringLiteral("policy api")));
+    // Fresh now; stale after its age.
+    QVERIFY(m.claimStale({id}, 2000).empty());
+    QCOMPARE(m.claimStale({id}, 0), std::vector<quint32>{id});
+    m.releaseClaims({id});
+    QCOMPARE(text(KeyTreeModel::UsageColumn),
+             QStringLiteral("60 / 60")); // old values stay until new ones arrive
+
+    // A key that is no limiter, and a limiter without a policy.
+    const quint32 globex = m.keyId(m.index(1, 0, api));
+    KeyDetails plain;
+    plain.type = "string";
+    KeyDetails orphan;
+    orphan.type = "hash";
+    orphan.kind.format = KeyFormat::FixedWindow;
+    m.claimStale({globex}, 0);
+    m.setDetails({globex}, {plain});
+    QCOMPARE(m.index(1, KeyTreeModel::AlgorithmColumn, api).data().toString(),
+             QStringLiteral("string"));
+    m.claimStale({globex}, 0);
+    m.setDetails({globex}, {orphan});
+    QCOMPARE(m.index(1, KeyTreeModel::UsageColumn, api).data().toString(),
+             QStringLiteral("no policy"));
+}
+
+void TestKeyTreeModel::trimDetailsKeepsVisible()
+{
+    KeyTreeModel m;
+    m.clear(":");
+    QByteArrayList keys;
+    for (int i = 0; i < 100; ++i)
+        keys << "k:" + QByteArray::number(i);
+    m.addKeys(keys);
+    std::vector<quint32> ids;
+    for (quint32 i = 0; i < 100; ++i)
+        ids.push_back(i);
+    m.claimStale(ids, 0);
+    m.setDetails(ids, std::vector<KeyDetails>(100));
+    QCOMPARE(m.detailsCount(), size_t(100));
+    m.trimDetails(10, {3, 4});
+    QCOMPARE(m.detailsCount(), size_t(2));
+    QVERIFY(m.details(3));
+    QVERIFY(!m.details(5));
+}
+
+void TestKeyTreeModel::memoryPerKey()
+{
+    // Names like a limiter keyspace's; the benchmark measures the same at a million keys.
+    KeyTreeModel m;
+    m.clear(":");
+    QByteArrayList page;
+    const int n = 200000;
+    for (int i = 0; i < n; ++i) {
+        page << "rl:svc" + QByteArray::number(i % 10) + ":tenant" + QByteArray::number(i % 100) +
+                    ":user" + QByteArray::number(i);
+        if (page.size() == 5000) {
+            m.addKeys(page);
+            page.clear();
+        }
+    }
+    QCOMPARE(m.keyCount(), n);
+    const double perKey = double(m.treeMemoryUsage()) / n;
+    qInfo("tree memory per key: %.1f bytes", perKey);
+    QVERIFY2(perKey < 120, qPrintable(QString::number(perKey)));
+}
+
+void TestKeyTreeModel::policyTableUnderTester()
+{
+    PolicyTableModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    Policy p;
+    p.name = QStringLiteral("api");
+    p.match = "demo:api:*";
+    p.spec = {Algorithm::Gcra, 30, 10000000, 1};
+    p.version = 3;
+    m.setPolicies({p, p});
+    QCOMPARE(m.rowCount(), 2);
+    QCOMPARE(m.index(0, PolicyTableModel::LimitColumn).data().toString(),
+             QStringLiteral("30 per 10 s"));
+    QCOMPARE(m.index(0, PolicyTableModel::AlgorithmColumn).data().toString(),
+             QStringLiteral("gcra"));
+    m.setPolicies({});
+    QCOMPARE(m.rowCount(), 0);
+}
+
+void TestKeyTreeModel::formats_data()
+{
+    QTest::addColumn<QString>("actual");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("count") << formatCount(1234567) << QStringLiteral("1,234,567");
+    QTest::newRow("small count") << formatCount(999) << QStringLiteral("999");
+    QTest::newRow("bytes") << formatSize(472) << QStringLiteral("472 B");
+    QTest::newRow("KiB") << formatSize(1536) << QStringLiteral("1.5 KiB");
+    QTest::newRow("MiB") << formatSize(150 * 1024 * 1024) << QStringLiteral("150 MiB");
+    QTest::newRow("µs") << formatSpan(250) << QStringLiteral("250 µs");
+    QTest::newRow("ms") << formatSpan(850000) << QStringLiteral("850 ms");
+    QTest::newRow("s") << formatSpan(4200000) << QStringLiteral("4.2 s");
+    QTest::newRow("m") << formatSpan(125000000) << QStringLiteral("2 m 05 s");
+    QTest::newRow("h") << formatSpan(3723000000) << QStringLiteral("1 h 02 m");
+    QTest::newRow("d") << formatSpan(90000000000) << QStringLiteral("1 d 1 h");
+    QTest::newRow("no expiry") << formatTtl(-1) << QStringLiteral("no expiry");
+    QTest::newRow("gone") << formatTtl(-2) << QStringLiteral("gone");
+    QTest::newRow("limit") << formatLimit({Algorithm::SlidingLog, 60, 10000000, 1})
+                           << QStringLiteral("60 per 10 s");
+    QTest::newRow("limit cost") << formatLimit({Algorithm::Gcra, 1200, 60000000, 2})
+                                << QStringLiteral("1,200 per 1 m (cost 2)");
+    QTest::newRow("rtt") << formatRoundTrip(0.214) << QStringLiteral("0.21 ms");
+}
+
+void TestKeyTreeModel::formats()
+{
+    QFETCH(QString, actual);
+    QFETCH(QString, expected);
+    QCOMPARE(actual, expected);
+}
+
+QTEST_MAIN(TestKeyTreeModel)
+#include "tst_keytreemodel.moc"

@@ -1,0 +1,87 @@
+#include "connectionbanner.h"
+
+#include "redisclient.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+
+namespace ratescope::ui {
+
+ConnectionBanner::ConnectionBanner(QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("connectionBanner"));
+    setAttribute(Qt::WA_StyledBackground);
+    m_text = new QLabel(this);
+    m_text->setWordWrap(true);
+    m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_retry = new QPushButton(QStringLiteral("Retry now"), this);
+    m_edit = new QPushButton(QStringLiteral("Edit profile…"), this);
+    auto *layout = new QHBoxLayout(this);
+    layout->setContentsMargins(10, 6, 10, 6);
+    layout->addWidget(m_text, 1);
+    layout->addWidget(m_edit);
+    layout->addWidget(m_retry);
+    connect(m_retry, &QPushButton::clicked, this, [this] {
+        if (m_client)
+            m_client->retryNow();
+    });
+    connect(m_edit, &QPushButton::clicked, this, &ConnectionBanner::editProfileRequested);
+    m_countdown.setInterval(1000);
+    connect(&m_countdown, &QTimer::timeout, this, &ConnectionBanner::update);
+    hide();
+}
+
+void ConnectionBanner::setClient(RedisClient *client, bool canEditProfile)
+{
+    m_canEdit = canEditProfile;
+    if (m_client)
+        disconnect(m_client, nullptr, this, nullptr);
+    m_client = client;
+    if (client)
+        connect(client, &RedisClient::stateChanged, this, &ConnectionBanner::update);
+    update();
+}
+
+QString ConnectionBanner::text() const
+{
+    return isHidden() ? QString() : m_text->text();
+}
+
+void ConnectionBanner::update()
+{
+    const auto state = m_client ? m_client->state() : RedisClient::State::Idle;
+    if (state != RedisClient::State::Reconnecting && state != RedisClient::State::Failed) {
+        m_countdown.stop();
+        hide();
+        return;
+    }
+    const bool failed = state == RedisClient::State::Failed;
+    setStyleSheet(
+        failed
+            ? QStringLiteral(
+                  "#connectionBanner { background: #f8d7d3; border-bottom: 1px solid #d9a39c; }")
+            : QStringLiteral(
+                  "#connectionBanner { background: #fcefc7; border-bottom: 1px solid #e0c97a; }"));
+    QString text;
+    if (failed) {
+        text =
+            QStringLiteral("<b>%1 refused the connection.</b> %2<br>Retrying cannot help until the "
+                           "profile changes.")
+                .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped());
+    } else {
+        const int s = m_client->secondsUntilRetry();
+        text = QStringLiteral("<b>Connection to %1 lost.</b> %2<br>%3")
+                   .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped(),
+                        s > 0 ? QStringLiteral("Reconnecting in %1 s…").arg(s)
+                              : QStringLiteral("Reconnecting…"));
+    }
+    m_text->setText(text);
+    m_edit->setVisible(failed && m_canEdit);
+    if (!m_countdown.isActive())
+        m_countdown.start();
+    show();
+}
+
+} // namespace ratescope::ui

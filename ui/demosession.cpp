@@ -1,0 +1,40 @@
+#include "demosession.h"
+
+#include "connection.h"
+
+namespace ratescope::ui {
+
+DemoSession::DemoSession() = default;
+
+DemoSession::~DemoSession()
+{
+    stop();
+}
+
+void DemoSession::start()
+{
+    m_server.start();
+    {
+        Connection seeding(m_server.options());
+        DemoTraffic::seed(seeding);
+    }
+    m_traffic = std::make_unique<DemoTraffic>(m_server.options());
+    m_traffic->start();
+}
+
+void DemoSession::stop()
+{
+    m_traffic.reset();
+    m_server.stop();
+}
+
+ConnectionProfile DemoSession::profile() const
+{
+    ConnectionProfile p =
+        ConnectionProfile::fromOptions(m_server.options(), QStringLiteral("Demo"));
+    p.ns = QStringLiteral("ratescope:");
+    p.separator = QStringLiteral(":");
+    return p;
+}
+
+} // namespace ratescope::ui

@@ -1,0 +1,631 @@
+#include "keybrowser.h"
+
+#include "connection.h"
+#include "displayformat.h"
+#include "errors.h"
+#include "glob.h"
+#include "redisclient.h"
+#include "usagebardelegate.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QProgressBar>
+#include <QQueue>
+#include <QScrollBar>
+#include <QToolButton>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace ratescope::ui {
+
+namespace {
+
+constexpr int kScanCount = 1000;     // SCAN COUNT hint per call
+constexpr int kPageSliceMs = 40;     // a page job may call SCAN again for up to this long...
+constexpr int kPageKeys = 10000;     // ...until it holds this many keys
+constexpr int kFlushIntervalMs = 60; // model insertions at most this often (the view relayouts)
+constexpr int kInsertChunk = 2000;   // keys per model insertion
+constexpr int kInsertBudgetMs = 8;   // GUI time per event-loop turn spent inserting
+constexpr int kMaxPending = 50000;   // SCAN waits while this many keys wait to be inserted
+constexpr qint64 kSortLimit = 50000; // keyspaces up to this size are sorted by name at the end;
+constexpr size_t kSortGroupLimit = 100000; // bigger ones group by group as they are opened
+constexpr int kAutoExpandRows = 60;        // groups open by themselves while this many rows fit
+constexpr size_t kDetailsKept = 20000;     // details held for keys scrolled past
+
+struct ScanStart {
+    qint64 dbSize = 0;
+    std::vector<Policy> policies;
+    QString policyProblem;
+};
+
+struct ScanPage {
+    QByteArray cursor;
+    ScannedNames names;
+};
+
+bool hasGlobCharacters(const QString &text)
+{
+    return text.contains(QLatin1Char('*')) || text.contains(QLatin1Char('?')) ||
+           text.contains(QLatin1Char('['));
+}
+
+} // namespace
+
+KeyBrowser::KeyBrowser(QWidget *parent)
+    : QWidget(parent)
+{
+    m_model = new KeyTreeModel(this);
+    m_model->clear(m_separator);
+
+    m_view = new QTreeView(this);
+    m_view->setModel(m_model);
+    m_view->setUniformRowHeights(true);
+    m_view->setAlternatingRowColors(true);
+    m_view->setAllColumnsShowFocus(true);
+    m_view->setAnimated(false);
+    m_view->setSortingEnabled(false);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_view->setItemDelegateForColumn(KeyTreeModel::UsageColumn,
+                                     new UsageBarDelegate(KeyTreeModel::UsageFractionRole, m_view));
+    QHeaderView *header = m_view->header();
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    header->setStretchLastSection(false);
+    header->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    const int widths[] = {15 * em, 13 * em, 9 * em, 10 * em, 6 * em, 6 * em};
+    for (int c = 0; c < KeyTreeModel::ColumnCount; ++c)
+        header->resizeSection(c, widths[c]);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setTextVisible(false);
+    m_progress->setMaximumHeight(6);
+    m_progress->setRange(0, 1000);
+    m_progress->hide();
+    m_progressLabel = new QLabel(this);
+    m_progressLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_cancel = new QToolButton(this);
+    m_cancel->setText(QStringLiteral("Stop"));
+    m_cancel->setToolTip(
+        QStringLiteral("Stop reading the keyspace; the keys found so far stay listed"));
+    m_cancel->hide();
+    m_problem = new QLabel(this);
+    m_problem->setWordWrap(true);
+    m_problem->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_problem->setStyleSheet(QStringLiteral("QLabel { color: #b02a1e; }"));
+    m_problem->hide();
+
+    auto *status = new QHBoxLayout;
+    status->setContentsMargins(4, 2, 4, 2);
+    status->addWidget(m_progressLabel, 1);
+    status->addWidget(m_cancel);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addLayout(status);
+    layout->addWidget(m_progress);
+    layout->addWidget(m_problem);
+    layout->addWidget(m_view, 1);
+
+    connect(m_cancel, &QToolButton::clicked, this, &KeyBrowser::cancelScan);
+    connect(m_view, &QTreeView::customContextMenuRequested, this, &KeyBrowser::showContextMenu);
+    connect(m_view, &QTreeView::activated, this, [this](const QModelIndex &index) {
+        if (m_model->keyId(index) != KeyTreeModel::kNoKey)
+            emit openKeyRequested(index.data(KeyTreeModel::KeyRole).toByteArray());
+    });
+    auto userShaped = [this] {
+        if (!m_autoExpanding)
+            m_userShaped = true;
+        scheduleDetails();
+    };
+    connect(m_view, &QTreeView::expanded, this, userShaped);
+    connect(m_view, &QTreeView::collapsed, this, userShaped);
+    connect(m_view, &QTreeView::expanded, this, [this](const QModelIndex &group) {
+        if (m_scanComplete)
+            m_model->sortGroup(group, kSortGroupLimit); // a no-op once it is in order
+    });
+
+    // Columns follow the rows in view: after scrolling, resizing, expanding, new rows.
+    m_detailsTimer.setSingleShot(true);
+    m_detailsTimer.setInterval(40);
+    connect(&m_detailsTimer, &QTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
+    connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this,
+            &KeyBrowser::scheduleDetails);
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, &KeyBrowser::scheduleDetails);
+    connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetails);
+    m_liveTimer.setInterval(kLiveRefreshMs);
+    connect(&m_liveTimer, &QTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
+    m_flushTimer.setSingleShot(true);
+    connect(&m_flushTimer, &QTimer::timeout, this, &KeyBrowser::flush);
+
+    updateProgress();
+}
+
+KeyBrowser::~KeyBrowser() = default;
+
+void KeyBrowser::setClient(RedisClient *client, const QByteArray &ns, const QByteArray &separator)
+{
+    if (m_client) {
+        m_client->cancel(&m_scanOwner);
+        m_client->cancel(&m_detailsOwner);
+        disconnect(m_client, nullptr, this, nullptr);
+    }
+    m_client = client;
+    m_ns = ns;
+    m_separator = separator.isEmpty() ? QByteArray(":") : separator;
+    if (m_client)
+        connect(m_client, &RedisClient::stateChanged, this, &KeyBrowser::onClientState);
+    refresh();
+}
+
+void KeyBrowser::setFilter(const QString &text)
+{
+    const QString t = text.trimmed();
+    const QByteArray match = t.isEmpty()            ? QByteArray("*")
+                             : hasGlobCharacters(t) ? t.toUtf8()
+                                                    : "*" + escapeGlob(t.toUtf8()) + "*";
+    if (match == m_match)
+        return;
+    m_match = match;
+    refresh();
+}
+
+void KeyBrowser::refresh()
+{
+    if (m_client) {
+        m_client->cancel(&m_scanOwner);
+        m_client->cancel(&m_detailsOwner);
+    }
+    m_model->clear(m_separator);
+    m_flushTimer.stop();
+    m_pending.clear();
+    m_pendingAt = 0;
+    m_pendingCount = 0;
+    m_pageDeferred = false;
+    m_cursorDone = false;
+    m_scanning = false;
+    m_scanStarted = false;
+    m_scanComplete = false;
+    m_waitingToResume = false;
+    m_cursor = "0";
+    m_scanned = 0;
+    m_dbSize = -1;
+    m_detailsInFlight = 0;
+    m_userShaped = false;
+    m_wasSettled = false;
+    m_problem->hide();
+    m_liveTimer.stop();
+    if (m_client)
+        startScan();
+    updateProgress();
+}
+
+void KeyBrowser::startScan()
+{
+    m_scanning = true;
+    m_scanClock.start();
+    m_sinceFlush.start();
+    const QString ns = QString::fromUtf8(m_ns);
+    m_client->request(
+        &m_scanOwner,
+        [ns](Connection &c) {
+            ScanStart s;
+            s.dbSize = c.command({"DBSIZE"}).toInteger();
+            try {
+                s.policies = PolicyStore(c, ns).list();
+            } catch (const ReplyError &e) {
+                s.policyProblem = e.message(); // e.g. NOPERM: columns stay empty, keys still list
+            } catch (const ProtocolError &e) {
+                s.policyProblem = e.message(); // a malformed policy record
+            }
+            return s;
+        },
+        [this](const Outcome<ScanStart> &o) {
+            if (!o.ok()) {
+                interrupted(o.failure().message, o.failure().isConnectionLoss());
+                return;
+            }
+            m_dbSize = o.value().dbSize;
+            if (m_match == "*")
+                m_model->reserve(m_dbSize); // no index growth (a rehash of every name) mid-scan
+            m_policies = std::make_shared<const std::vector<Policy>>(o.value().policies);
+            if (!o.value().policyProblem.isEmpty()) {
+                m_problem->setText(
+                    QStringLiteral("Policies could not be read, so no limits are shown: %1")
+                        .arg(o.value().policyProblem));
+                m_problem->show();
+            }
+            m_scanStarted = true;
+            requestPage();
+            updateProgress();
+        });
+    m_liveTimer.start();
+}
+
+void KeyBrowser::requestPage()
+{
+    const QByteArray cursor = m_cursor, match = m_match;
+    // The first page small, for the first rows at once; then big ones, for throughput.
+    const qsizetype pageKeys = m_scanned == 0 ? kScanCount : kPageKeys;
+    m_client->request(
+        &m_scanOwner,
+        [cursor, match, pageKeys](Connection &c) {
+            ScanPage page{cursor, {}};
+            QElapsedTimer slice;
+            slice.start();
+            do {
+                const Reply r = c.command(
+                    {"SCAN", page.cursor, "MATCH", match, "COUNT", QByteArray::number(kScanCount)});
+                if (r.size() != 2 || !r[1].isArray())
+                    throw ProtocolError(
+                        QStringLiteral("unexpected SCAN reply %1").arg(r.debugString()));
+                page.cursor = r[0].bytes();
+                if (page.names.empty())
+                    page.names.reserve(size_t(pageKeys), pageKeys * 32);
+                for (const Reply &k : r[1].elements())
+                    page.names.append(k.bytes());
+            } while (page.cursor != "0" && qsizetype(page.names.size()) < pageKeys &&
+                     slice.elapsed() < kPageSliceMs);
+            return page;
+        },
+        [this](const Outcome<ScanPage> &o) {
+            if (!o.ok()) {
+                interrupted(o.failure().message, o.failure().isConnectionLoss());
+                return;
+            }
+            onPage(o.value().cursor, o.value().names);
+        });
+}
+
+void KeyBrowser::onPage(const QByteArray &cursor, const ScannedNames &names)
+{
+    const bool first = m_model->keyCount() == 0 && pendingCount() == 0;
+    m_cursor = cursor;
+    m_scanned += qsizetype(names.size());
+    if (!names.empty()) {
+        m_pending.push_back(names);
+        m_pendingCount += qsizetype(names.size());
+    }
+    m_cursorDone = cursor == "0";
+    if (!m_cursorDone) {
+        // Keep the worker busy while this page is inserted, unless insertion lags far behind.
+        if (pendingCount() < kMaxPending)
+            requestPage();
+        else
+            m_pageDeferred = true;
+    }
+    if (m_cursorDone || (first && pendingCount() > 0) || m_sinceFlush.elapsed() >= kFlushIntervalMs)
+        flush();
+    else if (!m_flushTimer.isActive())
+        m_flushTimer.start(int(std::max<qint64>(0, kFlushIntervalMs - m_sinceFlush.elapsed())));
+    updateProgress();
+}
+
+qsizetype KeyBrowser::pendingCount() const
+{
+    return m_pendingCount;
+}
+
+void KeyBrowser::flush()
+{
+    // Insert in chunks for a few milliseconds at most, then let the event loop breathe:
+    // painting, input and the stall probe of the tests come first.
+    m_sinceFlush.restart();
+    QElapsedTimer budget;
+    budget.start();
+    std::vector<QByteArrayView> chunk;
+    while (pendingCount() > 0 && budget.elapsed() < kInsertBudgetMs) {
+        const ScannedNames &page = m_pending.front();
+        const size_t n = std::min(size_t(kInsertChunk), page.size() - m_pendingAt);
+        chunk.clear();
+        for (size_t i = m_pendingAt; i < m_pendingAt + n; ++i)
+            chunk.push_back(page.at(i));
+        m_model->addKeys(chunk.data(), chunk.size());
+        m_pendingAt += n;
+        m_pendingCount -= qsizetype(n);
+        if (m_pendingAt == page.size()) {
+            m_pending.pop_front(); // the model holds its own copy of the names
+            m_pendingAt = 0;
+        }
+    }
+    if (pendingCount() > 0)
+        m_flushTimer.start(0); // the rest after the event loop has had a turn
+    if (m_pageDeferred && m_scanning && pendingCount() < kMaxPending / 2) {
+        m_pageDeferred = false;
+        requestPage();
+    }
+    autoExpand();
+    if (m_scanning && m_cursorDone && pendingCount() == 0)
+        finish();
+    else
+        updateProgress();
+}
+
+void KeyBrowser::finish()
+{
+    m_scanning = false;
+    m_scanComplete = true;
+    m_scanMs = m_scanClock.elapsed();
+    if (m_model->keyCount() <= kSortLimit)
+        m_model->sortByName();
+    else
+        sortOpenGroups({});
+    autoExpand();
+    updateProgress();
+    emit scanFinished();
+    scheduleDetails();
+    checkSettled();
+}
+
+void KeyBrowser::sortOpenGroups(const QModelIndex &parent)
+{
+    if (!m_model->sortGroup(parent, kSortGroupLimit))
+        return; // too big to sort at once, and to walk
+    for (int r = 0; r < m_model->rowCount(parent); ++r) {
+        const QModelIndex child = m_model->index(r, 0, parent);
+        if (!child.data(KeyTreeModel::IsGroupRole).toBool())
+            break; // groups come first
+        if (m_view->isExpanded(child))
+            sortOpenGroups(child);
+    }
+}
+
+void KeyBrowser::cancelScan()
+{
+    if (!m_scanning || !m_client)
+        return;
+    m_client->cancel(&m_scanOwner);
+    m_scanning = false;
+    m_waitingToResume = false;
+    flush(); // what was found stays listed
+    m_scanMs = m_scanClock.elapsed();
+    updateProgress();
+    emit scanFinished();
+    checkSettled();
+}
+
+void KeyBrowser::interrupted(const QString &why, bool connectionLoss)
+{
+    m_scanning = false;
+    flush();
+    m_scanMs = m_scanClock.elapsed();
+    m_waitingToResume = connectionLoss;
+    m_problem->setText(
+        connectionLoss
+            ? QStringLiteral(
+                  "Reading keys was interrupted: %1. It resumes when the connection is back.")
+                  .arg(why)
+            : QStringLiteral("Reading keys failed: %1").arg(why));
+    m_problem->show();
+    updateProgress();
+    emit scanFinished();
+}
+
+void KeyBrowser::onClientState()
+{
+    if (!m_client || m_client->state() != RedisClient::State::Connected)
+        return;
+    if (m_waitingToResume) {
+        // The SCAN cursor lives in the request, not the connection: carry on from it.
+        m_waitingToResume = false;
+        m_problem->hide();
+        m_scanning = true;
+        if (m_scanStarted)
+            requestPage();
+        else
+            startScan();
+        updateProgress();
+    }
+    scheduleDetails();
+}
+
+QString KeyBrowser::progressText() const
+{
+    return m_progressLabel->text();
+}
+
+QString KeyBrowser::problemText() const
+{
+    return m_problem->isHidden() ? QString() : m_problem->text();
+}
+
+void KeyBrowser::updateProgress()
+{
+    const bool filtered = m_match != "*";
+    const QString about = m_dbSize >= 0 ? formatCount(m_dbSize) : QStringLiteral("?");
+    QString text;
+    if (!m_client) {
+        text = QStringLiteral("Not connected");
+    } else if (m_scanning) {
+        if (filtered)
+            text = QStringLiteral("Scanning for %1: %2 found, %3 keys in the database")
+                       .arg(QString::fromUtf8(m_match), formatCount(m_scanned), about);
+        else
+            text = QStringLiteral("Scanned %1 of about %2 keys").arg(formatCount(m_scanned), about);
+    } else if (m_waitingToResume) {
+        text = QStringLiteral("Paused at %1 keys: waiting for the connection")
+                   .arg(formatCount(m_scanned));
+    } else if (m_scanComplete) {
+        text = QStringLiteral("%1%2 · read in %3")
+                   .arg(formatKeys(m_model->keyCount()),
+                        filtered ? QStringLiteral(" matching %1").arg(QString::fromUtf8(m_match))
+                                 : QString(),
+                        formatSpan(m_scanMs * 1000));
+    } else if (m_scanStarted || m_scanned > 0) {
+        text = QStringLiteral("Stopped: %1 keys listed, of about %2")
+                   .arg(formatCount(m_model->keyCount()), about);
+    } else {
+        text = QStringLiteral("Connecting…");
+    }
+    if (m_model->unlistedCount() > 0)
+        text += QStringLiteral(" · %1 keys with names over 1 MiB not listed")
+                    .arg(formatCount(m_model->unlistedCount()));
+    m_progressLabel->setText(text);
+    m_cancel->setVisible(m_scanning);
+    m_progress->setVisible(m_scanning);
+    if (m_scanning) {
+        if (filtered || m_dbSize <= 0)
+            m_progress->setRange(
+                0, 0); // busy: how much of the keyspace is behind the cursor is unknown
+        else {
+            m_progress->setRange(0, 1000);
+            m_progress->setValue(
+                int(std::min<qint64>(1000, m_scanned * 1000 / std::max<qint64>(1, m_dbSize))));
+        }
+    }
+}
+
+// --- Columns for the rows in view ---
+
+void KeyBrowser::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    scheduleDetails(); // more rows may be in view
+}
+
+void KeyBrowser::scheduleDetails()
+{
+    if (!m_detailsTimer.isActive())
+        m_detailsTimer.start();
+}
+
+std::vector<quint32> KeyBrowser::visibleKeyIds() const
+{
+    std::vector<quint32> ids;
+    const int bottom = m_view->viewport()->height();
+    for (QModelIndex i = m_view->indexAt(QPoint(1, 1)); i.isValid(); i = m_view->indexBelow(i)) {
+        if (m_view->visualRect(i).top() > bottom)
+            break;
+        const quint32 id = m_model->keyId(i);
+        if (id != KeyTreeModel::kNoKey)
+            ids.push_back(id);
+    }
+    return ids;
+}
+
+void KeyBrowser::fetchVisibleDetails()
+{
+    if (!m_client || m_client->state() != RedisClient::State::Connected || !m_policies ||
+        !isVisible())
+        return;
+    const std::vector<quint32> visible = visibleKeyIds();
+    m_model->trimDetails(kDetailsKept, visible);
+    const std::vector<quint32> stale = m_model->claimStale(visible, kLiveRefreshMs - 100);
+    const quint64 generation = m_model->generation();
+    for (size_t at = 0; at < stale.size(); at += kDetailsBatch) {
+        std::vector<quint32> ids(stale.begin() + qsizetype(at),
+                                 stale.begin() +
+                                     qsizetype(std::min(stale.size(), at + kDetailsBatch)));
+        std::vector<QByteArray> keys;
+        keys.reserve(ids.size());
+        for (quint32 id : ids)
+            keys.push_back(m_model->fullKey(id));
+        ++m_detailsInFlight;
+        m_client->request(
+            &m_detailsOwner,
+            [keys = std::move(keys), policies = m_policies, ns = m_ns](Connection &c) {
+                return readKeyDetails(c, keys, *policies, ns);
+            },
+            [this, ids, generation](const Outcome<std::vector<KeyDetails>> &o) {
+                --m_detailsInFlight;
+                if (generation != m_model->generation())
+                    return;
+                if (o.ok()) {
+                    m_model->setDetails(ids, o.value());
+                } else {
+                    m_model->releaseClaims(ids);
+                    if (!o.failure().isConnectionLoss()) {
+                        m_problem->setText(QStringLiteral("Reading key columns failed: %1")
+                                               .arg(o.failure().message));
+                        m_problem->show();
+                    }
+                }
+                checkSettled();
+            });
+    }
+    checkSettled();
+}
+
+bool KeyBrowser::isSettled() const
+{
+    if (m_scanning || pendingCount() > 0 || m_detailsInFlight > 0 || m_detailsTimer.isActive())
+        return false;
+    if (!m_client || m_client->state() != RedisClient::State::Connected)
+        return false;
+    for (quint32 id : visibleKeyIds())
+        if (!m_model->details(id))
+            return false;
+    return m_scanComplete || m_scanStarted;
+}
+
+void KeyBrowser::checkSettled()
+{
+    const bool now = isSettled();
+    if (now && !m_wasSettled)
+        emit settled();
+    m_wasSettled = now;
+}
+
+void KeyBrowser::autoExpand()
+{
+    if (m_userShaped)
+        return;
+    // Breadth first: open groups while everything shown fits in about a screenful, and close
+    // again any that grew past it (a big group open during a scan costs a relayout per page).
+    m_autoExpanding = true;
+    int shown = m_model->rowCount();
+    QQueue<QModelIndex> queue;
+    for (int r = 0; r < m_model->rowCount() && r < kAutoExpandRows; ++r)
+        queue.enqueue(m_model->index(r, 0));
+    while (!queue.isEmpty()) {
+        const QModelIndex g = queue.dequeue();
+        if (!g.data(KeyTreeModel::IsGroupRole).toBool())
+            continue;
+        const int n = m_model->rowCount(g);
+        if (shown + n > kAutoExpandRows) {
+            if (m_view->isExpanded(g))
+                m_view->collapse(g);
+            continue;
+        }
+        shown += n;
+        if (!m_view->isExpanded(g))
+            m_view->expand(g);
+        for (int r = 0; r < n && shown <= kAutoExpandRows; ++r)
+            queue.enqueue(m_model->index(r, 0, g));
+    }
+    m_autoExpanding = false;
+}
+
+void KeyBrowser::showContextMenu(const QPoint &pos)
+{
+    const QModelIndex index = m_view->indexAt(pos);
+    if (!index.isValid())
+        return;
+    const QModelIndex first = index.siblingAtColumn(0);
+    const QByteArray key = first.data(KeyTreeModel::KeyRole).toByteArray();
+    // popup(), not exec(): no nested event loop on the GUI thread.
+    auto *menu = new QMenu(this);
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    if (first.data(KeyTreeModel::IsGroupRole).toBool()) {
+        const QString pattern =
+            QString::fromUtf8(first.data(KeyTreeModel::PatternRole).toByteArray());
+        menu->addAction(
+            m_view->isExpanded(first) ? QStringLiteral("Collapse") : QStringLiteral("Expand"), this,
+            [this, first] { m_view->setExpanded(first, !m_view->isExpanded(first)); });
+        menu->addAction(QStringLiteral("Show only %1").arg(pattern), this,
+                        [this, pattern] { emit filterRequested(pattern); });
+        menu->addAction(QStringLiteral("Copy pattern"), this,
+                        [pattern] { QApplication::clipboard()->setText(pattern); });
+    } else {
+        menu->addAction(QStringLiteral("Open"), this, [this, key] { emit openKeyRequested(key); });
+        menu->addAction(QStringLiteral("Copy name"), this,
+                        [key] { QApplication::clipboard()->setText(QString::fromUtf8(key)); });
+    }
+    menu->popup(m_view->viewport()->mapToGlobal(pos));
+}
+
+} // namespace ratescope::ui

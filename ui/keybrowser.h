@@ -1,0 +1,128 @@
+// The keys panel: walks the keyspace with SCAN a page at a time (progress, cancel, glob
+// filter), shows it as a tree grouped by the separator, and fills the limiter columns of the
+// rows in view through the connection's worker, refreshing them while they stay in view.
+#pragma once
+
+#include "keytreemodel.h"
+#include "policy.h"
+#include "redisclient.h"
+#include "scannednames.h"
+
+#include <QElapsedTimer>
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
+
+#include <deque>
+#include <memory>
+
+class QLabel;
+class QProgressBar;
+class QToolButton;
+class QTreeView;
+
+namespace ratescope::ui {
+
+class KeyBrowser : public QWidget {
+    Q_OBJECT
+public:
+    explicit KeyBrowser(QWidget *parent = nullptr);
+    ~KeyBrowser() override;
+
+    // Browses through `client` (nullptr: nothing). ns: Ratescope's metadata prefix, for
+    // policies and overrides; separator: how key names are grouped.
+    void setClient(RedisClient *client, const QByteArray &ns, const QByteArray &separator);
+    // A glob (Redis SCAN MATCH); text without glob characters matches keys containing it.
+    void setFilter(const QString &text);
+    QByteArray matchPattern() const { return m_match; }
+    // Reads the keyspace again (policies too).
+    void refresh();
+    void cancelScan();
+
+    bool isScanning() const { return m_scanning; }
+    qint64 scannedCount() const { return m_scanned; }
+    // The scan is over and the rows in view have their columns.
+    bool isSettled() const;
+    // What the panel says above the tree ("Scanned 45,000 of about 1,000,000 keys") and the
+    // problem shown in place, if any.
+    QString progressText() const;
+    QString problemText() const;
+
+    KeyTreeModel *model() const { return m_model; }
+    QTreeView *view() const { return m_view; }
+    // The keys in view (model ids), top to bottom.
+    std::vector<quint32> visibleKeyIds() const;
+
+    // Rows read per pipelined batch when filling columns, and how long they stay fresh.
+    static constexpr int kDetailsBatch = 100;
+    static constexpr int kLiveRefreshMs = 2000;
+
+signals:
+    void openKeyRequested(const QByteArray &key);
+    // "Show only this group" from the context menu: a SCAN MATCH pattern.
+    void filterRequested(const QString &pattern);
+    void scanFinished();
+    void settled();
+
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
+private:
+    void startScan();
+    void requestPage();
+    void onPage(const QByteArray &cursor, const ScannedNames &names);
+    void flush();
+    void finish();
+    void sortOpenGroups(const QModelIndex &parent);
+    qsizetype pendingCount() const;
+    void interrupted(const QString &why, bool connectionLoss);
+    void updateProgress();
+    void scheduleDetails();
+    void fetchVisibleDetails();
+    void autoExpand();
+    void checkSettled();
+    void showContextMenu(const QPoint &pos);
+    void onClientState();
+
+    QPointer<RedisClient> m_client;
+    QByteArray m_ns = "ratescope:";
+    QByteArray m_separator = ":";
+    QByteArray m_match = "*";
+
+    KeyTreeModel *m_model = nullptr;
+    QTreeView *m_view = nullptr;
+    QProgressBar *m_progress = nullptr;
+    QLabel *m_progressLabel = nullptr;
+    QToolButton *m_cancel = nullptr;
+    QLabel *m_problem = nullptr;
+
+    // Owners of requests: destroying or cancelling one drops its work.
+    QObject m_scanOwner;
+    QObject m_detailsOwner;
+
+    std::shared_ptr<const std::vector<Policy>> m_policies;
+    bool m_scanning = false;
+    bool m_scanStarted = false;  // the first page was asked for
+    bool m_scanComplete = false; // the cursor came back to 0
+    bool m_waitingToResume = false;
+    QByteArray m_cursor = "0";
+    qint64 m_scanned = 0;
+    qint64 m_dbSize = -1;
+    QElapsedTimer m_scanClock;
+    qint64 m_scanMs = 0;
+    std::deque<ScannedNames> m_pending; // found, not inserted yet
+    size_t m_pendingAt = 0;             // in the first page
+    qsizetype m_pendingCount = 0;
+    bool m_cursorDone = false;   // the last page has arrived
+    bool m_pageDeferred = false; // the next page waits for insertion to catch up
+    QElapsedTimer m_sinceFlush;
+    QTimer m_flushTimer;
+    int m_detailsInFlight = 0;
+    bool m_userShaped = false; // the user expanded or collapsed something: no more auto-expansion
+    bool m_autoExpanding = false;
+    bool m_wasSettled = false;
+    QTimer m_detailsTimer;
+    QTimer m_liveTimer;
+};
+
+} // namespace ratescope::ui

@@ -1,0 +1,594 @@
+#include "keytreemodel.h"
+
+#include "displayformat.h"
+
+#include <QColor>
+#include <QDeadlineTimer>
+#include <QElapsedTimer>
+#include <QFont>
+#include <QGuiApplication>
+#include <QPalette>
+
+#include <algorithm>
+#include <map>
+
+namespace ratescope::ui {
+
+namespace {
+
+qint64 steadyNowMs()
+{
+    static QElapsedTimer clock = [] {
+        QElapsedTimer t;
+        t.start();
+        return t;
+    }();
+    return clock.elapsed();
+}
+
+QColor mutedColor()
+{
+    return QGuiApplication::palette().color(QPalette::PlaceholderText);
+}
+
+const QColor kErrorColor(0xb0, 0x2a, 0x1e);
+
+QString nameText(QByteArrayView name)
+{
+    return name.isEmpty() ? QStringLiteral("(empty)") : QString::fromUtf8(name);
+}
+
+} // namespace
+
+KeyTreeModel::KeyTreeModel(QObject *parent)
+    : QAbstractItemModel(parent)
+{
+}
+
+void KeyTreeModel::clear(const QByteArray &separator)
+{
+    beginResetModel();
+    m_tree.clear(separator);
+    std::vector<DetailsSlot>().swap(m_slots);
+    std::vector<quint32>().swap(m_freeSlots);
+    m_unlisted = 0;
+    std::vector<bool>().swap(m_sorted);
+    ++m_generation;
+    endResetModel();
+}
+
+void KeyTreeModel::reserve(qint64 keys)
+{
+    m_tree.reserve(size_t(std::clamp<qint64>(keys, 0, 100000000)));
+}
+
+void KeyTreeModel::addKeys(const QByteArrayList &keys)
+{
+    std::vector<QByteArrayView> views(keys.begin(), keys.end());
+    addKeys(views.data(), views.size());
+}
+
+void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
+{
+    if (count == 0)
+        return;
+    const QByteArray sep = m_tree.separator();
+    struct Cursor {
+        quint32 group = KeyTree::kRoot;
+        qsizetype offset = 0; // where the unresolved rest of the key starts
+        qsizetype next = -1;  // the separator ending the current segment
+    };
+    std::vector<Cursor> cursors(count);
+    std::vector<size_t> active(count);
+    for (size_t i = 0; i < count; ++i)
+        active[i] = i;
+    auto segment = [&](size_t i) {
+        const Cursor &c = cursors[i];
+        return keys[i].sliced(c.offset, c.next - c.offset);
+    };
+
+    // Groups, level by level: the missing children of each parent are inserted together.
+    while (!active.empty()) {
+        std::map<quint32, std::vector<QByteArrayView>> missing;
+        std::vector<size_t> deeper;
+        for (size_t i : active) {
+            Cursor &c = cursors[i];
+            c.next = sep.isEmpty() ? -1 : keys[i].indexOf(QByteArrayView(sep), c.offset);
+            if (c.next < 0)
+                continue; // the rest is the key's own name
+            const QByteArrayView seg = segment(i);
+            if (seg.size() > KeyTree::kMaxNameLength) {
+                c.group = KeyTree::kNone;
+                continue;
+            }
+            if (m_tree.findGroup(c.group, seg) == KeyTree::kNone)
+                missing[c.group].push_back(seg);
+            deeper.push_back(i);
+        }
+        for (auto &[parent, segs] : missing) {
+            std::sort(segs.begin(), segs.end());
+            segs.erase(std::unique(segs.begin(), segs.end()), segs.end());
+            const int first = int(m_tree.group(parent).groups.size());
+            markUnsorted(parent);
+            beginInsertRows(groupIndex(parent), first, first + int(segs.size()) - 1);
+            for (QByteArrayView seg : segs)
+                m_tree.addGroup(parent, seg);
+            endInsertRows();
+        }
+        active.clear();
+        for (size_t i : deeper) {
+            Cursor &c = cursors[i];
+            c.group = m_tree.findGroup(c.group, segment(i));
+            c.offset = c.next + sep.size();
+            if (c.group != KeyTree::kNone)
+                active.push_back(i);
+        }
+    }
+
+    // Keys: one insertion per group.
+    std::map<quint32, std::vector<QByteArrayView>> fresh;
+    for (size_t i = 0; i < count; ++i) {
+        const Cursor &c = cursors[i];
+        const QByteArrayView name = keys[i].sliced(c.offset);
+        if (c.group == KeyTree::kNone || name.size() > KeyTree::kMaxNameLength) {
+            ++m_unlisted;
+            continue;
+        }
+        if (m_tree.findKey(c.group, name) == KeyTree::kNone)
+            fresh[c.group].push_back(name);
+    }
+    std::map<quint32, std::pair<int, int>>
+        countRows; // parent -> first, last child group whose count changed
+    for (auto &[group, names] : fresh) {
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+        const KeyTree::Group &g = m_tree.group(group);
+        const int first = int(g.groups.size() + g.keys.size());
+        markUnsorted(group);
+        beginInsertRows(groupIndex(group), first, first + int(names.size()) - 1);
+        for (QByteArrayView name : names)
+            m_tree.addKey(group, name);
+        endInsertRows();
+        for (quint32 a = group; a != KeyTree::kRoot; a = m_tree.group(a).parent) {
+            const KeyTree::Group &ag = m_tree.group(a);
+            auto [it, inserted] = countRows.try_emplace(ag.parent, int(ag.row), int(ag.row));
+            if (!inserted) {
+                it->second.first = std::min(it->second.first, int(ag.row));
+                it->second.second = std::max(it->second.second, int(ag.row));
+            }
+        }
+    }
+    for (const auto &[parent, rows] : countRows) {
+        const QModelIndex p = groupIndex(parent);
+        emit dataChanged(index(rows.first, KeyColumn, p), index(rows.second, KeyColumn, p),
+                         {Qt::DisplayRole, KeyCountRole});
+    }
+}
+
+void KeyTreeModel::sortChildren(quint32 id)
+{
+    KeyTree::Group &g = m_tree.group(id);
+    std::sort(g.groups.begin(), g.groups.end(),
+              [&](quint32 a, quint32 b) { return m_tree.groupName(a) < m_tree.groupName(b); });
+    for (size_t r = 0; r < g.groups.size(); ++r)
+        m_tree.group(g.groups[r]).row = quint32(r);
+    std::sort(g.keys.begin(), g.keys.end(),
+              [&](quint32 a, quint32 b) { return m_tree.keyName(a) < m_tree.keyName(b); });
+    for (size_t r = 0; r < g.keys.size(); ++r)
+        m_tree.key(g.keys[r]).pos = quint32(r);
+    if (m_sorted.size() < m_tree.groupCount())
+        m_sorted.resize(m_tree.groupCount(), false);
+    m_sorted[id] = true;
+}
+
+QModelIndex KeyTreeModel::moved(const QModelIndex &old) const
+{
+    const quintptr tag = old.internalId();
+    return isGroupTag(tag) ? groupIndex(idOf(tag), old.column())
+                           : indexOfKey(idOf(tag), old.column());
+}
+
+void KeyTreeModel::sortByName()
+{
+    emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+    const QModelIndexList before = persistentIndexList();
+    for (quint32 id = 0; id < m_tree.groupCount(); ++id)
+        sortChildren(id);
+    QModelIndexList after;
+    after.reserve(before.size());
+    for (const QModelIndex &i : before)
+        after << moved(i);
+    changePersistentIndexList(before, after);
+    emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+bool KeyTreeModel::sortGroup(const QModelIndex &group, size_t maxChildren)
+{
+    if (group.isValid() && (group.column() != KeyColumn || !isGroupTag(group.internalId())))
+        return false;
+    const quint32 id = group.isValid() ? idOf(group.internalId()) : KeyTree::kRoot;
+    if (id < m_sorted.size() && m_sorted[id])
+        return true;
+    const KeyTree::Group &g = m_tree.group(id);
+    if (g.groups.size() + g.keys.size() > maxChildren)
+        return false;
+    const QList<QPersistentModelIndex> parents =
+        group.isValid() ? QList<QPersistentModelIndex>{QPersistentModelIndex(group)}
+                        : QList<QPersistentModelIndex>{};
+    emit layoutAboutToBeChanged(parents, QAbstractItemModel::VerticalSortHint);
+    QModelIndexList before, after;
+    for (const QModelIndex &i : persistentIndexList())
+        if (i.parent() == group)
+            before << i;
+    sortChildren(id);
+    for (const QModelIndex &i : before)
+        after << moved(i);
+    changePersistentIndexList(before, after);
+    emit layoutChanged(parents, QAbstractItemModel::VerticalSortHint);
+    return true;
+}
+
+// --- Lazy columns ---
+
+quint32 KeyTreeModel::keyId(const QModelIndex &index) const
+{
+    if (!index.isValid() || isGroupTag(index.internalId()))
+        return kNoKey;
+    return idOf(index.internalId());
+}
+
+int KeyTreeModel::keyRow(quint32 id) const
+{
+    const KeyTree::Key &k = m_tree.key(id);
+    return int(m_tree.group(k.group).groups.size() + k.pos);
+}
+
+QModelIndex KeyTreeModel::indexOfKey(quint32 id, int column) const
+{
+    if (id >= m_tree.keyCount())
+        return {};
+    return createIndex(keyRow(id), column, keyTag(id));
+}
+
+QModelIndex KeyTreeModel::groupIndex(quint32 group, int column) const
+{
+    if (group == KeyTree::kRoot || group >= m_tree.groupCount())
+        return {};
+    return createIndex(int(m_tree.group(group).row), column, groupTag(group));
+}
+
+KeyTreeModel::DetailsSlot &KeyTreeModel::slotFor(quint32 key)
+{
+    KeyTree::Key &k = m_tree.key(key);
+    if (k.details == KeyTree::kNone) {
+        if (!m_freeSlots.empty()) {
+            k.details = m_freeSlots.back();
+            m_freeSlots.pop_back();
+            m_slots[k.details] = DetailsSlot{};
+        } else {
+            k.details = quint32(m_slots.size());
+            m_slots.emplace_back();
+        }
+    }
+    return m_slots[k.details];
+}
+
+std::vector<quint32> KeyTreeModel::claimStale(const std::vector<quint32> &ids, qint64 maxAgeMs)
+{
+    std::vector<quint32> stale;
+    const qint64 now = steadyNowMs();
+    for (quint32 id : ids) {
+        if (id >= m_tree.keyCount())
+            continue;
+        DetailsSlot &s = slotFor(id);
+        if (s.reading || (s.readAtMs >= 0 && now - s.readAtMs < maxAgeMs))
+            continue;
+        s.reading = true;
+        stale.push_back(id);
+    }
+    return stale;
+}
+
+void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDetails> details)
+{
+    const qint64 now = steadyNowMs();
+    for (size_t i = 0; i < ids.size() && i < details.size(); ++i) {
+        const quint32 id = ids[i];
+        if (id >= m_tree.keyCount())
+            continue;
+        DetailsSlot &s = slotFor(id);
+        s.details = std::move(details[i]);
+        s.readAtMs = now;
+        s.reading = false;
+        emit dataChanged(indexOfKey(id, AlgorithmColumn), indexOfKey(id, MemoryColumn));
+        emit dataChanged(indexOfKey(id, KeyColumn), indexOfKey(id, KeyColumn),
+                         {Qt::ToolTipRole, Qt::ForegroundRole});
+    }
+}
+
+void KeyTreeModel::releaseClaims(const std::vector<quint32> &ids)
+{
+    for (quint32 id : ids)
+        if (id < m_tree.keyCount() && m_tree.key(id).details != KeyTree::kNone)
+            m_slots[m_tree.key(id).details].reading = false;
+}
+
+const KeyDetails *KeyTreeModel::details(quint32 id) const
+{
+    if (id >= m_tree.keyCount() || m_tree.key(id).details == KeyTree::kNone)
+        return nullptr;
+    const DetailsSlot &s = m_slots[m_tree.key(id).details];
+    return s.readAtMs >= 0 ? &s.details : nullptr;
+}
+
+void KeyTreeModel::trimDetails(size_t limit, const std::vector<quint32> &keep)
+{
+    if (detailsCount() <= limit)
+        return;
+    std::vector<bool> kept(m_tree.keyCount(), false);
+    for (quint32 id : keep)
+        if (id < kept.size())
+            kept[id] = true;
+    for (quint32 id = 0; id < m_tree.keyCount(); ++id) {
+        KeyTree::Key &k = m_tree.key(id);
+        if (k.details == KeyTree::kNone || kept[id] || m_slots[k.details].reading)
+            continue;
+        m_slots[k.details] = DetailsSlot{};
+        m_freeSlots.push_back(k.details);
+        k.details = KeyTree::kNone;
+    }
+}
+
+// --- QAbstractItemModel ---
+
+QModelIndex KeyTreeModel::index(int row, int column, const QModelIndex &parent) const
+{
+    if (row < 0 || column < 0 || column >= ColumnCount)
+        return {};
+    quint32 group = KeyTree::kRoot;
+    if (parent.isValid()) {
+        if (!isGroupTag(parent.internalId()) || parent.column() != KeyColumn)
+            return {};
+        group = idOf(parent.internalId());
+    }
+    const KeyTree::Group &g = m_tree.group(group);
+    if (size_t(row) < g.groups.size())
+        return createIndex(row, column, groupTag(g.groups[size_t(row)]));
+    const size_t k = size_t(row) - g.groups.size();
+    if (k < g.keys.size())
+        return createIndex(row, column, keyTag(g.keys[k]));
+    return {};
+}
+
+QModelIndex KeyTreeModel::parent(const QModelIndex &child) const
+{
+    if (!child.isValid())
+        return {};
+    const quintptr tag = child.internalId();
+    const quint32 id = idOf(tag);
+    const quint32 parentGroup = isGroupTag(tag) ? m_tree.group(id).parent : m_tree.key(id).group;
+    return groupIndex(parentGroup);
+}
+
+int KeyTreeModel::rowCount(const QModelIndex &parent) const
+{
+    if (!parent.isValid()) {
+        const KeyTree::Group &root = m_tree.group(KeyTree::kRoot);
+        return int(root.groups.size() + root.keys.size());
+    }
+    if (parent.column() != KeyColumn || !isGroupTag(parent.internalId()))
+        return 0;
+    const KeyTree::Group &g = m_tree.group(idOf(parent.internalId()));
+    return int(g.groups.size() + g.keys.size());
+}
+
+int KeyTreeModel::columnCount(const QModelIndex &) const
+{
+    return ColumnCount;
+}
+
+bool KeyTreeModel::hasChildren(const QModelIndex &parent) const
+{
+    return rowCount(parent) > 0;
+}
+
+Qt::ItemFlags KeyTreeModel::flags(const QModelIndex &index) const
+{
+    if (!index.isValid())
+        return Qt::NoItemFlags;
+    Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+    if (!isGroupTag(index.internalId()))
+        f |= Qt::ItemNeverHasChildren;
+    return f;
+}
+
+QVariant KeyTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal)
+        return {};
+    if (role == Qt::DisplayRole) {
+        switch (section) {
+        case KeyColumn:
+            return QStringLiteral("Key");
+        case AlgorithmColumn:
+            return QStringLiteral("Algorithm");
+        case UsageColumn:
+            return QStringLiteral("Used / limit");
+        case RemainingColumn:
+            return QStringLiteral("Remaining");
+        case TtlColumn:
+            return QStringLiteral("TTL");
+        case MemoryColumn:
+            return QStringLiteral("Memory");
+        }
+    }
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case KeyColumn:
+            return QStringLiteral(
+                "Keys grouped by the profile's separator; a group shows how many keys it holds");
+        case AlgorithmColumn:
+            return QStringLiteral("The limiter format recognised in the key (or its Redis type "
+                                  "when it is no limiter)");
+        case UsageColumn:
+            return QStringLiteral("Used now against the limit in force (policy, or override)");
+        case RemainingColumn:
+            return QStringLiteral("Capacity left now, and when a denied request would pass");
+        case TtlColumn:
+            return QStringLiteral("Time until Redis expires the key");
+        case MemoryColumn:
+            return QStringLiteral("MEMORY USAGE of the key");
+        }
+    }
+    if (role == Qt::TextAlignmentRole && section != KeyColumn && section != AlgorithmColumn)
+        return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+}
+
+QVariant KeyTreeModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid())
+        return {};
+    const quintptr tag = index.internalId();
+    return isGroupTag(tag) ? groupData(idOf(tag), index.column(), role)
+                           : keyData(idOf(tag), index.column(), role);
+}
+
+QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
+{
+    const KeyTree::Group &g = m_tree.group(group);
+    switch (role) {
+    case Qt::DisplayRole:
+        if (column == KeyColumn)
+            return QStringLiteral("%1 (%2)").arg(nameText(m_tree.groupName(group)),
+                                                 formatCount(qint64(g.keyCount)));
+        return {};
+    case Qt::ToolTipRole:
+        if (column == KeyColumn)
+            return QStringLiteral("%1%2*\n%3")
+                .arg(QString::fromUtf8(m_tree.groupPath(group)),
+                     QString::fromUtf8(m_tree.separator()), formatKeys(qint64(g.keyCount)));
+        return {};
+    case KeyRole:
+        return m_tree.groupPath(group);
+    case PatternRole:
+        return m_tree.groupPath(group) + m_tree.separator() + "*";
+    case IsGroupRole:
+        return true;
+    case KeyCountRole:
+        return qint64(g.keyCount);
+    }
+    return {};
+}
+
+QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
+{
+    const KeyDetails *d = details(key);
+    switch (role) {
+    case KeyRole:
+    case PatternRole:
+        return m_tree.fullKey(key);
+    case IsGroupRole:
+        return false;
+    case KeyCountRole:
+        return qint64(1);
+    case UsageFractionRole:
+        if (d && d->usage && d->usage->decision.limit > 0)
+            return std::clamp(double(d->usage->usedNow) / double(d->usage->decision.limit), 0.0,
+                              1.0);
+        return {};
+    case Qt::TextAlignmentRole:
+        if (column != KeyColumn && column != AlgorithmColumn)
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case Qt::ForegroundRole:
+        if (!d)
+            return column == KeyColumn ? QVariant() : QVariant(mutedColor());
+        if (column == UsageColumn && !d->problem.isEmpty())
+            return kErrorColor;
+        if (column == AlgorithmColumn && (!d->kind.isLimiter() || !d->metadata.isEmpty()))
+            return mutedColor();
+        if (column == UsageColumn && !d->usage)
+            return mutedColor();
+        if (column == TtlColumn && d->pttlMs == -1)
+            return mutedColor();
+        if (column == RemainingColumn && d->usage && !d->usage->decision.allowed)
+            return kErrorColor;
+        return {};
+    case Qt::DisplayRole:
+        break;
+    case Qt::ToolTipRole: {
+        QString tip = QString::fromUtf8(m_tree.fullKey(key));
+        if (!d)
+            return tip;
+        tip += QStringLiteral("\n%1 · %2")
+                   .arg(QString::fromUtf8(d->type),
+                        d->kind.isLimiter() ? d->kind.label() : QStringLiteral("not a limiter"));
+        if (!d->policy.isEmpty())
+            tip += QStringLiteral("\npolicy %1 (%2)")
+                       .arg(d->policy, QString::fromUtf8(d->policyMatch));
+        if (d->spec)
+            tip += QStringLiteral("\nlimit %1%2")
+                       .arg(formatLimit(*d->spec),
+                            d->overridden ? QStringLiteral(", overridden") : QString());
+        if (d->usage) {
+            const Decision &dec = d->usage->decision;
+            tip += QStringLiteral("\nused %1 of %2")
+                       .arg(formatCount(d->usage->usedNow), formatCount(dec.limit));
+            if (!dec.allowed)
+                tip += QStringLiteral("; the next request is denied, allowed again in %1")
+                           .arg(formatSpan(dec.retryAfterUs));
+            if (dec.resetAfterUs > 0)
+                tip +=
+                    QStringLiteral("\nfull capacity again in %1").arg(formatSpan(dec.resetAfterUs));
+        }
+        if (!d->problem.isEmpty())
+            tip += QStringLiteral("\n%1").arg(d->problem);
+        else if (d->kind.isLimiter() && !d->spec)
+            tip +=
+                QStringLiteral("\nNo policy matches this key: declare one to see how full it is.");
+        return tip;
+    }
+    default:
+        return {};
+    }
+
+    // Display.
+    if (column == KeyColumn)
+        return nameText(m_tree.keyName(key));
+    if (!d)
+        return column == AlgorithmColumn ? QStringLiteral("…") : QVariant();
+    switch (column) {
+    case AlgorithmColumn:
+        if (!d->exists())
+            return QStringLiteral("(deleted)");
+        if (!d->metadata.isEmpty())
+            return QStringLiteral("Ratescope %1").arg(QString::fromUtf8(d->metadata));
+        if (d->kind.format == KeyFormat::CounterWindow && d->spec)
+            return QStringLiteral("%1 (counter)").arg(algorithmName(d->spec->algorithm));
+        return d->kind.isLimiter() ? d->kind.label() : QString::fromUtf8(d->type);
+    case UsageColumn:
+        if (d->usage)
+            return QStringLiteral("%1 / %2").arg(formatCount(d->usage->usedNow),
+                                                 formatCount(d->usage->decision.limit));
+        if (!d->problem.isEmpty())
+            return d->problem;
+        if (d->kind.isLimiter() && !d->spec)
+            return QStringLiteral("no policy");
+        return {};
+    case RemainingColumn:
+        if (!d->usage)
+            return {};
+        if (!d->usage->decision.allowed && d->usage->decision.retryAfterUs > 0)
+            return QStringLiteral("%1 · retry in %2")
+                .arg(formatCount(d->remaining()), formatSpan(d->usage->decision.retryAfterUs));
+        return formatCount(d->remaining());
+    case TtlColumn:
+        return d->exists() ? formatTtl(d->pttlMs) : QString();
+    case MemoryColumn:
+        return formatSize(d->memory);
+    }
+    return {};
+}
+
+} // namespace ratescope::ui

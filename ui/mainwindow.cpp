@@ -1,0 +1,422 @@
+#include "mainwindow.h"
+
+#include "connectionbanner.h"
+#include "connectiondialog.h"
+#include "keybrowser.h"
+#include "keypage.h"
+#include "lockicon.h"
+#include "overviewpage.h"
+#include "passwordvault.h"
+#include "profilestore.h"
+#include "redisclient.h"
+#include "serverstatusbar.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QToolButton>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace ratescope::ui {
+
+MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *parent)
+    : QMainWindow(parent)
+    , m_profiles(profiles)
+    , m_vault(vault)
+{
+    setWindowTitle(QStringLiteral("Ratescope"));
+
+    auto *toolbar = addToolBar(QStringLiteral("Connection"));
+    toolbar->setObjectName(QStringLiteral("connectionToolbar"));
+    toolbar->setMovable(false);
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_picker = new QComboBox(this);
+    m_picker->setMinimumContentsLength(22);
+    m_picker->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_picker->setToolTip(QStringLiteral("Connection profile"));
+    toolbar->addWidget(m_picker);
+    m_connectAction =
+        toolbar->addAction(QStringLiteral("Connect"), this, &MainWindow::toggleConnection);
+    m_profilesButton = new QToolButton(this);
+    m_profilesButton->setText(QStringLiteral("Profiles"));
+    m_profilesButton->setPopupMode(QToolButton::InstantPopup);
+    auto *profileMenu = new QMenu(m_profilesButton);
+    profileMenu->addAction(QStringLiteral("New profile…"), this, &MainWindow::newProfile);
+    m_editAction = profileMenu->addAction(QStringLiteral("Edit profile…"), this,
+                                          [this] { editProfile(selectedProfile()); });
+    m_deleteAction =
+        profileMenu->addAction(QStringLiteral("Delete profile"), this, &MainWindow::deleteProfile);
+    m_profilesButton->setMenu(profileMenu);
+    toolbar->addWidget(m_profilesButton);
+    toolbar->addSeparator();
+    m_lockAction = toolbar->addAction(lockIcon(), QStringLiteral("Read-only"));
+    m_lockAction->setCheckable(true);
+    m_lockAction->setToolTip(QStringLiteral("Read-only lock: while it is on, every change (reset, "
+                                            "override, burst) is refused before anything is sent"));
+    connect(m_lockAction, &QAction::toggled, this, [this](bool on) {
+        if (m_client)
+            m_client->setReadOnly(on);
+        m_lockAction->setText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
+    });
+    m_lockAction->setText(QStringLiteral("Writable"));
+    m_refreshAction = toolbar->addAction(style()->standardIcon(QStyle::SP_BrowserReload),
+                                         QStringLiteral("Refresh"), this, &MainWindow::refresh);
+    m_refreshAction->setShortcut(QKeySequence::Refresh);
+    m_refreshAction->setToolTip(QStringLiteral("Read the keyspace and policies again (F5)"));
+    auto *spacer = new QWidget(this);
+    spacer->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    toolbar->addWidget(spacer);
+    m_filter = new QLineEdit(this);
+    m_filter->setPlaceholderText(QStringLiteral("Filter keys: glob (demo:api:*) or any text"));
+    m_filter->setClearButtonEnabled(true);
+    m_filter->setMinimumWidth(300);
+    m_filter->setToolTip(QStringLiteral(
+        "SCAN MATCH pattern: * ? [abc]. Text without them matches keys that contain it."));
+    toolbar->addWidget(m_filter);
+    m_filterDebounce.setSingleShot(true);
+    m_filterDebounce.setInterval(500);
+    connect(&m_filterDebounce, &QTimer::timeout, this, &MainWindow::applyFilter);
+    connect(m_filter, &QLineEdit::textEdited, this, [this] { m_filterDebounce.start(); });
+    connect(m_filter, &QLineEdit::returnPressed, this, &MainWindow::applyFilter);
+    connect(m_filter, &QLineEdit::textChanged, this, [this](const QString &t) {
+        if (t.isEmpty())
+            applyFilter(); // the clear button
+    });
+
+    m_banner = new ConnectionBanner(this);
+    m_browser = new KeyBrowser(this);
+    m_tabs = new QTabWidget(this);
+    m_tabs->setTabsClosable(true);
+    m_tabs->setDocumentMode(true);
+    m_overview = new OverviewPage(m_tabs);
+    m_tabs->addTab(m_overview, QStringLiteral("Overview"));
+    m_tabs->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);
+    connect(m_tabs, &QTabWidget::tabCloseRequested, this, [this](int index) {
+        if (index > 0)
+            delete m_tabs->widget(index); // its requests are dropped with it
+    });
+    auto *splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(m_browser);
+    splitter->addWidget(m_tabs);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+    // The keys panel as wide as its columns; the tabs take the rest.
+    const int keysWidth = m_browser->view()->header()->length() +
+                          m_browser->view()->verticalScrollBar()->sizeHint().width() + 8;
+    splitter->setSizes({keysWidth, std::max(380, 1280 - keysWidth)});
+    auto *central = new QWidget(this);
+    auto *layout = new QVBoxLayout(central);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_banner);
+    layout->addWidget(splitter, 1);
+    setCentralWidget(central);
+
+    m_status = new ServerStatusBar(this);
+    statusBar()->addPermanentWidget(m_status, 1);
+    statusBar()->setSizeGripEnabled(true);
+
+    connect(m_browser, &KeyBrowser::openKeyRequested, this, &MainWindow::openKey);
+    connect(m_browser, &KeyBrowser::filterRequested, this, [this](const QString &pattern) {
+        m_filter->setText(pattern);
+        applyFilter();
+    });
+    connect(m_browser, &KeyBrowser::settled, this, &MainWindow::checkSettled);
+    connect(m_overview, &OverviewPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_banner, &ConnectionBanner::editProfileRequested, this,
+            [this] { editProfile(m_current.name); });
+    connect(m_picker, &QComboBox::currentIndexChanged, this, &MainWindow::updateActions);
+
+    reloadProfiles(m_profiles.lastUsed());
+    resize(1280, 800);
+}
+
+MainWindow::~MainWindow()
+{
+    // Views first (their owners cancel), then the connection's worker.
+    m_browser->setClient(nullptr, {}, {});
+    m_overview->setClient(nullptr, {});
+    delete m_client;
+}
+
+void MainWindow::addSessionProfile(const ConnectionProfile &profile,
+                                   const ConnectionOptions &options)
+{
+    if (!m_sessionProfiles.contains(profile.name))
+        m_sessionOrder << profile.name;
+    m_sessionProfiles.insert(profile.name, {profile, options});
+    reloadProfiles(profile.name);
+}
+
+void MainWindow::reloadProfiles(const QString &select)
+{
+    const QSignalBlocker block(m_picker);
+    m_picker->clear();
+    for (const QString &name : m_sessionOrder) {
+        const QString where = m_sessionProfiles.value(name).second.endpoint();
+        // A URL says where already.
+        m_picker->addItem(
+            name.contains(QLatin1String("://")) ? name : QStringLiteral("%1 (%2)").arg(name, where),
+            name);
+    }
+    for (const ConnectionProfile &p : m_profiles.list())
+        m_picker->addItem(QStringLiteral("%1 (%2)").arg(p.name, p.endpoint()), p.name);
+    if (m_picker->count() == 0)
+        m_picker->addItem(QStringLiteral("No profiles yet: Profiles › New"), QString());
+    const int at = m_picker->findData(select);
+    m_picker->setCurrentIndex(at >= 0 ? at : 0);
+    updateActions();
+}
+
+QString MainWindow::selectedProfile() const
+{
+    return m_picker->currentData().toString();
+}
+
+void MainWindow::updateActions()
+{
+    const QString selected = selectedProfile();
+    const bool isSaved = !selected.isEmpty() && !m_sessionProfiles.contains(selected);
+    const bool connectedToSelected = m_client && selected == m_current.name;
+    m_connectAction->setText(connectedToSelected ? QStringLiteral("Disconnect")
+                                                 : QStringLiteral("Connect"));
+    m_connectAction->setEnabled(connectedToSelected || !selected.isEmpty());
+    m_editAction->setEnabled(isSaved);
+    m_deleteAction->setEnabled(isSaved);
+    m_refreshAction->setEnabled(m_client != nullptr);
+    m_lockAction->setEnabled(m_client != nullptr && !m_forceReadOnly);
+}
+
+void MainWindow::toggleConnection()
+{
+    const QString selected = selectedProfile();
+    if (m_client && selected == m_current.name)
+        disconnectFromServer();
+    else
+        connectProfile(selected);
+}
+
+bool MainWindow::connectProfile(const QString &name)
+{
+    if (m_sessionProfiles.contains(name)) {
+        const auto &[profile, options] = m_sessionProfiles.value(name);
+        connectWith(profile, options);
+        return true;
+    }
+    const auto profile = m_profiles.find(name);
+    if (!profile)
+        return false;
+    m_profiles.setLastUsed(name);
+    reloadProfiles(name);
+    if (profile->passwordStorage == ConnectionProfile::PasswordStorage::None) {
+        connectWith(*profile, profile->toOptions());
+        return true;
+    }
+    m_vault.fetch(name, this, [this, p = *profile](std::optional<QString> password) {
+        if (password)
+            connectWith(p, p.toOptions(*password));
+        else
+            askPassword(p);
+    });
+    return true;
+}
+
+void MainWindow::askPassword(const ConnectionProfile &profile, const QString &why)
+{
+    // open(), not exec(): the GUI thread never waits in a nested event loop.
+    auto *dialog = new QInputDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle(QStringLiteral("Password for %1").arg(profile.name));
+    dialog->setLabelText(
+        QStringLiteral("%1Password of %2 at %3:")
+            .arg(why.isEmpty() ? QString() : why + QStringLiteral("\n\n"),
+                 profile.user.isEmpty() ? QStringLiteral("the default user") : profile.user,
+                 profile.endpoint()));
+    dialog->setTextEchoMode(QLineEdit::Password);
+    connect(dialog, &QInputDialog::textValueSelected, this,
+            [this, profile](const QString &password) {
+                m_vault.remember(profile.name, password);
+                connectWith(profile, profile.toOptions(password));
+            });
+    dialog->open();
+}
+
+void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionOptions &options)
+{
+    disconnectFromServer();
+    m_current = profile;
+    m_settledSent = false;
+    m_client = new RedisClient(options, this);
+    m_client->setReadOnly(profile.readOnly || m_forceReadOnly);
+    auto showLock = [this](bool on) {
+        const QSignalBlocker block(m_lockAction);
+        m_lockAction->setChecked(on);
+        m_lockAction->setText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
+    };
+    showLock(m_client->isReadOnly());
+    connect(m_client, &RedisClient::readOnlyChanged, this, showLock);
+    connect(m_client, &RedisClient::statusChanged, this, &MainWindow::checkSettled);
+    connect(m_client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
+        // A refused password is not kept for the session: the next attempt asks again.
+        if (s == RedisClient::State::Failed &&
+            m_current.passwordStorage != ConnectionProfile::PasswordStorage::None &&
+            !m_sessionProfiles.contains(m_current.name))
+            m_vault.dropSessionPassword(m_current.name);
+        checkSettled();
+    });
+    m_status->setClient(m_client);
+    m_banner->setClient(m_client, !m_sessionProfiles.contains(profile.name));
+    m_browser->setClient(m_client, profile.ns.toUtf8(), profile.separator.toUtf8());
+    m_overview->setClient(m_client, profile.ns);
+    m_client->open();
+    setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
+    const int at = m_picker->findData(profile.name);
+    if (at >= 0) {
+        const QSignalBlocker block(m_picker);
+        m_picker->setCurrentIndex(at);
+    }
+    updateActions();
+}
+
+void MainWindow::disconnectFromServer()
+{
+    if (!m_client)
+        return;
+    for (int i = m_tabs->count() - 1; i > 0; --i)
+        delete m_tabs->widget(i);
+    m_browser->setClient(nullptr, {}, {});
+    m_overview->setClient(nullptr, {});
+    m_status->setClient(nullptr);
+    m_banner->setClient(nullptr);
+    m_client->retire(); // no waiting on the network here
+    m_client = nullptr;
+    m_current = {};
+    setWindowTitle(QStringLiteral("Ratescope"));
+    updateActions();
+}
+
+void MainWindow::setReadOnly(bool readOnly)
+{
+    m_forceReadOnly = readOnly;
+    if (m_client && readOnly)
+        m_client->setReadOnly(true);
+    updateActions();
+}
+
+void MainWindow::openKey(const QByteArray &key)
+{
+    if (!m_client)
+        return;
+    for (int i = 1; i < m_tabs->count(); ++i)
+        if (auto *page = qobject_cast<KeyPage *>(m_tabs->widget(i)); page && page->key() == key) {
+            m_tabs->setCurrentIndex(i);
+            return;
+        }
+    auto *page = new KeyPage(m_client, key, m_current.ns.toUtf8(), m_tabs);
+    const QByteArray sep = m_current.separator.toUtf8();
+    const qsizetype cut = sep.isEmpty() ? -1 : key.lastIndexOf(sep);
+    const int at =
+        m_tabs->addTab(page, QString::fromUtf8(cut >= 0 ? key.mid(cut + sep.size()) : key));
+    m_tabs->setTabToolTip(at, QString::fromUtf8(key));
+    m_tabs->setCurrentIndex(at);
+}
+
+void MainWindow::refresh()
+{
+    m_browser->refresh();
+    m_overview->refresh();
+    for (int i = 1; i < m_tabs->count(); ++i)
+        if (auto *page = qobject_cast<KeyPage *>(m_tabs->widget(i)))
+            page->refresh();
+}
+
+void MainWindow::applyFilter()
+{
+    m_filterDebounce.stop();
+    m_browser->setFilter(m_filter->text());
+}
+
+void MainWindow::newProfile()
+{
+    auto *dialog = new ConnectionDialog(m_profiles, m_vault, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &ConnectionDialog::saved, this, [this, dialog](const ConnectionProfile &p) {
+        reloadProfiles(p.name);
+        const QString note = dialog->saveNote();
+        statusBar()->showMessage(
+            note.isEmpty() ? QStringLiteral("Saved profile %1").arg(p.name) : note, 10000);
+    });
+    dialog->open();
+}
+
+void MainWindow::editProfile(const QString &name)
+{
+    const auto profile = m_profiles.find(name);
+    if (!profile)
+        return;
+    auto *dialog = new ConnectionDialog(m_profiles, m_vault, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setProfile(*profile, true);
+    connect(dialog, &ConnectionDialog::saved, this,
+            [this, name, dialog](const ConnectionProfile &p) {
+                reloadProfiles(p.name);
+                const QString note = dialog->saveNote();
+                statusBar()->showMessage(
+                    note.isEmpty() ? QStringLiteral("Saved profile %1").arg(p.name) : note, 10000);
+                if (m_client && m_current.name == name)
+                    connectProfile(p.name); // the connection follows its profile
+            });
+    dialog->open();
+}
+
+void MainWindow::deleteProfile()
+{
+    const QString name = selectedProfile();
+    if (name.isEmpty() || m_sessionProfiles.contains(name))
+        return;
+    auto *box =
+        new QMessageBox(QMessageBox::Question, QStringLiteral("Delete profile"),
+                        QStringLiteral("Delete the profile %1 and its stored password?").arg(name),
+                        QMessageBox::Yes | QMessageBox::Cancel, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::finished, this, [this, name](int button) {
+        if (button != QMessageBox::Yes)
+            return;
+        if (m_current.name == name)
+            disconnectFromServer();
+        m_profiles.remove(name);
+        m_vault.forget(name);
+        reloadProfiles();
+    });
+    box->open();
+}
+
+bool MainWindow::isSettled() const
+{
+    return m_client && m_client->state() == RedisClient::State::Connected && m_client->status() &&
+           m_browser->isSettled() && m_overview->isLoaded();
+}
+
+void MainWindow::checkSettled()
+{
+    if (!m_settledSent && isSettled()) {
+        m_settledSent = true;
+        emit settled();
+    }
+}
+
+} // namespace ratescope::ui

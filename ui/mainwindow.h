@@ -1,0 +1,100 @@
+// The console's main window: a toolbar (profile picker, connect, read-only lock, refresh, key
+// filter), the keys panel beside tabs (the overview, opened keys), a banner while the
+// connection is lost or refused, and the server's vital signs in the status bar.
+#pragma once
+
+#include "connectionprofile.h"
+#include "redisclient.h"
+
+#include <QHash>
+#include <QMainWindow>
+#include <QPointer>
+#include <QTimer>
+
+class QAction;
+class QComboBox;
+class QLineEdit;
+class QTabWidget;
+class QToolButton;
+
+namespace ratescope::ui {
+
+class ConnectionBanner;
+class KeyBrowser;
+class OverviewPage;
+class PasswordVault;
+class ProfileStore;
+class ServerStatusBar;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // A profile that is not saved (the demo's sandbox, a --url): listed first and reached
+    // with `options` as given (they may carry a password; it stays in memory).
+    void addSessionProfile(const ConnectionProfile &profile, const ConnectionOptions &options);
+    // Connects to a saved or session profile, asking for its password when needed.
+    bool connectProfile(const QString &name);
+    void disconnectFromServer();
+    // Locks every connection of this window read-only (--read-only): the toolbar's lock.
+    void setReadOnly(bool readOnly);
+    void openKey(const QByteArray &key);
+
+    RedisClient *client() const { return m_client; }
+    QString currentProfile() const { return m_current.name; }
+    KeyBrowser *keyBrowser() const { return m_browser; }
+    OverviewPage *overview() const { return m_overview; }
+    ConnectionBanner *banner() const { return m_banner; }
+    ServerStatusBar *serverStatus() const { return m_status; }
+    QTabWidget *tabs() const { return m_tabs; }
+    QLineEdit *filterEdit() const { return m_filter; }
+    QAction *lockAction() const { return m_lockAction; }
+
+    // Connected, the server's status known, the keyspace read and the rows in view filled.
+    bool isSettled() const;
+
+signals:
+    void settled();
+
+private:
+    void reloadProfiles(const QString &select = {});
+    QString selectedProfile() const;
+    void connectWith(const ConnectionProfile &profile, const ConnectionOptions &options);
+    void askPassword(const ConnectionProfile &profile, const QString &why = {});
+    void toggleConnection();
+    void editProfile(const QString &name);
+    void newProfile();
+    void deleteProfile();
+    void refresh();
+    void updateActions();
+    void checkSettled();
+    void applyFilter();
+
+    ProfileStore &m_profiles;
+    PasswordVault &m_vault;
+    QHash<QString, std::pair<ConnectionProfile, ConnectionOptions>> m_sessionProfiles;
+    QStringList m_sessionOrder;
+    ConnectionProfile m_current;
+    QPointer<RedisClient> m_client;
+    bool m_forceReadOnly = false;
+    bool m_settledSent = false;
+
+    QComboBox *m_picker;
+    QAction *m_connectAction;
+    QToolButton *m_profilesButton;
+    QAction *m_editAction;
+    QAction *m_deleteAction;
+    QAction *m_lockAction;
+    QAction *m_refreshAction;
+    QLineEdit *m_filter;
+    QTimer m_filterDebounce;
+    ConnectionBanner *m_banner;
+    KeyBrowser *m_browser;
+    QTabWidget *m_tabs;
+    OverviewPage *m_overview;
+    ServerStatusBar *m_status;
+};
+
+} // namespace ratescope::ui

@@ -1,0 +1,32 @@
+#include "outcome.h"
+
+#include "errors.h"
+
+namespace ratescope::ui {
+
+Failure Failure::from(std::exception_ptr error)
+{
+    try {
+        std::rethrow_exception(error);
+    } catch (const AuthError &e) {
+        return {Kind::Auth, e.message()};
+    } catch (const ConnectionError &e) {
+        return {Kind::Connection, e.message()};
+    } catch (const ReplyError &e) {
+        return {Kind::Reply, e.message()};
+    } catch (const ReadOnlyError &e) {
+        return {Kind::ReadOnly, e.message()};
+    } catch (const ConflictError &e) {
+        return {Kind::Conflict, e.message()};
+    } catch (const UsageError &e) {
+        return {Kind::Usage, e.message()};
+    } catch (const Error &e) {
+        return {Kind::Other, e.message()};
+    } catch (const std::exception &e) {
+        return {Kind::Other, QString::fromUtf8(e.what())};
+    } catch (...) {
+        return {Kind::Other, QStringLiteral("unexpected failure")};
+    }
+}
+
+} // namespace ratescope::ui

@@ -1,0 +1,223 @@
+#include "overviewpage.h"
+
+#include "connection.h"
+#include "displayformat.h"
+#include "errors.h"
+#include "policytablemodel.h"
+#include "redisclient.h"
+#include "serverinfo.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace ratescope::ui {
+
+namespace {
+
+struct Overview {
+    QHash<QString, QString> info;
+    QString eviction; // maxmemory-policy; empty when CONFIG is not allowed
+    qint64 dbSize = 0;
+    std::vector<Policy> policies;
+    QString policyProblem;
+};
+
+QString field(const QHash<QString, QString> &info, const char *name)
+{
+    return info.value(QLatin1String(name));
+}
+
+} // namespace
+
+OverviewPage::OverviewPage(QWidget *parent)
+    : QWidget(parent)
+{
+    m_summary = new QLabel(this);
+    m_summary->setTextFormat(Qt::RichText);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_summary->setWordWrap(true);
+    m_warning = new QLabel(this);
+    m_warning->setWordWrap(true);
+    m_warning->setStyleSheet(
+        QStringLiteral("QLabel { background: #fcefc7; padding: 6px; border-radius: 3px; }"));
+    m_warning->hide();
+    m_policyNote = new QLabel(this);
+    m_policyNote->setWordWrap(true);
+    m_policies = new PolicyTableModel(this);
+    m_table = new QTableView(this);
+    m_table->setModel(m_policies);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->setShowGrid(false);
+    m_table->setWordWrap(false);
+    const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    const int widths[] = {10 * em, 10 * em, 10 * em, 7 * em};
+    for (int c = 0; c < 4; ++c)
+        m_table->horizontalHeader()->resizeSection(c, widths[c]);
+
+    auto *title = new QLabel(QStringLiteral("<b>Policies</b>"), this);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_warning);
+    layout->addSpacing(6);
+    layout->addWidget(title);
+    layout->addWidget(m_policyNote);
+    layout->addWidget(m_table, 1);
+
+    m_timer.setInterval(10000);
+    connect(&m_timer, &QTimer::timeout, this, [this] {
+        if (isVisible())
+            refresh();
+    });
+    setClient(nullptr, QString());
+}
+
+void OverviewPage::setClient(RedisClient *client, const QString &ns)
+{
+    if (m_client) {
+        m_client->cancel(&m_requests);
+        disconnect(m_client, nullptr, this, nullptr);
+    }
+    m_client = client;
+    m_ns = ns;
+    m_loaded = false;
+    m_policies->setPolicies({});
+    m_warning->hide();
+    if (!client) {
+        m_summary->setText(
+            QStringLiteral("Not connected. Pick a profile in the toolbar, or start <code>ratescope "
+                           "--demo</code> for a sandbox with live traffic."));
+        m_policyNote->clear();
+        m_timer.stop();
+        return;
+    }
+    m_summary->setText(QStringLiteral("Connecting to %1…").arg(client->endpoint().toHtmlEscaped()));
+    connect(client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
+        if (s == RedisClient::State::Connected && !m_loaded)
+            refresh();
+    });
+    m_timer.start();
+    refresh();
+}
+
+void OverviewPage::refresh()
+{
+    if (!m_client)
+        return;
+    m_client->request(
+        &m_requests,
+        [ns = m_ns](Connection &c) {
+            Overview o;
+            o.dbSize = c.command({"DBSIZE"}).toInteger();
+            try {
+                o.info = ServerInfo::parseInfo(c.command({"INFO"}).bytes());
+            } catch (const ReplyError &) {
+                // a read-only ACL user may not run INFO
+            }
+            try {
+                const Reply r = c.command({"CONFIG", "GET", "maxmemory-policy"});
+                if (r.size() == 2)
+                    o.eviction = r[1].text();
+            } catch (const ReplyError &) {
+                // nor CONFIG
+            }
+            try {
+                o.policies = PolicyStore(c, ns).list();
+            } catch (const ReplyError &e) {
+                o.policyProblem = e.message();
+            } catch (const ProtocolError &e) {
+                o.policyProblem = e.message();
+            }
+            return o;
+        },
+        [this](const Outcome<Overview> &outcome) {
+            if (!outcome.ok()) {
+                if (!outcome.failure().isConnectionLoss())
+                    m_summary->setText(QStringLiteral("<span style='color:#b02a1e'>Reading the "
+                                                      "server's state failed: %1</span>")
+                                           .arg(outcome.failure().message.toHtmlEscaped()));
+                return;
+            }
+            const Overview &o = outcome.value();
+            const auto &i = o.info;
+            QStringList rows;
+            auto row = [&rows](const QString &name, const QString &value) {
+                rows
+                    << QStringLiteral(
+                           "<tr><td style='padding-right:14px; color:#666'>%1</td><td>%2</td></tr>")
+                           .arg(name, value.toHtmlEscaped());
+            };
+            row(QStringLiteral("Server"), m_client->url());
+            if (!i.isEmpty()) {
+                const qint64 up = field(i, "uptime_in_seconds").toLongLong();
+                row(QStringLiteral("Redis"),
+                    QStringLiteral("%1 · %2 · %3 · up %4")
+                        .arg(field(i, "redis_version"), field(i, "redis_mode"), field(i, "role"),
+                             up < 10 ? QStringLiteral("%1 s").arg(up) : formatSpan(up * 1000000)));
+                const qint64 max = field(i, "maxmemory").toLongLong();
+                row(QStringLiteral("Memory"),
+                    QStringLiteral("%1 used%2%3")
+                        .arg(formatSize(field(i, "used_memory").toLongLong()),
+                             max > 0 ? QStringLiteral(" of %1").arg(formatSize(max))
+                                     : QStringLiteral(", no maxmemory"),
+                             o.eviction.isEmpty()
+                                 ? QString()
+                                 : QStringLiteral(" · eviction %1").arg(o.eviction)));
+                row(QStringLiteral("Clients"),
+                    QStringLiteral("%1 connected").arg(field(i, "connected_clients")));
+            }
+            QString keys = formatKeys(o.dbSize);
+            for (auto it = i.begin(); it != i.end(); ++it)
+                if (it.key().startsWith(QLatin1String("db")) &&
+                    it.value().startsWith(QLatin1String("keys="))) {
+                    // "keys=43,expires=42,avg_ttl=9123"
+                    const QStringList parts = it.value().split(QLatin1Char(','));
+                    if (parts.size() >= 2)
+                        keys += QStringLiteral(" · %1: %2 with an expiry")
+                                    .arg(it.key(),
+                                         formatCount(
+                                             parts[1].section(QLatin1Char('='), 1).toLongLong()));
+                }
+            row(QStringLiteral("Keys"), keys);
+            m_summary->setText(QStringLiteral("<table>%1</table>").arg(rows.join(QString())));
+            // Limiter state must not be evicted to make room: a client would get its quota back.
+            const bool evictsAny = o.eviction.startsWith(QLatin1String("allkeys-"));
+            m_warning->setText(QStringLiteral("The eviction policy %1 lets Redis delete any key "
+                                              "under memory pressure, limiters included: "
+                                              "an evicted limiter hands its client a fresh quota. "
+                                              "volatile-* or noeviction keep them.")
+                                   .arg(o.eviction));
+            m_warning->setVisible(evictsAny);
+            m_policies->setPolicies(o.policies);
+            m_policyNote->setText(
+                !o.policyProblem.isEmpty()
+                    ? QStringLiteral("Policies could not be read: %1").arg(o.policyProblem)
+                : o.policies.empty()
+                    ? QStringLiteral(
+                          "No policies in namespace “%1” yet: without one, keys show no limits.")
+                          .arg(m_ns)
+                    : QStringLiteral("%1 policies in namespace “%2”. A key's policy is the most "
+                                     "specific match.")
+                          .arg(o.policies.size())
+                          .arg(m_ns));
+            const bool first = !m_loaded;
+            m_loaded = true;
+            if (first)
+                emit loaded();
+        });
+}
+
+QString OverviewPage::summaryText() const
+{
+    return m_summary->text();
+}
+
+} // namespace ratescope::ui

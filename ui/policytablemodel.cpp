@@ -1,0 +1,84 @@
+#include "policytablemodel.h"
+
+#include "displayformat.h"
+
+namespace ratescope::ui {
+
+PolicyTableModel::PolicyTableModel(QObject *parent)
+    : QAbstractTableModel(parent)
+{
+}
+
+void PolicyTableModel::setPolicies(std::vector<Policy> policies)
+{
+    beginResetModel(); // a handful of rows, replaced whole
+    m_policies = std::move(policies);
+    endResetModel();
+}
+
+int PolicyTableModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_policies.size());
+}
+
+int PolicyTableModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant PolicyTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case NameColumn:
+        return QStringLiteral("Policy");
+    case MatchColumn:
+        return QStringLiteral("Keys");
+    case AlgorithmColumn:
+        return QStringLiteral("Algorithm");
+    case LimitColumn:
+        return QStringLiteral("Limit");
+    case EnforcedColumn:
+        return QStringLiteral("Enforced");
+    }
+    return {};
+}
+
+QVariant PolicyTableModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid() || index.row() >= int(m_policies.size()))
+        return {};
+    const Policy &p = m_policies[size_t(index.row())];
+    if (role == Qt::ToolTipRole) {
+        QString tip = p.description;
+        if (!tip.isEmpty())
+            tip += QLatin1Char('\n');
+        tip += QStringLiteral("version %1").arg(p.version);
+        if (p.updatedAt.isValid())
+            tip += QStringLiteral(", changed by %1 at %2")
+                       .arg(p.updatedBy,
+                            p.updatedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
+        return tip;
+    }
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case NameColumn:
+        return p.name;
+    case MatchColumn:
+        return QString::fromUtf8(p.match);
+    case AlgorithmColumn:
+        return p.scoreUnit == ScoreUnit::Auto
+                   ? algorithmName(p.spec.algorithm)
+                   : QStringLiteral("%1 (%2)").arg(algorithmName(p.spec.algorithm),
+                                                   scoreUnitName(p.scoreUnit));
+    case LimitColumn:
+        return formatLimit(p.spec);
+    case EnforcedColumn:
+        return p.enforced ? QStringLiteral("yes") : QStringLiteral("no, declared");
+    }
+    return {};
+}
+
+} // namespace ratescope::ui

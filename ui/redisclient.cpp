@@ -1,0 +1,236 @@
+#include "redisclient.h"
+
+#include "connection.h"
+#include "connectionworker.h"
+#include "errors.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QThread>
+
+#include <cmath>
+
+namespace ratescope::ui {
+
+RedisClient::Status RedisClient::probe(Connection &c)
+{
+    QElapsedTimer t;
+    t.start();
+    c.command({"PING"});
+    RedisClient::Status s;
+    s.roundTripMs = double(t.nsecsElapsed()) / 1e6;
+    try {
+        s.info = ServerInfo::fetch(c);
+    } catch (const ReplyError &) {
+        // INFO may be outside a read-only ACL user's commands; DBSIZE is a read.
+        s.info.dbSize = c.command({"DBSIZE"}).toInteger();
+    }
+    return s;
+}
+
+namespace {
+
+// 0.5 s, 1 s, 2 s, ... 30 s: quick after a blip, patient with a server that is down.
+int backoffMs(int failedAttempts)
+{
+    return int(std::min<qint64>(30000, 500LL << std::min(failedAttempts, 6)));
+}
+
+} // namespace
+
+RedisClient::RedisClient(ConnectionOptions options, QObject *parent)
+    : QObject(parent)
+    , m_endpoint(options.endpoint())
+    , m_url(options.toUrl())
+{
+    m_thread = new QThread(this);
+    m_thread->setObjectName(QStringLiteral("redis %1").arg(m_endpoint));
+    auto *worker = new ConnectionWorker(std::move(options));
+    worker->moveToThread(m_thread);
+    connect(m_thread, &QThread::finished, worker, &QObject::deleteLater);
+    m_worker = worker;
+    m_thread->start();
+
+    m_heartbeat.setInterval(kHeartbeatMs);
+    connect(&m_heartbeat, &QTimer::timeout, this, &RedisClient::heartbeat);
+    m_retry.setSingleShot(true);
+    connect(&m_retry, &QTimer::timeout, this, &RedisClient::attempt);
+}
+
+RedisClient::~RedisClient()
+{
+    m_closing.store(true);
+    m_thread->quit();
+    m_thread->wait();
+}
+
+void RedisClient::retire()
+{
+    m_closing.store(true);
+    m_heartbeat.stop();
+    m_retry.stop();
+    QObject::disconnect(this, nullptr, nullptr, nullptr);
+    // Still destroyed (and waited for) at exit if the worker is slow to finish.
+    setParent(QCoreApplication::instance());
+    connect(m_thread, &QThread::finished, this, &QObject::deleteLater);
+    m_thread->quit();
+}
+
+RedisClient::Token RedisClient::tokenFor(QObject *owner)
+{
+    auto it = m_tokens.find(owner);
+    if (it != m_tokens.end())
+        return it.value();
+    Token token = std::make_shared<std::atomic<bool>>(false);
+    m_tokens.insert(owner, token);
+    if (owner != this)
+        connect(owner, &QObject::destroyed, this, [this, owner] {
+            if (Token t = m_tokens.take(owner))
+                t->store(true);
+        });
+    return token;
+}
+
+void RedisClient::cancel(QObject *owner)
+{
+    auto it = m_tokens.find(owner);
+    if (it == m_tokens.end())
+        return;
+    it.value()->store(true);
+    it.value() = std::make_shared<std::atomic<bool>>(false);
+}
+
+void RedisClient::enqueue(std::function<void(Connection &)> job)
+{
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, job = std::move(job)] { worker->run(job); },
+        Qt::QueuedConnection);
+}
+
+void RedisClient::deliver(std::function<void()> answer)
+{
+    // Safe from the worker thread: this object outlives its worker thread (the destructor
+    // and retire() both wait for the thread to finish before it is destroyed).
+    QMetaObject::invokeMethod(this, std::move(answer), Qt::QueuedConnection);
+}
+
+void RedisClient::setReadOnly(bool readOnly)
+{
+    if (m_readOnly == readOnly)
+        return;
+    m_readOnly = readOnly;
+    emit readOnlyChanged(readOnly);
+}
+
+void RedisClient::open()
+{
+    if (m_state != State::Idle)
+        return;
+    setState(State::Connecting);
+    attempt();
+}
+
+void RedisClient::retryNow()
+{
+    if (m_state != State::Reconnecting && m_state != State::Failed)
+        return;
+    m_retry.stop();
+    attempt();
+}
+
+int RedisClient::secondsUntilRetry() const
+{
+    if (!m_retry.isActive())
+        return 0;
+    return int(std::ceil(double(m_retryAt.remainingTime()) / 1000.0));
+}
+
+void RedisClient::attempt()
+{
+    if (m_attemptPending || m_closing.load())
+        return;
+    m_attemptPending = true;
+    const Token token = tokenFor(this);
+    enqueue([this, token](Connection &c) {
+        if (!runnable(token))
+            return;
+        std::optional<Outcome<Status>> outcome;
+        try {
+            c.connect();
+            outcome.emplace(probe(c));
+            m_online.store(true);
+        } catch (...) {
+            outcome.emplace(Failure::from(std::current_exception()));
+            m_online.store(false);
+        }
+        deliver([this, o = std::move(*outcome)] {
+            m_attemptPending = false;
+            if (o.ok()) {
+                m_failedAttempts = 0;
+                m_lastError.clear();
+                m_status = o.value();
+                setState(State::Connected);
+                emit statusChanged();
+                return;
+            }
+            m_lastError = o.failure().message;
+            const auto kind = o.failure().kind;
+            if (kind == Failure::Kind::Auth || kind == Failure::Kind::Usage) {
+                setState(State::Failed); // retrying cannot help: the user must change something
+                return;
+            }
+            setState(State::Reconnecting);
+            scheduleRetry();
+        });
+    });
+}
+
+void RedisClient::scheduleRetry()
+{
+    const int delay = backoffMs(m_failedAttempts++);
+    m_retryAt = QDeadlineTimer(delay);
+    m_retry.start(delay);
+    emit stateChanged(m_state); // the countdown changed
+}
+
+void RedisClient::heartbeat()
+{
+    if (m_heartbeatPending || m_state != State::Connected)
+        return;
+    m_heartbeatPending = true;
+    request(this, &RedisClient::probe, [this](const Outcome<Status> &o) {
+        m_heartbeatPending = false;
+        if (o.ok()) {
+            m_status = o.value();
+            emit statusChanged();
+        }
+    });
+}
+
+void RedisClient::noteFailure(const Failure &failure)
+{
+    if (m_state != State::Connected)
+        return;
+    if (failure.kind == Failure::Kind::Auth) {
+        m_lastError = failure.message;
+        setState(State::Failed);
+    } else if (failure.isConnectionLoss()) {
+        m_lastError = failure.message;
+        setState(State::Reconnecting);
+        scheduleRetry();
+    }
+}
+
+void RedisClient::setState(State state)
+{
+    if (state == State::Connected)
+        m_heartbeat.start();
+    else
+        m_heartbeat.stop();
+    if (m_state == state)
+        return;
+    m_state = state;
+    emit stateChanged(state);
+}
+
+} // namespace ratescope::ui

@@ -1,0 +1,135 @@
+#include "serverstatusbar.h"
+
+#include "displayformat.h"
+#include "redisclient.h"
+
+#include <QFrame>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QRegularExpression>
+
+namespace ratescope::ui {
+
+namespace {
+
+QFrame *divider(QWidget *parent)
+{
+    auto *line = new QFrame(parent);
+    line->setFrameShape(QFrame::VLine);
+    line->setFrameShadow(QFrame::Sunken);
+    return line;
+}
+
+} // namespace
+
+ServerStatusBar::ServerStatusBar(QWidget *parent)
+    : QWidget(parent)
+{
+    m_state = new QLabel(this);
+    m_server = new QLabel(this);
+    m_latency = new QLabel(this);
+    m_latency->setToolTip(QStringLiteral("Round trip of a PING, every 2 s"));
+    m_memory = new QLabel(this);
+    m_memory->setToolTip(QStringLiteral("used_memory from INFO memory"));
+    m_keys = new QLabel(this);
+    m_keys->setToolTip(QStringLiteral("DBSIZE of the selected database"));
+    m_lock = new QLabel(this);
+    auto *layout = new QHBoxLayout(this);
+    layout->setContentsMargins(4, 0, 4, 0);
+    layout->setSpacing(8);
+    bool first = true;
+    for (QLabel *l : {m_server, m_latency, m_memory, m_keys, m_lock, m_state}) {
+        if (!first)
+            layout->addWidget(divider(this));
+        first = false;
+        layout->addWidget(l);
+    }
+    update();
+}
+
+void ServerStatusBar::setClient(RedisClient *client)
+{
+    if (m_client)
+        disconnect(m_client, nullptr, this, nullptr);
+    m_client = client;
+    if (client) {
+        connect(client, &RedisClient::stateChanged, this, &ServerStatusBar::update);
+        connect(client, &RedisClient::statusChanged, this, &ServerStatusBar::update);
+        connect(client, &RedisClient::readOnlyChanged, this, &ServerStatusBar::update);
+    }
+    update();
+}
+
+void ServerStatusBar::update()
+{
+    QString state, color;
+    if (!m_client) {
+        state = QStringLiteral("Not connected");
+        color = QStringLiteral("#8a8a8a");
+    } else {
+        switch (m_client->state()) {
+        case RedisClient::State::Idle:
+        case RedisClient::State::Connecting:
+            state = QStringLiteral("Connecting");
+            color = QStringLiteral("#c98a00");
+            break;
+        case RedisClient::State::Connected:
+            state = QStringLiteral("Connected");
+            color = QStringLiteral("#2e7d32");
+            break;
+        case RedisClient::State::Reconnecting:
+            state = QStringLiteral("Reconnecting");
+            color = QStringLiteral("#c98a00");
+            break;
+        case RedisClient::State::Failed:
+            state = QStringLiteral("Refused");
+            color = QStringLiteral("#b02a1e");
+            break;
+        }
+    }
+    m_state->setText(QStringLiteral("<span style='color:%1'>●</span> %2").arg(color, state));
+
+    const auto status = m_client ? m_client->status() : std::nullopt;
+    const bool live = m_client && m_client->state() == RedisClient::State::Connected;
+    if (m_client && status) {
+        const ServerInfo &i = status->info;
+        QString server = i.version.isEmpty() ? QStringLiteral("Redis")
+                                             : QStringLiteral("Redis %1").arg(i.version);
+        if (!i.role.isEmpty())
+            server += QStringLiteral(" · %1").arg(i.role);
+        if (!i.mode.isEmpty() && i.mode != QLatin1String("standalone"))
+            server += QStringLiteral(" · %1").arg(i.mode);
+        m_server->setText(QStringLiteral("%1 · %2").arg(server, m_client->endpoint()));
+        m_latency->setText(
+            live ? QStringLiteral("Round trip %1").arg(formatRoundTrip(status->roundTripMs))
+                 : QStringLiteral("Round trip –"));
+        m_memory->setText(i.usedMemory > 0
+                              ? QStringLiteral("Memory %1").arg(formatSize(i.usedMemory))
+                              : QStringLiteral("Memory ?"));
+        m_keys->setText(formatKeys(i.dbSize));
+    } else {
+        m_server->setText(m_client ? m_client->endpoint() : QStringLiteral("No server"));
+        m_latency->setText(QStringLiteral("Round trip –"));
+        m_memory->setText(QStringLiteral("Memory –"));
+        m_keys->setText(QStringLiteral("– keys"));
+    }
+    const bool locked = m_client && m_client->isReadOnly();
+    m_lock->setText(locked ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
+    m_lock->setToolTip(
+        locked ? QStringLiteral(
+                     "Changes are refused before anything is sent; unlock with the toolbar's lock")
+               : QStringLiteral("Changes are allowed; lock with the toolbar's lock"));
+}
+
+QString ServerStatusBar::summary() const
+{
+    QStringList parts;
+    for (QLabel *l : {m_server, m_latency, m_memory, m_keys, m_lock, m_state}) {
+        QString t = l->text();
+        t.remove(QRegularExpression(QStringLiteral("<[^>]*>")));
+        parts << t.replace(QStringLiteral("●"), QString()).trimmed();
+    }
+    return parts.join(QStringLiteral(" | "));
+}
+
+} // namespace ratescope::ui

@@ -1,0 +1,38 @@
+#include "usagebardelegate.h"
+
+#include <QPainter>
+
+namespace ratescope::ui {
+
+UsageBarDelegate::UsageBarDelegate(int fractionRole, QObject *parent)
+    : QStyledItemDelegate(parent)
+    , m_fractionRole(fractionRole)
+{
+}
+
+void UsageBarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option,
+                             const QModelIndex &index) const
+{
+    const QVariant fraction = index.data(m_fractionRole);
+    if (fraction.isValid()) {
+        const double f = fraction.toDouble();
+        QColor color = f >= 1.0   ? QColor(0xe0, 0x4f, 0x3f)
+                       : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30)
+                                  : QColor(0x3f, 0xa3, 0x5b);
+        const QRect cell = option.rect.adjusted(3, 3, -3, -3);
+        painter->save();
+        painter->setRenderHint(QPainter::Antialiasing);
+        color.setAlpha(40);
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(color);
+        painter->drawRoundedRect(cell, 3, 3);
+        color.setAlpha(110);
+        painter->setBrush(color);
+        painter->drawRoundedRect(QRect(cell.topLeft(), QSize(int(cell.width() * f), cell.height())),
+                                 3, 3);
+        painter->restore();
+    }
+    QStyledItemDelegate::paint(painter, option, index);
+}
+
+} // namespace ratescope::ui
