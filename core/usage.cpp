@@ -88,6 +88,11 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
     std::vector<std::pair<size_t, int>> owner; // target index, commands it owns
     for (size_t i = 0; i < targets.size(); ++i) {
         const UsageTarget &t = targets[i];
+        try {
+            t.spec.validate();
+        } catch (const UsageError &) {
+            continue; // unreadable with these limits: std::nullopt, the others still read
+        }
         if (isScriptFormat(t.kind.format)) {
             const Algorithm a = t.kind.algorithm().value_or(t.spec.algorithm);
             LimitSpec spec = t.spec;
