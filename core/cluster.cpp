@@ -150,21 +150,34 @@ void ClusterRouter::refresh()
         }
         std::array<int, kSlots> map;
         map.fill(-1);
+        std::vector<Replica> replicas;
+        auto addressOf = [&candidate](const Reply &node) -> HostPort {
+            QString host = node[0].text();
+            if (host.isEmpty() || host == QLatin1String("?"))
+                host = candidate.host; // the node did not announce its address: it is the one we asked
+            return {host, quint16(node[1].toInteger())};
+        };
         for (const Reply &range : slotMap.elements()) {
             if (range.size() < 3 || range[2].size() < 2)
                 continue;
-            QString host = range[2][0].text();
-            if (host.isEmpty() || host == QLatin1String("?"))
-                host = candidate.host; // the node did not announce its address: it is the one we asked
-            const int master = nodeIndex({host, quint16(range[2][1].toInteger())});
+            const int master = nodeIndex(addressOf(range[2]));
             for (qint64 s = range[0].toInteger(); s <= range[1].toInteger() && s < kSlots; ++s)
                 map[size_t(s)] = master;
+            // Replicas follow the master; listed for status displays, never sent commands.
+            for (size_t r = 3; r < range.size(); ++r) {
+                if (range[r].size() < 2)
+                    continue;
+                const Replica replica{addressOf(range[r]), master};
+                if (std::find(replicas.begin(), replicas.end(), replica) == replicas.end())
+                    replicas.push_back(replica);
+            }
         }
         if (std::all_of(map.begin(), map.end(), [](int n) { return n < 0; })) {
             failures << QStringLiteral("%1:%2 serves no slots").arg(candidate.host).arg(candidate.port);
             continue;
         }
         m_slots = map;
+        m_replicas = std::move(replicas);
         m_haveMap = true;
         return;
     }
@@ -382,8 +395,20 @@ std::vector<Connection::Node> ClusterRouter::nodes()
                 start = -1;
             }
         }
-        out.push_back({m_nodes[size_t(m)].address, QStringLiteral("master"), ranges.join(QLatin1Char(','))});
+        const HostPort &address = m_nodes[size_t(m)].address;
+        out.push_back({address, QStringLiteral("master"), ranges.join(QLatin1Char(',')), {}, {}});
+        for (const Replica &r : m_replicas)
+            if (r.master == m)
+                out.push_back({r.address, QStringLiteral("replica"), {}, address, {}});
     }
+    return out;
+}
+
+std::vector<std::vector<Reply>> ClusterRouter::onEachMaster(const std::vector<Command> &commands)
+{
+    std::vector<std::vector<Reply>> out;
+    for (int m : masters())
+        out.push_back(node(m).pipeline(commands));
     return out;
 }
 

@@ -31,11 +31,18 @@ public:
     void send(const Command &command);
     Reply receive();
     std::vector<Connection::Node> nodes();
+    std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
+    void refresh(); // reads the slot map from a known node or a seed
 
 private:
     struct Node {
         HostPort address;
         std::unique_ptr<NodeConnection> connection;
+    };
+    struct Replica {
+        HostPort address;
+        int master; // index into m_nodes
+        bool operator==(const Replica &) const = default;
     };
     struct InFlight {
         int node;
@@ -43,7 +50,6 @@ private:
     };
 
     void ensureMap();
-    void refresh();
     int nodeIndex(const HostPort &address);
     NodeConnection &node(int index);
     std::vector<int> masters();
@@ -57,6 +63,7 @@ private:
     ConnectionOptions m_options;
     std::vector<Node> m_nodes;
     std::array<int, 16384> m_slots{};
+    std::vector<Replica> m_replicas;
     bool m_haveMap = false;
     std::deque<InFlight> m_inFlight;
 };

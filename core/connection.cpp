@@ -153,7 +153,32 @@ std::vector<Connection::Node> Connection::nodes()
         return m_cluster->nodes();
     if (!m_node->isConnected())
         m_node->connect();
-    return {{m_node->peer(), viaSentinel() ? QStringLiteral("master (via sentinel)") : QStringLiteral("standalone"), QString()}};
+    return {{m_node->peer(), viaSentinel() ? QStringLiteral("master (via sentinel)") : QStringLiteral("standalone"), {}, {}, {}}};
+}
+
+void Connection::refreshTopology()
+{
+    if (m_cluster)
+        m_cluster->refresh();
+}
+
+std::vector<std::vector<Reply>> Connection::onEachMaster(const std::vector<Command> &commands)
+{
+    if (m_cluster)
+        return m_cluster->onEachMaster(commands);
+    return {pipeline(commands)};
+}
+
+QString Connection::Node::describe() const
+{
+    QString what = role;
+    if (!slotRanges.isEmpty())
+        what += QStringLiteral(", slots %1").arg(slotRanges);
+    if (!master.host.isEmpty())
+        what += QStringLiteral(" of %1").arg(master.toString());
+    if (!link.isEmpty())
+        what += QStringLiteral(" (link %1)").arg(link);
+    return what;
 }
 
 } // namespace ratescope

@@ -48,13 +48,28 @@ public:
     void send(const Command &command);
     Reply receive();
 
-    // The servers behind this connection, for status displays.
+    // The servers behind this connection, for status displays. Cluster: every master with
+    // its slots, each followed by its replicas (from the slot map, no round trip). Otherwise
+    // the one server connected to ("master (via sentinel)" or "standalone"); ServerInfo adds
+    // replication details.
     struct Node {
         HostPort address;
-        QString role;  // "master", "replica", "sentinel-resolved master"
-        QString slotRanges; // cluster: "0-5460"
+        QString role;       // "master", "replica", "standalone", "master (via sentinel)"
+        QString slotRanges; // cluster masters: "0-5460"
+        HostPort master;    // replicas: the master they copy
+        QString link;       // replicas, when known: "online", "down", ...
+        // "master, slots 0-5460" / "replica of 127.0.0.1:7000 (link online)"
+        QString describe() const;
     };
     std::vector<Node> nodes();
+    // Cluster: reads the slot map again (masters may have failed over, replicas joined), so
+    // that nodes() is current. Otherwise nothing to do.
+    void refreshTopology();
+    bool isCluster() const { return m_cluster != nullptr; }
+
+    // Runs the same pipeline on every master of a cluster (in nodes() order) or on the one
+    // server otherwise: for server-wide facts such as INFO. Error replies come back in place.
+    std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
 
 private:
     // Sentinel: a subscription to +switch-master, read without waiting before each request,

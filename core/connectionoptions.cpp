@@ -25,7 +25,7 @@ UsageError urlError(const QString &what)
     return UsageError(QStringLiteral("invalid connection URL: %1").arg(what));
 }
 
-HostPort parseHostPort(const QString &text, quint16 defaultPort)
+HostPort parseHostPortText(const QString &text, quint16 defaultPort)
 {
     HostPort hp;
     hp.port = defaultPort;
@@ -33,17 +33,17 @@ HostPort parseHostPort(const QString &text, quint16 defaultPort)
     if (text.startsWith(QLatin1Char('['))) {
         const int close = text.indexOf(QLatin1Char(']'));
         if (close < 0)
-            throw urlError(QStringLiteral("unterminated IPv6 address '%1'").arg(text));
+            throw UsageError(QStringLiteral("unterminated IPv6 address '%1'").arg(text));
         hp.host = text.mid(1, close - 1);
         const QString rest = text.mid(close + 1);
         if (!rest.isEmpty()) {
             if (!rest.startsWith(QLatin1Char(':')))
-                throw urlError(QStringLiteral("unexpected '%1' after IPv6 address").arg(rest));
+                throw UsageError(QStringLiteral("unexpected '%1' after IPv6 address").arg(rest));
             portText = rest.mid(1);
         }
     } else {
         if (text.count(QLatin1Char(':')) > 1)
-            throw urlError(QStringLiteral("IPv6 address '%1' must be written in brackets, e.g. [::1]:6379").arg(text));
+            throw UsageError(QStringLiteral("IPv6 address '%1' must be written in brackets, e.g. [::1]:6379").arg(text));
         const int colon = text.indexOf(QLatin1Char(':'));
         hp.host = colon < 0 ? text : text.left(colon);
         if (colon >= 0)
@@ -51,15 +51,24 @@ HostPort parseHostPort(const QString &text, quint16 defaultPort)
     }
     hp.host = decode(hp.host);
     if (hp.host.isEmpty())
-        throw urlError(QStringLiteral("missing host"));
+        throw UsageError(QStringLiteral("missing host"));
     if (portText.isNull())
         return hp;
     bool ok = false;
     const uint port = portText.toUInt(&ok);
     if (!ok || port == 0 || port > 65535)
-        throw urlError(QStringLiteral("bad port '%1' (1-65535)").arg(portText));
+        throw UsageError(QStringLiteral("bad port '%1' (1-65535)").arg(portText));
     hp.port = quint16(port);
     return hp;
+}
+
+HostPort parseHostPort(const QString &text, quint16 defaultPort)
+{
+    try {
+        return parseHostPortText(text, defaultPort);
+    } catch (const UsageError &e) {
+        throw urlError(e.message());
+    }
 }
 
 int parseDb(const QString &text)
@@ -222,10 +231,6 @@ ConnectionOptions ConnectionOptions::fromUrl(const QString &input)
 
 QString ConnectionOptions::toUrl(bool revealPassword) const
 {
-    auto hostPort = [](const HostPort &hp) {
-        const QString host = hp.host.contains(QLatin1Char(':')) ? QLatin1Char('[') + hp.host + QLatin1Char(']') : hp.host;
-        return host + QLatin1Char(':') + QString::number(hp.port);
-    };
     QString userInfo;
     if (!user.isEmpty() || !password.isEmpty()) {
         userInfo = QString::fromUtf8(QUrl::toPercentEncoding(user));
@@ -255,7 +260,7 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     case Transport::Tcp:
     case Transport::Tls:
         url = (transport == Transport::Tls ? QStringLiteral("rediss://") : QStringLiteral("redis://")) + userInfo +
-              hostPort(address) + QLatin1Char('/') + QString::number(db);
+              address.toString() + QLatin1Char('/') + QString::number(db);
         break;
     case Transport::Unix:
         url = QStringLiteral("unix://") + userInfo + socketPath;
@@ -266,7 +271,7 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     case Transport::Cluster: {
         QStringList hosts;
         for (const HostPort &hp : seeds)
-            hosts << hostPort(hp);
+            hosts << hp.toString();
         url = (transport == Transport::Sentinel ? QStringLiteral("redis-sentinel://") : QStringLiteral("redis-cluster://")) +
               userInfo + hosts.join(QLatin1Char(','));
         if (transport == Transport::Sentinel)
@@ -277,6 +282,17 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     if (!q.isEmpty())
         url += QLatin1Char('?') + q.toString(QUrl::FullyEncoded);
     return url;
+}
+
+HostPort HostPort::parse(const QString &text, quint16 defaultPort)
+{
+    return parseHostPortText(text.trimmed(), defaultPort);
+}
+
+QString HostPort::toString() const
+{
+    const QString h = host.contains(QLatin1Char(':')) ? QLatin1Char('[') + host + QLatin1Char(']') : host;
+    return h + QLatin1Char(':') + QString::number(port);
 }
 
 ConnectionOptions ConnectionOptions::forSentinel(const HostPort &sentinel) const
@@ -297,12 +313,13 @@ QString ConnectionOptions::endpoint() const
     case Transport::Unix:
         return QStringLiteral("unix:") + socketPath;
     case Transport::Sentinel:
-        return QStringLiteral("sentinel %1 via %2:%3").arg(masterName, address.host).arg(address.port);
+        return QStringLiteral("sentinel %1 via %2").arg(masterName, address.toString());
+    case Transport::Cluster:
+        return QStringLiteral("cluster via %1").arg(address.toString());
     default:
         break;
     }
-    const QString host = address.host.contains(QLatin1Char(':')) ? QLatin1Char('[') + address.host + QLatin1Char(']') : address.host;
-    return host + QLatin1Char(':') + QString::number(address.port);
+    return address.toString();
 }
 
 } // namespace ratescope

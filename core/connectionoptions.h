@@ -9,6 +9,10 @@ namespace ratescope {
 struct HostPort {
     QString host;
     quint16 port = 6379;
+
+    // "host", "host:port", "[::1]:port". Throws UsageError naming the problem.
+    static HostPort parse(const QString &text, quint16 defaultPort = 6379);
+    QString toString() const; // "host:port", IPv6 in brackets
     bool operator==(const HostPort &) const = default;
 };
 
@@ -47,7 +51,8 @@ struct ConnectionOptions {
     QString toUrl(bool revealPassword = false) const;
     // How to reach one of the sentinels of a redis-sentinel:// URL (its own credentials).
     ConnectionOptions forSentinel(const HostPort &sentinel) const;
-    // Short human name of the server: "127.0.0.1:6379", "unix:/run/redis.sock", ...
+    // Short human name of the server: "127.0.0.1:6379", "unix:/run/redis.sock",
+    // "cluster via 127.0.0.1:7000", "sentinel mymaster via 127.0.0.1:26379".
     QString endpoint() const;
 
     bool operator==(const ConnectionOptions &) const = default;

@@ -2,6 +2,8 @@
 
 #include "connection.h"
 
+#include <algorithm>
+
 namespace ratescope {
 
 QHash<QString, QString> ServerInfo::parseInfo(const QByteArray &text)
@@ -18,24 +20,108 @@ QHash<QString, QString> ServerInfo::parseInfo(const QByteArray &text)
     return fields;
 }
 
+namespace {
+
+qint64 number(const QHash<QString, QString> &fields, const char *name)
+{
+    return fields.value(QLatin1String(name)).toLongLong();
+}
+
+// "keys=43,expires=42,avg_ttl=9123" -> 42
+qint64 expiresOf(const QString &keyspaceLine)
+{
+    for (const QString &part : keyspaceLine.split(QLatin1Char(',')))
+        if (part.startsWith(QLatin1String("expires=")))
+            return part.mid(8).toLongLong();
+    return 0;
+}
+
+// "ip=127.0.0.1,port=6380,state=online,offset=42,lag=0"
+Connection::Node replicaOf(const QString &line, const HostPort &master)
+{
+    Connection::Node n;
+    n.role = QStringLiteral("replica");
+    n.master = master;
+    for (const QString &part : line.split(QLatin1Char(','))) {
+        const QString key = part.section(QLatin1Char('='), 0, 0), value = part.section(QLatin1Char('='), 1);
+        if (key == QLatin1String("ip"))
+            n.address.host = value;
+        else if (key == QLatin1String("port"))
+            n.address.port = quint16(value.toUInt());
+        else if (key == QLatin1String("state"))
+            n.link = value;
+    }
+    return n;
+}
+
+} // namespace
+
 ServerInfo ServerInfo::fetch(Connection &connection)
 {
-    const auto replies = connection.pipeline({
+    connection.refreshTopology(); // a status display wants failovers and new replicas seen
+    const auto perMaster = connection.onEachMaster({
         {"INFO", "server"},
+        {"INFO", "clients"},
         {"INFO", "replication"},
         {"INFO", "memory"},
+        {"INFO", "keyspace"},
         {"DBSIZE"},
     });
-    QHash<QString, QString> fields;
-    for (size_t i = 0; i < 3; ++i)
-        fields.insert(parseInfo(replies[i].orThrow().bytes()));
+    const QString db = QStringLiteral("db%1").arg(connection.options().db);
     ServerInfo info;
-    info.version = fields.value(QStringLiteral("redis_version"));
-    info.mode = fields.value(QStringLiteral("redis_mode"), QStringLiteral("standalone"));
-    info.role = fields.value(QStringLiteral("role"));
-    info.usedMemory = fields.value(QStringLiteral("used_memory")).toLongLong();
-    info.dbSize = replies[3].toInteger();
+    bool anyUnlimited = false;
+    QHash<QString, QString> first;
+    for (const std::vector<Reply> &replies : perMaster) {
+        QHash<QString, QString> fields;
+        for (size_t i = 0; i < 5; ++i)
+            fields.insert(parseInfo(replies[i].orThrow().bytes()));
+        if (first.isEmpty())
+            first = fields;
+        info.dbSize += replies[5].orThrow().toInteger();
+        info.usedMemory += number(fields, "used_memory");
+        info.clients += number(fields, "connected_clients");
+        info.expires += expiresOf(fields.value(db));
+        const qint64 max = number(fields, "maxmemory");
+        anyUnlimited = anyUnlimited || max == 0;
+        info.maxMemory += max;
+        const qint64 up = number(fields, "uptime_in_seconds");
+        info.uptimeSeconds = info.uptimeSeconds == 0 ? up : std::min(info.uptimeSeconds, up);
+    }
+    if (anyUnlimited)
+        info.maxMemory = 0;
+    info.version = first.value(QStringLiteral("redis_version"));
+    info.mode = first.value(QStringLiteral("redis_mode"), QStringLiteral("standalone"));
+    info.role = first.value(QStringLiteral("role"));
+
+    info.nodes = connection.nodes();
+    if (!connection.isCluster() && !info.nodes.empty()) {
+        Connection::Node &self = info.nodes.front();
+        if (info.role == QLatin1String("slave")) {
+            self.role = QStringLiteral("replica");
+            self.master = {first.value(QStringLiteral("master_host")),
+                           quint16(number(first, "master_port"))};
+            self.link = first.value(QStringLiteral("master_link_status"));
+        } else if (info.role == QLatin1String("master")) {
+            if (self.role == QLatin1String("standalone"))
+                self.role = QStringLiteral("master");
+            for (qint64 i = 0; i < number(first, "connected_slaves"); ++i) {
+                const QString line = first.value(QStringLiteral("slave%1").arg(i));
+                if (!line.isEmpty())
+                    info.nodes.push_back(replicaOf(line, self.address));
+            }
+        }
+    }
     return info;
+}
+
+int ServerInfo::masterCount() const
+{
+    return int(std::count_if(nodes.begin(), nodes.end(), [](const Connection::Node &n) { return n.role != QLatin1String("replica"); }));
+}
+
+int ServerInfo::replicaCount() const
+{
+    return int(nodes.size()) - masterCount();
 }
 
 QString formatBytes(qint64 bytes)

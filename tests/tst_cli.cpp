@@ -90,9 +90,18 @@ void TestCli::helpAndVersion()
     const CliResult h = runCli({QStringLiteral("--help")});
     QCOMPARE(h.exitCode, 0);
     QVERIFY(h.out.contains("Exit codes"));
+    // One line per command (its first sentence), no escape sequences shown literally.
+    QVERIFY(!h.out.contains("\\n"));
+    const QByteArray commands = h.out.mid(h.out.indexOf("Commands:\n") + 10);
+    const QList<QByteArray> lines = commands.left(commands.indexOf("\n\n")).split('\n');
+    QVERIFY2(lines.size() >= 10, h.out.constData());
+    for (const QByteArray &line : lines)
+        QVERIFY2(line.startsWith("  ") && line.endsWith('.'), line.constData());
     const CliResult ch = runCli({QStringLiteral("info"), QStringLiteral("--help")});
     QCOMPARE(ch.exitCode, 0);
     QVERIFY(ch.out.contains("Usage: ratescope-cli [global options] info"));
+    const CliResult kh = runCli({QStringLiteral("keys"), QStringLiteral("--help")});
+    QVERIFY(kh.out.contains("(SCAN, never KEYS).\nUsed and limit"));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -9,6 +9,7 @@
 #include "limiterscript.h"
 #include "testsupport.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
@@ -177,7 +178,14 @@ void TestCluster_::cliInfoAndNodes()
 {
     const CliResult r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("info")});
     QCOMPARE(r.exitCode, 0);
-    QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("mode")).toString(), QStringLiteral("cluster"));
+    const QJsonObject info = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(info.value(QStringLiteral("mode")).toString(), QStringLiteral("cluster"));
+    const QJsonArray listed = info.value(QStringLiteral("nodes")).toArray();
+    QCOMPARE(listed.size(), 3);
+    for (const QJsonValue &n : listed) {
+        QCOMPARE(n.toObject().value(QStringLiteral("role")).toString(), QStringLiteral("master"));
+        QVERIFY(!n.toObject().value(QStringLiteral("slots")).toString().isEmpty());
+    }
     const auto nodes = m_conn->nodes();
     QCOMPARE(nodes.size(), size_t(3));
     for (const auto &n : nodes)

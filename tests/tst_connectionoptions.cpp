@@ -16,6 +16,7 @@ private Q_SLOTS:
     void goodUrls_data();
     void goodUrls();
     void tlsAndSeeds();
+    void hostPorts();
     void badUrls_data();
     void badUrls();
     void passwordNeverPrinted();
@@ -95,6 +96,34 @@ void TestConnectionOptions::tlsAndSeeds()
     const auto t = ConnectionOptions::fromUrl(QStringLiteral("redis://h?timeout=250ms&connect_timeout=2s"));
     QCOMPARE(t.commandTimeoutMs, 250);
     QCOMPARE(t.connectTimeoutMs, 2000);
+}
+
+void TestConnectionOptions::hostPorts()
+{
+    // The form the console's seed list takes, one entry at a time.
+    QCOMPARE(HostPort::parse(QStringLiteral("10.0.0.1:7000")), (HostPort{QStringLiteral("10.0.0.1"), 7000}));
+    QCOMPARE(HostPort::parse(QStringLiteral("redis.internal"), 26379), (HostPort{QStringLiteral("redis.internal"), 26379}));
+    QCOMPARE(HostPort::parse(QStringLiteral("[::1]:7001")), (HostPort{QStringLiteral("::1"), 7001}));
+    QCOMPARE(HostPort::parse(QStringLiteral("[::1]")), (HostPort{QStringLiteral("::1"), 6379}));
+    QCOMPARE((HostPort{QStringLiteral("::1"), 7001}).toString(), QStringLiteral("[::1]:7001"));
+    QCOMPARE((HostPort{QStringLiteral("h"), 1}).toString(), QStringLiteral("h:1"));
+    for (const char *bad : {"", ":7000", "h:", "h:0", "h:65536", "h:x", "::1:7000", "[::1", "[::1]x"}) {
+        bool refused = false;
+        try {
+            HostPort::parse(QString::fromLatin1(bad));
+        } catch (const UsageError &e) {
+            refused = !QString::fromUtf8(e.what()).isEmpty();
+        }
+        QVERIFY2(refused, bad);
+    }
+
+    // What the console and the CLI print for where they are connected.
+    QCOMPARE(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://a:7000,b:7001")).endpoint(),
+             QStringLiteral("cluster via a:7000"));
+    QVERIFY(ConnectionOptions::fromUrl(QStringLiteral("redis-sentinel://[::1]:5000/mymaster")).endpoint()
+                .contains(QStringLiteral("[::1]:5000")));
+    QCOMPARE(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://[::1]:7000,b")).toUrl(),
+             QStringLiteral("redis-cluster://[::1]:7000,b:6379"));
 }
 
 void TestConnectionOptions::badUrls_data()

@@ -294,7 +294,14 @@ void TestInspection::peekForeignViaCli()
     // No policy, no flags: a clear usage error.
     r = runCli(cli({QStringLiteral("peek"), QStringLiteral("nothing:here")}));
     QCOMPARE(r.exitCode, 2);
-    QVERIFY(r.err.contains("no policy matches"));
+    QVERIFY(r.err.contains("no policy matches 'nothing:here': give --algo, --limit and --window"));
+    // Some flags: the rest is named; a bad flag is named before any policy is looked up.
+    r = runCli(cli({QStringLiteral("peek"), QStringLiteral("nothing:here"), QStringLiteral("--limit"), QStringLiteral("5")}));
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("also give --algo and --window"), r.err.constData());
+    r = runCli(cli({QStringLiteral("peek"), QStringLiteral("nothing:here"), QStringLiteral("--limit"), QStringLiteral("5/1h")}));
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--limit must be an integer, not '5/1h'"), r.err.constData());
 }
 
 void TestInspection::inspectLogPagesAndNeverPrunes()

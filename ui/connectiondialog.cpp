@@ -4,6 +4,7 @@
 #include "displayformat.h"
 #include "passwordvault.h"
 #include "profilestore.h"
+#include "serverstatusbar.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -17,6 +18,8 @@
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <memory>
 
 namespace ratescope::ui {
 
@@ -36,20 +39,39 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
     m_name = new QLineEdit(this);
     m_name->setPlaceholderText(QStringLiteral("e.g. production limiters"));
     m_transport = new QComboBox(this);
-    m_transport->addItems(
-        {QStringLiteral("TCP"), QStringLiteral("TCP with TLS"), QStringLiteral("Unix socket")});
+    // In the order of ConnectionProfile::Transport.
+    m_transport->addItems({QStringLiteral("TCP"), QStringLiteral("TCP with TLS"),
+                           QStringLiteral("Unix socket"), QStringLiteral("Redis Cluster"),
+                           QStringLiteral("Redis Sentinel")});
     m_host = new QLineEdit(this);
     m_port = new QSpinBox(this);
     m_port->setRange(1, 65535);
     m_port->setValue(6379);
-    auto *hostRow = new QWidget(this);
-    auto *hostLayout = new QHBoxLayout(hostRow);
+    m_hostRow = new QWidget(this);
+    auto *hostLayout = new QHBoxLayout(m_hostRow);
     hostLayout->setContentsMargins(0, 0, 0, 0);
     hostLayout->addWidget(m_host, 1);
-    hostLayout->addWidget(new QLabel(QStringLiteral("Port"), hostRow));
+    hostLayout->addWidget(new QLabel(QStringLiteral("Port"), m_hostRow));
     hostLayout->addWidget(m_port);
     m_socket = new QLineEdit(this);
     m_socket->setPlaceholderText(QStringLiteral("/run/redis/redis-server.sock"));
+    m_seeds = new QLineEdit(this);
+    m_masterName = new QLineEdit(this);
+    m_masterName->setPlaceholderText(QStringLiteral("mymaster"));
+    m_masterName->setToolTip(QStringLiteral("The name in the sentinels' “sentinel monitor” line"));
+
+    m_sentinelBox = new QWidget(this);
+    auto *sentinel = new QFormLayout(m_sentinelBox);
+    sentinel->setContentsMargins(0, 0, 0, 0);
+    m_sentinelUser = new QLineEdit(m_sentinelBox);
+    m_sentinelUser->setPlaceholderText(QStringLiteral("none or default"));
+    m_sentinelPassword = new QLineEdit(m_sentinelBox);
+    m_sentinelPassword->setEchoMode(QLineEdit::Password);
+    m_sentinelPassword->setToolTip(
+        QStringLiteral("Only if the sentinels require one (their own requirepass or ACL); kept "
+                       "in the system keychain, never in the settings file"));
+    sentinel->addRow(QStringLiteral("User"), m_sentinelUser);
+    sentinel->addRow(QStringLiteral("Password"), m_sentinelPassword);
 
     m_tlsBox = new QWidget(this);
     auto *tls = new QFormLayout(m_tlsBox);
@@ -91,10 +113,14 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
         QStringLiteral("Open read-only (every change is refused until you unlock it)"), this);
 
     auto *form = new QFormLayout;
+    m_form = form;
     form->addRow(QStringLiteral("Name"), m_name);
     form->addRow(QStringLiteral("Connect with"), m_transport);
-    form->addRow(QStringLiteral("Host"), hostRow);
+    form->addRow(QStringLiteral("Host"), m_hostRow);
     form->addRow(QStringLiteral("Socket"), m_socket);
+    form->addRow(QStringLiteral("Nodes"), m_seeds);
+    form->addRow(QStringLiteral("Master name"), m_masterName);
+    form->addRow(QStringLiteral("Sentinel login"), m_sentinelBox);
     form->addRow(QStringLiteral("TLS"), m_tlsBox);
     form->addRow(QStringLiteral("ACL user"), m_user);
     form->addRow(QStringLiteral("Password"), m_password);
@@ -126,22 +152,43 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
     connect(m_testButton, &QPushButton::clicked, this, &ConnectionDialog::testConnection);
     connect(m_saveButton, &QPushButton::clicked, this, &ConnectionDialog::save);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    for (QLineEdit *e : {m_name, m_host, m_socket, m_ca, m_cert, m_key, m_serverName, m_user,
+    for (QLineEdit *e : {m_name, m_host, m_socket, m_seeds, m_masterName, m_sentinelUser,
+                         m_sentinelPassword, m_ca, m_cert, m_key, m_serverName, m_user,
                          m_password, m_ns, m_separator})
         connect(e, &QLineEdit::textChanged, this, &ConnectionDialog::validate);
     connect(m_port, &QSpinBox::valueChanged, this, &ConnectionDialog::validate);
     connect(m_db, &QSpinBox::valueChanged, this, &ConnectionDialog::validate);
-    connect(m_transport, &QComboBox::currentIndexChanged, this, [this, form, hostRow] {
-        const auto t = ConnectionProfile::Transport(m_transport->currentIndex());
-        form->setRowVisible(hostRow, t != ConnectionProfile::Transport::Unix);
-        form->setRowVisible(m_socket, t == ConnectionProfile::Transport::Unix);
-        form->setRowVisible(m_tlsBox, t == ConnectionProfile::Transport::Tls);
+    connect(m_transport, &QComboBox::currentIndexChanged, this, [this] {
+        showTransport();
         validate();
     });
     m_transport->setCurrentIndex(0);
-    form->setRowVisible(m_socket, false);
-    form->setRowVisible(m_tlsBox, false);
+    showTransport();
     setProfile(ConnectionProfile{}, false);
+}
+
+void ConnectionDialog::showTransport()
+{
+    using T = ConnectionProfile::Transport;
+    const auto t = T(m_transport->currentIndex());
+    const bool cluster = t == T::Cluster, sentinel = t == T::Sentinel;
+    m_form->setRowVisible(m_hostRow, t == T::Tcp || t == T::Tls);
+    m_form->setRowVisible(m_socket, t == T::Unix);
+    m_form->setRowVisible(m_seeds, cluster || sentinel);
+    m_form->setRowVisible(m_masterName, sentinel);
+    m_form->setRowVisible(m_sentinelBox, sentinel);
+    m_form->setRowVisible(m_tlsBox, t == T::Tls);
+    m_form->setRowVisible(m_db, !cluster); // a cluster has database 0 only
+    if (auto *label = qobject_cast<QLabel *>(m_form->labelForField(m_seeds)))
+        label->setText(sentinel ? QStringLiteral("Sentinels") : QStringLiteral("Seed nodes"));
+    m_seeds->setPlaceholderText(sentinel
+                                    ? QStringLiteral("127.0.0.1:26379, 127.0.0.1:26380")
+                                    : QStringLiteral("127.0.0.1:7000, 127.0.0.1:7001"));
+    m_seeds->setToolTip(
+        sentinel ? QStringLiteral("The sentinels to ask for the current master, in order; a dead "
+                                  "one is skipped. Failovers are followed.")
+                 : QStringLiteral("Any nodes of the cluster: the others, and who owns which slots, "
+                                  "are learnt from them. Keys are browsed on every master."));
 }
 
 ConnectionDialog::~ConnectionDialog()
@@ -175,29 +222,37 @@ void ConnectionDialog::setProfile(const ConnectionProfile &p, bool editing)
 {
     m_originalName = editing ? p.name : QString();
     m_storedPassword = editing ? p.passwordStorage : ConnectionProfile::PasswordStorage::None;
+    m_storedSentinelPassword =
+        editing ? p.sentinelPasswordStorage : ConnectionProfile::PasswordStorage::None;
     m_name->setText(p.name);
     m_transport->setCurrentIndex(int(p.transport));
     m_host->setText(p.host);
     m_port->setValue(p.port);
     m_socket->setText(p.socketPath);
+    m_seeds->setText(p.seeds.join(QStringLiteral(", ")));
+    m_masterName->setText(p.masterName);
+    m_sentinelUser->setText(p.sentinelUser);
     m_ca->setText(p.caFile);
     m_cert->setText(p.certFile);
     m_key->setText(p.keyFile);
     m_serverName->setText(p.serverName);
     m_verify->setChecked(p.verifyPeer);
     m_user->setText(p.user);
-    m_password->clear();
-    switch (m_storedPassword) {
-    case ConnectionProfile::PasswordStorage::Keychain:
-        m_password->setPlaceholderText(QStringLiteral("unchanged (in the system keychain)"));
-        break;
-    case ConnectionProfile::PasswordStorage::Ask:
-        m_password->setPlaceholderText(
-            QStringLiteral("asked for when connecting (no keychain service)"));
-        break;
-    case ConnectionProfile::PasswordStorage::None:
-        m_password->setPlaceholderText(QStringLiteral("none"));
-        break;
+    for (auto [edit, stored] : {std::pair{m_password, m_storedPassword},
+                                std::pair{m_sentinelPassword, m_storedSentinelPassword}}) {
+        edit->clear();
+        switch (stored) {
+        case ConnectionProfile::PasswordStorage::Keychain:
+            edit->setPlaceholderText(QStringLiteral("unchanged (in the system keychain)"));
+            break;
+        case ConnectionProfile::PasswordStorage::Ask:
+            edit->setPlaceholderText(
+                QStringLiteral("asked for when connecting (no keychain service)"));
+            break;
+        case ConnectionProfile::PasswordStorage::None:
+            edit->setPlaceholderText(QStringLiteral("none"));
+            break;
+        }
     }
     m_db->setValue(p.db);
     m_ns->setText(p.ns);
@@ -219,13 +274,17 @@ ConnectionProfile ConnectionDialog::profile() const
     p.host = m_host->text().trimmed();
     p.port = m_port->value();
     p.socketPath = m_socket->text().trimmed();
+    p.seeds = ConnectionProfile::splitSeeds(m_seeds->text());
+    p.masterName = m_masterName->text().trimmed();
+    p.sentinelUser = m_sentinelUser->text().trimmed();
+    p.sentinelPasswordStorage = m_storedSentinelPassword;
     p.caFile = m_ca->text().trimmed();
     p.certFile = m_cert->text().trimmed();
     p.keyFile = m_key->text().trimmed();
     p.serverName = m_serverName->text().trimmed();
     p.verifyPeer = m_verify->isChecked();
     p.user = m_user->text().trimmed();
-    p.db = m_db->value();
+    p.db = p.transport == ConnectionProfile::Transport::Cluster ? 0 : m_db->value();
     p.ns = m_ns->text();
     p.separator = m_separator->text();
     p.readOnly = m_readOnly->isChecked();
@@ -252,6 +311,7 @@ void ConnectionDialog::validate()
     const QStringList list = problems();
     m_problems->setText(list.join(QLatin1Char('\n')));
     m_problems->setVisible(!list.isEmpty());
+    fitHeight();
     m_saveButton->setEnabled(list.isEmpty() && !m_busy);
     m_testButton->setEnabled(list.isEmpty() && !m_busy);
     if (m_offerSaveAnyway) {
@@ -272,6 +332,18 @@ void ConnectionDialog::showResult(const QString &text, bool ok)
 {
     m_result->setText(text);
     m_result->setStyleSheet(ok ? kOkStyle : kErrorStyle);
+    fitHeight();
+}
+
+void ConnectionDialog::fitHeight()
+{
+    // Wrapped messages need more height at this width; a top-level layout does not ask for it.
+    QLayout *l = layout();
+    l->activate();
+    const int wanted = l->hasHeightForWidth() ? l->totalHeightForWidth(width())
+                                              : l->totalSizeHint().height();
+    if (wanted > height())
+        resize(width(), wanted);
 }
 
 void ConnectionDialog::testConnection()
@@ -294,10 +366,10 @@ void ConnectionDialog::run(bool thenSave)
     if (m_busy || !problems().isEmpty())
         return;
     const ConnectionProfile p = profile();
-    auto go = [this, p, thenSave](const QString &password) {
+    withPasswords([this, p, thenSave](const QString &password, const QString &sentinelPassword) {
         if (m_client)
             m_client->retire();
-        m_client = new RedisClient(p.toOptions(password), this);
+        m_client = new RedisClient(p.toOptions(password, sentinelPassword), this);
         setBusy(true);
         m_result->setStyleSheet(QString());
         m_result->setText(QStringLiteral("Connecting to %1…").arg(p.endpoint()));
@@ -308,14 +380,37 @@ void ConnectionDialog::run(bool thenSave)
                 return RedisClient::probe(c);
             },
             [this, thenSave](const Outcome<RedisClient::Status> &o) { finishTest(o, thenSave); });
+    });
+}
+
+void ConnectionDialog::withPasswords(std::function<void(QString, QString)> go)
+{
+    using Secret = PasswordVault::Secret;
+    // A field left empty while editing means "unchanged": the stored password is used.
+    auto stored = [this](QLineEdit *edit, ConnectionProfile::PasswordStorage storage) {
+        return edit->text().isEmpty() && !m_originalName.isEmpty() &&
+               storage != ConnectionProfile::PasswordStorage::None;
     };
-    const bool useStored = m_password->text().isEmpty() && !m_originalName.isEmpty() &&
-                           m_storedPassword != ConnectionProfile::PasswordStorage::None;
-    if (useStored)
-        m_vault.fetch(m_originalName, this,
-                      [go](std::optional<QString> password) { go(password.value_or(QString())); });
+    const bool sentinel = profile().transport == ConnectionProfile::Transport::Sentinel;
+    auto withSentinel = [this, go, sentinel,
+                         useStored = stored(m_sentinelPassword, m_storedSentinelPassword)](
+                            const QString &password) {
+        if (!sentinel)
+            go(password, QString());
+        else if (useStored)
+            m_vault.fetch(
+                m_originalName, this,
+                [go, password](std::optional<QString> s) { go(password, s.value_or(QString())); },
+                Secret::Sentinel);
+        else
+            go(password, m_sentinelPassword->text());
+    };
+    if (stored(m_password, m_storedPassword))
+        m_vault.fetch(m_originalName, this, [withSentinel](std::optional<QString> password) {
+            withSentinel(password.value_or(QString()));
+        });
     else
-        go(m_password->text());
+        withSentinel(m_password->text());
 }
 
 void ConnectionDialog::finishTest(const Outcome<RedisClient::Status> &o, bool thenSave)
@@ -325,12 +420,18 @@ void ConnectionDialog::finishTest(const Outcome<RedisClient::Status> &o, bool th
     setBusy(false);
     if (o.ok()) {
         const ServerInfo &info = o.value().info;
-        QString text =
-            info.version.isEmpty()
-                ? QStringLiteral("Connected")
-                : QStringLiteral("Connected to Redis %1 (%2)").arg(info.version, info.role);
-        text += QStringLiteral(": %1 keys, round trip %2.")
-                    .arg(formatCount(info.dbSize), formatRoundTrip(o.value().roundTripMs));
+        const bool cluster = info.mode == QLatin1String("cluster");
+        // What answered: the role of one server, or the shape of a cluster or replicated set.
+        const QString shape = cluster ? QStringLiteral("cluster: %1").arg(ServerStatusBar::nodesSummary(info, true))
+                              : info.nodes.size() > 1 ? ServerStatusBar::nodesSummary(info, false)
+                                                      : info.role;
+        QString text = info.version.isEmpty()
+                           ? QStringLiteral("Connected")
+                           : QStringLiteral("Connected to Redis %1 (%2)").arg(info.version, shape);
+        text += QStringLiteral(": %1 keys%2, round trip %3.")
+                    .arg(formatCount(info.dbSize),
+                         cluster ? QStringLiteral(" on all masters") : QString(),
+                         formatRoundTrip(o.value().roundTripMs));
         showResult(text, true);
         emit tested(true, text);
         if (thenSave)
@@ -358,43 +459,85 @@ void ConnectionDialog::finishTest(const Outcome<RedisClient::Status> &o, bool th
 
 void ConnectionDialog::keep(const ConnectionProfile &form)
 {
-    ConnectionProfile p = form;
+    using Secret = PasswordVault::Secret;
+    using Storage = ConnectionProfile::PasswordStorage;
+    // Each password in turn (keychain jobs answer later), then the profile itself.
+    auto p = std::make_shared<ConnectionProfile>(form);
     const QString previous = m_originalName;
-    const bool renamed = !previous.isEmpty() && previous != p.name;
-    auto finish = [this, previous, renamed](ConnectionProfile saved) {
-        m_store.save(saved, previous);
-        if (renamed && m_storedPassword != ConnectionProfile::PasswordStorage::None)
-            m_vault.forget(previous);
-        emit this->saved(saved);
-        accept();
+    const bool renamed = !previous.isEmpty() && previous != p->name;
+    struct Step {
+        Secret which;
+        QString typed;
+        Storage stored;      // before this edit
+        bool used;           // does the profile (still) need it
+        Storage ConnectionProfile::*field; // nullptr: forget the old name's entry
     };
-    auto storePassword = [this, p, finish](const QString &password) mutable {
-        setBusy(true);
-        m_vault.store(p.name, password, this,
-                      [this, p, finish](PasswordVault::Kept kept, const QString &note) mutable {
-                          setBusy(false);
-                          p.passwordStorage = kept == PasswordVault::Kept::InKeychain
-                                                  ? ConnectionProfile::PasswordStorage::Keychain
-                                                  : ConnectionProfile::PasswordStorage::Ask;
-                          if (!note.isEmpty())
-                              m_saveNote = note;
-                          finish(p);
-                      });
+    auto steps = std::make_shared<QList<Step>>(QList<Step>{
+        {Secret::Server, m_password->text(), m_storedPassword, true,
+         &ConnectionProfile::passwordStorage},
+        {Secret::Sentinel, m_sentinelPassword->text(), m_storedSentinelPassword,
+         p->transport == ConnectionProfile::Transport::Sentinel,
+         &ConnectionProfile::sentinelPasswordStorage},
+    });
+    // The chain holds itself only weakly: whoever runs a step (this call, or a pending keychain
+    // job's callback) holds it, so it goes once the last step has run.
+    auto chain = std::make_shared<std::function<void()>>();
+    *chain = [this, p, previous, renamed, steps, weak = std::weak_ptr(chain)] {
+        const auto next = weak.lock();
+        if (!next)
+            return;
+        if (steps->isEmpty()) {
+            m_store.save(*p, previous);
+            emit saved(*p);
+            accept();
+            return;
+        }
+        const Step step = steps->takeFirst();
+        // The entry under the old name goes once it is copied (below) or if no longer needed.
+        if (step.stored != Storage::None && (renamed || !step.used))
+            steps->append({step.which, {}, Storage::None, false, nullptr});
+        if (!step.field) {
+            m_vault.forget(previous, step.which);
+            (*next)();
+            return;
+        }
+        if (!step.used) {
+            (*p).*step.field = Storage::None;
+            (*next)();
+            return;
+        }
+        auto storeAs = [this, p, step, next](const QString &password) {
+            setBusy(true);
+            m_vault.store(
+                p->name, password, this,
+                [this, p, step, next](PasswordVault::Kept kept, const QString &note) {
+                    setBusy(false);
+                    (*p).*step.field =
+                        kept == PasswordVault::Kept::InKeychain ? Storage::Keychain : Storage::Ask;
+                    if (!note.isEmpty())
+                        m_saveNote = note;
+                    (*next)();
+                },
+                step.which);
+        };
+        if (!step.typed.isEmpty()) {
+            storeAs(step.typed);
+        } else if (renamed && step.stored != Storage::None) {
+            // The keychain (or this session's) entry is named after the profile: move it.
+            m_vault.fetch(
+                previous, this,
+                [storeAs, next](std::optional<QString> password) {
+                    if (password)
+                        storeAs(*password);
+                    else
+                        (*next)();
+                },
+                step.which);
+        } else {
+            (*next)();
+        }
     };
-    if (!m_password->text().isEmpty()) {
-        storePassword(m_password->text());
-    } else if (renamed && m_storedPassword == ConnectionProfile::PasswordStorage::Keychain) {
-        // The keychain entry is named after the profile: move it.
-        m_vault.fetch(previous, this,
-                      [storePassword, finish, p](std::optional<QString> password) mutable {
-                          if (password)
-                              storePassword(*password);
-                          else
-                              finish(p);
-                      });
-    } else {
-        finish(p);
-    }
+    (*chain)();
 }
 
 } // namespace ratescope::ui

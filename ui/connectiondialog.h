@@ -9,8 +9,11 @@
 #include <QDialog>
 #include <QPointer>
 
+#include <functional>
+
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -51,6 +54,11 @@ public:
     QLineEdit *passwordEdit() const { return m_password; }
     QComboBox *transportBox() const { return m_transport; }
     QLineEdit *socketEdit() const { return m_socket; }
+    QLineEdit *seedsEdit() const { return m_seeds; }
+    QLineEdit *masterNameEdit() const { return m_masterName; }
+    QLineEdit *sentinelUserEdit() const { return m_sentinelUser; }
+    QLineEdit *sentinelPasswordEdit() const { return m_sentinelPassword; }
+    QSpinBox *dbEdit() const { return m_db; }
     QLineEdit *separatorEdit() const { return m_separator; }
     QPushButton *saveButton() const { return m_saveButton; }
     QPushButton *testButton() const { return m_testButton; }
@@ -64,14 +72,20 @@ private:
     void run(bool thenSave);
     void finishTest(const Outcome<RedisClient::Status> &o, bool thenSave);
     void keep(const ConnectionProfile &profile);
+    // The passwords to test with: typed, or (editing) the stored ones.
+    void withPasswords(std::function<void(QString, QString)> go);
+    void showTransport();
     void showResult(const QString &text, bool ok);
     void setBusy(bool busy);
+    void fitHeight();
     QWidget *fileRow(QLineEdit *edit, const QString &title);
 
     ProfileStore &m_store;
     PasswordVault &m_vault;
     QString m_originalName; // editing: the name it had
     ConnectionProfile::PasswordStorage m_storedPassword = ConnectionProfile::PasswordStorage::None;
+    ConnectionProfile::PasswordStorage m_storedSentinelPassword =
+        ConnectionProfile::PasswordStorage::None;
     QPointer<RedisClient> m_client; // the test's own connection
     bool m_busy = false;
     bool m_offerSaveAnyway = false; // the server could not be reached (not a refusal)
@@ -82,6 +96,13 @@ private:
     QLineEdit *m_host;
     QSpinBox *m_port;
     QLineEdit *m_socket;
+    QLineEdit *m_seeds;
+    QLineEdit *m_masterName;
+    QWidget *m_sentinelBox;
+    QLineEdit *m_sentinelUser;
+    QLineEdit *m_sentinelPassword;
+    QFormLayout *m_form;
+    QWidget *m_hostRow;
     QWidget *m_tlsBox;
     QLineEdit *m_ca;
     QLineEdit *m_cert;
@@ -98,7 +119,6 @@ private:
     QLabel *m_result;
     QPushButton *m_testButton;
     QPushButton *m_saveButton;
-    QList<QWidget *> m_tcpRows, m_unixRows;
 };
 
 } // namespace ratescope::ui

@@ -1,8 +1,25 @@
 #include "connectionprofile.h"
 
+#include "errors.h"
+
 #include <QFileInfo>
+#include <QRegularExpression>
 
 namespace ratescope::ui {
+
+namespace {
+
+quint16 defaultSeedPort(ConnectionProfile::Transport t)
+{
+    return t == ConnectionProfile::Transport::Sentinel ? 26379 : 6379;
+}
+
+} // namespace
+
+QStringList ConnectionProfile::splitSeeds(const QString &text)
+{
+    return text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
+}
 
 QStringList ConnectionProfile::problems() const
 {
@@ -12,6 +29,24 @@ QStringList ConnectionProfile::problems() const
     if (transport == Transport::Unix) {
         if (socketPath.trimmed().isEmpty())
             p << QStringLiteral("Enter the path of the server's unix socket.");
+    } else if (usesSeeds()) {
+        const bool cluster = transport == Transport::Cluster;
+        if (seeds.isEmpty())
+            p << (cluster ? QStringLiteral("Enter at least one node of the cluster (host:port).")
+                          : QStringLiteral("Enter at least one sentinel (host:port, usually port 26379)."));
+        for (const QString &seed : seeds) {
+            try {
+                HostPort::parse(seed, defaultSeedPort(transport));
+            } catch (const UsageError &e) {
+                p << QStringLiteral("'%1': %2.").arg(seed, e.message());
+            }
+        }
+        if (cluster && db != 0)
+            p << QStringLiteral("Redis Cluster has only database 0.");
+        if (!cluster && masterName.trimmed().isEmpty())
+            p << QStringLiteral("Enter the master name the sentinels monitor (e.g. mymaster).");
+        else if (!cluster && masterName.contains(QLatin1Char('/')))
+            p << QStringLiteral("A master name cannot contain '/'.");
     } else {
         if (host.trimmed().isEmpty())
             p << QStringLiteral("Enter the server's host name or address.");
@@ -41,10 +76,30 @@ QStringList ConnectionProfile::problems() const
     return p;
 }
 
-ConnectionOptions ConnectionProfile::toOptions(const QString &password) const
+ConnectionOptions ConnectionProfile::toOptions(const QString &password,
+                                                const QString &sentinelPassword) const
 {
     ConnectionOptions o;
     switch (transport) {
+    case Transport::Cluster:
+    case Transport::Sentinel:
+        o.transport = transport == Transport::Cluster ? ConnectionOptions::Transport::Cluster
+                                                      : ConnectionOptions::Transport::Sentinel;
+        for (const QString &seed : seeds) {
+            try {
+                o.seeds << HostPort::parse(seed, defaultSeedPort(transport));
+            } catch (const UsageError &) {
+                // problems() names it; the form cannot be saved with it
+            }
+        }
+        if (!o.seeds.isEmpty())
+            o.address = o.seeds.first();
+        if (transport == Transport::Sentinel) {
+            o.masterName = masterName.trimmed();
+            o.sentinelUser = sentinelUser;
+            o.sentinelPassword = sentinelPassword;
+        }
+        break;
     case Transport::Unix:
         o.transport = ConnectionOptions::Transport::Unix;
         o.socketPath = socketPath;
@@ -63,7 +118,7 @@ ConnectionOptions ConnectionProfile::toOptions(const QString &password) const
     }
     o.user = user;
     o.password = password;
-    o.db = db;
+    o.db = transport == Transport::Cluster ? 0 : db;
     o.clientName = QStringLiteral("ratescope-console");
     return o;
 }
@@ -86,7 +141,18 @@ ConnectionProfile ConnectionProfile::fromOptions(const ConnectionOptions &option
         p.serverName = options.tls.sni;
         p.verifyPeer = !options.tls.insecure;
         break;
-    default:
+    case ConnectionOptions::Transport::Cluster:
+    case ConnectionOptions::Transport::Sentinel:
+        p.transport = options.transport == ConnectionOptions::Transport::Cluster ? Transport::Cluster
+                                                                                 : Transport::Sentinel;
+        for (const HostPort &seed : options.seeds)
+            p.seeds << seed.toString();
+        p.masterName = options.masterName;
+        p.sentinelUser = options.sentinelUser;
+        p.sentinelPasswordStorage = options.sentinelPassword.isEmpty() ? PasswordStorage::None
+                                                                       : PasswordStorage::Ask;
+        break;
+    case ConnectionOptions::Transport::Tcp:
         p.transport = Transport::Tcp;
         break;
     }
@@ -100,9 +166,7 @@ ConnectionProfile ConnectionProfile::fromOptions(const ConnectionOptions &option
 
 QString ConnectionProfile::endpoint() const
 {
-    if (transport == Transport::Unix)
-        return QStringLiteral("unix:%1").arg(socketPath);
-    return QStringLiteral("%1:%2").arg(host).arg(port);
+    return toOptions().endpoint();
 }
 
 } // namespace ratescope::ui

@@ -222,35 +222,60 @@ bool MainWindow::connectProfile(const QString &name)
         return false;
     m_profiles.setLastUsed(name);
     reloadProfiles(name);
-    if (profile->passwordStorage == ConnectionProfile::PasswordStorage::None) {
-        connectWith(*profile, profile->toOptions());
-        return true;
-    }
-    m_vault.fetch(name, this, [this, p = *profile](std::optional<QString> password) {
-        if (password)
-            connectWith(p, p.toOptions(*password));
-        else
-            askPassword(p);
+    // The server's password, then (Sentinel profiles) the sentinels': each from the vault,
+    // or asked for.
+    obtainPassword(*profile, PasswordVault::Secret::Server, [this, p = *profile](QString password) {
+        obtainPassword(p, PasswordVault::Secret::Sentinel,
+                       [this, p, password](QString sentinelPassword) {
+                           connectWith(p, p.toOptions(password, sentinelPassword));
+                       });
     });
     return true;
 }
 
-void MainWindow::askPassword(const ConnectionProfile &profile, const QString &why)
+void MainWindow::obtainPassword(const ConnectionProfile &profile, PasswordVault::Secret which,
+                                std::function<void(QString)> done)
+{
+    const auto storage = which == PasswordVault::Secret::Server ? profile.passwordStorage
+                         : profile.transport == ConnectionProfile::Transport::Sentinel
+                             ? profile.sentinelPasswordStorage
+                             : ConnectionProfile::PasswordStorage::None;
+    if (storage == ConnectionProfile::PasswordStorage::None) {
+        done(QString());
+        return;
+    }
+    m_vault.fetch(
+        profile.name, this,
+        [this, profile, which, done](std::optional<QString> password) {
+            if (password)
+                done(*password);
+            else
+                askPassword(profile, which, done);
+        },
+        which);
+}
+
+void MainWindow::askPassword(const ConnectionProfile &profile, PasswordVault::Secret which,
+                             std::function<void(QString)> done)
 {
     // open(), not exec(): the GUI thread never waits in a nested event loop.
     auto *dialog = new QInputDialog(this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setWindowTitle(QStringLiteral("Password for %1").arg(profile.name));
+    const bool sentinels = which == PasswordVault::Secret::Sentinel;
+    dialog->setWindowTitle(
+        (sentinels ? QStringLiteral("Sentinel password for %1") : QStringLiteral("Password for %1"))
+            .arg(profile.name));
+    const QString user = sentinels ? profile.sentinelUser : profile.user;
     dialog->setLabelText(
-        QStringLiteral("%1Password of %2 at %3:")
-            .arg(why.isEmpty() ? QString() : why + QStringLiteral("\n\n"),
-                 profile.user.isEmpty() ? QStringLiteral("the default user") : profile.user,
+        QStringLiteral("Password of %1 %2 %3:")
+            .arg(user.isEmpty() ? QStringLiteral("the default user") : user,
+                 sentinels ? QStringLiteral("on the sentinels of") : QStringLiteral("at"),
                  profile.endpoint()));
     dialog->setTextEchoMode(QLineEdit::Password);
     connect(dialog, &QInputDialog::textValueSelected, this,
-            [this, profile](const QString &password) {
-                m_vault.remember(profile.name, password);
-                connectWith(profile, profile.toOptions(password));
+            [this, profile, which, done](const QString &password) {
+                m_vault.remember(profile.name, password, which);
+                done(password);
             });
     dialog->open();
 }
@@ -274,8 +299,10 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
         // A refused password is not kept for the session: the next attempt asks again.
         if (s == RedisClient::State::Failed &&
             m_current.passwordStorage != ConnectionProfile::PasswordStorage::None &&
-            !m_sessionProfiles.contains(m_current.name))
+            !m_sessionProfiles.contains(m_current.name)) {
             m_vault.dropSessionPassword(m_current.name);
+            m_vault.dropSessionPassword(m_current.name, PasswordVault::Secret::Sentinel);
+        }
         checkSettled();
     });
     m_status->setClient(m_client);
@@ -400,6 +427,7 @@ void MainWindow::deleteProfile()
             disconnectFromServer();
         m_profiles.remove(name);
         m_vault.forget(name);
+        m_vault.forget(name, PasswordVault::Secret::Sentinel);
         reloadProfiles();
     });
     box->open();

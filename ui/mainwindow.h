@@ -4,12 +4,15 @@
 #pragma once
 
 #include "connectionprofile.h"
+#include "passwordvault.h"
 #include "redisclient.h"
 
 #include <QHash>
 #include <QMainWindow>
 #include <QPointer>
 #include <QTimer>
+
+#include <functional>
 
 class QAction;
 class QComboBox;
@@ -22,7 +25,6 @@ namespace ratescope::ui {
 class ConnectionBanner;
 class KeyBrowser;
 class OverviewPage;
-class PasswordVault;
 class ProfileStore;
 class ServerStatusBar;
 
@@ -62,7 +64,10 @@ private:
     void reloadProfiles(const QString &select = {});
     QString selectedProfile() const;
     void connectWith(const ConnectionProfile &profile, const ConnectionOptions &options);
-    void askPassword(const ConnectionProfile &profile, const QString &why = {});
+    void obtainPassword(const ConnectionProfile &profile, PasswordVault::Secret which,
+                        std::function<void(QString)> done);
+    void askPassword(const ConnectionProfile &profile, PasswordVault::Secret which,
+                     std::function<void(QString)> done);
     void toggleConnection();
     void editProfile(const QString &name);
     void newProfile();

@@ -6,6 +6,7 @@
 #include "policytablemodel.h"
 #include "redisclient.h"
 #include "serverinfo.h"
+#include "serverstatusbar.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -17,17 +18,12 @@ namespace ratescope::ui {
 namespace {
 
 struct Overview {
-    QHash<QString, QString> info;
-    QString eviction; // maxmemory-policy; empty when CONFIG is not allowed
-    qint64 dbSize = 0;
+    ServerInfo info;       // in a cluster, summed over the masters
+    bool haveInfo = false; // a read-only ACL user may not run INFO
+    QString eviction;      // maxmemory-policy; empty when CONFIG is not allowed
     std::vector<Policy> policies;
     QString policyProblem;
 };
-
-QString field(const QHash<QString, QString> &info, const char *name)
-{
-    return info.value(QLatin1String(name));
-}
 
 } // namespace
 
@@ -116,11 +112,13 @@ void OverviewPage::refresh()
         &m_requests,
         [ns = m_ns](Connection &c) {
             Overview o;
-            o.dbSize = c.command({"DBSIZE"}).toInteger();
             try {
-                o.info = ServerInfo::parseInfo(c.command({"INFO"}).bytes());
+                o.info = ServerInfo::fetch(c);
+                o.haveInfo = true;
             } catch (const ReplyError &) {
                 // a read-only ACL user may not run INFO
+                o.info.dbSize = c.command({"DBSIZE"}).toInteger();
+                o.info.nodes = c.nodes();
             }
             try {
                 const Reply r = c.command({"CONFIG", "GET", "maxmemory-policy"});
@@ -156,37 +154,48 @@ void OverviewPage::refresh()
                            .arg(name, value.toHtmlEscaped());
             };
             row(QStringLiteral("Server"), m_client->url());
-            if (!i.isEmpty()) {
-                const qint64 up = field(i, "uptime_in_seconds").toLongLong();
-                row(QStringLiteral("Redis"),
-                    QStringLiteral("%1 · %2 · %3 · up %4")
-                        .arg(field(i, "redis_version"), field(i, "redis_mode"), field(i, "role"),
-                             up < 10 ? QStringLiteral("%1 s").arg(up) : formatSpan(up * 1000000)));
-                const qint64 max = field(i, "maxmemory").toLongLong();
+            const bool cluster = i.mode == QLatin1String("cluster");
+            if (o.haveInfo) {
+                QString redis = QStringLiteral("%1 · %2").arg(i.version, i.mode);
+                if (!cluster)
+                    redis += QStringLiteral(" · %1").arg(
+                        i.role == QLatin1String("slave") ? QStringLiteral("replica") : i.role);
+                const qint64 up = i.uptimeSeconds;
+                redis += QStringLiteral(" · up %1")
+                             .arg(up < 10 ? QStringLiteral("%1 s").arg(up)
+                                          : formatSpan(up * 1000000));
+                row(QStringLiteral("Redis"), redis);
+            }
+            if (cluster || i.nodes.size() > 1 ||
+                (!i.nodes.empty() && i.nodes.front().role.contains(QLatin1String("sentinel")))) {
+                QStringList lines;
+                for (const Connection::Node &n : i.nodes)
+                    lines << QStringLiteral("%1 %2").arg(n.address.toString(), n.describe()).toHtmlEscaped();
+                rows << QStringLiteral("<tr><td style='padding-right:14px; color:#666' "
+                                       "valign='top'>Nodes</td><td>%1<br>%2</td></tr>")
+                            .arg(ServerStatusBar::nodesSummary(i, cluster).toHtmlEscaped(),
+                                 lines.join(QStringLiteral("<br>")));
+            }
+            const QString acrossMasters =
+                cluster ? QStringLiteral(" (all masters)") : QString();
+            if (o.haveInfo) {
                 row(QStringLiteral("Memory"),
-                    QStringLiteral("%1 used%2%3")
-                        .arg(formatSize(field(i, "used_memory").toLongLong()),
-                             max > 0 ? QStringLiteral(" of %1").arg(formatSize(max))
-                                     : QStringLiteral(", no maxmemory"),
+                    QStringLiteral("%1 used%2%3%4")
+                        .arg(formatSize(i.usedMemory),
+                             i.maxMemory > 0
+                                 ? QStringLiteral(" of %1").arg(formatSize(i.maxMemory))
+                                 : QStringLiteral(", no maxmemory"),
+                             acrossMasters,
                              o.eviction.isEmpty()
                                  ? QString()
                                  : QStringLiteral(" · eviction %1").arg(o.eviction)));
                 row(QStringLiteral("Clients"),
-                    QStringLiteral("%1 connected").arg(field(i, "connected_clients")));
+                    QStringLiteral("%1 connected%2").arg(formatCount(i.clients), acrossMasters));
             }
-            QString keys = formatKeys(o.dbSize);
-            for (auto it = i.begin(); it != i.end(); ++it)
-                if (it.key().startsWith(QLatin1String("db")) &&
-                    it.value().startsWith(QLatin1String("keys="))) {
-                    // "keys=43,expires=42,avg_ttl=9123"
-                    const QStringList parts = it.value().split(QLatin1Char(','));
-                    if (parts.size() >= 2)
-                        keys += QStringLiteral(" · %1: %2 with an expiry")
-                                    .arg(it.key(),
-                                         formatCount(
-                                             parts[1].section(QLatin1Char('='), 1).toLongLong()));
-                }
-            row(QStringLiteral("Keys"), keys);
+            QString keys = formatKeys(i.dbSize);
+            if (o.haveInfo)
+                keys += QStringLiteral(" · %1 with an expiry").arg(formatCount(i.expires));
+            row(QStringLiteral("Keys"), keys + acrossMasters);
             m_summary->setText(QStringLiteral("<table>%1</table>").arg(rows.join(QString())));
             // Limiter state must not be evicted to make room: a client would get its quota back.
             const bool evictsAny = o.eviction.startsWith(QLatin1String("allkeys-"));

@@ -17,15 +17,17 @@ PasswordVault::PasswordVault(Backend backend, QObject *parent)
 {
 }
 
-QString PasswordVault::keychainKey(const QString &profile)
+QString PasswordVault::keychainKey(const QString &profile, Secret which)
 {
-    return QStringLiteral("profile/%1").arg(profile);
+    return (which == Secret::Sentinel ? QStringLiteral("sentinels/%1") : QStringLiteral("profile/%1"))
+        .arg(profile);
 }
 
 void PasswordVault::store(const QString &profile, const QString &password, QObject *context,
-                          std::function<void(Kept, QString)> done)
+                          std::function<void(Kept, QString)> done, Secret which)
 {
-    m_session.insert(profile, password);
+    const QString key = keychainKey(profile, which);
+    m_session.insert(key, password);
     if (m_backend == Backend::SessionOnly || m_keychainMissing) {
         QMetaObject::invokeMethod(
             context,
@@ -40,7 +42,7 @@ void PasswordVault::store(const QString &profile, const QString &password, QObje
     auto *job = new QKeychain::WritePasswordJob(kService, this);
     job->setAutoDelete(true);
     job->setInsecureFallback(false); // never plain text
-    job->setKey(keychainKey(profile));
+    job->setKey(key);
     job->setTextData(password);
     QPointer<QObject> guard(context);
     connect(job, &QKeychain::Job::finished, this, [this, guard, done](QKeychain::Job *j) {
@@ -63,12 +65,13 @@ void PasswordVault::store(const QString &profile, const QString &password, QObje
 }
 
 void PasswordVault::fetch(const QString &profile, QObject *context,
-                          std::function<void(std::optional<QString>)> done)
+                          std::function<void(std::optional<QString>)> done, Secret which)
 {
-    if (m_session.contains(profile) || m_backend == Backend::SessionOnly || m_keychainMissing) {
+    const QString key = keychainKey(profile, which);
+    if (m_session.contains(key) || m_backend == Backend::SessionOnly || m_keychainMissing) {
         std::optional<QString> known;
-        if (m_session.contains(profile))
-            known = m_session.value(profile);
+        if (m_session.contains(key))
+            known = m_session.value(key);
         QMetaObject::invokeMethod(
             context, [done, known] { done(known); }, Qt::QueuedConnection);
         return;
@@ -76,9 +79,9 @@ void PasswordVault::fetch(const QString &profile, QObject *context,
     auto *job = new QKeychain::ReadPasswordJob(kService, this);
     job->setAutoDelete(true);
     job->setInsecureFallback(false);
-    job->setKey(keychainKey(profile));
+    job->setKey(key);
     QPointer<QObject> guard(context);
-    connect(job, &QKeychain::Job::finished, this, [this, guard, done, profile](QKeychain::Job *j) {
+    connect(job, &QKeychain::Job::finished, this, [this, guard, done, key](QKeychain::Job *j) {
         if (j->error() != QKeychain::NoError && j->error() != QKeychain::EntryNotFound)
             m_keychainMissing = true;
         if (!guard)
@@ -88,20 +91,20 @@ void PasswordVault::fetch(const QString &profile, QObject *context,
             return;
         }
         const QString password = static_cast<QKeychain::ReadPasswordJob *>(j)->textData();
-        m_session.insert(profile, password);
+        m_session.insert(key, password);
         done(password);
     });
     job->start();
 }
 
-void PasswordVault::forget(const QString &profile)
+void PasswordVault::forget(const QString &profile, Secret which)
 {
-    m_session.remove(profile);
+    m_session.remove(keychainKey(profile, which));
     if (m_backend == Backend::SessionOnly || m_keychainMissing)
         return;
     auto *job = new QKeychain::DeletePasswordJob(kService, this);
     job->setAutoDelete(true);
-    job->setKey(keychainKey(profile));
+    job->setKey(keychainKey(profile, which));
     job->start();
 }
 

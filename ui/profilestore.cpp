@@ -22,6 +22,10 @@ QString transportName(ConnectionProfile::Transport t)
         return QStringLiteral("tls");
     case ConnectionProfile::Transport::Unix:
         return QStringLiteral("unix");
+    case ConnectionProfile::Transport::Cluster:
+        return QStringLiteral("cluster");
+    case ConnectionProfile::Transport::Sentinel:
+        return QStringLiteral("sentinel");
     case ConnectionProfile::Transport::Tcp:
         break;
     }
@@ -34,6 +38,10 @@ ConnectionProfile::Transport parseTransport(const QString &s)
         return ConnectionProfile::Transport::Tls;
     if (s == QLatin1String("unix"))
         return ConnectionProfile::Transport::Unix;
+    if (s == QLatin1String("cluster"))
+        return ConnectionProfile::Transport::Cluster;
+    if (s == QLatin1String("sentinel"))
+        return ConnectionProfile::Transport::Sentinel;
     return ConnectionProfile::Transport::Tcp;
 }
 
@@ -106,6 +114,10 @@ std::optional<ConnectionProfile> ProfileStore::find(const QString &name) const
     p.host = s.value(QStringLiteral("host"), p.host).toString();
     p.port = s.value(QStringLiteral("port"), p.port).toInt();
     p.socketPath = s.value(QStringLiteral("socket")).toString();
+    p.seeds = s.value(QStringLiteral("seeds")).toStringList();
+    p.masterName = s.value(QStringLiteral("sentinel/master")).toString();
+    p.sentinelUser = s.value(QStringLiteral("sentinel/user")).toString();
+    p.sentinelPasswordStorage = parseStorage(s.value(QStringLiteral("sentinel/password")).toString());
     p.caFile = s.value(QStringLiteral("tls/ca")).toString();
     p.certFile = s.value(QStringLiteral("tls/cert")).toString();
     p.keyFile = s.value(QStringLiteral("tls/key")).toString();
@@ -132,6 +144,10 @@ void ProfileStore::save(const ConnectionProfile &p, const QString &previousName)
     s.setValue(QStringLiteral("host"), p.host);
     s.setValue(QStringLiteral("port"), p.port);
     s.setValue(QStringLiteral("socket"), p.socketPath);
+    s.setValue(QStringLiteral("seeds"), p.seeds);
+    s.setValue(QStringLiteral("sentinel/master"), p.masterName);
+    s.setValue(QStringLiteral("sentinel/user"), p.sentinelUser);
+    s.setValue(QStringLiteral("sentinel/password"), storageName(p.sentinelPasswordStorage));
     s.setValue(QStringLiteral("tls/ca"), p.caFile);
     s.setValue(QStringLiteral("tls/cert"), p.certFile);
     s.setValue(QStringLiteral("tls/key"), p.keyFile);

@@ -24,6 +24,7 @@ RedisClient::Status RedisClient::probe(Connection &c)
     } catch (const ReplyError &) {
         // INFO may be outside a read-only ACL user's commands; DBSIZE is a read.
         s.info.dbSize = c.command({"DBSIZE"}).toInteger();
+        s.info.nodes = c.nodes();
     }
     return s;
 }

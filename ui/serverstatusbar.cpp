@@ -27,6 +27,7 @@ ServerStatusBar::ServerStatusBar(QWidget *parent)
 {
     m_state = new QLabel(this);
     m_server = new QLabel(this);
+    m_nodes = new QLabel(this);
     m_latency = new QLabel(this);
     m_latency->setToolTip(QStringLiteral("Round trip of a PING, every 2 s"));
     m_memory = new QLabel(this);
@@ -38,9 +39,13 @@ ServerStatusBar::ServerStatusBar(QWidget *parent)
     layout->setContentsMargins(4, 0, 4, 0);
     layout->setSpacing(8);
     bool first = true;
-    for (QLabel *l : {m_server, m_latency, m_memory, m_keys, m_lock, m_state}) {
-        if (!first)
-            layout->addWidget(divider(this));
+    for (QLabel *l : {m_server, m_nodes, m_latency, m_memory, m_keys, m_lock, m_state}) {
+        if (!first) {
+            QFrame *line = divider(this);
+            layout->addWidget(line);
+            if (l == m_nodes)
+                m_nodesDivider = line;
+        }
         first = false;
         layout->addWidget(l);
     }
@@ -95,11 +100,32 @@ void ServerStatusBar::update()
         const ServerInfo &i = status->info;
         QString server = i.version.isEmpty() ? QStringLiteral("Redis")
                                              : QStringLiteral("Redis %1").arg(i.version);
-        if (!i.role.isEmpty())
-            server += QStringLiteral(" · %1").arg(i.role);
-        if (!i.mode.isEmpty() && i.mode != QLatin1String("standalone"))
-            server += QStringLiteral(" · %1").arg(i.mode);
+        const bool cluster = i.mode == QLatin1String("cluster");
+        if (!i.role.isEmpty() && !cluster)
+            server += QStringLiteral(" · %1").arg(i.role == QLatin1String("slave")
+                                                      ? QStringLiteral("replica")
+                                                      : i.role);
         m_server->setText(QStringLiteral("%1 · %2").arg(server, m_client->endpoint()));
+        m_nodes->setText(nodesSummary(i, cluster));
+        QStringList lines, rows;
+        for (const Connection::Node &n : i.nodes) {
+            const QString what = n.describe();
+            lines << QStringLiteral("%1 %2").arg(n.address.toString(), what);
+            rows << QStringLiteral("<tr><td>%1</td><td>&nbsp;%2</td></tr>")
+                        .arg(n.address.toString().toHtmlEscaped(), what.toHtmlEscaped());
+        }
+        m_nodesText = lines.join(QLatin1Char('\n'));
+        m_nodes->setToolTip(QStringLiteral("<table>%1</table>").arg(rows.join(QString())));
+        const bool showNodes = cluster || i.nodes.size() > 1 ||
+                               (!i.nodes.empty() &&
+                                i.nodes.front().role.contains(QLatin1String("sentinel")));
+        m_nodes->setVisible(showNodes);
+        m_nodesDivider->setVisible(showNodes);
+        m_memory->setToolTip(cluster ? QStringLiteral("used_memory from INFO memory, summed over "
+                                                      "the masters")
+                                     : QStringLiteral("used_memory from INFO memory"));
+        m_keys->setToolTip(cluster ? QStringLiteral("DBSIZE summed over the masters")
+                                   : QStringLiteral("DBSIZE of the selected database"));
         m_latency->setText(
             live ? QStringLiteral("Round trip %1").arg(formatRoundTrip(status->roundTripMs))
                  : QStringLiteral("Round trip –"));
@@ -112,6 +138,9 @@ void ServerStatusBar::update()
         m_latency->setText(QStringLiteral("Round trip –"));
         m_memory->setText(QStringLiteral("Memory –"));
         m_keys->setText(QStringLiteral("– keys"));
+        m_nodes->hide();
+        m_nodesDivider->hide();
+        m_nodesText.clear();
     }
     const bool locked = m_client && m_client->isReadOnly();
     m_lock->setText(locked ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
@@ -121,10 +150,32 @@ void ServerStatusBar::update()
                : QStringLiteral("Changes are allowed; lock with the toolbar's lock"));
 }
 
+QString ServerStatusBar::nodesSummary(const ServerInfo &info, bool cluster)
+{
+    const int masters = info.masterCount(), replicas = info.replicaCount();
+    auto count = [](int n, const char *one, const char *many) {
+        return QStringLiteral("%1 %2").arg(n).arg(QLatin1String(n == 1 ? one : many));
+    };
+    QString text;
+    if (cluster) {
+        text = count(masters, "master", "masters");
+    } else if (!info.nodes.empty()) {
+        const Connection::Node &self = info.nodes.front();
+        text = self.role == QLatin1String("replica")
+                   ? QStringLiteral("replica of %1").arg(self.master.toString())
+                   : QStringLiteral("master %1").arg(self.address.toString());
+    }
+    if (replicas > 0 || cluster)
+        text += QStringLiteral(" · %1").arg(count(replicas, "replica", "replicas"));
+    return text;
+}
+
 QString ServerStatusBar::summary() const
 {
     QStringList parts;
-    for (QLabel *l : {m_server, m_latency, m_memory, m_keys, m_lock, m_state}) {
+    for (QLabel *l : {m_server, m_nodes, m_latency, m_memory, m_keys, m_lock, m_state}) {
+        if (l->isHidden())
+            continue;
         QString t = l->text();
         t.remove(QRegularExpression(QStringLiteral("<[^>]*>")));
         parts << t.replace(QStringLiteral("●"), QString()).trimmed();

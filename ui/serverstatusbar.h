@@ -1,5 +1,6 @@
-// The status bar's vital signs of the connection: state, server version and role, round
-// trip (PING every 2 s), used memory, keys in the database, and the read-only lock.
+// The status bar's vital signs of the connection: state, server version and role, the nodes
+// behind it (cluster masters and replicas, the master sentinels chose, replicas), round trip
+// (PING every 2 s), used memory, keys in the database, and the read-only lock.
 #pragma once
 
 #include "redisclient.h"
@@ -17,6 +18,10 @@ public:
     void setClient(RedisClient *client);
     // Plain text of everything shown, for tests and logs.
     QString summary() const;
+    // The nodes and their roles, one per line (the nodes label's tooltip as plain text).
+    QString nodesText() const { return m_nodesText; }
+    // "3 masters · 3 replicas", "master 127.0.0.1:6380 · 1 replica"
+    static QString nodesSummary(const ServerInfo &info, bool cluster);
 
 private:
     void update();
@@ -24,6 +29,9 @@ private:
     QPointer<RedisClient> m_client;
     QLabel *m_state;
     QLabel *m_server;
+    QLabel *m_nodes;
+    QWidget *m_nodesDivider;
+    QString m_nodesText;
     QLabel *m_latency;
     QLabel *m_memory;
     QLabel *m_keys;

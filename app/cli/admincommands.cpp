@@ -312,7 +312,7 @@ int runAudit(Cli &cli)
 void registerAdministration(QList<Subcommand> &commands)
 {
     commands.append({QStringLiteral("reset"), QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes]"),
-                     QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\\n"
+                     QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\n"
                                     "previewed first; exactly the previewed keys are deleted. Counter bases take their windows."),
                      {{QStringLiteral("match"), QStringLiteral("Keys matching this glob (metadata only if the glob starts with the namespace)."), QStringLiteral("GLOB")},
                       {QStringLiteral("dry-run"), QStringLiteral("Only show what would be deleted.")},

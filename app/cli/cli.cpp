@@ -59,7 +59,14 @@ QString Cli::globalHelp() const
     QString text = QStringLiteral("Usage: ratescope-cli [global options] COMMAND [options]\n\n"
                                   "Inspect, test and administer Redis rate limiters.\n\nCommands:\n");
     for (const Subcommand &c : m_commands)
-        text += QStringLiteral("  %1 %2\n").arg(c.name, -10).arg(c.description);
+    {
+        // The first sentence of the description.
+        QString summary = c.description.simplified();
+        const qsizetype end = summary.indexOf(QStringLiteral(". "));
+        if (end >= 0)
+            summary.truncate(end + 1);
+        text += QStringLiteral("  %1 %2\n").arg(c.name, -10).arg(summary);
+    }
     text += QStringLiteral("\nGlobal options:\n");
     for (const QCommandLineOption &o : m_globalOptions) {
         QString names;

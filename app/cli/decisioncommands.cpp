@@ -36,16 +36,37 @@ bool flagsComplete(const Cli &cli)
 // Flags win; what they leave out comes from the key's policy, and an override's limit.
 LimitSpec specFor(Cli &cli, const QByteArray &key, const EffectiveLimits &limits)
 {
-    std::optional<LimitSpec> base = limits.spec;
-    if (!base && !flagsComplete(cli))
-        throw UsageError(QStringLiteral("no policy matches '%1': give --algo, --limit and --window").arg(QString::fromUtf8(key)));
+    // The flags are checked first: a typo in one says so rather than "no policy".
+    const bool hasAlgo = cli.args().isSet(QStringLiteral("algo"));
+    const bool hasLimit = cli.args().isSet(QStringLiteral("limit"));
+    const bool hasWindow = cli.args().isSet(QStringLiteral("window"));
+    LimitSpec flags;
+    if (hasAlgo)
+        flags.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
+    if (hasLimit)
+        flags.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
+    if (hasWindow)
+        flags.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+    const std::optional<LimitSpec> base = limits.spec;
+    if (!base && !(hasAlgo && hasLimit && hasWindow)) {
+        QStringList missing;
+        for (const auto &[given, flag] : {std::pair{hasAlgo, "--algo"}, std::pair{hasLimit, "--limit"},
+                                          std::pair{hasWindow, "--window"}})
+            if (!given)
+                missing << QLatin1String(flag);
+        const QString list = missing.size() == 1 ? missing.first()
+                                                 : missing.mid(0, missing.size() - 1).join(QStringLiteral(", ")) +
+                                                       QStringLiteral(" and ") + missing.last();
+        throw UsageError(QStringLiteral("no policy matches '%1': %2give %3")
+                             .arg(QString::fromUtf8(key), missing.size() < 3 ? QStringLiteral("also ") : QString(), list));
+    }
     LimitSpec spec = base.value_or(LimitSpec{});
-    if (cli.args().isSet(QStringLiteral("algo")))
-        spec.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
-    if (cli.args().isSet(QStringLiteral("limit")))
-        spec.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
-    if (cli.args().isSet(QStringLiteral("window")))
-        spec.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+    if (hasAlgo)
+        spec.algorithm = flags.algorithm;
+    if (hasLimit)
+        spec.limit = flags.limit;
+    if (hasWindow)
+        spec.windowUs = flags.windowUs;
     spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, base ? base->cost : 1);
     spec.validate();
     return spec;

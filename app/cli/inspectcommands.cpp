@@ -239,7 +239,7 @@ void registerInspection(QList<Subcommand> &commands)
 {
     const QCommandLineOption now(QStringLiteral("now-us"), QStringLiteral("Read the state as of this time (microseconds since the epoch)."), QStringLiteral("T"));
     commands.append({QStringLiteral("keys"), QStringLiteral("keys [--match GLOB] [--max N] [--type T] [--memory] [--all]"),
-                     QStringLiteral("Limiter keys with algorithm, used, limit, remaining and TTL (SCAN, never KEYS).\\n"
+                     QStringLiteral("Limiter keys with algorithm, used, limit, remaining and TTL (SCAN, never KEYS).\n"
                                     "Used and limit need a matching policy; counter windows <base>:<id> are grouped by base."),
                      {{QStringLiteral("match"), QStringLiteral("Only keys matching this glob."), QStringLiteral("GLOB")},
                       {QStringLiteral("max"), QStringLiteral("Stop after N rows."), QStringLiteral("N")},
@@ -249,7 +249,7 @@ void registerInspection(QList<Subcommand> &commands)
                       now},
                      false, runKeys});
     commands.append({QStringLiteral("inspect"), QStringLiteral("inspect KEY [--now-us T] [--entries N] [--offset N] [--algo A --limit N --window D]"),
-                     QStringLiteral("Full state of one limiter: entries or windows or tokens, TTL, memory, encoding,\\n"
+                     QStringLiteral("Full state of one limiter: entries or windows or tokens, TTL, memory, encoding,\n"
                                     "policy and override, and what a request would be told now. Read-only."),
                      {now,
                       {QStringLiteral("entries"), QStringLiteral("Log entries to show (default 20)."), QStringLiteral("N")},

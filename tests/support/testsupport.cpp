@@ -7,6 +7,8 @@
 #include <QThread>
 #include <QFile>
 #include <QProcess>
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace ratescope::test {
@@ -98,10 +100,10 @@ Reply ask(const ConnectionOptions &o, const Command &c)
 
 } // namespace
 
-TestCluster::TestCluster(int masters)
+TestCluster::TestCluster(int masters, int replicasPerMaster)
 {
     QStringList addresses;
-    for (int i = 0; i < masters; ++i) {
+    for (int i = 0; i < masters * (1 + replicasPerMaster); ++i) {
         SandboxServer::Config c;
         c.configLines = {QStringLiteral("cluster-enabled yes"), QStringLiteral("cluster-config-file nodes.conf"),
                          QStringLiteral("cluster-node-timeout 5000")};
@@ -112,12 +114,21 @@ TestCluster::TestCluster(int masters)
     QProcess create;
     create.setProcessChannelMode(QProcess::MergedChannels);
     create.start(QStringLiteral("redis-cli"), QStringList{QStringLiteral("--cluster"), QStringLiteral("create")} + addresses +
-                                                  QStringList{QStringLiteral("--cluster-replicas"), QStringLiteral("0"), QStringLiteral("--cluster-yes")});
+                                                  QStringList{QStringLiteral("--cluster-replicas"), QString::number(replicasPerMaster), QStringLiteral("--cluster-yes")});
     if (!create.waitForFinished(60000) || create.exitCode() != 0)
         throw std::runtime_error("redis-cli --cluster create failed: " + create.readAll().toStdString());
     for (auto &n : m_nodes) {
         const ConnectionOptions o = n->options();
         waitUntil([&] { return ask(o, {"CLUSTER", "INFO"}).bytes().contains("cluster_state:ok"); }, 30000, "cluster_state:ok");
+        if (replicasPerMaster > 0)
+            waitUntil(
+                [&] {
+                    const Reply slotMap = ask(o, {"CLUSTER", "SLOTS"});
+                    return slotMap.size() > 0 && std::all_of(slotMap.elements().begin(), slotMap.elements().end(), [&](const Reply &range) {
+                               return range.size() >= size_t(3 + replicasPerMaster);
+                           });
+                },
+                30000, "replicas in CLUSTER SLOTS");
     }
 }
 

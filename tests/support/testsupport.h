@@ -27,7 +27,9 @@ SandboxServer::Config aclConfig();
 // (cluster_state:ok everywhere) when constructed; stopped when destroyed.
 class TestCluster {
 public:
-    explicit TestCluster(int masters = 3);
+    // Nodes 0..masters-1 are the masters; with replicas, each master gets that many
+    // (the nodes after them), and the constructor waits until every node knows them.
+    explicit TestCluster(int masters = 3, int replicasPerMaster = 0);
     QString url() const; // redis-cluster://127.0.0.1:p1,127.0.0.1:p2,...
     int size() const { return int(m_nodes.size()); }
     SandboxServer &node(int i) { return *m_nodes[size_t(i)]; }
