@@ -4,6 +4,7 @@
 #include "nodeconnection.h"
 
 #include <QSet>
+#include <exception>
 #include <map>
 
 namespace ratescope {
@@ -132,10 +133,13 @@ NodeConnection &ClusterRouter::node(int index)
 
 void ClusterRouter::refresh()
 {
-    // Known nodes first (the map moved, the nodes mostly did not), then the seeds.
+    // Known nodes first (the map moved, the nodes mostly did not), those connected now
+    // before the others (a node that is down costs a connect timeout), then the seeds.
     std::vector<HostPort> candidates;
-    for (const Node &n : m_nodes)
-        candidates.push_back(n.address);
+    for (const bool connected : {true, false})
+        for (const Node &n : m_nodes)
+            if (bool(n.connection && n.connection->isConnected()) == connected)
+                candidates.push_back(n.address);
     for (const HostPort &s : m_options.seeds)
         if (std::find(candidates.begin(), candidates.end(), s) == candidates.end())
             candidates.push_back(s);
@@ -164,8 +168,9 @@ void ClusterRouter::refresh()
             for (qint64 s = range[0].toInteger(); s <= range[1].toInteger() && s < kSlots; ++s)
                 map[size_t(s)] = master;
             // Replicas follow the master; listed for status displays, never sent commands.
+            // One that does not announce its address is left out rather than guessed.
             for (size_t r = 3; r < range.size(); ++r) {
-                if (range[r].size() < 2)
+                if (range[r].size() < 2 || range[r][0].text().isEmpty() || range[r][0].text() == QLatin1String("?"))
                     continue;
                 const Replica replica{addressOf(range[r]), master};
                 if (std::find(replicas.begin(), replicas.end(), replica) == replicas.end())
@@ -319,12 +324,19 @@ Reply ClusterRouter::command(const Command &command)
 {
     if (command.isEmpty())
         throw UsageError(QStringLiteral("empty command"));
-    if (auto r = special(command))
-        return *r;
-    return runOn(route(command), command);
+    return rereadMapAfterLoss([&] {
+        if (auto r = special(command))
+            return *r;
+        return runOn(route(command), command);
+    });
 }
 
 std::vector<Reply> ClusterRouter::pipeline(const std::vector<Command> &commands)
+{
+    return rereadMapAfterLoss([&] { return pipelineOnNodes(commands); });
+}
+
+std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &commands)
 {
     std::vector<Reply> replies(commands.size());
     std::map<int, std::vector<size_t>> byNode;
@@ -337,16 +349,43 @@ std::vector<Reply> ClusterRouter::pipeline(const std::vector<Command> &commands)
         else
             byNode[route(commands[i])].push_back(i);
     }
-    // Every node gets its share at once, then the replies are read node by node.
+    // Every node gets its share at once, then the replies are read node by node. A node that
+    // cannot be reached, or is lost midway, answers "DOWN <address>: why" for its commands
+    // (they may have run or not: never repeated) while every other node's replies are still
+    // read, so that no connection is left out of step. Only when all are lost is it thrown.
+    std::map<int, QByteArray> down;
+    std::exception_ptr firstLoss;
+    auto lose = [&](int n, const ConnectionError &e) {
+        m_haveMap = false; // it may have failed over
+        if (!firstLoss)
+            firstLoss = std::current_exception();
+        down[n] = "DOWN " + m_nodes[size_t(n)].address.toString().toUtf8() + ": " + e.message().toUtf8();
+    };
     for (const auto &[n, indices] : byNode) {
         std::vector<Command> batch;
         for (size_t i : indices)
             batch.push_back(commands[i]);
-        node(n).send(batch);
+        try {
+            node(n).send(batch);
+        } catch (const ConnectionError &e) {
+            lose(n, e);
+        }
     }
-    for (const auto &[n, indices] : byNode)
-        for (size_t i : indices)
-            replies[i] = node(n).receive();
+    for (const auto &[n, indices] : byNode) {
+        for (size_t i : indices) {
+            if (!down.count(n)) {
+                try {
+                    replies[i] = node(n).receive();
+                    continue;
+                } catch (const ConnectionError &e) {
+                    lose(n, e);
+                }
+            }
+            replies[i] = Reply::error(down[n]);
+        }
+    }
+    if (firstLoss && down.size() == byNode.size())
+        std::rethrow_exception(firstLoss);
     for (const auto &[n, indices] : byNode)
         for (size_t i : indices)
             if (redirection(replies[i]))
@@ -358,9 +397,11 @@ std::vector<Reply> ClusterRouter::pipeline(const std::vector<Command> &commands)
 
 void ClusterRouter::send(const Command &command)
 {
-    const int n = route(command);
-    node(n).send(command);
-    m_inFlight.push_back({n, command});
+    rereadMapAfterLoss([&] {
+        const int n = route(command);
+        node(n).send(command);
+        m_inFlight.push_back({n, command});
+    });
 }
 
 Reply ClusterRouter::receive()
@@ -375,9 +416,10 @@ Reply ClusterRouter::receive()
     } catch (const ConnectionError &) {
         // The node's other in-flight commands are lost with its socket.
         std::erase_if(m_inFlight, [&](const InFlight &x) { return x.node == f.node; });
+        m_haveMap = false;
         throw;
     }
-    return redirection(r) ? settle(f.node, f.command, r) : r;
+    return redirection(r) ? rereadMapAfterLoss([&] { return settle(f.node, f.command, r); }) : r;
 }
 
 std::vector<Connection::Node> ClusterRouter::nodes()
@@ -396,19 +438,36 @@ std::vector<Connection::Node> ClusterRouter::nodes()
             }
         }
         const HostPort &address = m_nodes[size_t(m)].address;
-        out.push_back({address, QStringLiteral("master"), ranges.join(QLatin1Char(',')), {}, {}});
+        out.push_back({address, QStringLiteral("master"), ranges.join(QLatin1Char(',')), {}, {}, {}});
         for (const Replica &r : m_replicas)
             if (r.master == m)
-                out.push_back({r.address, QStringLiteral("replica"), {}, address, {}});
+                out.push_back({r.address, QStringLiteral("replica"), {}, address, {}, {}});
     }
     return out;
 }
 
 std::vector<std::vector<Reply>> ClusterRouter::onEachMaster(const std::vector<Command> &commands)
 {
+    // A master that cannot be reached answers "DOWN ..." in place, so that the others are
+    // still heard; only when none answers is it a lost connection.
+    const std::vector<int> all = rereadMapAfterLoss([&] { return masters(); });
     std::vector<std::vector<Reply>> out;
-    for (int m : masters())
-        out.push_back(node(m).pipeline(commands));
+    std::exception_ptr firstLoss;
+    bool anyReached = false;
+    for (int m : all) {
+        try {
+            out.push_back(node(m).pipeline(commands));
+            anyReached = true;
+        } catch (const ConnectionError &e) {
+            m_haveMap = false; // it may have failed over
+            if (!firstLoss)
+                firstLoss = std::current_exception();
+            const QByteArray down = "DOWN " + m_nodes[size_t(m)].address.toString().toUtf8() + ": " + e.message().toUtf8();
+            out.push_back(std::vector<Reply>(commands.size(), Reply::error(down)));
+        }
+    }
+    if (!anyReached && firstLoss)
+        std::rethrow_exception(firstLoss);
     return out;
 }
 

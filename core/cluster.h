@@ -2,6 +2,7 @@
 #pragma once
 
 #include "connection.h"
+#include "errors.h"
 
 #include <array>
 #include <deque>
@@ -49,6 +50,19 @@ private:
         Command command;
     };
 
+    // A node that cannot be reached may have failed over: the slot map is read again on the
+    // next call. The failed call itself is not repeated (it may have counted).
+    template <typename F>
+    auto rereadMapAfterLoss(F &&f)
+    {
+        try {
+            return f();
+        } catch (const ConnectionError &) {
+            m_haveMap = false;
+            throw;
+        }
+    }
+
     void ensureMap();
     int nodeIndex(const HostPort &address);
     NodeConnection &node(int index);
@@ -59,6 +73,7 @@ private:
     Reply runOn(int nodeIndex, const Command &command);
     std::optional<Reply> special(const Command &command);
     Reply scan(const Command &command);
+    std::vector<Reply> pipelineOnNodes(const std::vector<Command> &commands);
 
     ConnectionOptions m_options;
     std::vector<Node> m_nodes;

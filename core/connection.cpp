@@ -153,7 +153,7 @@ std::vector<Connection::Node> Connection::nodes()
         return m_cluster->nodes();
     if (!m_node->isConnected())
         m_node->connect();
-    return {{m_node->peer(), viaSentinel() ? QStringLiteral("master (via sentinel)") : QStringLiteral("standalone"), {}, {}, {}}};
+    return {{m_node->peer(), viaSentinel() ? QStringLiteral("master (via sentinel)") : QStringLiteral("standalone"), {}, {}, {}, {}}};
 }
 
 void Connection::refreshTopology()
@@ -178,6 +178,8 @@ QString Connection::Node::describe() const
         what += QStringLiteral(" of %1").arg(master.toString());
     if (!link.isEmpty())
         what += QStringLiteral(" (link %1)").arg(link);
+    if (!problem.isEmpty())
+        what += QStringLiteral(", not answering: %1").arg(problem);
     return what;
 }
 

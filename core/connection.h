@@ -58,6 +58,7 @@ public:
         QString slotRanges; // cluster masters: "0-5460"
         HostPort master;    // replicas: the master they copy
         QString link;       // replicas, when known: "online", "down", ...
+        QString problem;    // why it did not answer the last status query; empty if it did
         // "master, slots 0-5460" / "replica of 127.0.0.1:7000 (link online)"
         QString describe() const;
     };
@@ -68,7 +69,9 @@ public:
     bool isCluster() const { return m_cluster != nullptr; }
 
     // Runs the same pipeline on every master of a cluster (in nodes() order) or on the one
-    // server otherwise: for server-wide facts such as INFO. Error replies come back in place.
+    // server otherwise: for server-wide facts such as INFO. Error replies come back in place,
+    // and so does a cluster master that cannot be reached: every reply "DOWN <address>: why"
+    // (a ConnectionError only when no master answers).
     std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
 
 private:

@@ -137,6 +137,7 @@ HostPort NodeConnection::resolveSentinelMaster()
 {
     // Ask the sentinels in order, skipping those that are down or do not know the master.
     QStringList failures;
+    bool allRefusedLogin = true; // then it is the sentinel credentials, not the network
     for (const HostPort &sentinel : m_options.seeds) {
         const ConnectionOptions o = m_options.forSentinel(sentinel);
         const QString where = QStringLiteral("%1:%2").arg(sentinel.host).arg(sentinel.port);
@@ -146,11 +147,21 @@ HostPort NodeConnection::resolveSentinelMaster()
             if (r.size() == 2)
                 return {r[0].text(), quint16(r[1].toInteger())};
             failures << QStringLiteral("%1 does not know master '%2'").arg(where, m_options.masterName);
+            allRefusedLogin = false;
+        } catch (const AuthError &e) {
+            failures << QStringLiteral("sentinel %1").arg(e.message());
+        } catch (const ReplyError &e) {
+            failures << QStringLiteral("%1: %2").arg(where, e.message());
+            allRefusedLogin = allRefusedLogin && e.prefix() == QLatin1String("NOAUTH"); // needs a password
         } catch (const Error &e) {
             failures << QStringLiteral("%1: %2").arg(where, e.message());
+            allRefusedLogin = false;
         }
     }
-    throw IoError(QStringLiteral("no sentinel named a master for '%1': %2").arg(m_options.masterName, failures.join(QStringLiteral("; "))));
+    const QString why = failures.join(QStringLiteral("; "));
+    if (allRefusedLogin && !failures.isEmpty())
+        throw AuthError(QStringLiteral("by the sentinels: %1").arg(why));
+    throw IoError(QStringLiteral("no sentinel named a master for '%1': %2").arg(m_options.masterName, why));
 }
 
 void NodeConnection::openSocket()

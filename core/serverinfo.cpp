@@ -58,7 +58,9 @@ Connection::Node replicaOf(const QString &line, const HostPort &master)
 
 ServerInfo ServerInfo::fetch(Connection &connection)
 {
+    ServerInfo info;
     connection.refreshTopology(); // a status display wants failovers and new replicas seen
+    info.nodes = connection.nodes(); // the same map as onEachMaster's, in its order
     const auto perMaster = connection.onEachMaster({
         {"INFO", "server"},
         {"INFO", "clients"},
@@ -68,10 +70,21 @@ ServerInfo ServerInfo::fetch(Connection &connection)
         {"DBSIZE"},
     });
     const QString db = QStringLiteral("db%1").arg(connection.options().db);
-    ServerInfo info;
+    std::vector<Connection::Node *> masters;
+    for (Connection::Node &n : info.nodes)
+        if (n.role != QLatin1String("replica"))
+            masters.push_back(&n);
     bool anyUnlimited = false;
     QHash<QString, QString> first;
-    for (const std::vector<Reply> &replies : perMaster) {
+    for (size_t m = 0; m < perMaster.size(); ++m) {
+        const std::vector<Reply> &replies = perMaster[m];
+        const auto refused = std::find_if(replies.begin(), replies.end(), [](const Reply &r) { return r.isError(); });
+        if (refused != replies.end() && perMaster.size() > 1) {
+            ++info.mastersMissing;
+            if (m < masters.size())
+                masters[m]->problem = refused->text();
+            continue;
+        }
         QHash<QString, QString> fields;
         for (size_t i = 0; i < 5; ++i)
             fields.insert(parseInfo(replies[i].orThrow().bytes()));
@@ -87,13 +100,14 @@ ServerInfo ServerInfo::fetch(Connection &connection)
         const qint64 up = number(fields, "uptime_in_seconds");
         info.uptimeSeconds = info.uptimeSeconds == 0 ? up : std::min(info.uptimeSeconds, up);
     }
+    if (!perMaster.empty() && info.mastersMissing == int(perMaster.size())) // none answered: as one server would fail
+        std::find_if(perMaster.front().begin(), perMaster.front().end(), [](const Reply &r) { return r.isError(); })->orThrow();
     if (anyUnlimited)
         info.maxMemory = 0;
     info.version = first.value(QStringLiteral("redis_version"));
     info.mode = first.value(QStringLiteral("redis_mode"), QStringLiteral("standalone"));
     info.role = first.value(QStringLiteral("role"));
 
-    info.nodes = connection.nodes();
     if (!connection.isCluster() && !info.nodes.empty()) {
         Connection::Node &self = info.nodes.front();
         if (info.role == QLatin1String("slave")) {

@@ -25,12 +25,15 @@ struct ServerInfo {
     // to, then its replicas (a master) or, for a replica, nothing more: its master is in
     // Node::master.
     std::vector<Connection::Node> nodes;
+    // Cluster masters that did not answer (down, or refusing INFO); the sums leave them out.
+    int mastersMissing = 0;
 
     int masterCount() const;
     int replicaCount() const;
 
     // Runs INFO server/clients/replication/memory/keyspace and DBSIZE in one round trip
-    // per master.
+    // per master. A cluster master that does not answer is counted in mastersMissing, its
+    // node says why; when none answers, its error is thrown.
     static ServerInfo fetch(Connection &connection);
     // "field:value" lines of an INFO reply; section headers and blanks skipped.
     static QHash<QString, QString> parseInfo(const QByteArray &text);

@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "limiter.h"
 #include "limiterscript.h"
+#include "serverinfo.h"
 #include "testsupport.h"
 
 #include <QJsonArray>
@@ -35,6 +36,7 @@ private Q_SLOTS:
     void askAndMovedDuringSlotMigration();
     void exactBurstOnOneKey();
     void cliInfoAndNodes();
+    void aMasterDownLeavesTheOthersReadable(); // last: it kills a node
 
 private:
     std::unique_ptr<TestCluster> m_cluster;
@@ -190,6 +192,66 @@ void TestCluster_::cliInfoAndNodes()
     QCOMPARE(nodes.size(), size_t(3));
     for (const auto &n : nodes)
         QVERIFY(!n.slotRanges.isEmpty());
+}
+
+void TestCluster_::aMasterDownLeavesTheOthersReadable()
+{
+    // Keys on every master; then one master dies, with no replica to take over.
+    const LimitSpec spec{Algorithm::FixedWindow, 10, 60 * kSecond, 1};
+    Limiter limiter(*m_conn);
+    const int dead = m_cluster->ownerOf("down:user0");
+    int onDead = 0;
+    QByteArray elsewhere;
+    for (int i = 0; i < 30; ++i) {
+        const QByteArray key = "down:user" + QByteArray::number(i);
+        QCOMPARE(limiter.check(key, spec, kT0).used, 1);
+        if (m_cluster->ownerOf(key) == dead)
+            ++onDead;
+        else
+            elsewhere = key;
+    }
+    QVERIFY(onDead > 0 && !elsewhere.isEmpty());
+    const QString deadAddress = QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(dead).port());
+    m_cluster->node(dead).kill();
+
+    // The status of the others is still read; the missing master is named, not summed.
+    const ServerInfo info = ServerInfo::fetch(*m_conn);
+    QCOMPARE(info.mastersMissing, 1);
+    QCOMPARE(info.dbSize, qint64(30 - onDead));
+    QCOMPARE(info.masterCount(), 3);
+    for (const Connection::Node &n : info.nodes)
+        QCOMPARE(n.problem.startsWith(QStringLiteral("DOWN ") + deadAddress), n.address.toString() == deadAddress);
+
+    // Keys of the live masters decide as before; those of the dead one fail, unrepeated.
+    QCOMPARE(limiter.check(elsewhere, spec, kT0 + 1).used, 2);
+    QVERIFY_THROWS_EXCEPTION(ConnectionError, limiter.check("down:user0", spec, kT0 + 1));
+    QCOMPARE(limiter.check(elsewhere, spec, kT0 + 2).used, 3);
+
+    // A pipeline over every master: the dead one's commands answer DOWN in place, the others
+    // theirs, and no connection is left out of step afterwards.
+    std::vector<Command> batch;
+    for (int i = 0; i < 30; ++i)
+        batch.push_back({"EXISTS", "down:user" + QByteArray::number(i)});
+    const std::vector<Reply> replies = m_conn->pipeline(batch);
+    int down = 0;
+    for (int i = 0; i < 30; ++i) {
+        if (m_cluster->ownerOf(batch[size_t(i)][1]) == dead) {
+            QVERIFY2(replies[size_t(i)].isError() && replies[size_t(i)].bytes().startsWith("DOWN "), replies[size_t(i)].bytes().constData());
+            ++down;
+        } else {
+            QCOMPARE(replies[size_t(i)].integer(), 1);
+        }
+    }
+    QCOMPARE(down, onDead);
+    for (int i = 0; i < 5; ++i)
+        QCOMPARE(m_conn->command({"EXISTS", elsewhere}).integer(), 1);
+    QVERIFY(m_conn->command({"GET", "no:such:key"}).isNil());
+
+    const CliResult r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("info")});
+    QCOMPARE(r.exitCode, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(o.value(QStringLiteral("masters_not_answering")).toInt(), 1);
+    QCOMPARE(o.value(QStringLiteral("db_size")).toInteger(), 30 - onDead);
 }
 
 QTEST_GUILESS_MAIN(TestCluster_)

@@ -4,6 +4,7 @@
 // the nodes and their roles, the key browser lists the keys of every master, the overview
 // sums over the masters) and through a sentinel (the status bar follows a failover).
 #include "connectiondialog.h"
+#include "errors.h"
 #include "keybrowser.h"
 #include "keytreemodel.h"
 #include "limiter.h"
@@ -45,6 +46,15 @@ QString seedsOf(const QString &url)
     return hosts.section(QLatin1Char('?'), 0, 0).replace(QLatin1Char(','), QStringLiteral(", "));
 }
 
+ConnectionProfile clusterProfile(const QStringList &seeds)
+{
+    ConnectionProfile p;
+    p.name = QStringLiteral("cluster");
+    p.transport = ConnectionProfile::Transport::Cluster;
+    p.seeds = seeds;
+    return p;
+}
+
 // RATESCOPE_TEST_SHOTS=DIR keeps a picture of a widget under test, to look at.
 void keepShot(QWidget *w, const QString &name)
 {
@@ -65,9 +75,11 @@ private Q_SLOTS:
     void sentinelProfileInTheDialog();
     void profilesRoundTrip();
     void consoleOnACluster();
+    void consoleFollowsAClusterFailover();
     void consoleFollowsASentinelFailover();
 
 private:
+    void followClusterFailover();
     std::unique_ptr<TestCluster> m_cluster;
     QTemporaryDir m_dir;
     std::unique_ptr<QSettings> m_settings;
@@ -115,6 +127,9 @@ void TestConsoleTopology::clusterProfileInTheDialog()
              qPrintable(d.problems().join(QLatin1Char('\n'))));
     d.seedsEdit()->setText(QStringLiteral("::1:7000"));
     QVERIFY(d.problems().join(QLatin1Char(' ')).contains(QStringLiteral("brackets")));
+    d.seedsEdit()->setText(QStringLiteral("redis://default:Secr3t@127.0.0.1:7000"));
+    QVERIFY(d.problems().join(QLatin1Char(' ')).contains(QStringLiteral("host:port only")));
+    QVERIFY(!d.problems().join(QLatin1Char(' ')).contains(QStringLiteral("Secr3t")));
 
     // One live seed is enough; the form takes commas or spaces.
     const QString seeds = seedsOf(m_cluster->url());
@@ -163,7 +178,10 @@ void TestConsoleTopology::sentinelProfileInTheDialog()
     QTest::mouseClick(d.saveButton(), Qt::LeftButton);
     QVERIFY(tested.wait(15000));
     QCOMPARE(tested.first().at(0).toBool(), false);
-    QVERIFY2(d.resultText().contains(QStringLiteral("sentinel"), Qt::CaseInsensitive), qPrintable(d.resultText()));
+    // Refused, not unreachable: no "Save anyway".
+    QVERIFY2(d.resultText().startsWith(QStringLiteral("Credentials refused: by the sentinels: sentinel authentication")),
+             qPrintable(d.resultText()));
+    QCOMPARE(d.saveButton()->text(), QStringLiteral("Save"));
     QVERIFY(!d.resultText().contains(QStringLiteral("not-it")));
     keepShot(&d, QStringLiteral("dialog-sentinel-refused"));
     QVERIFY(m_store->list().isEmpty());
@@ -257,10 +275,7 @@ void TestConsoleTopology::consoleOnACluster()
     }
     QCOMPARE(owners.size(), 3);
 
-    ConnectionProfile p;
-    p.name = QStringLiteral("cluster");
-    p.transport = ConnectionProfile::Transport::Cluster;
-    p.seeds = {QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(0).port())};
+    const ConnectionProfile p = clusterProfile({QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(0).port())});
     m_store->save(p);
     MainWindow window(*m_store, *m_vault);
     QSignalSpy settled(&window, &MainWindow::settled);
@@ -305,6 +320,64 @@ void TestConsoleTopology::consoleOnACluster()
             QVERIFY(!n.toObject().value(QStringLiteral("master")).toString().isEmpty());
         }
     QCOMPARE(replicas, 3);
+}
+
+void TestConsoleTopology::consoleFollowsAClusterFailover()
+{
+    try {
+        followClusterFailover();
+    } catch (const std::exception &e) {
+        QFAIL(e.what());
+    }
+}
+
+void TestConsoleTopology::followClusterFailover()
+{
+    // A planned failover (CLUSTER FAILOVER on the replica), then a crash of the new master:
+    // decisions go on against whichever node owns the slot, the count intact; the console
+    // shows the new masters.
+    const QByteArray key = "fo:{cluster}:user";
+    const int first = m_cluster->ownerOf(key);
+    const int second = m_cluster->replicaOf(first);
+    QVERIFY(second >= 0);
+    Connection direct(ConnectionOptions::fromUrl(m_cluster->url()));
+    Limiter limiter(direct);
+    for (int i = 1; i <= 3; ++i)
+        QCOMPARE(limiter.check(key, kSpec, kT0 + i).used, i);
+
+    const ConnectionProfile p = clusterProfile(ConnectionProfile::splitSeeds(seedsOf(m_cluster->url())));
+    m_store->save(p);
+    MainWindow window(*m_store, *m_vault);
+    QSignalSpy settled(&window, &MainWindow::settled);
+    QVERIFY(window.connectProfile(p.name));
+    window.show();
+    QVERIFY(settled.wait(30000));
+    const QString firstAddress = QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(first).port());
+    const QString secondAddress = QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(second).port());
+    QVERIFY2(window.serverStatus()->nodesText().contains(QStringLiteral("%1 replica of %2").arg(secondAddress, firstAddress)),
+             qPrintable(window.serverStatus()->nodesText()));
+
+    // Planned: the replica takes over once it has every write; the old master answers MOVED.
+    Connection(m_cluster->node(second).options()).command({"CLUSTER", "FAILOVER"});
+    m_cluster->waitUntilMaster(second);
+    QCOMPARE(m_cluster->ownerOf(key), second);
+    QCOMPARE(limiter.check(key, kSpec, kT0 + 4).used, 4);
+    QTRY_VERIFY2_WITH_TIMEOUT(window.serverStatus()->nodesText().contains(QStringLiteral("%1 master, slots").arg(secondAddress)),
+                              qPrintable(window.serverStatus()->nodesText()), 15000);
+
+    // Crash: the new master dies once its replica has the writes; the cluster promotes the
+    // replica (after cluster-node-timeout). The call that meets the dead node fails, unrepeated
+    // (it cannot know whether the script ran); the next one goes to the new owner.
+    QCOMPARE(Connection(m_cluster->node(second).options()).command({"WAIT", "1", "5000"}).integer(), 1);
+    m_cluster->node(second).kill();
+    m_cluster->waitUntilMaster(first);
+    QVERIFY_THROWS_EXCEPTION(ConnectionError, limiter.check(key, kSpec, kT0 + 5));
+    QCOMPARE(limiter.check(key, kSpec, kT0 + 6).used, 5);
+    QTRY_VERIFY2_WITH_TIMEOUT(window.serverStatus()->nodesText().contains(QStringLiteral("%1 master, slots").arg(firstAddress)),
+                              qPrintable(window.serverStatus()->nodesText() + QLatin1Char('\n') + window.serverStatus()->summary() + QLatin1Char('\n') + window.client()->lastError()), 15000);
+    QTRY_VERIFY2_WITH_TIMEOUT(window.serverStatus()->summary().contains(QStringLiteral("Connected")),
+                              qPrintable(window.serverStatus()->summary()), 15000);
+    QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("3 masters")));
 }
 
 void TestConsoleTopology::consoleFollowsASentinelFailover()

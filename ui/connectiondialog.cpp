@@ -366,11 +366,11 @@ void ConnectionDialog::run(bool thenSave)
     if (m_busy || !problems().isEmpty())
         return;
     const ConnectionProfile p = profile();
+    setBusy(true); // already while the kept passwords are looked up: one test at a time
     withPasswords([this, p, thenSave](const QString &password, const QString &sentinelPassword) {
         if (m_client)
             m_client->retire();
         m_client = new RedisClient(p.toOptions(password, sentinelPassword), this);
-        setBusy(true);
         m_result->setStyleSheet(QString());
         m_result->setText(QStringLiteral("Connecting to %1…").arg(p.endpoint()));
         m_client->request(
@@ -441,7 +441,8 @@ void ConnectionDialog::finishTest(const Outcome<RedisClient::Status> &o, bool th
     const Failure &f = o.failure();
     QString text;
     if (f.kind == Failure::Kind::Auth) {
-        text = QStringLiteral("The server refused these credentials: %1").arg(f.message);
+        // The server's, or (through sentinels) the sentinels' credentials: the message says whose.
+        text = QStringLiteral("Credentials refused: %1").arg(f.message);
         if (thenSave)
             text += QStringLiteral("\nNothing was saved.");
     } else {
@@ -526,11 +527,19 @@ void ConnectionDialog::keep(const ConnectionProfile &form)
             // The keychain (or this session's) entry is named after the profile: move it.
             m_vault.fetch(
                 previous, this,
-                [storeAs, next](std::optional<QString> password) {
-                    if (password)
+                [this, p, step, storeAs, next](std::optional<QString> password) {
+                    if (password) {
                         storeAs(*password);
-                    else
-                        (*next)();
+                        return;
+                    }
+                    // Not in the keychain (locked, refused) nor typed this session: the
+                    // console asks for it when connecting, and says so now.
+                    if (step.stored == Storage::Keychain)
+                        m_saveNote = QStringLiteral("The saved password could not be read from "
+                                                    "the keychain to move it to the new name: "
+                                                    "it will be asked for when connecting.");
+                    (*p).*step.field = Storage::Ask;
+                    (*next)();
                 },
                 step.which);
         } else {

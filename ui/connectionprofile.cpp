@@ -35,6 +35,12 @@ QStringList ConnectionProfile::problems() const
             p << (cluster ? QStringLiteral("Enter at least one node of the cluster (host:port).")
                           : QStringLiteral("Enter at least one sentinel (host:port, usually port 26379)."));
         for (const QString &seed : seeds) {
+            // A pasted URL may hold a password: say what is wrong without repeating it.
+            if (seed.contains(QLatin1Char('@')) || seed.contains(QLatin1Char('/'))) {
+                p << QStringLiteral("Nodes are host:port only, without a scheme, user or password "
+                                    "(those have fields of their own).");
+                continue;
+            }
             try {
                 HostPort::parse(seed, defaultSeedPort(transport));
             } catch (const UsageError &e) {

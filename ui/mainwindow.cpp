@@ -224,10 +224,15 @@ bool MainWindow::connectProfile(const QString &name)
     reloadProfiles(name);
     // The server's password, then (Sentinel profiles) the sentinels': each from the vault,
     // or asked for.
-    obtainPassword(*profile, PasswordVault::Secret::Server, [this, p = *profile](QString password) {
+    // A later connect (another profile picked meanwhile) makes this one moot.
+    const quint64 attempt = ++m_connectAttempt;
+    obtainPassword(*profile, PasswordVault::Secret::Server, [this, p = *profile, attempt](QString password) {
+        if (attempt != m_connectAttempt)
+            return;
         obtainPassword(p, PasswordVault::Secret::Sentinel,
-                       [this, p, password](QString sentinelPassword) {
-                           connectWith(p, p.toOptions(password, sentinelPassword));
+                       [this, p, password, attempt](QString sentinelPassword) {
+                           if (attempt == m_connectAttempt)
+                               connectWith(p, p.toOptions(password, sentinelPassword));
                        });
     });
     return true;
@@ -297,11 +302,12 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     connect(m_client, &RedisClient::statusChanged, this, &MainWindow::checkSettled);
     connect(m_client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
         // A refused password is not kept for the session: the next attempt asks again.
-        if (s == RedisClient::State::Failed &&
-            m_current.passwordStorage != ConnectionProfile::PasswordStorage::None &&
-            !m_sessionProfiles.contains(m_current.name)) {
-            m_vault.dropSessionPassword(m_current.name);
-            m_vault.dropSessionPassword(m_current.name, PasswordVault::Secret::Sentinel);
+        if (s == RedisClient::State::Failed && !m_sessionProfiles.contains(m_current.name)) {
+            using Storage = ConnectionProfile::PasswordStorage;
+            if (m_current.passwordStorage != Storage::None)
+                m_vault.dropSessionPassword(m_current.name);
+            if (m_current.sentinelPasswordStorage != Storage::None)
+                m_vault.dropSessionPassword(m_current.name, PasswordVault::Secret::Sentinel);
         }
         checkSettled();
     });
@@ -321,6 +327,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
 
 void MainWindow::disconnectFromServer()
 {
+    ++m_connectAttempt; // a password still being fetched or asked for is no longer wanted
     if (!m_client)
         return;
     for (int i = m_tabs->count() - 1; i > 0; --i)

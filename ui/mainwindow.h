@@ -80,6 +80,7 @@ private:
     ProfileStore &m_profiles;
     PasswordVault &m_vault;
     QHash<QString, std::pair<ConnectionProfile, ConnectionOptions>> m_sessionProfiles;
+    quint64 m_connectAttempt = 0; // numbers connectProfile()'s password lookups
     QStringList m_sessionOrder;
     ConnectionProfile m_current;
     QPointer<RedisClient> m_client;

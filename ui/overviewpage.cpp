@@ -20,7 +20,7 @@ namespace {
 struct Overview {
     ServerInfo info;       // in a cluster, summed over the masters
     bool haveInfo = false; // a read-only ACL user may not run INFO
-    QString eviction;      // maxmemory-policy; empty when CONFIG is not allowed
+    QString eviction;      // maxmemory-policy ("a/b" when masters differ); empty when CONFIG is not allowed
     std::vector<Policy> policies;
     QString policyProblem;
 };
@@ -119,14 +119,16 @@ void OverviewPage::refresh()
                 // a read-only ACL user may not run INFO
                 o.info.dbSize = c.command({"DBSIZE"}).toInteger();
                 o.info.nodes = c.nodes();
+                if (c.isCluster())
+                    o.info.mode = QStringLiteral("cluster");
             }
-            try {
-                const Reply r = c.command({"CONFIG", "GET", "maxmemory-policy"});
-                if (r.size() == 2)
-                    o.eviction = r[1].text();
-            } catch (const ReplyError &) {
-                // nor CONFIG
-            }
+            // Every master's (a cluster's may differ); nothing when CONFIG is not allowed.
+            QStringList policies;
+            for (const auto &replies : c.onEachMaster({{"CONFIG", "GET", "maxmemory-policy"}}))
+                if (!replies.front().isError() && replies.front().size() == 2 &&
+                    !policies.contains(replies.front()[1].text()))
+                    policies << replies.front()[1].text();
+            o.eviction = policies.join(QLatin1Char('/'));
             try {
                 o.policies = PolicyStore(c, ns).list();
             } catch (const ReplyError &e) {
@@ -177,7 +179,7 @@ void OverviewPage::refresh()
                                  lines.join(QStringLiteral("<br>")));
             }
             const QString acrossMasters =
-                cluster ? QStringLiteral(" (all masters)") : QString();
+                cluster ? QStringLiteral(" (%1)").arg(ServerStatusBar::overMasters(i)) : QString();
             if (o.haveInfo) {
                 row(QStringLiteral("Memory"),
                     QStringLiteral("%1 used%2%3%4")
@@ -198,7 +200,7 @@ void OverviewPage::refresh()
             row(QStringLiteral("Keys"), keys + acrossMasters);
             m_summary->setText(QStringLiteral("<table>%1</table>").arg(rows.join(QString())));
             // Limiter state must not be evicted to make room: a client would get its quota back.
-            const bool evictsAny = o.eviction.startsWith(QLatin1String("allkeys-"));
+            const bool evictsAny = o.eviction.contains(QLatin1String("allkeys-"));
             m_warning->setText(QStringLiteral("The eviction policy %1 lets Redis delete any key "
                                               "under memory pressure, limiters included: "
                                               "an evicted limiter hands its client a fresh quota. "

@@ -8,6 +8,7 @@
 #include <QElapsedTimer>
 #include <QThread>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ratescope::ui {
@@ -16,15 +17,26 @@ RedisClient::Status RedisClient::probe(Connection &c)
 {
     QElapsedTimer t;
     t.start();
-    c.command({"PING"});
     RedisClient::Status s;
-    s.roundTripMs = double(t.nsecsElapsed()) / 1e6;
+    if (c.isCluster()) {
+        // Every master, one after the other: the cluster is up while any of them answers
+        // (ServerInfo names those that do not). The round trip is their average.
+        int answered = 0;
+        for (const auto &replies : c.onEachMaster({{"PING"}}))
+            answered += replies.front().isError() ? 0 : 1;
+        s.roundTripMs = double(t.nsecsElapsed()) / 1e6 / std::max(answered, 1);
+    } else {
+        c.command({"PING"});
+        s.roundTripMs = double(t.nsecsElapsed()) / 1e6;
+    }
     try {
         s.info = ServerInfo::fetch(c);
     } catch (const ReplyError &) {
         // INFO may be outside a read-only ACL user's commands; DBSIZE is a read.
         s.info.dbSize = c.command({"DBSIZE"}).toInteger();
         s.info.nodes = c.nodes();
+        if (c.isCluster())
+            s.info.mode = QStringLiteral("cluster");
     }
     return s;
 }

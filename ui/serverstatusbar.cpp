@@ -121,10 +121,10 @@ void ServerStatusBar::update()
                                 i.nodes.front().role.contains(QLatin1String("sentinel")));
         m_nodes->setVisible(showNodes);
         m_nodesDivider->setVisible(showNodes);
-        m_memory->setToolTip(cluster ? QStringLiteral("used_memory from INFO memory, summed over "
-                                                      "the masters")
+        const QString over = overMasters(i);
+        m_memory->setToolTip(cluster ? QStringLiteral("used_memory from INFO memory, summed over %1").arg(over)
                                      : QStringLiteral("used_memory from INFO memory"));
-        m_keys->setToolTip(cluster ? QStringLiteral("DBSIZE summed over the masters")
+        m_keys->setToolTip(cluster ? QStringLiteral("DBSIZE summed over %1").arg(over)
                                    : QStringLiteral("DBSIZE of the selected database"));
         m_latency->setText(
             live ? QStringLiteral("Round trip %1").arg(formatRoundTrip(status->roundTripMs))
@@ -150,6 +150,15 @@ void ServerStatusBar::update()
                : QStringLiteral("Changes are allowed; lock with the toolbar's lock"));
 }
 
+QString ServerStatusBar::overMasters(const ServerInfo &info)
+{
+    const int masters = info.masterCount();
+    return info.mastersMissing == 0 ? QStringLiteral("all masters")
+                                    : QStringLiteral("the %1 of %2 masters that answered")
+                                          .arg(masters - info.mastersMissing)
+                                          .arg(masters);
+}
+
 QString ServerStatusBar::nodesSummary(const ServerInfo &info, bool cluster)
 {
     const int masters = info.masterCount(), replicas = info.replicaCount();
@@ -159,6 +168,8 @@ QString ServerStatusBar::nodesSummary(const ServerInfo &info, bool cluster)
     QString text;
     if (cluster) {
         text = count(masters, "master", "masters");
+        if (info.mastersMissing > 0)
+            text += QStringLiteral(" (%1 not answering)").arg(info.mastersMissing);
     } else if (!info.nodes.empty()) {
         const Connection::Node &self = info.nodes.front();
         text = self.role == QLatin1String("replica")

@@ -22,6 +22,8 @@ public:
     QString nodesText() const { return m_nodesText; }
     // "3 masters · 3 replicas", "master 127.0.0.1:6380 · 1 replica"
     static QString nodesSummary(const ServerInfo &info, bool cluster);
+    // What cluster sums cover: "all masters", "the 2 of 3 masters that answered".
+    static QString overMasters(const ServerInfo &info);
 
 private:
     void update();

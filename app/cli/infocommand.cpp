@@ -23,6 +23,8 @@ int runInfo(Cli &cli)
                 o.insert(QStringLiteral("master"), n.master.toString());
             if (!n.link.isEmpty())
                 o.insert(QStringLiteral("link"), n.link);
+            if (!n.problem.isEmpty())
+                o.insert(QStringLiteral("not_answering"), n.problem);
             nodes.append(o);
         }
         cli.printJson({
@@ -36,6 +38,7 @@ int runInfo(Cli &cli)
             {QStringLiteral("connected_clients"), info.clients},
             {QStringLiteral("uptime_seconds"), info.uptimeSeconds},
             {QStringLiteral("nodes"), nodes},
+            {QStringLiteral("masters_not_answering"), info.mastersMissing},
         });
         return ExitOk;
     }
@@ -53,6 +56,9 @@ int runInfo(Cli &cli)
              .arg(info.maxMemory > 0 ? QStringLiteral(" of %1").arg(formatBytes(info.maxMemory)) : QStringLiteral(", no maxmemory"))},
         {QStringLiteral("clients"), QString::number(info.clients)},
     };
+    if (info.mastersMissing > 0)
+        fields.append({QStringLiteral("warning"),
+                       QStringLiteral("%1 master(s) did not answer: the sizes above leave them out").arg(info.mastersMissing)});
     // One line per node once there is more than the one server.
     if (info.nodes.size() > 1 || cli.connection().isCluster())
         for (const Connection::Node &n : info.nodes)

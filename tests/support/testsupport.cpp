@@ -147,14 +147,54 @@ QByteArray TestCluster::nodeId(int i)
 
 int TestCluster::ownerOf(const QByteArray &key)
 {
-    const qint64 slot = ask(node(0).options(), {"CLUSTER", "KEYSLOT", key}).integer();
-    const Reply slotMap = ask(node(0).options(), {"CLUSTER", "SLOTS"});
+    int any = 0;
+    while (any < size() - 1 && !node(any).isRunning())
+        ++any;
+    const qint64 slot = ask(node(any).options(), {"CLUSTER", "KEYSLOT", key}).integer();
+    const Reply slotMap = ask(node(any).options(), {"CLUSTER", "SLOTS"});
     for (const Reply &range : slotMap.elements())
         if (slot >= range[0].integer() && slot <= range[1].integer())
             for (int i = 0; i < size(); ++i)
                 if (range[2][1].integer() == node(i).port())
                     return i;
     return -1;
+}
+
+int TestCluster::replicaOf(int master)
+{
+    for (int i = 0; i < size(); ++i) {
+        if (i == master || !node(i).isRunning())
+            continue;
+        // ROLE of a replica: ["slave", master ip, master port, state, offset]
+        const Reply role = ask(node(i).options(), {"ROLE"});
+        if (role[0].bytes() == "slave" && role[2].integer() == node(master).port())
+            return i;
+    }
+    return -1;
+}
+
+void TestCluster::waitUntilMaster(int i)
+{
+    const ConnectionOptions o = node(i).options();
+    waitUntil(
+        [&] {
+            if (ask(o, {"ROLE"})[0].bytes() != "master")
+                return false;
+            // Every running node agrees (gossip has spread), and the cluster is ok.
+            for (int j = 0; j < size(); ++j) {
+                if (!node(j).isRunning())
+                    continue;
+                const ConnectionOptions other = node(j).options();
+                if (!ask(other, {"CLUSTER", "INFO"}).bytes().contains("cluster_state:ok"))
+                    return false;
+                const Reply slotMap = ask(other, {"CLUSTER", "SLOTS"});
+                if (std::none_of(slotMap.elements().begin(), slotMap.elements().end(),
+                                 [&](const Reply &range) { return range[2][1].integer() == o.address.port; }))
+                    return false;
+            }
+            return true;
+        },
+        30000, "a node to become master");
 }
 
 TestSentinel::TestSentinel(const QString &sentinelPassword) : m_sentinelPassword(sentinelPassword)

@@ -34,8 +34,13 @@ public:
     int size() const { return int(m_nodes.size()); }
     SandboxServer &node(int i) { return *m_nodes[size_t(i)]; }
     QByteArray nodeId(int i);
-    // The node index serving a key's slot, asked of the cluster itself.
+    // The node index serving a key's slot, asked of the cluster itself (a running node).
     int ownerOf(const QByteArray &key);
+    // The node replicating node `master`, by asking each running node its ROLE; -1 if none.
+    int replicaOf(int master);
+    // Waits (bounded) until node i is a master and every running node sees it serving slots
+    // and the cluster ok.
+    void waitUntilMaster(int i);
 
 private:
     std::vector<std::unique_ptr<SandboxServer>> m_nodes;
