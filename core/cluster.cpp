@@ -126,6 +126,21 @@ int ClusterRouter::nodeIndex(const HostPort &address)
     return int(m_nodes.size() - 1);
 }
 
+bool ClusterRouter::clusterReachable()
+{
+    try {
+        refresh(); // also the map after a failover
+        return true;
+    } catch (const ConnectionError &) {
+        return false;
+    }
+}
+
+QByteArray ClusterRouter::downText(int index, const ConnectionError &e) const
+{
+    return "DOWN " + m_nodes[size_t(index)].address.toString().toUtf8() + ": " + e.message().toUtf8();
+}
+
 NodeConnection &ClusterRouter::node(int index)
 {
     return *m_nodes[size_t(index)].connection;
@@ -264,7 +279,14 @@ Reply ClusterRouter::scan(const Command &command)
     }
     Command c = command;
     c[1] = cursor;
-    Reply page = node(all[which]).pipeline({c}).front();
+    Reply page;
+    try {
+        page = node(all[which]).pipeline({c}).front();
+    } catch (const ConnectionError &e) {
+        // One master is out of reach, not the cluster: an error reply, as a refusal would be.
+        m_haveMap = false;
+        return Reply::error(downText(all[which], e));
+    }
     if (page.isError() || page.size() != 2)
         return page;
     const QByteArray next = page[0].bytes();
@@ -285,8 +307,14 @@ std::optional<Reply> ClusterRouter::special(const Command &command)
                            (name == "CONFIG" && command.size() > 1 && upper(command[1]) == "RESETSTAT");
     if (broadcast) {
         std::vector<Reply> parts;
-        for (int m : masters())
-            parts.push_back(node(m).pipeline({command}).front());
+        for (int m : masters()) {
+            try {
+                parts.push_back(node(m).pipeline({command}).front());
+            } catch (const ConnectionError &e) {
+                m_haveMap = false; // it may have failed over
+                parts.push_back(Reply::error(downText(m, e)));
+            }
+        }
         for (const Reply &p : parts)
             if (p.isError())
                 return p;
@@ -327,7 +355,15 @@ Reply ClusterRouter::command(const Command &command)
     return rereadMapAfterLoss([&] {
         if (auto r = special(command))
             return *r;
-        return runOn(route(command), command);
+        const int n = route(command);
+        try {
+            return runOn(n, command);
+        } catch (const ConnectionError &e) {
+            // Its node is out of reach; the cluster may not be (then: an error reply).
+            if (!clusterReachable())
+                throw;
+            return Reply::error(downText(n, e));
+        }
     });
 }
 
@@ -359,7 +395,7 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
         m_haveMap = false; // it may have failed over
         if (!firstLoss)
             firstLoss = std::current_exception();
-        down[n] = "DOWN " + m_nodes[size_t(n)].address.toString().toUtf8() + ": " + e.message().toUtf8();
+        down[n] = downText(n, e);
     };
     for (const auto &[n, indices] : byNode) {
         std::vector<Command> batch;
@@ -384,7 +420,7 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
             replies[i] = Reply::error(down[n]);
         }
     }
-    if (firstLoss && down.size() == byNode.size())
+    if (firstLoss && down.size() == byNode.size() && !clusterReachable())
         std::rethrow_exception(firstLoss);
     for (const auto &[n, indices] : byNode)
         for (size_t i : indices)
@@ -462,8 +498,7 @@ std::vector<std::vector<Reply>> ClusterRouter::onEachMaster(const std::vector<Co
             m_haveMap = false; // it may have failed over
             if (!firstLoss)
                 firstLoss = std::current_exception();
-            const QByteArray down = "DOWN " + m_nodes[size_t(m)].address.toString().toUtf8() + ": " + e.message().toUtf8();
-            out.push_back(std::vector<Reply>(commands.size(), Reply::error(down)));
+            out.push_back(std::vector<Reply>(commands.size(), Reply::error(downText(m, e))));
         }
     }
     if (!anyReached && firstLoss)

@@ -66,6 +66,10 @@ private:
     void ensureMap();
     int nodeIndex(const HostPort &address);
     NodeConnection &node(int index);
+    // Some node answers CLUSTER SLOTS (the map is read again, too).
+    bool clusterReachable();
+    // The error reply standing for a node out of reach: "DOWN <address>: why".
+    QByteArray downText(int index, const ConnectionError &e) const;
     std::vector<int> masters();
     int route(const Command &command);
     // Follows MOVED (refreshing the map) and ASK; both mean the command did not run.

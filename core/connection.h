@@ -21,6 +21,9 @@ class NodeConnection;
 //
 // After any ConnectionError the failed command is never replayed, because it may already
 // have executed (a limiter script may have counted the request); the next call reconnects.
+// In a cluster, a node out of reach while others answer is not a lost connection: its
+// commands get the error reply "DOWN <address>: why" (thrown as ReplyError by command()),
+// equally never replayed; the slot map is read again for the next call.
 class Connection {
 public:
     explicit Connection(ConnectionOptions options);

@@ -81,8 +81,10 @@ ServerInfo ServerInfo::fetch(Connection &connection)
         const auto refused = std::find_if(replies.begin(), replies.end(), [](const Reply &r) { return r.isError(); });
         if (refused != replies.end() && perMaster.size() > 1) {
             ++info.mastersMissing;
-            if (m < masters.size())
-                masters[m]->problem = refused->text();
+            if (m < masters.size()) // "DOWN <address>: why" -> "why"
+                masters[m]->problem = refused->text().startsWith(QLatin1String("DOWN "))
+                                          ? refused->text().section(QStringLiteral(": "), 1)
+                                          : refused->text();
             continue;
         }
         QHash<QString, QString> fields;

@@ -371,13 +371,32 @@ void TestConsoleTopology::followClusterFailover()
     QCOMPARE(Connection(m_cluster->node(second).options()).command({"WAIT", "1", "5000"}).integer(), 1);
     m_cluster->node(second).kill();
     m_cluster->waitUntilMaster(first);
-    QVERIFY_THROWS_EXCEPTION(ConnectionError, limiter.check(key, kSpec, kT0 + 5));
+    QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.check(key, kSpec, kT0 + 5)); // "DOWN <address>: ..."
     QCOMPARE(limiter.check(key, kSpec, kT0 + 6).used, 5);
     QTRY_VERIFY2_WITH_TIMEOUT(window.serverStatus()->nodesText().contains(QStringLiteral("%1 master, slots").arg(firstAddress)),
                               qPrintable(window.serverStatus()->nodesText() + QLatin1Char('\n') + window.serverStatus()->summary() + QLatin1Char('\n') + window.client()->lastError()), 15000);
     QTRY_VERIFY2_WITH_TIMEOUT(window.serverStatus()->summary().contains(QStringLiteral("Connected")),
                               qPrintable(window.serverStatus()->summary()), 15000);
     QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("3 masters")));
+
+    // No replica left to take over: the console stays connected to the other masters and
+    // names the missing one; a listing keeps what it read and stops at it.
+    m_cluster->node(first).kill();
+    QTRY_VERIFY2_WITH_TIMEOUT(window.serverStatus()->summary().contains(QStringLiteral("3 masters (1 not answering)")),
+                              qPrintable(window.serverStatus()->summary()), 15000);
+    QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Connected")));
+    QVERIFY2(window.serverStatus()->nodesText().contains(QStringLiteral("%1 master, slots").arg(firstAddress)) &&
+                 window.serverStatus()->nodesText().contains(QStringLiteral("not answering")),
+             qPrintable(window.serverStatus()->nodesText()));
+    QSignalSpy listed(window.keyBrowser(), &KeyBrowser::scanFinished);
+    window.keyBrowser()->refresh();
+    QVERIFY(listed.wait(15000));
+    QVERIFY2(window.keyBrowser()->problemText().contains(QStringLiteral("DOWN %1").arg(firstAddress)),
+             qPrintable(window.keyBrowser()->problemText()));
+    QVERIFY2(window.keyBrowser()->progressText().startsWith(QStringLiteral("Listing stopped by an error")),
+             qPrintable(window.keyBrowser()->progressText()));
+    QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Connected")));
+    QTRY_VERIFY_WITH_TIMEOUT(window.overview()->summaryText().contains(QStringLiteral("(the 2 of 3 masters that answered)")), 15000);
 }
 
 void TestConsoleTopology::consoleFollowsASentinelFailover()

@@ -369,6 +369,7 @@ void TestKeyTreeModel::formats_data()
     QTest::newRow("d") << formatSpan(90000000000) << QStringLiteral("1 d 1 h");
     QTest::newRow("no expiry") << formatTtl(-1) << QStringLiteral("no expiry");
     QTest::newRow("gone") << formatTtl(-2) << QStringLiteral("gone");
+    QTest::newRow("not known") << formatTtl(-3) << QStringLiteral("?");
     QTest::newRow("limit") << formatLimit({Algorithm::SlidingLog, 60, 10000000, 1})
                            << QStringLiteral("60 per 10 s");
     QTest::newRow("limit cost") << formatLimit({Algorithm::Gcra, 1200, 60000000, 2})

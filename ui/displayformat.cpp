@@ -57,6 +57,8 @@ QString formatTtl(qint64 pttlMs)
 {
     if (pttlMs == -1)
         return QStringLiteral("no expiry");
+    if (pttlMs == -3)
+        return QStringLiteral("?"); // the server did not say
     if (pttlMs < 0)
         return QStringLiteral("gone");
     return formatSpan(pttlMs * 1000);

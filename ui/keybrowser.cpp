@@ -207,6 +207,7 @@ void KeyBrowser::refresh()
 void KeyBrowser::startScan()
 {
     m_scanning = true;
+    m_failed = false;
     m_scanClock.start();
     m_sinceFlush.start();
     const QString ns = QString::fromUtf8(m_ns);
@@ -214,7 +215,11 @@ void KeyBrowser::startScan()
         &m_scanOwner,
         [ns](Connection &c) {
             ScanStart s;
-            s.dbSize = c.command({"DBSIZE"}).toInteger();
+            try {
+                s.dbSize = c.command({"DBSIZE"}).toInteger();
+            } catch (const ReplyError &) {
+                s.dbSize = -1; // only the estimate is lost (a cluster master out of reach)
+            }
             try {
                 s.policies = PolicyStore(c, ns).list();
             } catch (const ReplyError &e) {
@@ -258,8 +263,16 @@ void KeyBrowser::requestPage()
             QElapsedTimer slice;
             slice.start();
             do {
-                const Reply r = c.command(
-                    {"SCAN", page.cursor, "MATCH", match, "COUNT", QByteArray::number(kScanCount)});
+                Reply r;
+                try {
+                    r = c.command({"SCAN", page.cursor, "MATCH", match, "COUNT",
+                                   QByteArray::number(kScanCount)});
+                } catch (const Error &) {
+                    if (page.names.empty())
+                        throw;
+                    break; // keep what was read (a cluster master out of reach comes later in
+                           // the walk): the next page, from this cursor, meets the error again
+                }
                 if (r.size() != 2 || !r[1].isArray())
                     throw ProtocolError(
                         QStringLiteral("unexpected SCAN reply %1").arg(r.debugString()));
@@ -394,6 +407,7 @@ void KeyBrowser::interrupted(const QString &why, bool connectionLoss)
     flush();
     m_scanMs = m_scanClock.elapsed();
     m_waitingToResume = connectionLoss;
+    m_failed = !connectionLoss;
     m_problem->setText(
         connectionLoss
             ? QStringLiteral(
@@ -403,6 +417,7 @@ void KeyBrowser::interrupted(const QString &why, bool connectionLoss)
     m_problem->show();
     updateProgress();
     emit scanFinished();
+    checkSettled(); // a refusal is final until the user refreshes
 }
 
 void KeyBrowser::onClientState()
@@ -449,6 +464,9 @@ void KeyBrowser::updateProgress()
     } else if (m_waitingToResume) {
         text = QStringLiteral("Paused at %1 keys: waiting for the connection")
                    .arg(formatCount(m_scanned));
+    } else if (m_failed) {
+        text = QStringLiteral("Listing stopped by an error: %1 keys listed")
+                   .arg(formatCount(m_model->keyCount()));
     } else if (m_scanComplete) {
         text = QStringLiteral("%1%2 · read in %3")
                    .arg(formatKeys(m_model->keyCount()),
@@ -559,7 +577,7 @@ bool KeyBrowser::isSettled() const
     for (quint32 id : visibleKeyIds())
         if (!m_model->details(id))
             return false;
-    return m_scanComplete || m_scanStarted;
+    return m_scanComplete || m_scanStarted || m_failed;
 }
 
 void KeyBrowser::checkSettled()

@@ -105,6 +105,7 @@ private:
     bool m_scanStarted = false;  // the first page was asked for
     bool m_scanComplete = false; // the cursor came back to 0
     bool m_waitingToResume = false;
+    bool m_failed = false;       // the server refused the listing (not a lost connection)
     QByteArray m_cursor = "0";
     qint64 m_scanned = 0;
     qint64 m_dbSize = -1;

@@ -53,7 +53,7 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
         KeyDetails &d = details[i];
         const Reply *r = &metaReplies[1 + i * kPerKey];
         d.type = r[0].isError() ? QByteArray("?") : r[0].bytes();
-        d.pttlMs = r[1].isInteger() ? r[1].integer() : -1;
+        d.pttlMs = r[1].isInteger() ? r[1].integer() : -3;
         d.memory = r[2].isInteger() ? r[2].integer() : -1;
         overrides[i] = parseOverride(r[3]);
         if (r[0].isError())

@@ -18,7 +18,7 @@ namespace ratescope::ui {
 struct KeyDetails {
     QByteArray type;    // as TYPE says; "none" when the key is gone
     KeyClass kind;      // the limiter format, if it is one
-    qint64 pttlMs = -1; // -1: no expiry; -2: gone
+    qint64 pttlMs = -1; // -1: no expiry; -2: gone; -3: not known (PTTL refused)
     qint64 memory = -1; // MEMORY USAGE; -1 when the server would not say
     QString policy;     // the policy that applies, if any
     QByteArray policyMatch;

@@ -168,6 +168,9 @@ int Cli::fail(const std::exception &e)
         if (reply->prefix() == QLatin1String("WRONGTYPE")) {
             code = ExitUsage;
             kind = QStringLiteral("usage");
+        } else if (reply->prefix() == QLatin1String("DOWN")) { // a cluster node out of reach
+            code = ExitConnection;
+            kind = QStringLiteral("connection");
         }
     } else if (dynamic_cast<const UsageError *>(&e)) {
         code = ExitUsage;
