@@ -53,6 +53,19 @@ const QSet<QByteArray> &keylessCommands()
     return names;
 }
 
+// Keyless and free of side effects: any master can answer, so when one is out of reach the
+// next is asked (this repeats nothing that could have counted).
+bool anyMasterMayAnswer(const Command &c)
+{
+    static const QSet<QByteArray> names = {"PING", "TIME", "ECHO", "ROLE", "INFO", "LASTSAVE", "COMMAND"};
+    const QByteArray name = upper(c[0]);
+    if (names.contains(name))
+        return true;
+    const QByteArray sub = c.size() > 1 ? upper(c[1]) : QByteArray();
+    return (name == "CONFIG" && sub == "GET") ||
+           (name == "CLUSTER" && (sub == "SLOTS" || sub == "INFO" || sub == "NODES" || sub == "SHARDS" || sub == "KEYSLOT"));
+}
+
 const QSet<QByteArray> &multiKeyCounting()
 {
     // Each key counts one on its own node: the sum over nodes is the answer.
@@ -126,6 +139,14 @@ int ClusterRouter::nodeIndex(const HostPort &address)
     return int(m_nodes.size() - 1);
 }
 
+void ClusterRouter::dropWindow()
+{
+    for (const InFlight &f : m_inFlight)
+        node(f.node).disconnect(); // their replies will never be read: no socket out of step
+    m_inFlight.clear();
+    m_haveMap = false;
+}
+
 bool ClusterRouter::clusterReachable()
 {
     try {
@@ -162,7 +183,14 @@ void ClusterRouter::refresh()
     for (const HostPort &candidate : candidates) {
         Reply slotMap;
         try {
-            slotMap = node(nodeIndex(candidate)).command({"CLUSTER", "SLOTS"});
+            NodeConnection &pooled = node(nodeIndex(candidate));
+            if (pooled.outstanding() > 0) {
+                // Its socket has replies on the way (a window of requests): ask on another.
+                NodeConnection side(pooled.options());
+                slotMap = side.command({"CLUSTER", "SLOTS"});
+            } else {
+                slotMap = pooled.command({"CLUSTER", "SLOTS"});
+            }
         } catch (const Error &e) {
             failures << QStringLiteral("%1:%2: %3").arg(candidate.host).arg(candidate.port).arg(e.message());
             continue;
@@ -243,12 +271,21 @@ Reply ClusterRouter::settle(int nodeIdx, const Command &command, Reply reply)
         if (!r)
             return reply;
         const int target = nodeIndex(r->second);
-        if (r->first == "MOVED") {
-            refresh(); // the slot has a new owner for good
-            reply = node(target).pipeline({command}).front();
-        } else {
-            // ASK: only this command, only now, goes to the importing node.
-            reply = node(target).pipeline({{"ASKING"}, command}).back();
+        // Its socket busy with a window of requests: this reply would come out of turn. The
+        // redirection stays the answer (the command did not run).
+        if (node(target).outstanding() > 0)
+            return reply;
+        try {
+            if (r->first == "MOVED") {
+                refresh(); // the slot has a new owner for good
+                reply = node(target).pipeline({command}).front();
+            } else {
+                // ASK: only this command, only now, goes to the importing node.
+                reply = node(target).pipeline({{"ASKING"}, command}).back();
+            }
+        } catch (const ConnectionError &e) {
+            m_haveMap = false;
+            return Reply::error(downText(target, e)); // may have run: not repeated
         }
         nodeIdx = target;
     }
@@ -263,19 +300,22 @@ Reply ClusterRouter::runOn(int nodeIdx, const Command &command)
 
 Reply ClusterRouter::scan(const Command &command)
 {
-    // Cursor "<master index>:<that master's cursor>"; "0" starts at the first master and
-    // is returned once the last one is done.
+    // Cursor "<master address>/<that master's cursor>": "0" starts at the first master and
+    // is returned once the last one is done. The address, not a position, so that a map
+    // read again mid-walk (a failover) cannot send the walk to another master's keys.
     const std::vector<int> all = masters();
     size_t which = 0;
     QByteArray cursor = "0";
     if (command.size() > 1 && command[1] != "0") {
-        const qsizetype colon = command[1].indexOf(':');
-        if (colon < 0)
+        const qsizetype slash = command[1].lastIndexOf('/');
+        if (slash < 0)
             return Reply::error("ERR invalid cursor");
-        which = size_t(command[1].left(colon).toUInt());
-        cursor = command[1].mid(colon + 1);
-        if (which >= all.size())
-            return Reply::error("ERR invalid cursor");
+        const QString address = QString::fromUtf8(command[1].left(slash));
+        cursor = command[1].mid(slash + 1);
+        const auto at = std::find_if(all.begin(), all.end(), [&](int m) { return m_nodes[size_t(m)].address.toString() == address; });
+        if (at == all.end())
+            return Reply::error("ERR the cluster's masters changed during the scan (" + address.toUtf8() + " is no master now): start it again");
+        which = size_t(at - all.begin());
     }
     Command c = command;
     c[1] = cursor;
@@ -283,17 +323,23 @@ Reply ClusterRouter::scan(const Command &command)
     try {
         page = node(all[which]).pipeline({c}).front();
     } catch (const ConnectionError &e) {
-        // One master is out of reach, not the cluster: an error reply, as a refusal would be.
+        // One master out of reach is an error reply, as a refusal would be; all of them, a
+        // lost connection.
         m_haveMap = false;
+        if (!clusterReachable())
+            throw;
         return Reply::error(downText(all[which], e));
     }
     if (page.isError() || page.size() != 2)
         return page;
     const QByteArray next = page[0].bytes();
+    auto at = [&](size_t m, const QByteArray &position) {
+        return Reply::string(m_nodes[size_t(all[m])].address.toString().toUtf8() + "/" + position);
+    };
     if (next != "0")
-        page.elements()[0] = Reply::string(QByteArray::number(qulonglong(which)) + ":" + next);
+        page.elements()[0] = at(which, next);
     else if (which + 1 < all.size())
-        page.elements()[0] = Reply::string(QByteArray::number(qulonglong(which + 1)) + ":0");
+        page.elements()[0] = at(which + 1, "0");
     return page;
 }
 
@@ -307,14 +353,24 @@ std::optional<Reply> ClusterRouter::special(const Command &command)
                            (name == "CONFIG" && command.size() > 1 && upper(command[1]) == "RESETSTAT");
     if (broadcast) {
         std::vector<Reply> parts;
+        std::exception_ptr firstLoss;
         for (int m : masters()) {
             try {
                 parts.push_back(node(m).pipeline({command}).front());
             } catch (const ConnectionError &e) {
                 m_haveMap = false; // it may have failed over
+                if (!firstLoss)
+                    firstLoss = std::current_exception();
                 parts.push_back(Reply::error(downText(m, e)));
             }
         }
+        const bool allDown = std::all_of(parts.begin(), parts.end(), [](const Reply &p) { return p.bytes().startsWith("DOWN "); });
+        if (firstLoss && allDown && !clusterReachable())
+            std::rethrow_exception(firstLoss);
+        // SCRIPT LOAD: the masters that have it can run it; one out of reach answers
+        // NOSCRIPT when it is back, and is loaded then.
+        if (name == "SCRIPT" && !allDown)
+            std::erase_if(parts, [](const Reply &p) { return p.isError() && p.bytes().startsWith("DOWN "); });
         for (const Reply &p : parts)
             if (p.isError())
                 return p;
@@ -355,6 +411,19 @@ Reply ClusterRouter::command(const Command &command)
     return rereadMapAfterLoss([&] {
         if (auto r = special(command))
             return *r;
+        if (!routingKey(command) && anyMasterMayAnswer(command)) {
+            std::exception_ptr firstLoss;
+            for (int m : masters()) {
+                try {
+                    return runOn(m, command);
+                } catch (const ConnectionError &) {
+                    m_haveMap = false;
+                    if (!firstLoss)
+                        firstLoss = std::current_exception();
+                }
+            }
+            std::rethrow_exception(firstLoss);
+        }
         const int n = route(command);
         try {
             return runOn(n, command);
@@ -374,6 +443,10 @@ std::vector<Reply> ClusterRouter::pipeline(const std::vector<Command> &commands)
 
 std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &commands)
 {
+    // Refused before anything is sent, so that no node is left with replies to read.
+    for (const Command &c : commands)
+        if (c.isEmpty())
+            throw UsageError(QStringLiteral("empty command"));
     std::vector<Reply> replies(commands.size());
     std::map<int, std::vector<size_t>> byNode;
     std::vector<size_t> specials;
@@ -433,11 +506,14 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
 
 void ClusterRouter::send(const Command &command)
 {
-    rereadMapAfterLoss([&] {
-        const int n = route(command);
+    const int n = rereadMapAfterLoss([&] { return route(command); });
+    try {
         node(n).send(command);
-        m_inFlight.push_back({n, command});
-    });
+    } catch (const ConnectionError &) {
+        dropWindow();
+        throw;
+    }
+    m_inFlight.push_back({n, command});
 }
 
 Reply ClusterRouter::receive()
@@ -450,12 +526,11 @@ Reply ClusterRouter::receive()
     try {
         r = node(f.node).receive();
     } catch (const ConnectionError &) {
-        // The node's other in-flight commands are lost with its socket.
-        std::erase_if(m_inFlight, [&](const InFlight &x) { return x.node == f.node; });
-        m_haveMap = false;
+        // Callers take the whole window as lost (as on one server): every node's share goes.
+        dropWindow();
         throw;
     }
-    return redirection(r) ? rereadMapAfterLoss([&] { return settle(f.node, f.command, r); }) : r;
+    return redirection(r) ? settle(f.node, f.command, r) : r;
 }
 
 std::vector<Connection::Node> ClusterRouter::nodes()

@@ -66,6 +66,9 @@ private:
     void ensureMap();
     int nodeIndex(const HostPort &address);
     NodeConnection &node(int index);
+    // After a node of the send()/receive() window is lost: every in-flight command counts as
+    // lost, and the sockets that still carry their replies are closed.
+    void dropWindow();
     // Some node answers CLUSTER SLOTS (the map is read again, too).
     bool clusterReachable();
     // The error reply standing for a node out of reach: "DOWN <address>: why".

@@ -48,6 +48,9 @@ public:
     // A reply that has already arrived, without waiting (pub/sub messages).
     std::optional<Reply> tryReceive();
 
+    // Replies sent for and not yet received (a socket in use by a window of requests).
+    qint64 outstanding() const { return m_outstanding; }
+
     // Where it is connected now (for sentinel URLs: the master found).
     HostPort peer() const { return m_peer; }
 

@@ -60,7 +60,10 @@ ServerInfo ServerInfo::fetch(Connection &connection)
 {
     ServerInfo info;
     connection.refreshTopology(); // a status display wants failovers and new replicas seen
-    info.nodes = connection.nodes(); // the same map as onEachMaster's, in its order
+    // A cluster's map before the masters are asked: the same as onEachMaster's, in its order.
+    // Otherwise after: through sentinels, that call may have followed a failover.
+    if (connection.isCluster())
+        info.nodes = connection.nodes();
     const auto perMaster = connection.onEachMaster({
         {"INFO", "server"},
         {"INFO", "clients"},
@@ -70,6 +73,8 @@ ServerInfo ServerInfo::fetch(Connection &connection)
         {"DBSIZE"},
     });
     const QString db = QStringLiteral("db%1").arg(connection.options().db);
+    if (!connection.isCluster())
+        info.nodes = connection.nodes();
     std::vector<Connection::Node *> masters;
     for (Connection::Node &n : info.nodes)
         if (n.role != QLatin1String("replica"))
@@ -120,13 +125,32 @@ ServerInfo ServerInfo::fetch(Connection &connection)
         } else if (info.role == QLatin1String("master")) {
             if (self.role == QLatin1String("standalone"))
                 self.role = QStringLiteral("master");
+            const HostPort address = self.address; // self moves as nodes grows
             for (qint64 i = 0; i < number(first, "connected_slaves"); ++i) {
                 const QString line = first.value(QStringLiteral("slave%1").arg(i));
                 if (!line.isEmpty())
-                    info.nodes.push_back(replicaOf(line, self.address));
+                    info.nodes.push_back(replicaOf(line, address));
             }
         }
     }
+    return info;
+}
+
+ServerInfo ServerInfo::fetchWithoutInfo(Connection &connection)
+{
+    ServerInfo info;
+    info.nodes = connection.nodes();
+    if (connection.isCluster())
+        info.mode = QStringLiteral("cluster");
+    const auto perMaster = connection.onEachMaster({{"DBSIZE"}});
+    for (const std::vector<Reply> &replies : perMaster) {
+        if (replies.front().isError() && perMaster.size() > 1)
+            ++info.mastersMissing;
+        else
+            info.dbSize += replies.front().orThrow().toInteger();
+    }
+    if (!perMaster.empty() && info.mastersMissing == int(perMaster.size()))
+        perMaster.front().front().orThrow();
     return info;
 }
 

@@ -35,6 +35,9 @@ struct ServerInfo {
     // per master. A cluster master that does not answer is counted in mastersMissing, its
     // node says why; when none answers, its error is thrown.
     static ServerInfo fetch(Connection &connection);
+    // For users who may not run INFO: DBSIZE (summed over the masters that answer) and the
+    // nodes only.
+    static ServerInfo fetchWithoutInfo(Connection &connection);
     // "field:value" lines of an INFO reply; section headers and blanks skipped.
     static QHash<QString, QString> parseInfo(const QByteArray &text);
 };

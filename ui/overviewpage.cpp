@@ -117,10 +117,7 @@ void OverviewPage::refresh()
                 o.haveInfo = true;
             } catch (const ReplyError &) {
                 // a read-only ACL user may not run INFO
-                o.info.dbSize = c.command({"DBSIZE"}).toInteger();
-                o.info.nodes = c.nodes();
-                if (c.isCluster())
-                    o.info.mode = QStringLiteral("cluster");
+                o.info = ServerInfo::fetchWithoutInfo(c);
             }
             // Every master's (a cluster's may differ); nothing when CONFIG is not allowed.
             QStringList policies;

@@ -33,10 +33,7 @@ RedisClient::Status RedisClient::probe(Connection &c)
         s.info = ServerInfo::fetch(c);
     } catch (const ReplyError &) {
         // INFO may be outside a read-only ACL user's commands; DBSIZE is a read.
-        s.info.dbSize = c.command({"DBSIZE"}).toInteger();
-        s.info.nodes = c.nodes();
-        if (c.isCluster())
-            s.info.mode = QStringLiteral("cluster");
+        s.info = ServerInfo::fetchWithoutInfo(c);
     }
     return s;
 }
