@@ -533,6 +533,13 @@ Reply ClusterRouter::receive()
     return redirection(r) ? settle(f.node, f.command, r) : r;
 }
 
+HostPort ClusterRouter::masterOf(int slot)
+{
+    ensureMap();
+    const int n = slot >= 0 && slot < kSlots ? m_slots[size_t(slot)] : -1;
+    return n < 0 ? HostPort{QString(), 0} : m_nodes[size_t(n)].address;
+}
+
 std::vector<Connection::Node> ClusterRouter::nodes()
 {
     std::vector<Connection::Node> out;

@@ -32,6 +32,7 @@ public:
     void send(const Command &command);
     Reply receive();
     std::vector<Connection::Node> nodes();
+    HostPort masterOf(int slot); // empty host when no master serves it
     std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
     void refresh(); // reads the slot map from a known node or a seed
 

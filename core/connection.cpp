@@ -147,6 +147,14 @@ Reply Connection::receive()
     return m_cluster ? m_cluster->receive() : m_node->receive();
 }
 
+std::optional<Connection::Placement> Connection::placementOf(const QByteArray &key)
+{
+    if (!m_cluster)
+        return std::nullopt;
+    const int slot = keySlot(key);
+    return Placement{slot, m_cluster->masterOf(slot)};
+}
+
 std::vector<Connection::Node> Connection::nodes()
 {
     if (m_cluster)

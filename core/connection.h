@@ -66,6 +66,13 @@ public:
         QString describe() const;
     };
     std::vector<Node> nodes();
+    // Cluster: a key's hash slot and the master serving it, from the slot map (no round trip
+    // once the map is known). nullopt on one server.
+    struct Placement {
+        int slot = -1;
+        HostPort master; // empty host: no master serves the slot
+    };
+    std::optional<Placement> placementOf(const QByteArray &key);
     // Cluster: reads the slot map again (masters may have failed over, replicas joined), so
     // that nodes() is current. Otherwise nothing to do.
     void refreshTopology();

@@ -188,6 +188,15 @@ void TestCluster_::cliInfoAndNodes()
         QCOMPARE(n.toObject().value(QStringLiteral("role")).toString(), QStringLiteral("master"));
         QVERIFY(!n.toObject().value(QStringLiteral("slots")).toString().isEmpty());
     }
+    // inspect says where a key lives: its slot and the master serving it.
+    Limiter(*m_conn).check("placed:key", {Algorithm::Gcra, 10, 60 * kSecond, 1}, kT0);
+    const CliResult inspected = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("inspect"),
+                                        QStringLiteral("placed:key"), QStringLiteral("--now-us"), QString::number(kT0)});
+    QCOMPARE(inspected.exitCode, 0);
+    const QJsonObject state = QJsonDocument::fromJson(inspected.out).object();
+    QCOMPARE(state.value(QStringLiteral("slot")).toInt(), keySlot("placed:key"));
+    QCOMPARE(state.value(QStringLiteral("node")).toString(),
+             QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(m_cluster->ownerOf("placed:key")).port()));
     const auto nodes = m_conn->nodes();
     QCOMPARE(nodes.size(), size_t(3));
     for (const auto &n : nodes)

@@ -5,7 +5,9 @@
 // sums over the masters) and through a sentinel (the status bar follows a failover).
 #include "connectiondialog.h"
 #include "errors.h"
+#include "cluster.h"
 #include "keybrowser.h"
+#include "keypage.h"
 #include "keytreemodel.h"
 #include "limiter.h"
 #include "mainwindow.h"
@@ -298,6 +300,13 @@ void TestConsoleTopology::consoleOnACluster()
     for (int i = 0; i < m_cluster->size(); ++i)
         QVERIFY2(window.serverStatus()->nodesText().contains(QStringLiteral("127.0.0.1:%1 ").arg(m_cluster->node(i).port())),
                  qPrintable(window.serverStatus()->nodesText()));
+
+    // A key's page says where it lives.
+    KeyPage page(window.client(), "shop:api:user7", "ratescope:");
+    QSignalSpy pageLoaded(&page, &KeyPage::loaded);
+    QVERIFY(pageLoaded.wait(15000));
+    QCOMPARE(page.fieldText(QStringLiteral("Node")),
+             QStringLiteral("slot %1 on 127.0.0.1:%2").arg(keySlot("shop:api:user7")).arg(m_cluster->node(m_cluster->ownerOf("shop:api:user7")).port()));
 
     // The overview adds up the masters: every limiter key has an expiry.
     QTRY_VERIFY_WITH_TIMEOUT(window.overview()->summaryText().contains(QStringLiteral("with an expiry")), 10000);

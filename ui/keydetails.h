@@ -19,6 +19,7 @@ struct KeyDetails {
     QByteArray type;    // as TYPE says; "none" when the key is gone
     KeyClass kind;      // the limiter format, if it is one
     qint64 pttlMs = -1; // -1: no expiry; -2: gone; -3: not known (PTTL refused)
+    QString placement;  // a cluster's key: "slot 1234 on 127.0.0.1:7001" (key pages only)
     qint64 memory = -1; // MEMORY USAGE; -1 when the server would not say
     QString policy;     // the policy that applies, if any
     QByteArray policyMatch;

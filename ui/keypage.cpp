@@ -73,8 +73,14 @@ void KeyPage::refresh()
     m_client->request(
         this,
         [key = m_key, ns = m_ns](Connection &c) {
-            return readKeyDetails(c, {key}, PolicyStore(c, QString::fromUtf8(ns)).list(), ns)
-                .front();
+            KeyDetails d =
+                readKeyDetails(c, {key}, PolicyStore(c, QString::fromUtf8(ns)).list(), ns).front();
+            if (const auto placed = c.placementOf(key))
+                d.placement = QStringLiteral("slot %1 on %2")
+                                  .arg(placed->slot)
+                                  .arg(placed->master.host.isEmpty() ? QStringLiteral("no master")
+                                                                     : placed->master.toString());
+            return d;
         },
         [this](const Outcome<KeyDetails> &o) {
             m_pending = false;
@@ -119,6 +125,11 @@ void KeyPage::refresh()
             }
             set("TTL", d.exists() ? formatTtl(d.pttlMs) : QString());
             set("Memory", formatSize(d.memory));
+            if (!d.placement.isEmpty()) { // a cluster: which master holds it
+                if (!m_fields.contains(QStringLiteral("Node")))
+                    addField(QStringLiteral("Node"));
+                set("Node", d.placement);
+            }
             m_problem->setText(d.problem);
             m_problem->setVisible(!d.problem.isEmpty());
             if (!m_loaded) {

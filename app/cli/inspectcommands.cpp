@@ -222,7 +222,11 @@ int runInspect(Cli &cli)
         s.validate();
         o.spec = s;
     }
-    const QJsonObject state = inspectKey(c, key, PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), o);
+    QJsonObject state = inspectKey(c, key, PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), o);
+    if (const auto placed = c.placementOf(key)) { // where the key lives in a cluster
+        state.insert(QStringLiteral("slot"), placed->slot);
+        state.insert(QStringLiteral("node"), placed->master.toString());
+    }
     if (cli.json()) {
         cli.printJson(state);
         return ExitOk;
