@@ -36,6 +36,7 @@ private Q_SLOTS:
     void askAndMovedDuringSlotMigration();
     void exactBurstOnOneKey();
     void cliInfoAndNodes();
+    void aSlowMasterIsNeverAskedTwice();
     void aMasterDownLeavesTheOthersReadable(); // last: it kills a node
 
 private:
@@ -201,6 +202,30 @@ void TestCluster_::cliInfoAndNodes()
     QCOMPARE(nodes.size(), size_t(3));
     for (const auto &n : nodes)
         QVERIFY(!n.slotRanges.isEmpty());
+}
+
+void TestCluster_::aSlowMasterIsNeverAskedTwice()
+{
+    // The owner of a key stops answering (CLIENT PAUSE) past the command timeout: the decision
+    // fails with DOWN and is not sent again, here or elsewhere; the count moves at most once.
+    const LimitSpec spec{Algorithm::SlidingLog, 100, 60 * kSecond, 1};
+    const QByteArray key = "slow:user";
+    Connection quick(ConnectionOptions::fromUrl(m_cluster->url() + QStringLiteral("?timeout=500ms")));
+    Limiter limiter(quick);
+    QCOMPARE(limiter.check(key, spec, kT0).used, 1);
+    const SandboxServer &owner = m_cluster->node(m_cluster->ownerOf(key));
+    Connection(owner.options()).command({"CLIENT", "PAUSE", "2000", "ALL"});
+    try {
+        limiter.check(key, spec, kT0 + 1);
+        QFAIL("a paused master answered");
+    } catch (const ReplyError &e) {
+        QVERIFY2(e.message().startsWith(QStringLiteral("DOWN 127.0.0.1:%1: ").arg(owner.port())), qPrintable(e.message()));
+    }
+    // Once the pause is over (PING waits for it, bounded by the default timeout).
+    Connection(owner.options()).command({"PING"});
+    const qint64 after = Connection(owner.options()).command({"ZCARD", key}).integer();
+    QVERIFY2(after == 1 || after == 2, qPrintable(QString::number(after)));
+    QCOMPARE(limiter.check(key, spec, kT0 + 2).used, after + 1);
 }
 
 void TestCluster_::aMasterDownLeavesTheOthersReadable()
