@@ -82,6 +82,8 @@ private Q_SLOTS:
 
 private:
     void followClusterFailover();
+    // The main window connected to a saved profile, once everything in view has loaded.
+    std::unique_ptr<MainWindow> openConsole(const QString &profile);
     std::unique_ptr<TestCluster> m_cluster;
     QTemporaryDir m_dir;
     std::unique_ptr<QSettings> m_settings;
@@ -109,6 +111,16 @@ void TestConsoleTopology::cleanup()
     m_store.reset();
     m_settings.reset();
     m_vault.reset();
+}
+
+std::unique_ptr<MainWindow> TestConsoleTopology::openConsole(const QString &profile)
+{
+    auto window = std::make_unique<MainWindow>(*m_store, *m_vault);
+    QSignalSpy settled(window.get(), &MainWindow::settled);
+    if (!window->connectProfile(profile))
+        return nullptr;
+    window->show();
+    return settled.wait(30000) ? std::move(window) : nullptr;
 }
 
 void TestConsoleTopology::clusterProfileInTheDialog()
@@ -279,11 +291,9 @@ void TestConsoleTopology::consoleOnACluster()
 
     const ConnectionProfile p = clusterProfile({QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(0).port())});
     m_store->save(p);
-    MainWindow window(*m_store, *m_vault);
-    QSignalSpy settled(&window, &MainWindow::settled);
-    QVERIFY(window.connectProfile(p.name));
-    window.show();
-    QVERIFY(settled.wait(30000));
+    const auto console = openConsole(p.name);
+    QVERIFY(console);
+    MainWindow &window = *console;
 
     // The key browser spans every master.
     QCOMPARE(window.keyBrowser()->model()->keyCount(), qint64(60));
@@ -356,11 +366,9 @@ void TestConsoleTopology::followClusterFailover()
 
     const ConnectionProfile p = clusterProfile(ConnectionProfile::splitSeeds(seedsOf(m_cluster->url())));
     m_store->save(p);
-    MainWindow window(*m_store, *m_vault);
-    QSignalSpy settled(&window, &MainWindow::settled);
-    QVERIFY(window.connectProfile(p.name));
-    window.show();
-    QVERIFY(settled.wait(30000));
+    const auto console = openConsole(p.name);
+    QVERIFY(console);
+    MainWindow &window = *console;
     const QString firstAddress = QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(first).port());
     const QString secondAddress = QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(second).port());
     QVERIFY2(window.serverStatus()->nodesText().contains(QStringLiteral("%1 replica of %2").arg(secondAddress, firstAddress)),
@@ -429,11 +437,9 @@ void TestConsoleTopology::consoleFollowsASentinelFailover()
     p.sentinelPasswordStorage = ConnectionProfile::PasswordStorage::Ask;
     m_store->save(p);
     m_vault->remember(p.name, kSentinelPassword, PasswordVault::Secret::Sentinel);
-    MainWindow window(*m_store, *m_vault);
-    QSignalSpy settled(&window, &MainWindow::settled);
-    QVERIFY(window.connectProfile(p.name));
-    window.show();
-    QVERIFY(settled.wait(30000));
+    const auto console = openConsole(p.name);
+    QVERIFY(console);
+    MainWindow &window = *console;
 
     const QString master = QStringLiteral("127.0.0.1:%1").arg(setup.master().port());
     const QString replica = QStringLiteral("127.0.0.1:%1").arg(setup.replica().port());
