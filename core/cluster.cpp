@@ -264,7 +264,7 @@ int ClusterRouter::route(const Command &command)
     return n;
 }
 
-Reply ClusterRouter::settle(int nodeIdx, const Command &command, Reply reply)
+Reply ClusterRouter::settle(const Command &command, Reply reply)
 {
     for (int hops = 0; hops < kMaxRedirects; ++hops) {
         const auto r = redirection(reply);
@@ -287,15 +287,13 @@ Reply ClusterRouter::settle(int nodeIdx, const Command &command, Reply reply)
             m_haveMap = false;
             return Reply::error(downText(target, e)); // may have run: not repeated
         }
-        nodeIdx = target;
     }
-    Q_UNUSED(nodeIdx);
     return reply;
 }
 
 Reply ClusterRouter::runOn(int nodeIdx, const Command &command)
 {
-    return settle(nodeIdx, command, node(nodeIdx).pipeline({command}).front());
+    return settle(command, node(nodeIdx).pipeline({command}).front());
 }
 
 Reply ClusterRouter::scan(const Command &command)
@@ -498,7 +496,7 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
     for (const auto &[n, indices] : byNode)
         for (size_t i : indices)
             if (redirection(replies[i]))
-                replies[i] = settle(n, commands[i], replies[i]);
+                replies[i] = settle(commands[i], replies[i]);
     for (size_t i : specials)
         replies[i] = command(commands[i]);
     return replies;
@@ -530,7 +528,7 @@ Reply ClusterRouter::receive()
         dropWindow();
         throw;
     }
-    return redirection(r) ? settle(f.node, f.command, r) : r;
+    return redirection(r) ? settle(f.command, r) : r;
 }
 
 HostPort ClusterRouter::masterOf(int slot)

@@ -77,7 +77,7 @@ private:
     std::vector<int> masters();
     int route(const Command &command);
     // Follows MOVED (refreshing the map) and ASK; both mean the command did not run.
-    Reply settle(int nodeIndex, const Command &command, Reply reply);
+    Reply settle(const Command &command, Reply reply);
     Reply runOn(int nodeIndex, const Command &command);
     std::optional<Reply> special(const Command &command);
     Reply scan(const Command &command);
