@@ -2,6 +2,7 @@
 
 #include "connection.h"
 #include "errors.h"
+#include "logwindow.h"
 #include "usage.h"
 
 #include <QJsonArray>
@@ -168,6 +169,12 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
     const std::optional<LimitSpec> spec = o.spec ? o.spec : limits.spec;
     const ScoreUnit declared = o.scoreUnit != ScoreUnit::Auto ? o.scoreUnit : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
     const KeyClass kind = classifyKey(connection, key, o.nowUs, declared, spec);
+    if (o.buckets > 0) { // refused before anything else is read
+        if (!o.bucketSpanUs && !spec)
+            throw UsageError(QStringLiteral("buckets need a span or known limits (a policy, or --limit and --window)"));
+        if (kind.format != KeyFormat::SlidingLog && kind.format != KeyFormat::ForeignSlidingLog && kind.format != KeyFormat::Other)
+            throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(QString::fromUtf8(key), kind.label()));
+    }
 
     const auto meta = connection.pipeline({{"TYPE", key}, {"OBJECT", "ENCODING", key}, {"PTTL", key}, {"MEMORY", "USAGE", key, "SAMPLES", "0"}});
     QJsonObject out{{QStringLiteral("key"), QString::fromUtf8(key)},
@@ -203,6 +210,26 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
     default:
         out.insert(QStringLiteral("state"), hashState(connection, key, kind, spec, o.nowUs));
         break;
+    }
+    const bool zset = meta[0].text() == QLatin1String("zset") || meta[0].text() == QLatin1String("none");
+    if (o.buckets > 0 && zset) {
+        // (now - span, now]: the window's own rule (an entry counts while now - t < window), so
+        // with the window as span the counts add up to the entries in the window.
+        LogWindowQuery q;
+        q.key = key;
+        q.unit = kind.unit == ScoreUnit::Auto ? ScoreUnit::Microseconds : kind.unit;
+        const qint64 span = o.bucketSpanUs ? o.bucketSpanUs : spec->windowUs;
+        q.fromUs = o.nowUs - span + 1;
+        q.toUs = o.nowUs + 1;
+        q.buckets = o.buckets;
+        q.entryCap = 0; // always counted on the server, never downloaded
+        QJsonArray buckets;
+        for (const LogBucket &b : readLogWindow(connection, q).buckets)
+            buckets.append(QJsonObject{{QStringLiteral("from_us"), b.fromUs}, {QStringLiteral("to_us"), b.toUs}, {QStringLiteral("count"), b.count}});
+        out.insert(QStringLiteral("buckets"), buckets);
+        out.insert(QStringLiteral("bucket_span_us"), span);
+    } else if (o.buckets > 0) {
+        throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(QString::fromUtf8(key), meta[0].text()));
     }
     if (spec && (kind.isLimiter() || meta[0].text() == QLatin1String("none"))) {
         // A missing key is a fresh limiter of the policy's algorithm.

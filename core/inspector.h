@@ -22,11 +22,17 @@ struct InspectOptions {
     int entryCount = 50;
     std::optional<LimitSpec> spec; // limits from flags; else policy/override
     ScoreUnit scoreUnit = ScoreUnit::Auto;
+    // A log's entries counted in this many equal buckets over the span ending now (0: none);
+    // the span defaults to the limits' window. Counted on the server (readLogWindow).
+    int buckets = 0;
+    qint64 bucketSpanUs = 0;
 };
 
 // Everything about the key as one JSON object (the CLI prints it; the GUI reads it):
 // key, exists, type, encoding, ttl_ms, memory, format, algorithm, policy, override,
-// limits, decision (what a request would be told now), and the per-format "state".
+// limits, decision (what a request would be told now), the per-format "state", and with
+// options.buckets the "buckets" [{from_us, to_us, count}] of a log over (now - span, now].
+// Throws UsageError when buckets are asked of a key that is no log, or without span or limits.
 QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std::vector<Policy> &policies,
                        const std::optional<Override> &override, const InspectOptions &options);
 

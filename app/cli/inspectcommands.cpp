@@ -5,9 +5,11 @@
 #include "errors.h"
 #include "inspector.h"
 #include "keyscanner.h"
+#include "logwindow.h"
 #include "serverinfo.h"
 #include "usage.h"
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <map>
 
@@ -198,6 +200,27 @@ void flatten(const QString &prefix, const QJsonValue &v, QList<QPair<QString, QS
     }
 }
 
+// Counts per bucket as one line of ▁▂▃▄▅▆▇█: an empty bucket is the lowest bar, any entry
+// at least the second, the fullest the highest.
+QString sparkline(const QJsonArray &buckets, qint64 *max)
+{
+    static const QString bars = QStringLiteral("▁▂▃▄▅▆▇█");
+    *max = 0;
+    for (const QJsonValue &b : buckets)
+        *max = std::max(*max, b[QLatin1String("count")].toInteger());
+    QString line;
+    for (const QJsonValue &b : buckets) {
+        const qint64 n = b[QLatin1String("count")].toInteger();
+        line += bars[n == 0 ? 0 : 1 + int(std::min<qint64>(6, (n * 6) / std::max<qint64>(1, *max)))];
+    }
+    return line;
+}
+
+QString timeText(qint64 us)
+{
+    return QDateTime::fromMSecsSinceEpoch(us / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz 'UTC'"));
+}
+
 int runInspect(Cli &cli)
 {
     const QStringList p = cli.positional();
@@ -222,6 +245,15 @@ int runInspect(Cli &cli)
         s.validate();
         o.spec = s;
     }
+    if (cli.args().isSet(QStringLiteral("buckets")))
+        o.buckets = int(cli.integerOption(QStringLiteral("buckets"), 1, 10000));
+    if (cli.args().isSet(QStringLiteral("span"))) {
+        if (!o.buckets)
+            throw UsageError(QStringLiteral("--span goes with --buckets"));
+        o.bucketSpanUs = cli.durationOptionUs(QStringLiteral("span"));
+        if (o.bucketSpanUs < o.buckets || o.bucketSpanUs > 10 * kMaxWindowUs)
+            throw UsageError(QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
+    }
     QJsonObject state = inspectKey(c, key, PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), o);
     if (const auto placed = c.placementOf(key)) { // where the key lives in a cluster
         state.insert(QStringLiteral("slot"), placed->slot);
@@ -231,8 +263,22 @@ int runInspect(Cli &cli)
         cli.printJson(state);
         return ExitOk;
     }
+    const QJsonArray buckets = state.take(QStringLiteral("buckets")).toArray();
+    state.remove(QStringLiteral("bucket_span_us"));
     QList<QPair<QString, QString>> lines;
     flatten(QString(), state, lines);
+    if (!buckets.isEmpty()) {
+        qint64 max = 0;
+        const QString line = sparkline(buckets, &max);
+        const qint64 from = buckets.first()[QLatin1String("from_us")].toInteger(), to = buckets.last()[QLatin1String("to_us")].toInteger();
+        const qint64 width = buckets.first()[QLatin1String("to_us")].toInteger() - from;
+        lines.append({QStringLiteral("buckets"), line});
+        lines.append({QStringLiteral("buckets.range"), QStringLiteral("%1 .. %2 (%3 in %4 buckets of %5)")
+                                                           .arg(timeText(from), timeText(to), formatDurationUs(to - from))
+                                                           .arg(buckets.size())
+                                                           .arg(formatDurationUs(width))});
+        lines.append({QStringLiteral("buckets.max"), QStringLiteral("%1 entries in one bucket").arg(max)});
+    }
     cli.printFields(lines);
     return ExitOk;
 }
@@ -252,12 +298,16 @@ void registerInspection(QList<Subcommand> &commands)
                       {QStringLiteral("all"), QStringLiteral("Also keys that are no limiter, and Ratescope's own metadata.")},
                       now},
                      false, runKeys});
-    commands.append({QStringLiteral("inspect"), QStringLiteral("inspect KEY [--now-us T] [--entries N] [--offset N] [--algo A --limit N --window D]"),
+    commands.append({QStringLiteral("inspect"), QStringLiteral("inspect KEY [--now-us T] [--entries N] [--offset N] [--buckets N [--span D]] [--algo A --limit N --window D]"),
                      QStringLiteral("Full state of one limiter: entries or windows or tokens, TTL, memory, encoding,\n"
                                     "policy and override, and what a request would be told now. Read-only."),
                      {now,
                       {QStringLiteral("entries"), QStringLiteral("Log entries to show (default 20)."), QStringLiteral("N")},
                       {QStringLiteral("offset"), QStringLiteral("Skip this many entries in the window (paging)."), QStringLiteral("N")},
+                      {QStringLiteral("buckets"),
+                       QStringLiteral("A log's entries counted on the server in N (1..10000) equal buckets over the span ending now."),
+                       QStringLiteral("N")},
+                      {QStringLiteral("span"), QStringLiteral("Time the buckets cover (default: one window of the limits)."), QStringLiteral("D")},
                       {QStringLiteral("algo"), QStringLiteral("Algorithm, when no policy says."), QStringLiteral("A")},
                       {QStringLiteral("limit"), QStringLiteral("Limit, when no policy says."), QStringLiteral("N")},
                       {QStringLiteral("window"), QStringLiteral("Window, when no policy says."), QStringLiteral("D")},
