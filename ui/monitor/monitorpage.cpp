@@ -1,0 +1,960 @@
+#include "monitorpage.h"
+
+#include "displayformat.h"
+#include "duration.h"
+#include "errors.h"
+#include "keytext.h"
+#include "monitorlegendmodel.h"
+#include "monitorround.h"
+#include "samplering.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QDateTime>
+#include <QEvent>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QSplitter>
+#include <QTableView>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QDateTimeAxis>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ratescope::ui {
+
+struct MonitorPin {
+    enum class Status { Pending, Drawing, NoLimits, NotLimiter, Problem };
+
+    quint64 id = 0;
+    QByteArray key;
+    QString shown;
+    QColor color;
+    Status status = Status::Pending;
+    KeyClass kind;
+    std::optional<LimitSpec> spec;
+    QString policy;
+    QString problem;
+    QByteArray type;
+    bool absent = false;        // read as a fresh limiter: the key did not exist when classified
+    bool needsClassify = true;
+    bool classifying = false;
+    qint64 classifiedAtUs = 0;
+    SampleRing ring;
+    std::vector<QLineSeries *> segments; // one per unbroken stretch in view
+    QLineSeries *limitLine = nullptr;    // absolute mode: this key's limit
+};
+
+namespace {
+
+// Distinct on light and dark backgrounds alike (mid lightness, saturated); red is kept for
+// the denied-now marks.
+const QColor kColors[] = {QColor(0x3b, 0x82, 0xf6), QColor(0xf5, 0x9e, 0x0b), QColor(0x10, 0xb9, 0x81), QColor(0xa8, 0x55, 0xf7),
+                          QColor(0xec, 0x48, 0x99), QColor(0x06, 0xb6, 0xd4), QColor(0x84, 0xcc, 0x16), QColor(0xf9, 0x73, 0x16),
+                          QColor(0x63, 0x66, 0xf1), QColor(0x94, 0xa3, 0xb8)};
+const QColor kDenied(0xdc, 0x26, 0x26);
+
+qint64 localNowUs()
+{
+    return QDateTime::currentMSecsSinceEpoch() * 1000;
+}
+
+QString clockText(qint64 us)
+{
+    return QDateTime::fromMSecsSinceEpoch(us / 1000).toString(QStringLiteral("HH:mm:ss"));
+}
+
+qint64 msRoundedUp(qint64 us)
+{
+    return (us + 999) / 1000;
+}
+
+QString intervalText(int ms)
+{
+    return ms < 1000 ? QStringLiteral("%1 ms").arg(ms) : QStringLiteral("%1 s").arg(ms / 1000);
+}
+
+} // namespace
+
+const QList<int> &MonitorPage::intervalChoicesMs()
+{
+    static const QList<int> choices{100, 250, 500, 1000, 2000, 5000, 10000};
+    return choices;
+}
+
+MonitorPage::MonitorPage(QWidget *parent) : QWidget(parent), m_requests(new QObject(this))
+{
+    m_intervalBox = new QComboBox;
+    for (int ms : intervalChoicesMs())
+        m_intervalBox->addItem(intervalText(ms), ms);
+    m_intervalBox->setCurrentIndex(int(intervalChoicesMs().indexOf(m_intervalMs)));
+    m_intervalBox->setToolTip(QStringLiteral("How often the pinned keys are read (one pipelined round trip each time)"));
+    m_spanBox = new QComboBox;
+    for (int m : {1, 5, 10})
+        m_spanBox->addItem(QStringLiteral("last %1 min").arg(m), m);
+    m_spanBox->setCurrentIndex(1);
+    m_modeBox = new QComboBox;
+    m_modeBox->addItem(QStringLiteral("% of limit"), true);
+    m_modeBox->addItem(QStringLiteral("units of cost"), false);
+    m_modeBox->setToolTip(QStringLiteral("Remaining quota as a share of each key's limit, or in the limit's own units"));
+    m_pauseButton = new QPushButton(QStringLiteral("Pause"));
+    m_pauseButton->setCheckable(true);
+    m_unpinButton = new QPushButton(QStringLiteral("Unpin"));
+    m_unpinButton->setEnabled(false);
+    m_unpinButton->setToolTip(QStringLiteral("Stop monitoring the selected keys"));
+    auto *pngButton = new QPushButton(QStringLiteral("Export PNG…"));
+    auto *csvButton = new QPushButton(QStringLiteral("Export CSV…"));
+    csvButton->setToolTip(QStringLiteral("One row per tick per key: time_us, key, used, limit, remaining, retry_after_ms"));
+
+    auto *controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(QStringLiteral("Read every")));
+    controls->addWidget(m_intervalBox);
+    controls->addSpacing(12);
+    controls->addWidget(new QLabel(QStringLiteral("Show")));
+    controls->addWidget(m_spanBox);
+    controls->addSpacing(12);
+    controls->addWidget(new QLabel(QStringLiteral("Remaining in")));
+    controls->addWidget(m_modeBox);
+    controls->addSpacing(12);
+    controls->addWidget(m_pauseButton);
+    controls->addStretch(1);
+    controls->addWidget(m_unpinButton);
+    controls->addWidget(pngButton);
+    controls->addWidget(csvButton);
+
+    m_note = new QLabel;
+    m_note->setTextFormat(Qt::PlainText);
+    m_note->setWordWrap(true);
+    m_note->setMargin(6);
+    m_note->setAutoFillBackground(true);
+    m_note->hide();
+
+    m_chart = new QChart;
+    m_chart->legend()->hide(); // the table below is the legend: escaped keys, values, unpin
+    m_chart->setMargins(QMargins(4, 4, 4, 4));
+    m_timeAxis = new QDateTimeAxis;
+    m_timeAxis->setFormat(QStringLiteral("HH:mm:ss"));
+    m_timeAxis->setTitleText(QStringLiteral("Time (server clock, HH:MM:SS)"));
+    m_timeAxis->setTickCount(7);
+    m_valueAxis = new QValueAxis;
+    m_valueAxis->setLabelFormat(QStringLiteral("%.0f"));
+    m_chart->addAxis(m_timeAxis, Qt::AlignBottom);
+    m_chart->addAxis(m_valueAxis, Qt::AlignLeft);
+    m_limitLine = new QLineSeries;
+    m_limitLine->setName(QStringLiteral("limit"));
+    m_deniedMarks = new QScatterSeries;
+    m_deniedMarks->setName(QStringLiteral("denied now"));
+    m_deniedMarks->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    m_deniedMarks->setMarkerSize(11);
+    for (QXYSeries *s : {static_cast<QXYSeries *>(m_limitLine), static_cast<QXYSeries *>(m_deniedMarks)}) {
+        m_chart->addSeries(s);
+        s->attachAxis(m_timeAxis);
+        s->attachAxis(m_valueAxis);
+    }
+    m_chartView = new QChartView(m_chart);
+    m_chartView->setRenderHint(QPainter::Antialiasing);
+    m_chartView->setMinimumHeight(240);
+
+    m_legend = new MonitorLegendModel(this);
+    m_legendView = new QTableView;
+    m_legendView->setModel(m_legend);
+    m_legendView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_legendView->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_legendView->setContextMenuPolicy(Qt::CustomContextMenu);
+    m_legendView->setWordWrap(false);
+    m_legendView->setTextElideMode(Qt::ElideMiddle);
+    m_legendView->verticalHeader()->hide();
+    m_legendView->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_legendView->verticalHeader()->setDefaultSectionSize(m_legendView->fontMetrics().height() + 8);
+    QHeaderView *header = m_legendView->horizontalHeader();
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    header->setStretchLastSection(true);
+    header->resizeSection(MonitorLegendModel::KeyColumn, 300);
+    header->resizeSection(MonitorLegendModel::KindColumn, 190);
+    header->resizeSection(MonitorLegendModel::CurrentColumn, 170);
+
+    auto *split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_chartView);
+    split->addWidget(m_legendView);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    split->setChildrenCollapsible(false);
+
+    m_status = new QLabel;
+    m_status->setTextFormat(Qt::PlainText);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(m_note);
+    layout->addWidget(split, 1);
+    layout->addWidget(m_status);
+
+    connect(m_intervalBox, &QComboBox::activated, this, [this](int i) { setIntervalMs(m_intervalBox->itemData(i).toInt()); });
+    connect(m_spanBox, &QComboBox::activated, this, [this](int i) { setSpanMinutes(m_spanBox->itemData(i).toInt()); });
+    connect(m_modeBox, &QComboBox::activated, this, [this](int i) { setShowPercent(m_modeBox->itemData(i).toBool()); });
+    connect(m_pauseButton, &QPushButton::toggled, this, &MonitorPage::setPaused);
+    connect(m_unpinButton, &QPushButton::clicked, this, &MonitorPage::unpinSelected);
+    connect(m_legendView->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { m_unpinButton->setEnabled(m_legendView->selectionModel()->hasSelection()); });
+    connect(m_legendView, &QWidget::customContextMenuRequested, this, [this](const QPoint &at) {
+        const QModelIndex index = m_legendView->indexAt(at);
+        if (!index.isValid())
+            return;
+        const QByteArray key = index.data(MonitorLegendModel::KeyRole).toByteArray();
+        QMenu menu;
+        menu.addAction(QStringLiteral("Unpin"), this, [this, key] { unpin(key); });
+        menu.addAction(QStringLiteral("Copy key"), this, [key] { QApplication::clipboard()->setText(QString::fromUtf8(key)); });
+        menu.exec(m_legendView->viewport()->mapToGlobal(at));
+    });
+    connect(pngButton, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export the chart"), QStringLiteral("monitor.png"),
+                                                          QStringLiteral("PNG images (*.png)"));
+        QString error;
+        if (!path.isEmpty() && !exportPng(path, &error))
+            m_status->setText(error);
+    });
+    connect(csvButton, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export the samples"), QStringLiteral("monitor.csv"),
+                                                          QStringLiteral("CSV files (*.csv)"));
+        QString error;
+        if (!path.isEmpty() && !exportCsv(path, &error))
+            m_status->setText(error);
+    });
+    connect(&m_timer, &QTimer::timeout, this, &MonitorPage::tick);
+
+    applyTheme();
+    redraw();
+    updateNote();
+    updateStatus();
+}
+
+MonitorPage::~MonitorPage() = default;
+
+MonitorPin *MonitorPage::find(const QByteArray &key) const
+{
+    for (const auto &p : m_pins)
+        if (p->key == key)
+            return p.get();
+    return nullptr;
+}
+
+MonitorPin *MonitorPage::findId(quint64 id) const
+{
+    for (const auto &p : m_pins)
+        if (p->id == id)
+            return p.get();
+    return nullptr;
+}
+
+qint64 MonitorPage::nowUs() const
+{
+    return m_clock ? m_clock() : localNowUs() + m_offsetUs;
+}
+
+void MonitorPage::setClient(RedisClient *client, const QByteArray &ns)
+{
+    if (m_client) {
+        m_client->cancel(m_requests);
+        disconnect(m_client, nullptr, this, nullptr);
+    }
+    m_inFlight = false;
+    m_classifying = false;
+    for (auto &p : m_pins) {
+        p->classifying = false;
+        p->needsClassify = true; // another server, or the same after a while: limits may differ
+    }
+    m_client = client;
+    m_ns = ns;
+    if (!client) {
+        m_timer.stop();
+        if (!m_stale && !m_pins.empty()) {
+            for (auto &p : m_pins)
+                p->ring.pushGap(m_lastNowUs);
+            m_lostAtUs = m_lastNowUs ? m_lastNowUs : nowUs();
+        }
+        m_stale = true;
+        m_lost = false;
+        updateNote();
+        redraw();
+        updateStatus();
+        return;
+    }
+    m_stale = false;
+    connect(client, &RedisClient::stateChanged, this, &MonitorPage::onStateChanged);
+    onStateChanged(client->state());
+}
+
+void MonitorPage::onStateChanged(RedisClient::State state)
+{
+    if (state == RedisClient::State::Connected) {
+        if (m_lost) {
+            m_lost = false;
+            for (auto &p : m_pins)
+                p->needsClassify = true; // policies or the keys may have changed meanwhile
+        }
+        requestClassification();
+        restartTimer();
+    } else if (state != RedisClient::State::Idle && state != RedisClient::State::Connecting) {
+        markLost(m_client ? m_client->lastError() : QString());
+    } else {
+        m_timer.stop();
+    }
+    updateNote();
+    updateStatus();
+}
+
+void MonitorPage::markLost(const QString &why)
+{
+    if (!m_lost) {
+        m_lost = true;
+        m_lostAtUs = m_lastNowUs ? std::max(m_lastNowUs, nowUs()) : nowUs();
+        for (auto &p : m_pins)
+            p->ring.pushGap(m_lostAtUs);
+    }
+    m_lostWhy = why;
+    m_timer.stop();
+    redraw();
+    updateNote();
+    updateStatus();
+}
+
+void MonitorPage::restartTimer()
+{
+    if (m_autoTick && m_client && m_client->state() == RedisClient::State::Connected && !m_paused && !m_pins.empty())
+        m_timer.start(m_intervalMs);
+    else
+        m_timer.stop();
+}
+
+void MonitorPage::pin(const QByteArray &key)
+{
+    if (key.isEmpty() || find(key))
+        return;
+    auto p = std::make_unique<MonitorPin>();
+    p->id = m_nextId++;
+    p->key = key;
+    p->shown = displayKey(key);
+    p->color = kColors[m_nextColor++ % int(std::size(kColors))];
+    p->ring.setCapacity(size_t(kHistoryUs / (qint64(m_intervalMs) * 1000)) + 2);
+    MonitorPin &pin = *p;
+    m_pins.push_back(std::move(p));
+    m_legend->append({});
+    refreshLegendRow(pin);
+    if (m_wasLoaded) {
+        m_wasLoaded = false;
+    }
+    requestClassification();
+    restartTimer();
+    redraw();
+    updateStatus();
+}
+
+void MonitorPage::unpin(const QByteArray &key)
+{
+    for (size_t i = 0; i < m_pins.size(); ++i) {
+        if (m_pins[i]->key != key)
+            continue;
+        MonitorPin &p = *m_pins[i];
+        for (QLineSeries *s : p.segments) {
+            m_chart->removeSeries(s);
+            delete s;
+        }
+        if (p.limitLine) {
+            m_chart->removeSeries(p.limitLine);
+            delete p.limitLine;
+        }
+        m_pins.erase(m_pins.begin() + qsizetype(i));
+        m_legend->remove(int(i));
+        break;
+    }
+    restartTimer();
+    redraw();
+    updateStatus();
+    checkLoaded();
+}
+
+void MonitorPage::unpinSelected()
+{
+    QList<QByteArray> keys;
+    for (const QModelIndex &i : m_legendView->selectionModel()->selectedRows())
+        keys << i.data(MonitorLegendModel::KeyRole).toByteArray();
+    for (const QByteArray &k : keys)
+        unpin(k);
+}
+
+QList<QByteArray> MonitorPage::pinnedKeys() const
+{
+    QList<QByteArray> keys;
+    for (const auto &p : m_pins)
+        keys << p->key;
+    return keys;
+}
+
+bool MonitorPage::isLoaded() const
+{
+    for (const auto &p : m_pins) {
+        if (p->status == MonitorPin::Status::Pending)
+            return false;
+        if (p->status == MonitorPin::Status::Drawing && p->ring.empty())
+            return false;
+    }
+    return true;
+}
+
+void MonitorPage::checkLoaded()
+{
+    const bool now = isLoaded();
+    if (now && !m_wasLoaded) {
+        m_wasLoaded = true;
+        emit loaded();
+    }
+    m_wasLoaded = now;
+}
+
+void MonitorPage::setIntervalMs(int ms)
+{
+    ms = std::clamp(ms, intervalChoicesMs().first(), intervalChoicesMs().last());
+    m_intervalMs = ms;
+    const int at = int(intervalChoicesMs().indexOf(ms));
+    if (at >= 0)
+        m_intervalBox->setCurrentIndex(at);
+    for (auto &p : m_pins)
+        p->ring.setCapacity(size_t(kHistoryUs / (qint64(ms) * 1000)) + 2);
+    m_recentSkips.clear();
+    restartTimer();
+    updateStatus();
+}
+
+void MonitorPage::setSpanMinutes(int minutes)
+{
+    m_spanMinutes = std::clamp(minutes, 1, 10);
+    m_spanBox->setCurrentIndex(m_spanMinutes <= 1 ? 0 : m_spanMinutes <= 5 ? 1 : 2);
+    redraw();
+}
+
+void MonitorPage::setShowPercent(bool percent)
+{
+    m_percent = percent;
+    m_modeBox->setCurrentIndex(percent ? 0 : 1);
+    redraw();
+}
+
+void MonitorPage::setPaused(bool paused)
+{
+    if (m_paused == paused)
+        return;
+    m_paused = paused;
+    m_pauseButton->setChecked(paused);
+    m_pauseButton->setText(paused ? QStringLiteral("Resume") : QStringLiteral("Pause"));
+    if (paused) {
+        for (auto &p : m_pins)
+            p->ring.pushGap(m_lastNowUs); // no line across the pause
+    }
+    restartTimer();
+    updateStatus();
+}
+
+void MonitorPage::setClock(std::function<qint64()> nowUs)
+{
+    m_clock = std::move(nowUs);
+}
+
+void MonitorPage::setAutoTick(bool on)
+{
+    m_autoTick = on;
+    restartTimer();
+}
+
+void MonitorPage::tickNow()
+{
+    tick();
+}
+
+void MonitorPage::requestClassification()
+{
+    if (!m_client || m_client->state() != RedisClient::State::Connected || m_classifying)
+        return;
+    std::vector<quint64> ids;
+    std::vector<QByteArray> keys;
+    for (auto &p : m_pins) {
+        if (p->needsClassify && !p->classifying) {
+            ids.push_back(p->id);
+            keys.push_back(p->key);
+            p->classifying = true;
+        }
+    }
+    if (ids.empty())
+        return;
+    m_classifying = true;
+    const QByteArray ns = m_ns;
+    const qint64 sentUs = localNowUs();
+    m_client->request(
+        m_requests, [keys, ns](Connection &c) { return classifyPins(c, keys, ns); },
+        [this, ids, sentUs](const Outcome<PinClassification> &o) {
+            m_classifying = false;
+            for (size_t i = 0; i < ids.size(); ++i) {
+                MonitorPin *p = findId(ids[i]);
+                if (!p)
+                    continue; // unpinned meanwhile
+                p->classifying = false;
+                if (!o.ok()) {
+                    p->problem = o.failure().message;
+                    continue; // stays to be classified: after the reconnect, or at the next tick
+                }
+                const KeyDetails &d = o.value().details[i];
+                p->needsClassify = false;
+                p->classifiedAtUs = localNowUs();
+                const bool wasDrawing = p->status == MonitorPin::Status::Drawing;
+                p->kind = d.kind;
+                p->spec = d.spec;
+                p->policy = d.policy;
+                p->type = d.type;
+                p->problem.clear();
+                p->absent = !d.exists();
+                if (!d.exists() && d.spec) {
+                    // Gone, or not created yet: what its policy says it is, at full quota.
+                    p->kind = KeyClass{};
+                    p->kind.format = ownFormat(d.spec->algorithm);
+                }
+                if (p->kind.isLimiter() && p->spec) {
+                    try {
+                        p->spec->validate();
+                        p->status = MonitorPin::Status::Drawing;
+                    } catch (const UsageError &e) {
+                        p->status = MonitorPin::Status::Problem;
+                        p->problem = e.message();
+                    }
+                } else if (p->kind.isLimiter() || !d.exists()) {
+                    p->status = MonitorPin::Status::NoLimits;
+                } else {
+                    p->status = MonitorPin::Status::NotLimiter;
+                    if (wasDrawing)
+                        p->ring.pushGap(m_lastNowUs);
+                }
+                refreshLegendRow(*p);
+            }
+            if (o.ok() && o.value().serverTimeUs)
+                m_offsetUs = *o.value().serverTimeUs - (sentUs + localNowUs()) / 2;
+            if (!o.ok() && o.failure().isConnectionLoss())
+                markLost(o.failure().message);
+            redraw();
+            updateStatus();
+            checkLoaded();
+            requestClassification(); // keys pinned while this one was under way
+        });
+}
+
+void MonitorPage::tick()
+{
+    if (!m_client || m_client->state() != RedisClient::State::Connected || m_paused)
+        return;
+    // Keys that changed, are absent or are no limiter are looked at again now and then.
+    const qint64 localUs = localNowUs();
+    for (auto &p : m_pins) {
+        const bool recheck = p->status == MonitorPin::Status::NotLimiter || p->status == MonitorPin::Status::NoLimits || p->absent;
+        if (recheck && !p->classifying && localUs - p->classifiedAtUs > 10000000)
+            p->needsClassify = true;
+    }
+    requestClassification();
+    if (m_inFlight) {
+        // Never two rounds at once: the server (or the worker) is slower than the interval.
+        ++m_ticksSkipped;
+        m_recentSkips.push_back(localUs / 1000);
+        updateStatus();
+        return;
+    }
+    std::vector<quint64> ids;
+    std::vector<UsageTarget> targets;
+    for (auto &p : m_pins) {
+        if (p->status != MonitorPin::Status::Drawing || p->needsClassify)
+            continue;
+        ids.push_back(p->id);
+        targets.push_back({p->kind.format == KeyFormat::CounterWindow ? p->kind.base : p->key, p->kind, *p->spec});
+    }
+    if (targets.empty())
+        return;
+    const qint64 now = nowUs();
+    m_inFlight = true;
+    ++m_ticksSent;
+    const qint64 sentUs = localUs;
+    m_client->request(
+        m_requests, [targets = std::move(targets), now](Connection &c) { return readMonitorRound(c, targets, now); },
+        [this, ids, sentUs](const Outcome<MonitorRound> &o) {
+            m_inFlight = false;
+            if (!o.ok()) {
+                if (o.failure().isConnectionLoss())
+                    markLost(o.failure().message);
+                else
+                    m_status->setText(QStringLiteral("The last reading failed: %1").arg(o.failure().message));
+                return;
+            }
+            if (o.value().serverTimeUs && !m_clock)
+                m_offsetUs = *o.value().serverTimeUs - (sentUs + localNowUs()) / 2;
+            applyRound(ids, o.value());
+        });
+}
+
+void MonitorPage::applyRound(const std::vector<quint64> &ids, const MonitorRound &round)
+{
+    m_roundTrips += round.roundTrips;
+    m_lastNowUs = std::max(m_lastNowUs, round.nowUs);
+    bool reclassify = false;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        MonitorPin *p = findId(ids[i]);
+        if (!p || p->status != MonitorPin::Status::Drawing)
+            continue;
+        if (const auto &u = round.usage[i]) {
+            p->ring.push({round.nowUs, u->usedNow, u->decision.limit, u->decision.retryAfterUs, false});
+        } else {
+            // Its type changed or its state no longer reads as classified: look again, and
+            // break its line meanwhile; the other keys go on.
+            p->ring.pushGap(round.nowUs);
+            p->problem = round.problems[i];
+            p->needsClassify = true;
+            reclassify = true;
+        }
+        refreshLegendRow(*p);
+    }
+    if (reclassify)
+        requestClassification();
+    redraw();
+    updateStatus();
+    checkLoaded();
+    emit ticked();
+}
+
+void MonitorPage::refreshLegendRow(MonitorPin &p)
+{
+    int row = -1;
+    for (size_t i = 0; i < m_pins.size(); ++i)
+        if (m_pins[i].get() == &p)
+            row = int(i);
+    if (row < 0)
+        return;
+    LegendRow r;
+    r.key = p.key;
+    r.shownKey = p.shown;
+    r.color = p.color;
+    r.kind = p.status == MonitorPin::Status::Pending ? QString() : p.kind.isLimiter() ? p.kind.label() : QString::fromUtf8(p.type);
+    if (p.spec && p.kind.isLimiter())
+        r.kind += QStringLiteral(", ") + formatLimit(*p.spec);
+    switch (p.status) {
+    case MonitorPin::Status::Pending:
+        r.status = QStringLiteral("reading…");
+        break;
+    case MonitorPin::Status::NoLimits:
+        r.status = p.absent ? QStringLiteral("no such key, and no limits known: add a policy")
+                            : QStringLiteral("no limits known: add a policy");
+        break;
+    case MonitorPin::Status::NotLimiter:
+        r.status = p.ring.empty() ? QStringLiteral("not a limiter (a %1): not drawn").arg(QString::fromUtf8(p.type))
+                                  : QStringLiteral("no longer a limiter (now a %1): stopped drawing").arg(QString::fromUtf8(p.type));
+        break;
+    case MonitorPin::Status::Problem:
+        r.status = p.problem;
+        break;
+    case MonitorPin::Status::Drawing:
+        r.drawn = true;
+        if (!p.ring.empty() && !p.ring.newest().gap) {
+            const MonitorSample &s = p.ring.newest();
+            r.current = QStringLiteral("%1 / %2").arg(formatCount(s.remaining()), formatCount(s.limit));
+            r.denied = s.denied();
+            r.status = r.denied ? QStringLiteral("denied now: a request passes in %1").arg(formatSpan(s.retryAfterUs))
+                                : QStringLiteral("allowed");
+            if (p.absent)
+                r.status += QStringLiteral(" (no such key: a fresh limiter)");
+        } else if (!p.problem.isEmpty()) {
+            r.status = QStringLiteral("read failed, looking again: %1").arg(p.problem);
+        } else {
+            r.status = QStringLiteral("waiting for the first reading");
+        }
+        break;
+    }
+    m_legend->update(row, r);
+}
+
+void MonitorPage::styleSeries(MonitorPin &p)
+{
+    QPen pen(p.color);
+    pen.setWidthF(2);
+    for (QLineSeries *s : p.segments)
+        s->setPen(pen);
+    if (p.limitLine) {
+        QPen dashed(p.color);
+        dashed.setWidthF(1);
+        dashed.setStyle(Qt::DashLine);
+        p.limitLine->setPen(dashed);
+    }
+}
+
+void MonitorPage::applyTheme()
+{
+    const QPalette pal = palette();
+    const bool dark = pal.color(QPalette::Window).lightness() < 128;
+    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_chart->setBackgroundBrush(pal.color(QPalette::Base));
+    m_chart->setBackgroundRoundness(0);
+    m_chart->legend()->hide();
+    const QColor text = pal.color(QPalette::Text);
+    QColor grid = text;
+    grid.setAlpha(40);
+    for (QAbstractAxis *a : {static_cast<QAbstractAxis *>(m_timeAxis), static_cast<QAbstractAxis *>(m_valueAxis)}) {
+        a->setLabelsColor(text);
+        a->setTitleBrush(text);
+        a->setGridLineColor(grid);
+        a->setLinePenColor(grid);
+    }
+    m_chart->setTitleBrush(pal.color(QPalette::PlaceholderText));
+    QPen limitPen(text);
+    limitPen.setStyle(Qt::DashLine);
+    limitPen.setWidthF(1.5);
+    m_limitLine->setPen(limitPen);
+    m_deniedMarks->setColor(kDenied);
+    m_deniedMarks->setBorderColor(pal.color(QPalette::Base));
+    for (auto &p : m_pins)
+        styleSeries(*p);
+    QPalette notePal = m_note->palette();
+    notePal.setColor(QPalette::Window, dark ? QColor(0x5c, 0x1a, 0x1a) : QColor(0xfd, 0xe2, 0xe2));
+    notePal.setColor(QPalette::WindowText, dark ? QColor(0xfe, 0xca, 0xca) : QColor(0x7f, 0x1d, 0x1d));
+    m_note->setPalette(notePal);
+}
+
+void MonitorPage::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange)
+        applyTheme();
+}
+
+void MonitorPage::redraw()
+{
+    const qint64 right = m_lastNowUs ? m_lastNowUs : nowUs();
+    const qint64 left = right - qint64(m_spanMinutes) * 60 * 1000000;
+    const double leftMs = double(left) / 1000.0, rightMs = double(right) / 1000.0;
+    m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(left / 1000), QDateTime::fromMSecsSinceEpoch(right / 1000));
+    m_timeAxis->setFormat(m_spanMinutes <= 1 ? QStringLiteral("HH:mm:ss") : QStringLiteral("HH:mm"));
+    m_timeAxis->setTitleText(m_spanMinutes <= 1 ? QStringLiteral("Time (server clock, HH:MM:SS)")
+                                                : QStringLiteral("Time (server clock, HH:MM)"));
+
+    qint64 maxLimit = 0;
+    QList<QPointF> denied;
+    for (auto &pp : m_pins) {
+        MonitorPin &p = *pp;
+        const bool drawn = p.status == MonitorPin::Status::Drawing;
+        // Unbroken stretches in view, one series each (Qt Charts draws no gaps within one).
+        std::vector<QList<QPointF>> runs;
+        qint64 limit = 0;
+        if (drawn) {
+            QList<QPointF> run;
+            for (size_t i = p.ring.lowerBound(left); i < p.ring.size(); ++i) {
+                const MonitorSample &s = p.ring.at(i);
+                if (s.gap) {
+                    if (!run.isEmpty())
+                        runs.push_back(std::move(run));
+                    run = {};
+                    continue;
+                }
+                limit = s.limit;
+                const double y = m_percent ? (s.limit > 0 ? 100.0 * double(s.remaining()) / double(s.limit) : 0) : double(s.remaining());
+                run.append(QPointF(double(s.timeUs) / 1000.0, y));
+            }
+            if (!run.isEmpty())
+                runs.push_back(std::move(run));
+            if (!p.ring.empty() && !p.ring.newest().gap && p.ring.newest().denied() && !runs.empty())
+                denied.append(runs.back().constLast());
+        }
+        maxLimit = std::max(maxLimit, limit);
+        while (p.segments.size() < runs.size()) {
+            auto *s = new QLineSeries;
+            s->setName(p.shown);
+            m_chart->addSeries(s);
+            s->attachAxis(m_timeAxis);
+            s->attachAxis(m_valueAxis);
+            const quint64 id = p.id;
+            connect(s, &QLineSeries::hovered, this, [this, id](const QPointF &point, bool state) { showHover(id, point, state); });
+            p.segments.push_back(s);
+            styleSeries(p);
+        }
+        for (size_t i = 0; i < p.segments.size(); ++i) {
+            QLineSeries *s = p.segments[i];
+            if (i < runs.size())
+                s->replace(runs[i]);
+            else if (s->count() > 0)
+                s->clear();
+        }
+        const bool ownLimit = drawn && !m_percent && limit > 0;
+        if (ownLimit && !p.limitLine) {
+            p.limitLine = new QLineSeries;
+            p.limitLine->setName(p.shown + QStringLiteral(" limit"));
+            m_chart->addSeries(p.limitLine);
+            p.limitLine->attachAxis(m_timeAxis);
+            p.limitLine->attachAxis(m_valueAxis);
+            styleSeries(p);
+        }
+        if (p.limitLine)
+            p.limitLine->replace(ownLimit ? QList<QPointF>{{leftMs, double(limit)}, {rightMs, double(limit)}} : QList<QPointF>{});
+    }
+    m_limitLine->replace(m_percent && !m_pins.empty() ? QList<QPointF>{{leftMs, 100.0}, {rightMs, 100.0}} : QList<QPointF>{});
+    m_deniedMarks->replace(denied);
+    if (m_percent) {
+        m_valueAxis->setRange(0, 105);
+        m_valueAxis->setTitleText(QStringLiteral("Remaining (% of the key's limit; dashed: the limit)"));
+    } else {
+        m_valueAxis->setRange(0, std::max<double>(1, double(maxLimit) * 1.05));
+        m_valueAxis->setTitleText(QStringLiteral("Remaining (units of cost; dashed: each key's limit)"));
+    }
+    m_valueAxis->applyNiceNumbers();
+    m_chart->setTitle(m_pins.empty() ? QStringLiteral("No keys pinned: pin keys from the keys panel (right click) to watch their remaining quota")
+                                     : QString());
+}
+
+void MonitorPage::showHover(quint64 id, const QPointF &point, bool state)
+{
+    MonitorPin *p = findId(id);
+    if (!state || !p || p->ring.empty()) {
+        QToolTip::hideText();
+        return;
+    }
+    const qint64 t = qint64(point.x() * 1000.0);
+    size_t i = std::min(p->ring.lowerBound(t), p->ring.size() - 1);
+    if (i > 0 && std::llabs(p->ring.at(i - 1).timeUs - t) < std::llabs(p->ring.at(i).timeUs - t))
+        --i;
+    const MonitorSample &s = p->ring.at(i);
+    if (s.gap)
+        return;
+    QString text = QStringLiteral("%1\n%2\nremaining %3 of %4 (%5 %)")
+                       .arg(p->shown, QDateTime::fromMSecsSinceEpoch(s.timeUs / 1000).toString(QStringLiteral("HH:mm:ss.zzz")),
+                            formatCount(s.remaining()), formatCount(s.limit))
+                       .arg(s.limit > 0 ? 100.0 * double(s.remaining()) / double(s.limit) : 0.0, 0, 'f', 1);
+    if (s.denied())
+        text += QStringLiteral("\ndenied: a request passes in %1").arg(formatSpan(s.retryAfterUs));
+    QToolTip::showText(QCursor::pos(), text, m_chartView);
+}
+
+void MonitorPage::updateNote()
+{
+    QString text;
+    if (m_stale && !m_pins.empty())
+        text = QStringLiteral("Disconnected: the history up to %1 is shown, nothing is being read.").arg(clockText(m_lostAtUs));
+    else if (m_lost)
+        text = QStringLiteral("Connection lost at %1: the lines stop there and go on once it is back%2")
+                   .arg(clockText(m_lostAtUs), m_lostWhy.isEmpty() ? QStringLiteral(".") : QStringLiteral(" (%1).").arg(m_lostWhy));
+    m_note->setText(text);
+    m_note->setVisible(!text.isEmpty());
+}
+
+QString MonitorPage::noteText() const
+{
+    return m_note->text();
+}
+
+void MonitorPage::updateStatus()
+{
+    const qint64 nowMs = localNowUs() / 1000;
+    std::erase_if(m_recentSkips, [&](qint64 at) { return nowMs - at > 60000; });
+    int drawing = 0;
+    for (const auto &p : m_pins)
+        drawing += p->status == MonitorPin::Status::Drawing ? 1 : 0;
+    QString text;
+    if (m_pins.empty())
+        text = QStringLiteral("No keys pinned.");
+    else if (!m_client)
+        text = QStringLiteral("%1 pinned; not connected.").arg(formatKeys(qint64(m_pins.size())));
+    else if (m_paused)
+        text = QStringLiteral("Paused at %1: resume to read again.").arg(clockText(m_lastNowUs ? m_lastNowUs : nowUs()));
+    else
+        text = QStringLiteral("Reading %1 of %2 every %3, one round trip each time; the last %4 minutes kept per key.")
+                   .arg(drawing)
+                   .arg(formatKeys(qint64(m_pins.size())), intervalText(m_intervalMs))
+                   .arg(kHistoryUs / 60000000);
+    if (!m_recentSkips.empty())
+        text += QStringLiteral("  %1 skipped in the last minute: a reading took longer than %2.")
+                    .arg(m_recentSkips.size() == 1 ? QStringLiteral("1 tick") : QStringLiteral("%1 ticks").arg(m_recentSkips.size()),
+                         intervalText(m_intervalMs));
+    m_status->setText(text);
+}
+
+QString MonitorPage::statusText() const
+{
+    return m_status->text();
+}
+
+size_t MonitorPage::samplesHeld(const QByteArray &key) const
+{
+    const MonitorPin *p = find(key);
+    return p ? p->ring.size() : 0;
+}
+
+size_t MonitorPage::historyBytes() const
+{
+    size_t n = 0;
+    for (const auto &p : m_pins)
+        n += p->ring.bytes();
+    return n;
+}
+
+bool MonitorPage::exportPng(const QString &path, QString *error)
+{
+    const QPixmap shot = m_chartView->grab();
+    if (shot.save(path, "PNG"))
+        return true;
+    if (error)
+        *error = QStringLiteral("Could not write %1").arg(path);
+    return false;
+}
+
+bool MonitorPage::exportCsv(const QString &path, QString *error)
+{
+    // Every tick reads every key at one time: rows by time, keys in pin order within a tick.
+    struct Row {
+        qint64 timeUs;
+        size_t pin;
+        const MonitorSample *sample;
+    };
+    std::vector<Row> rows;
+    for (size_t i = 0; i < m_pins.size(); ++i) {
+        const SampleRing &ring = m_pins[i]->ring;
+        for (size_t j = 0; j < ring.size(); ++j)
+            if (!ring.at(j).gap)
+                rows.push_back({ring.at(j).timeUs, i, &ring.at(j)});
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) { return a.timeUs < b.timeUs; });
+
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        if (error)
+            *error = QStringLiteral("Could not write %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    QByteArray out = "time_us,key,used,limit,remaining,retry_after_ms\n";
+    for (const Row &r : rows) {
+        QString key = m_pins[r.pin]->shown;
+        if (key.contains(QLatin1Char(',')) || key.contains(QLatin1Char('"')))
+            key = QLatin1Char('"') + key.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"');
+        const MonitorSample &s = *r.sample;
+        out += QByteArray::number(s.timeUs) + ',' + key.toUtf8() + ',' + QByteArray::number(s.used) + ',' + QByteArray::number(s.limit) +
+               ',' + QByteArray::number(s.remaining()) + ',' + QByteArray::number(msRoundedUp(s.retryAfterUs)) + '\n';
+    }
+    file.write(out);
+    if (!file.commit()) {
+        if (error)
+            *error = QStringLiteral("Could not write %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+} // namespace ratescope::ui
