@@ -4,6 +4,11 @@
 #include "errors.h"
 #include "glob.h"
 #include "keyformat.h"
+#include "keytext.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 namespace ratescope {
 
@@ -18,8 +23,9 @@ void sortUnique(QByteArrayList &keys)
 constexpr int kScanCount = 1000;
 constexpr qint64 kMaxScanRounds = 100000000; // a bound, not a limit anyone reaches
 
+// visit(page) returns false to stop; returns whether the walk reached the end.
 template<typename Visit>
-void scanAll(Connection &c, const QByteArray &pattern, Visit visit)
+bool scanAll(Connection &c, const QByteArray &pattern, Visit visit)
 {
     QByteArray cursor = "0";
     qint64 rounds = 0;
@@ -29,8 +35,26 @@ void scanAll(Connection &c, const QByteArray &pattern, Visit visit)
         QByteArrayList keys;
         for (const Reply &k : page[1].elements())
             keys << k.bytes();
-        visit(keys);
+        if (!visit(keys))
+            return false;
     } while (cursor != "0" && ++rounds < kMaxScanRounds);
+    return true;
+}
+
+QString compactJson(const QJsonObject &o)
+{
+    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+}
+
+QString failureText(const std::exception_ptr &failure)
+{
+    try {
+        std::rethrow_exception(failure);
+    } catch (const std::exception &e) {
+        return QString::fromUtf8(e.what());
+    } catch (...) {
+        return QStringLiteral("unexpected failure");
+    }
 }
 
 } // namespace
@@ -47,6 +71,7 @@ QByteArrayList Resetter::counterWindows(const QByteArray &base)
             if (splitCounterWindowKey(k, &b, &id) && b == base)
                 windows << k;
         }
+        return true;
     });
     return windows;
 }
@@ -74,35 +99,103 @@ ResetPlan Resetter::planKeys(const QByteArrayList &keys)
     return plan;
 }
 
-ResetPlan Resetter::planPattern(const QByteArray &pattern, const std::function<void(qint64)> &progress)
+ResetPlan Resetter::planPattern(const QByteArray &pattern, const std::function<bool(qint64, qint64)> &progress)
 {
     if (pattern.isEmpty())
         throw UsageError(QStringLiteral("the pattern must not be empty"));
     ResetPlan plan;
     plan.pattern = pattern;
     const bool metadataNamed = !m_ns.isEmpty() && pattern.startsWith(m_ns);
-    qint64 scanned = 0;
-    scanAll(m_connection, pattern, [&](const QByteArrayList &keys) {
-        for (const QByteArray &k : keys)
+    plan.complete = scanAll(m_connection, pattern, [&](const QByteArrayList &keys) {
+        for (const QByteArray &k : keys) {
             if (metadataNamed || m_ns.isEmpty() || !k.startsWith(m_ns))
                 plan.keys << k;
-        scanned += keys.size();
-        if (progress)
-            progress(scanned);
+            else
+                ++plan.metadataLeftOut;
+        }
+        plan.scanned += keys.size();
+        // Matches counted before de-duplication: SCAN returns a key twice only rarely.
+        return !progress || progress(plan.scanned, plan.keys.size());
     });
     sortUnique(plan.keys); // SCAN may return a key twice
     return plan;
 }
 
+qint64 Resetter::leaveOutMetadata(ResetPlan &plan) const
+{
+    if (m_ns.isEmpty())
+        return 0;
+    const qsizetype before = plan.keys.size();
+    plan.keys.removeIf([this](const QByteArray &k) { return k.startsWith(m_ns); });
+    const qint64 removed = before - plan.keys.size();
+    plan.metadataLeftOut += removed;
+    return removed;
+}
+
 qint64 Resetter::execute(const ResetPlan &plan)
 {
     qint64 deleted = 0;
-    for (qsizetype first = 0; first < plan.keys.size(); first += 500) {
+    for (qsizetype first = 0; first < plan.keys.size(); first += kBatchSize) {
         Command unlink{"UNLINK"};
-        unlink += plan.keys.mid(first, 500);
+        unlink += plan.keys.mid(first, kBatchSize);
         deleted += m_connection.command(unlink).toInteger();
     }
     return deleted;
+}
+
+ResetRun Resetter::execute(const ResetPlan &plan, const std::function<bool(const ResetRun &)> &afterBatch)
+{
+    ResetRun run;
+    run.planned = plan.keys.size();
+    for (qsizetype first = 0; first < plan.keys.size(); first += kBatchSize) {
+        const QByteArrayList batch = plan.keys.mid(first, kBatchSize);
+        Command unlink{"UNLINK"};
+        unlink += batch;
+        try {
+            run.deleted += m_connection.command(unlink).toInteger();
+        } catch (...) {
+            // Never sent again: after a lost connection the batch may have been deleted already.
+            run.failure = std::current_exception();
+            return run;
+        }
+        run.processed += batch.size();
+        if (afterBatch && !afterBatch(run) && run.processed < run.planned) {
+            run.stopped = true;
+            return run;
+        }
+    }
+    return run;
+}
+
+AuditEntry resetAuditEntry(const ResetPlan &plan, qint64 deleted)
+{
+    QStringList asked;
+    for (const QByteArray &k : plan.requested)
+        asked << displayKey(k);
+    QJsonArray sample;
+    for (qsizetype i = 0; i < std::min<qsizetype>(plan.keys.size(), 100); ++i)
+        sample.append(displayKey(plan.keys[i]));
+    AuditEntry e;
+    e.action = QStringLiteral("reset");
+    e.target = plan.pattern.isEmpty() ? asked.join(QLatin1Char(' ')) : QStringLiteral("match:") + displayKey(plan.pattern);
+    e.before = compactJson({{QStringLiteral("keys"), sample}, {QStringLiteral("count"), plan.keys.size()}});
+    e.after = compactJson({{QStringLiteral("deleted"), deleted}});
+    e.count = deleted;
+    return e;
+}
+
+AuditEntry resetAuditEntry(const ResetPlan &plan, const ResetRun &run)
+{
+    AuditEntry e = resetAuditEntry(plan, run.deleted);
+    if (run.finished())
+        return e;
+    QJsonObject after{{QStringLiteral("deleted"), run.deleted}, {QStringLiteral("processed"), run.processed}};
+    if (run.failure)
+        after.insert(QStringLiteral("error"), failureText(run.failure));
+    else
+        after.insert(QStringLiteral("cancelled"), true);
+    e.after = compactJson(after);
+    return e;
 }
 
 } // namespace ratescope

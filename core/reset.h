@@ -1,8 +1,11 @@
 // Resetting limiters: exact keys or a pattern, always previewed, then exactly the preview deleted.
 #pragma once
 
+#include "audit.h"
+
 #include <QByteArrayList>
 #include <QString>
+#include <exception>
 #include <functional>
 
 namespace ratescope {
@@ -13,6 +16,21 @@ struct ResetPlan {
     QByteArrayList keys;  // exactly what execute() deletes
     QByteArray pattern;   // empty for exact keys
     QByteArrayList requested; // the exact keys asked for
+    qint64 scanned = 0;         // pattern: keys SCAN returned
+    qint64 metadataLeftOut = 0; // pattern: Ratescope's own keys it matched and the plan leaves out
+    bool complete = true;       // false: the scan was stopped early and keys holds what it had found
+};
+
+// How far execute() got. Deletions are counted from UNLINK's answers only, so after a lost
+// connection the batch under way may or may not have been deleted.
+struct ResetRun {
+    qint64 planned = 0;   // keys in the plan
+    qint64 processed = 0; // keys of the batches whose UNLINK was answered
+    qint64 deleted = 0;   // of those, the ones that still existed and were deleted
+    bool stopped = false; // stopped between batches on request
+    std::exception_ptr failure; // why it ended early; the batch it happened in is not counted
+
+    bool finished() const { return processed == planned && !failure; }
 };
 
 class Resetter {
@@ -24,11 +42,20 @@ public:
     // Exact keys, glob characters and all (UNLINK takes names literally). A key that does
     // not exist but is the base of counter windows (<key>:<window id>) expands to them.
     ResetPlan planKeys(const QByteArrayList &keys);
-    // A SCAN snapshot of the pattern. progress(scanned keys) is called per page.
-    ResetPlan planPattern(const QByteArray &pattern, const std::function<void(qint64)> &progress = {});
+    // A SCAN snapshot of the pattern. progress(keys scanned, keys matched so far) is called per
+    // page; returning false stops the scan there (the plan is then not complete).
+    ResetPlan planPattern(const QByteArray &pattern, const std::function<bool(qint64, qint64)> &progress = {});
+    // Takes Ratescope's own keys (under the namespace: policies, overrides, audit) out of a
+    // plan, whatever the pattern said, for front ends that never offer them. Returns how many.
+    qint64 leaveOutMetadata(ResetPlan &plan) const;
     // UNLINKs exactly the planned keys, in batches; keys created since the preview are never
     // touched. Returns how many existed and were deleted.
     qint64 execute(const ResetPlan &plan);
+    // The same, reporting after each batch: afterBatch(run so far) returning false stops
+    // before the next batch. Never throws: a failure ends the run and is kept in it.
+    ResetRun execute(const ResetPlan &plan, const std::function<bool(const ResetRun &)> &afterBatch);
+
+    static constexpr int kBatchSize = 500; // keys per UNLINK
 
 private:
     QByteArrayList counterWindows(const QByteArray &base);
@@ -36,5 +63,13 @@ private:
     Connection &m_connection;
     QByteArray m_ns;
 };
+
+// The one audit entry a reset leaves, built here so that the CLI and the console write the same
+// entry: target the keys asked for (or "match:<pattern>"), before the plan (its first 100 keys
+// as people read them, and its size), after how many were deleted, count the deletions.
+AuditEntry resetAuditEntry(const ResetPlan &plan, qint64 deleted);
+// For a run that may have ended early: the same entry, and when it did not finish, after also
+// says how far it got ("processed") and why it stopped ("cancelled" or "error").
+AuditEntry resetAuditEntry(const ResetPlan &plan, const ResetRun &run);
 
 } // namespace ratescope

@@ -92,12 +92,8 @@ int runReset(Cli &cli)
         return ExitUsage;
     }
     const qint64 deleted = resetter.execute(plan);
-    const QString target = byPattern ? QStringLiteral("match:") + QString::fromUtf8(plan.pattern) : keys.join(QLatin1Char(' '));
-    QJsonArray sample;
-    for (qsizetype i = 0; i < std::min<qsizetype>(plan.keys.size(), 100); ++i)
-        sample.append(listed[i]);
-    audit(cli, QStringLiteral("reset"), target, compactJson({{QStringLiteral("keys"), sample}, {QStringLiteral("count"), plan.keys.size()}}),
-          compactJson({{QStringLiteral("deleted"), deleted}}), deleted);
+    // The console's reset writes the very same entry (core builds it).
+    AuditLog(cli.connection(), cli.ns()).append(resetAuditEntry(plan, deleted), cli.operatorName());
     if (cli.json())
         cli.printJson({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false},
                        {QStringLiteral("keys"), listed}});
