@@ -6,6 +6,8 @@
 #include "limiter.h"
 #include "limiterscript.h"
 
+#include <QJsonDocument>
+
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -410,6 +412,30 @@ QByteArray timelineCsv(std::span<const BurstSlice> timeline)
         csv += QByteArray::number(double(s.endUs) / 1000.0, 'f', 1) + ',' + QByteArray::number(s.allowed) + ',' +
                QByteArray::number(s.denied) + ',' + QByteArray::number(s.errors) + '\n';
     return csv;
+}
+
+AuditEntry burstAuditEntry(const QByteArray &key, const QJsonObject &parameters, const QJsonObject &outcome, qint64 sent)
+{
+    AuditEntry entry;
+    entry.action = QStringLiteral("burst");
+    entry.target = QString::fromUtf8(key);
+    entry.before = QString::fromUtf8(QJsonDocument(parameters).toJson(QJsonDocument::Compact));
+    entry.after = QString::fromUtf8(QJsonDocument(outcome).toJson(QJsonDocument::Compact));
+    entry.count = sent;
+    return entry;
+}
+
+AuditEntry burstAuditEntry(const BurstConfig &config, const BurstSummary &summary)
+{
+    return burstAuditEntry(config.key, config.toJson(), summary.toJson(), summary.sent);
+}
+
+QJsonObject boundaryAuditParameters(const LimitSpec &spec)
+{
+    return {{QStringLiteral("scenario"), QStringLiteral("boundary")},
+            {QStringLiteral("algo"), algorithmName(spec.algorithm)},
+            {QStringLiteral("limit"), spec.limit},
+            {QStringLiteral("window_us"), spec.windowUs}};
 }
 
 BurstEngine::BurstEngine(ConnectionOptions options, BurstConfig config)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "algorithm.h"
+#include "audit.h"
 #include "connectionoptions.h"
 #include "latencyhistogram.h"
 
@@ -77,6 +78,15 @@ struct BurstSummary {
 
 // The timeline as CSV: "elapsed_ms,allowed,denied,errors", one line per slice.
 QByteArray timelineCsv(std::span<const BurstSlice> timeline);
+
+// The audit trail's record of one burst or boundary run, the same whoever fired it (the CLI
+// or the console), so the trail reads alike: action "burst", the key, the parameters as
+// "before", the summary (or what went wrong) as "after", and the requests sent as the count.
+AuditEntry burstAuditEntry(const QByteArray &key, const QJsonObject &parameters, const QJsonObject &outcome, qint64 sent);
+// A burst's record: its configuration before, its summary after.
+AuditEntry burstAuditEntry(const BurstConfig &config, const BurstSummary &summary);
+// The boundary scenario's parameters ("before" of its record).
+QJsonObject boundaryAuditParameters(const LimitSpec &spec);
 
 // Runs bursts. One connection per thread, each connected and with the script loaded before
 // the clock starts. Up to `pipeline` requests go out in one write and all their replies are

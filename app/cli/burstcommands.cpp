@@ -8,7 +8,6 @@
 #include "duration.h"
 #include "errors.h"
 
-#include <QJsonDocument>
 #include <QRandomGenerator>
 #include <QSaveFile>
 
@@ -184,20 +183,9 @@ int writeTimeline(Cli &cli, const QString &path, const BurstSummary &s)
     return ExitUsage;
 }
 
-QString compact(const QJsonObject &o)
-{
-    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
-}
-
 // Returns the exit code the audit trail's failure calls for (0 when written).
-int audit(Cli &cli, const QByteArray &key, const QJsonObject &before, const QJsonObject &after, qint64 count)
+int audit(Cli &cli, const AuditEntry &entry)
 {
-    AuditEntry entry;
-    entry.action = QStringLiteral("burst");
-    entry.target = QString::fromUtf8(key);
-    entry.before = compact(before);
-    entry.after = compact(after);
-    entry.count = count;
     try {
         AuditLog(cli.connection(), cli.ns()).append(entry, cli.operatorName());
         return ExitOk;
@@ -246,7 +234,7 @@ int runBurst(Cli &cli)
     printSummary(cli, summary);
     const int written =
         cli.args().isSet(QStringLiteral("timeline")) ? writeTimeline(cli, cli.args().value(QStringLiteral("timeline")), summary) : ExitOk;
-    const int audited = audit(cli, config.key, config.toJson(), summary.toJson(), summary.sent);
+    const int audited = audit(cli, burstAuditEntry(config, summary));
     const int code = exitCodeFor(summary);
     if (code != ExitOk) {
         cli.err() << "ratescope-cli: " << summary.errors << " of " << summary.sent << " requests failed; the first: " << summary.firstError
@@ -303,21 +291,18 @@ int runBoundary(Cli &cli)
         throw UsageError(QStringLiteral("boundary takes no KEY argument (use --key K)"));
     const LimitSpec spec = specFromOptions(cli, false);
     const QByteArray key = boundaryKey(cli, spec);
-    const QJsonObject before{{QStringLiteral("scenario"), QStringLiteral("boundary")},
-                             {QStringLiteral("algo"), algorithmName(spec.algorithm)},
-                             {QStringLiteral("limit"), spec.limit},
-                             {QStringLiteral("window_us"), spec.windowUs}};
+    const QJsonObject before = boundaryAuditParameters(spec);
     BoundaryScenario scenario(cli.connection(), key, spec);
     BoundaryResult result;
     try {
         result = scenario.run();
     } catch (const Error &e) {
         if (scenario.requestsSent() > 0) // it mutated before failing: audit that too
-            audit(cli, key, before, {{QStringLiteral("error"), e.message()}}, scenario.requestsSent());
+            audit(cli, burstAuditEntry(key, before, {{QStringLiteral("error"), e.message()}}, scenario.requestsSent()));
         throw;
     }
     printBoundary(cli, key, spec, result);
-    return audit(cli, key, before, result.toJson(), scenario.requestsSent());
+    return audit(cli, burstAuditEntry(key, before, result.toJson(), scenario.requestsSent()));
 }
 
 } // namespace
