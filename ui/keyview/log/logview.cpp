@@ -1,22 +1,767 @@
 #include "logview.h"
 
+#include "connection.h"
+#include "displayformat.h"
+#include "duration.h"
+#include "errors.h"
+#include "inspector.h"
+#include "logentriesmodel.h"
+
+#include <QtCharts/QAreaSeries>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+
+#include <QCheckBox>
+#include <QEvent>
+#include <QGraphicsSimpleTextItem>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPushButton>
+#include <QRubberBand>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
 namespace ratescope::ui {
+
+namespace {
+
+// A chart on which dragging across picks a time range (instead of zooming).
+class RangeChartView : public QChartView {
+public:
+    RangeChartView(QChart *chart, QWidget *parent, std::function<void(double, double)> picked)
+        : QChartView(chart, parent)
+        , m_picked(std::move(picked))
+    {
+        setRenderHint(QPainter::Antialiasing);
+        setCursor(Qt::CrossCursor);
+        setToolTip(tr("Drag across the chart to list only the entries of that time range"));
+    }
+
+protected:
+    void mousePressEvent(QMouseEvent *e) override
+    {
+        if (e->button() != Qt::LeftButton || !chart()->plotArea().contains(e->position())) {
+            QChartView::mousePressEvent(e);
+            return;
+        }
+        m_origin = e->position().toPoint();
+        if (!m_band)
+            m_band = new QRubberBand(QRubberBand::Rectangle, viewport());
+        m_band->setGeometry(bandFor(m_origin.x()));
+        m_band->show();
+        e->accept();
+    }
+    void mouseMoveEvent(QMouseEvent *e) override
+    {
+        if (m_band && m_band->isVisible())
+            m_band->setGeometry(bandFor(e->position().toPoint().x()));
+        else
+            QChartView::mouseMoveEvent(e);
+    }
+    void mouseReleaseEvent(QMouseEvent *e) override
+    {
+        if (!m_band || !m_band->isVisible()) {
+            QChartView::mouseReleaseEvent(e);
+            return;
+        }
+        m_band->hide();
+        const double a = chart()->mapToValue(QPointF(m_origin.x(), 0)).x();
+        const double b = chart()->mapToValue(QPointF(e->position().x(), 0)).x();
+        if (std::abs(e->position().x() - m_origin.x()) >= 3) // a click is no range
+            m_picked(std::min(a, b), std::max(a, b));
+        e->accept();
+    }
+
+private:
+    QRect bandFor(int x) const
+    {
+        const QRectF plot = chart()->plotArea();
+        const int left = std::clamp(std::min(x, m_origin.x()), int(plot.left()), int(plot.right()));
+        const int right = std::clamp(std::max(x, m_origin.x()), int(plot.left()), int(plot.right()));
+        return QRect(QPoint(left, int(plot.top())), QPoint(right, int(plot.bottom())));
+    }
+
+    std::function<void(double, double)> m_picked;
+    QRubberBand *m_band = nullptr;
+    QPoint m_origin;
+};
+
+struct AxisUnit {
+    qint64 us;
+    const char *name;
+};
+
+// The time axis counts in the unit that keeps its labels short for the span shown.
+AxisUnit axisUnitFor(qint64 spanUs)
+{
+    if (spanUs <= 2000000)
+        return {1000, "ms"};
+    if (spanUs <= 180LL * 1000000)
+        return {1000000, "s"};
+    if (spanUs <= 3LL * 3600 * 1000000)
+        return {60LL * 1000000, "min"};
+    if (spanUs <= 3LL * 86400 * 1000000)
+        return {3600LL * 1000000, "h"};
+    return {86400LL * 1000000, "d"};
+}
+
+// 1, 2 or 5 times a power of ten: at most about `ticks` labels over the range.
+double niceStep(double range, int ticks)
+{
+    const double raw = std::max(range, 1e-9) / ticks;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0})
+        if (raw <= m * magnitude)
+            return m * magnitude;
+    return 10 * magnitude;
+}
+
+// Ticks on round values, anchored at `anchor` (now, on the time axis), labelled without
+// needless decimals.
+void setNiceTicks(QValueAxis *axis, double anchor, int ticks)
+{
+    const double step = niceStep(axis->max() - axis->min(), ticks);
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(anchor);
+    axis->setTickInterval(step);
+    const int decimals = step >= 1 ? 0 : int(std::ceil(-std::log10(step) - 1e-9));
+    axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
+}
+
+QPen pen(const QColor &c, qreal width, Qt::PenStyle style = Qt::SolidLine)
+{
+    QPen p(c, width, style);
+    p.setCosmetic(true);
+    return p;
+}
+
+} // namespace
 
 LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     : QWidget(parent)
     , m_client(client)
     , m_key(key)
 {
+    m_title = new QLabel(tr("Sliding log: reading…"), this);
+    QFont big = m_title->font();
+    big.setBold(true);
+    big.setPointSizeF(big.pointSizeF() * 1.15);
+    m_title->setFont(big);
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status = new QLabel(this);
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_historyBox = new QCheckBox(tr("Show one more window of history"), this);
+    connect(m_historyBox, &QCheckBox::toggled, this, &LogView::setHistoryShown);
+
+    m_chart = new QChart;
+    m_chart->setMargins(QMargins(4, 4, 4, 4));
+    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    m_chart->setAnimationOptions(QChart::NoAnimation);
+    m_axisX = new QValueAxis(m_chart);
+    m_axisY = new QValueAxis(m_chart);
+    m_axisBuckets = new QValueAxis(m_chart);
+    m_axisX->setTitleText(tr("time relative to now (s)"));
+    m_axisY->setTitleText(tr("cost units in the window"));
+    m_axisBuckets->setTitleText(tr("entries per bucket"));
+    m_axisY->setLabelFormat(QStringLiteral("%.0f"));
+    m_axisBuckets->setLabelFormat(QStringLiteral("%.0f"));
+    m_chart->addAxis(m_axisX, Qt::AlignBottom);
+    m_chart->addAxis(m_axisY, Qt::AlignLeft);
+    m_chart->addAxis(m_axisBuckets, Qt::AlignRight);
+
+    m_expiredUpper = new QLineSeries(this);
+    m_expired = new QAreaSeries(m_expiredUpper);
+    m_expired->setName(tr("expired (older than one window)"));
+    m_buckets = new QLineSeries;
+    m_buckets->setName(tr("entries per bucket (counted on the server)"));
+    m_used = new QLineSeries;
+    m_used->setName(tr("rolling count used(t)"));
+    m_limit = new QLineSeries;
+    m_limit->setName(tr("limit"));
+    m_capacityOne = new QLineSeries;
+    m_capacityCost = new QLineSeries;
+    m_entries = new QScatterSeries;
+    m_entries->setName(tr("admitted entries"));
+    m_entries->setMarkerShape(QScatterSeries::MarkerShapeCircle);
+    m_entries->setMarkerSize(9);
+    m_weighted = new QScatterSeries;
+    m_weighted->setName(tr("weighted entries (×cost)"));
+    m_weighted->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    m_weighted->setMarkerSize(12);
+    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_buckets, m_used, m_limit, m_capacityOne, m_capacityCost,
+                                                                         m_entries, m_weighted}) {
+        m_chart->addSeries(s);
+        s->attachAxis(m_axisX);
+        s->attachAxis(s == m_buckets ? m_axisBuckets : m_axisY);
+    }
+    m_chartView = new RangeChartView(m_chart, this, [this](double a, double b) {
+        if (!m_read)
+            return;
+        const qint64 from = m_axisNowUs + qint64(std::floor(a * double(m_axisUnitUs)));
+        const qint64 to = m_axisNowUs + qint64(std::ceil(b * double(m_axisUnitUs))) + 1;
+        setTimeFilter(from, to);
+    });
+    m_chartView->setMinimumHeight(280);
+    connect(m_chart, &QChart::plotAreaChanged, this, &LogView::placeCostLabels);
+
+    m_model = new LogEntriesModel(this);
+    m_table = new QTableView(this);
+    m_table->setModel(m_model);
+    m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->horizontalHeader()->setStretchLastSection(false);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_table->setColumnWidth(LogEntriesModel::Time, m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000-00-00 00:00:00.000")) + 24);
+    m_table->setColumnWidth(LogEntriesModel::Age, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00.000 s ago")) + 16);
+    m_table->setColumnWidth(LogEntriesModel::Member, m_table->fontMetrics().horizontalAdvance(QLatin1Char('0')) * 40);
+    m_table->setColumnWidth(LogEntriesModel::Cost, m_table->fontMetrics().horizontalAdvance(QStringLiteral("Cost")) + 40);
+
+    m_filterLabel = new QLabel(this);
+    m_clearFilter = new QPushButton(tr("Clear time range"), this);
+    m_clearFilter->setEnabled(false);
+    connect(m_clearFilter, &QPushButton::clicked, this, &LogView::clearTimeFilter);
+    m_prev = new QPushButton(tr("◀ Newer"), this);
+    m_next = new QPushButton(tr("Older ▶"), this);
+    // Oldest first is the server's order; the buttons page through it.
+    m_prev->setText(tr("◀ Previous"));
+    m_next->setText(tr("Next ▶"));
+    connect(m_prev, &QPushButton::clicked, this, &LogView::previousPage);
+    connect(m_next, &QPushButton::clicked, this, &LogView::nextPage);
+    m_pageLabel = new QLabel(this);
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_title, 1);
+    top->addWidget(m_historyBox);
+    auto *tableBar = new QHBoxLayout;
+    tableBar->addWidget(m_filterLabel, 1);
+    tableBar->addWidget(m_clearFilter);
+    tableBar->addSpacing(12);
+    tableBar->addWidget(m_pageLabel);
+    tableBar->addWidget(m_prev);
+    tableBar->addWidget(m_next);
+    auto *lower = new QWidget(this);
+    auto *lowerLayout = new QVBoxLayout(lower);
+    lowerLayout->setContentsMargins(0, 0, 0, 0);
+    lowerLayout->addLayout(tableBar);
+    lowerLayout->addWidget(m_table);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_chartView);
+    split->addWidget(lower);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setSizes({480, 240});
+    split->setChildrenCollapsible(false);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(top);
+    layout->addWidget(m_status);
+    layout->addWidget(split, 1);
+
+    if (m_client)
+        connect(m_client, &RedisClient::stateChanged, this, &LogView::updateLiveness);
+    applyPalette();
+    updatePager();
+    updateLiveness();
 }
 
-LogView::~LogView() = default;
-
-void LogView::setContext(const std::optional<LimitSpec> &, ScoreUnit, qint64)
+LogView::~LogView()
 {
+    if (m_client)
+        m_client->cancel(this);
+}
+
+QAbstractItemModel *LogView::entriesModel() const
+{
+    return m_model;
+}
+
+void LogView::setContext(const std::optional<LimitSpec> &spec, ScoreUnit unit, qint64 nowUs)
+{
+    const bool specChanged = !m_context || m_context->spec != spec;
+    m_context = Context{spec, unit, nowUs};
+    if (specChanged)
+        m_historyBox->setEnabled(spec.has_value());
+    startRead();
+}
+
+void LogView::setHistoryShown(bool shown)
+{
+    if (m_history == shown)
+        return;
+    m_history = shown;
+    if (m_historyBox->isChecked() != shown)
+        m_historyBox->setChecked(shown);
+    startRead();
+}
+
+void LogView::setTimeFilter(qint64 fromUs, qint64 toUs)
+{
+    if (toUs <= fromUs)
+        return;
+    m_filter = std::make_pair(fromUs, toUs);
+    m_pageOffset = 0;
+    startRead();
+}
+
+void LogView::clearTimeFilter()
+{
+    if (!m_filter)
+        return;
+    m_filter.reset();
+    m_pageOffset = 0;
+    startRead();
+}
+
+void LogView::setPageSize(int rows)
+{
+    m_pageSize = std::clamp(rows, 1, 1000);
+    m_pageOffset = 0;
+    startRead();
+}
+
+void LogView::nextPage()
+{
+    if (m_pageOffset + m_pageSize >= m_model->total())
+        return;
+    m_pageOffset += m_pageSize;
+    startRead();
+}
+
+void LogView::previousPage()
+{
+    if (m_pageOffset == 0)
+        return;
+    m_pageOffset = std::max<qint64>(0, m_pageOffset - m_pageSize);
+    startRead();
+}
+
+QString LogView::titleText() const
+{
+    return m_title->text();
+}
+
+QString LogView::statusText() const
+{
+    return m_status->text();
+}
+
+double LogView::xOf(qint64 timeUs) const
+{
+    return double(timeUs - m_axisNowUs) / double(m_axisUnitUs);
+}
+
+void LogView::startRead()
+{
+    if (!m_context || !m_client)
+        return;
+    if (m_inFlight) {
+        m_pending = true; // the newest context and settings are read when this one is back
+        return;
+    }
+    m_inFlight = true;
+    ++m_reads;
+    const Context ctx = *m_context;
+    const bool history = m_history;
+    const auto filter = m_filter;
+    const qint64 offset = m_pageOffset;
+    const int pageSize = m_pageSize;
+    m_client->request(
+        this,
+        [key = m_key, ctx, history, filter, offset, pageSize](Connection &c) {
+            LogRead r;
+            r.nowUs = ctx.nowUs;
+            r.spec = ctx.spec;
+            r.type = c.command({"TYPE", key}).text();
+            r.kind = classifyKey(c, key, ctx.nowUs, ctx.unit, ctx.spec);
+            if (r.type != QLatin1String("zset") && r.type != QLatin1String("none"))
+                throw UsageError(QStringLiteral("'%1' is a %2, not a sliding log").arg(QString::fromUtf8(key), r.type));
+            const ScoreUnit unit = r.kind.unit != ScoreUnit::Auto ? r.kind.unit : ctx.unit != ScoreUnit::Auto ? ctx.unit : ScoreUnit::Microseconds;
+            LogWindowQuery q;
+            q.key = key;
+            q.unit = unit;
+            q.toUs = ctx.nowUs + 1; // an entry admitted at now is in the window
+            q.entryCap = kEntryCap;
+            if (ctx.spec) {
+                const qint64 w = ctx.spec->windowUs;
+                r.axisFromUs = ctx.nowUs - (history ? 2 : 1) * w;
+                // One window more, for the rolling count at the axis start: (t - window, t].
+                r.readFromUs = r.axisFromUs - w + 1;
+                q.buckets = kBucketsPerWindow * (history ? 3 : 2);
+            } else {
+                // No window to go by: from the oldest entry (at least a minute) to now.
+                const Reply oldest = c.command({"ZRANGE", key, "0", "0", "WITHSCORES"});
+                const qint64 per = scoreUnitUs(unit);
+                const qint64 oldestUs = oldest.size() == 2 ? qint64(std::llround(oldest[1].bytes().toDouble() * double(per))) : ctx.nowUs;
+                r.axisFromUs = std::min(oldestUs, ctx.nowUs - 60 * 1000000LL);
+                r.readFromUs = r.axisFromUs;
+                q.buckets = 300;
+            }
+            q.fromUs = r.readFromUs;
+            r.window = readLogWindow(c, q);
+            if (ctx.spec && r.kind.isLimiter()) {
+                try {
+                    LimitSpec one = *ctx.spec;
+                    one.cost = 1;
+                    r.forOne = peekAnyFormat(c, key, r.kind, one, ctx.nowUs);
+                    if (ctx.spec->cost != 1)
+                        r.forCost = peekAnyFormat(c, key, r.kind, *ctx.spec, ctx.nowUs);
+                } catch (const UsageError &e) {
+                    r.peekProblem = e.message();
+                } catch (const ReplyError &e) {
+                    r.peekProblem = e.message();
+                }
+            }
+            const qint64 pageFrom = filter ? filter->first : r.axisFromUs + 1; // (axis start, now]: an entry at the start has expired
+            const qint64 pageTo = filter ? filter->second : ctx.nowUs + 1;
+            r.page = readLogPage(c, key, unit, pageFrom, pageTo, offset, pageSize);
+            return r;
+        },
+        [this](const Outcome<LogRead> &o) {
+            m_inFlight = false;
+            ++m_readsDone;
+            if (o.ok())
+                apply(o.value());
+            else
+                showFailure(o.failure().message);
+            emit refreshed();
+            if (m_pending) {
+                m_pending = false;
+                startRead();
+            }
+        });
+}
+
+void LogView::apply(const LogRead &read)
+{
+    m_read = read;
+    m_failure.clear();
+    m_lastGoodAt = QDateTime::currentDateTime();
+    if (read.page.offset >= read.page.total && read.page.offset > 0) // the range shrank under the page
+        m_pageOffset = 0;
+    m_model->setPage(read.page.entries, read.page.offset, read.page.total, read.nowUs);
+    drawChart(read);
+    updatePager();
+    updateLiveness();
     if (!m_loaded) {
         m_loaded = true;
         emit loaded();
     }
+}
+
+void LogView::drawChart(const LogRead &read)
+{
+    const qint64 now = read.nowUs;
+    const std::optional<LimitSpec> &spec = read.spec;
+    const LogWindow &w = read.window;
+    m_axisNowUs = now;
+
+    // Where capacity returns, for cost 1 and the policy's cost: now + retry_after.
+    std::optional<qint64> backOne, backCost;
+    if (read.forOne)
+        backOne = now + read.forOne->decision.retryAfterUs;
+    if (read.forCost)
+        backCost = now + read.forCost->decision.retryAfterUs;
+    qint64 axisTo = now;
+    for (const auto &b : {backOne, backCost})
+        if (b)
+            axisTo = std::max(axisTo, *b);
+    if (spec)
+        axisTo = std::min(axisTo, now + spec->windowUs);
+    const AxisUnit unit = axisUnitFor(std::max<qint64>(1, axisTo - read.axisFromUs));
+    m_axisUnitUs = unit.us;
+    const double pad = double(axisTo - read.axisFromUs) * 0.03 / double(unit.us);
+    const double x0 = xOf(read.axisFromUs), x1 = xOf(axisTo) + pad;
+    m_axisX->setRange(x0, x1);
+    m_axisX->setTitleText(tr("time relative to now (%1)").arg(QLatin1String(unit.name)));
+
+    QList<QPointF> used, entries, weighted, buckets;
+    m_costLabelPoints.clear();
+    double yMax = 1;
+    if (spec) {
+        const qint64 W = spec->windowUs;
+        if (!w.bucketed) {
+            // The rolling count steps up at each admission and down one window later.
+            std::map<qint64, qint64> steps;
+            qint64 level = 0;
+            for (const LogEntry &e : w.entries) {
+                if (e.timeUs <= read.axisFromUs) {
+                    if (e.timeUs > read.axisFromUs - W)
+                        level += e.cost;
+                } else if (e.timeUs <= now) {
+                    steps[e.timeUs] += e.cost;
+                }
+                if (e.timeUs + W > read.axisFromUs && e.timeUs + W <= now)
+                    steps[e.timeUs + W] -= e.cost;
+            }
+            used.reserve(qsizetype(steps.size()) * 2 + 2);
+            used.append(QPointF(x0, double(level)));
+            std::map<qint64, qint64> levelAt;
+            for (const auto &[t, delta] : steps) {
+                used.append(QPointF(xOf(t), double(level)));
+                level += delta;
+                used.append(QPointF(xOf(t), double(level)));
+                levelAt[t] = level;
+                yMax = std::max(yMax, double(level));
+            }
+            used.append(QPointF(xOf(now), double(level)));
+            for (const LogEntry &e : w.entries) {
+                if (e.timeUs <= read.axisFromUs || e.timeUs > now)
+                    continue;
+                const QPointF p(xOf(e.timeUs), double(levelAt[e.timeUs]));
+                entries.append(p);
+                if (e.cost > 1) {
+                    weighted.append(p);
+                    m_costLabelPoints.emplace_back(p, QStringLiteral("×%1").arg(e.cost));
+                }
+            }
+        } else {
+            // Counts only: the rolling count of entries from the buckets that make up a window.
+            const size_t perWindow = kBucketsPerWindow;
+            qint64 sum = 0;
+            double bucketMax = 1;
+            for (size_t k = 0; k < w.buckets.size(); ++k) {
+                const LogBucket &b = w.buckets[k];
+                sum += b.count;
+                if (k >= perWindow)
+                    sum -= w.buckets[k - perWindow].count;
+                if (b.toUs <= read.axisFromUs + 1) // all before the axis: (axis start, now] is drawn
+                    continue;
+                const double bx0 = xOf(std::max(b.fromUs, read.axisFromUs)), bx1 = xOf(std::min(b.toUs - 1, now));
+                used.append(QPointF(bx0, double(sum)));
+                used.append(QPointF(bx1, double(sum)));
+                buckets.append(QPointF(bx0, double(b.count)));
+                buckets.append(QPointF(bx1, double(b.count)));
+                yMax = std::max(yMax, double(sum));
+                bucketMax = std::max(bucketMax, double(b.count));
+            }
+            m_axisBuckets->setRange(0, bucketMax * 1.15);
+            m_axisBuckets->setTitleText(tr("entries per bucket of %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
+        }
+        yMax = std::max(yMax, double(spec->limit));
+        if (read.forOne)
+            yMax = std::max(yMax, double(read.forOne->usedNow));
+        m_axisY->setTitleText(w.bucketed ? tr("entries in the window") : tr("cost units in the window"));
+    } else {
+        // No limits: the entries by cost; nothing to judge them against.
+        double costMax = 1;
+        if (!w.bucketed) {
+            for (const LogEntry &e : w.entries) {
+                const QPointF p(xOf(e.timeUs), double(e.cost));
+                entries.append(p);
+                if (e.cost > 1)
+                    weighted.append(p);
+                costMax = std::max(costMax, double(e.cost));
+            }
+        } else {
+            double bucketMax = 1;
+            for (const LogBucket &b : w.buckets) {
+                buckets.append(QPointF(xOf(b.fromUs), double(b.count)));
+                buckets.append(QPointF(xOf(b.toUs - 1), double(b.count)));
+                bucketMax = std::max(bucketMax, double(b.count));
+            }
+            m_axisBuckets->setRange(0, bucketMax * 1.15);
+            m_axisBuckets->setTitleText(tr("entries per bucket of %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
+        }
+        yMax = costMax;
+        m_axisY->setTitleText(tr("entry cost"));
+    }
+    m_axisY->setRange(0, std::ceil(yMax * 1.15));
+    setNiceTicks(m_axisX, 0, 10);
+    setNiceTicks(m_axisY, 0, 6);
+    if (w.bucketed)
+        setNiceTicks(m_axisBuckets, 0, 6);
+    m_axisBuckets->setVisible(w.bucketed);
+
+    m_used->replace(used);
+    m_used->setVisible(spec.has_value());
+    m_entries->replace(entries);
+    m_weighted->replace(weighted);
+    m_buckets->replace(buckets);
+    m_buckets->setVisible(w.bucketed);
+    if (spec) {
+        m_limit->replace({QPointF(x0, double(spec->limit)), QPointF(x1, double(spec->limit))});
+        m_limit->setName(tr("limit %1").arg(formatLimit(*spec)));
+    } else {
+        m_limit->clear();
+    }
+    m_limit->setVisible(spec.has_value());
+    if (m_costLabelPoints.size() > 200) // too many to read: the marker shape says it
+        m_costLabelPoints.clear();
+    if (spec)
+        m_costLabelPoints.emplace_back(QPointF(x0, double(spec->limit)), tr("limit %1").arg(formatCount(spec->limit)));
+    auto marker = [&](QLineSeries *s, std::optional<qint64> at, qint64 cost) {
+        s->setVisible(at.has_value());
+        if (!at) {
+            s->clear();
+            return;
+        }
+        const double x = xOf(*at);
+        s->replace({QPointF(x, 0), QPointF(x, double(spec->limit))});
+        s->setName(*at <= now ? tr("room for cost %1 now").arg(cost) : tr("cost %1 fits again in %2").arg(cost).arg(formatSpan(*at - now)));
+    };
+    marker(m_capacityOne, backOne, 1);
+    marker(m_capacityCost, backCost, spec ? spec->cost : 1);
+    // The expired part: older than one window, still stored until the next write prunes it.
+    const bool shade = spec && read.axisFromUs < now - spec->windowUs;
+    m_expired->setVisible(shade);
+    if (shade)
+        m_expiredUpper->replace({QPointF(x0, m_axisY->max()), QPointF(xOf(now - spec->windowUs), m_axisY->max())});
+    for (QLegendMarker *lm : m_chart->legend()->markers())
+        lm->setVisible(lm->series()->isVisible() && !(lm->series() == m_weighted && weighted.isEmpty()) &&
+                       !(lm->series() == m_entries && w.bucketed));
+
+    // Title and the line under it.
+    QString title;
+    if (spec) {
+        const qint64 usedNow = read.forOne ? read.forOne->usedNow : -1;
+        title = usedNow >= 0 ? tr("Sliding log: %1 of %2 used in the last %3").arg(formatCount(usedNow), formatCount(spec->limit), formatSpan(spec->windowUs))
+                             : tr("Sliding log: limit %1").arg(formatLimit(*spec));
+    } else {
+        title = tr("Sliding log: %1 entries since %2; limits unknown").arg(formatCount(w.total), formatSpan(now - read.axisFromUs) + tr(" ago"));
+    }
+    m_title->setText(title);
+    placeCostLabels();
+}
+
+void LogView::placeCostLabels()
+{
+    // Labels for the limit line and for weighted entries (when few enough to read).
+    const size_t wanted = m_costLabelPoints.size();
+    while (m_costLabels.size() > wanted) {
+        delete m_costLabels.back();
+        m_costLabels.pop_back();
+    }
+    while (m_costLabels.size() < wanted) {
+        auto *item = new QGraphicsSimpleTextItem(m_chart);
+        item->setZValue(20);
+        m_costLabels.push_back(item);
+    }
+    const QColor ink = palette().color(QPalette::Text);
+    for (size_t i = 0; i < wanted; ++i) {
+        QGraphicsSimpleTextItem *item = m_costLabels[i];
+        item->setText(m_costLabelPoints[i].second);
+        item->setBrush(ink);
+        const QPointF at = m_chart->mapToPosition(m_costLabelPoints[i].first, m_weighted);
+        item->setPos(at + QPointF(6, -item->boundingRect().height() - 2));
+        item->setVisible(m_chart->plotArea().contains(at));
+    }
+}
+
+void LogView::showFailure(const QString &why)
+{
+    m_failure = why;
+    if (!m_read)
+        m_title->setText(tr("Sliding log: not read (%1)").arg(why));
+    updateLiveness();
+}
+
+void LogView::updateLiveness()
+{
+    const QString &failure = m_failure;
+    const bool connected = m_client && m_client->state() == RedisClient::State::Connected;
+    m_live = connected && m_read.has_value();
+    QString text;
+    if (!connected || (!failure.isEmpty() && m_read)) {
+        m_live = false;
+        const QString since = m_lastGoodAt.isValid() ? tr("values from %1 (%2 ago)")
+                                                           .arg(m_lastGoodAt.toString(QStringLiteral("HH:mm:ss")),
+                                                                formatSpan(m_lastGoodAt.msecsTo(QDateTime::currentDateTime()) * 1000))
+                                                     : tr("nothing read yet");
+        text = tr("⚠ Not live: %1; %2").arg(connected ? failure : tr("connection lost"), since);
+    } else if (m_read) {
+        const LogWindow &w = m_read->window;
+        const QString range = formatSpan(m_read->nowUs + 1 - m_read->readFromUs);
+        text = w.bucketed ? tr("%1 entries in the last %2: drawn from %3 bucket counts read on the server (no entries downloaded)")
+                                .arg(formatCount(w.total), range)
+                                .arg(w.buckets.size())
+                          : tr("%1 entries in the last %2, all drawn").arg(formatCount(w.total), range);
+        if (!m_read->spec)
+            text += tr(". No policy or override gives limits for this key: no limit line and no rolling count.");
+        else if (!m_read->peekProblem.isEmpty())
+            text += tr(". Capacity not known: %1").arg(m_read->peekProblem);
+        else if (w.bucketed && m_read->kind.format == KeyFormat::SlidingLog)
+            text += tr(". The rolling count counts entries; costs come from the limiter's own peek.");
+    }
+    m_status->setText(text);
+    m_status->setStyleSheet(m_live ? QString() : QStringLiteral("QLabel { color: #c2410c; font-weight: bold; }"));
+    m_chart->setOpacity(m_live ? 1.0 : 0.4);
+}
+
+void LogView::updatePager()
+{
+    const qint64 total = m_model->total();
+    const qint64 first = total ? m_model->offset() + 1 : 0;
+    const qint64 last = m_model->offset() + m_model->rowCount();
+    m_pageLabel->setText(tr("%1–%2 of %3").arg(formatCount(first), formatCount(last), formatCount(total)));
+    m_prev->setEnabled(m_model->offset() > 0);
+    m_next->setEnabled(last < total);
+    m_clearFilter->setEnabled(m_filter.has_value());
+    if (m_filter && m_read) {
+        m_filterLabel->setText(tr("Entries from %1 to %2 %3 (picked on the chart)")
+                                   .arg(xOf(m_filter->first), 0, 'f', 2)
+                                   .arg(xOf(m_filter->second - 1), 0, 'f', 2)
+                                   .arg(QString(m_axisX->titleText()).section(QLatin1Char('('), 1).chopped(1)));
+    } else {
+        m_filterLabel->setText(tr("Entries on the time axis, oldest first (drag across the chart to pick a range)"));
+    }
+}
+
+void LogView::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        applyPalette();
+    QWidget::changeEvent(event);
+}
+
+void LogView::applyPalette()
+{
+    const QPalette pal = palette();
+    const bool dark = pal.color(QPalette::Window).lightnessF() < 0.5;
+    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_chart->setBackgroundBrush(pal.color(QPalette::Base));
+    m_chart->setBackgroundRoundness(0);
+    const QColor text = pal.color(QPalette::Text);
+    for (QValueAxis *a : {m_axisX, m_axisY, m_axisBuckets}) {
+        a->setLabelsColor(text);
+        a->setTitleBrush(text);
+        QColor grid = text;
+        grid.setAlphaF(0.12f);
+        a->setGridLineColor(grid);
+        a->setLinePenColor(pal.color(QPalette::Mid));
+    }
+    m_chart->legend()->setLabelColor(text);
+    // Colours that read on white and on near-black alike.
+    const QColor usedColor(dark ? 0x60a5fa : 0x1d4ed8), entryColor(dark ? 0xfbbf24 : 0xb45309), limitColor(dark ? 0xf87171 : 0xdc2626),
+        oneColor(dark ? 0x4ade80 : 0x15803d), costColor(dark ? 0x2dd4bf : 0x0f766e), bucketColor(dark ? 0xa78bfa : 0x7c3aed);
+    m_used->setPen(pen(usedColor, 2));
+    m_limit->setPen(pen(limitColor, 2, Qt::DashLine));
+    m_capacityOne->setPen(pen(oneColor, 2, Qt::DashDotLine));
+    m_capacityCost->setPen(pen(costColor, 2, Qt::DotLine));
+    m_buckets->setPen(pen(bucketColor, 1.5));
+    for (QScatterSeries *s : {m_entries, m_weighted}) {
+        s->setColor(entryColor);
+        s->setBorderColor(entryColor.darker(130));
+    }
+    QColor shade = text;
+    shade.setAlphaF(dark ? 0.14f : 0.08f);
+    m_expired->setBrush(shade);
+    m_expired->setPen(Qt::NoPen);
+    placeCostLabels();
 }
 
 } // namespace ratescope::ui

@@ -1,21 +1,61 @@
 // A sliding log's window on a time axis inside a key's tab: admitted entries, the rolling count,
-// the limit and where capacity returns, with the entries listed below. Read-only.
+// the limit and where capacity returns, the expired part shaded, with the entries listed below
+// (paged, filtered by a time range dragged on the chart). Big logs are drawn from per-bucket
+// counts read on the server. Read-only: plain reads and peeks, one read in flight at most.
 #pragma once
 
 #include "algorithm.h"
+#include "keyformat.h"
+#include "logwindow.h"
 #include "policy.h"
 #include "redisclient.h"
+#include "usage.h"
 
 #include <QByteArray>
+#include <QDateTime>
+#include <QPointer>
 #include <QWidget>
 
 #include <optional>
 
+class QAbstractItemModel;
+class QAreaSeries;
+class QCheckBox;
+class QChart;
+class QChartView;
+class QGraphicsSimpleTextItem;
+class QLabel;
+class QLineSeries;
+class QPushButton;
+class QScatterSeries;
+class QTableView;
+class QValueAxis;
+
 namespace ratescope::ui {
+
+class LogEntriesModel;
+
+// What one read brought back from the worker.
+struct LogRead {
+    qint64 nowUs = 0;
+    std::optional<LimitSpec> spec;
+    KeyClass kind;
+    QString type;         // the Redis type ("zset", "none", ...)
+    qint64 axisFromUs = 0; // the chart's time axis starts here...
+    qint64 readFromUs = 0; // ...and the read one window earlier, for the rolling count at its start
+    LogWindow window;
+    std::optional<Usage> forOne;  // a request of cost 1 now
+    std::optional<Usage> forCost; // a request of the policy's cost now (when it is not 1)
+    QString peekProblem;
+    LogPage page;
+};
 
 class LogView : public QWidget {
     Q_OBJECT
 public:
+    static constexpr qint64 kEntryCap = 10000; // entries read for one chart, at most
+    static constexpr int kBucketsPerWindow = 200;
+
     LogView(RedisClient *client, const QByteArray &key, QWidget *parent = nullptr);
     ~LogView() override;
 
@@ -25,13 +65,110 @@ public:
     void setContext(const std::optional<ratescope::LimitSpec> &spec, ratescope::ScoreUnit unit, qint64 nowUs);
     bool isLoaded() const { return m_loaded; }
 
+    // One more window of history before the current one (expired entries shaded).
+    void setHistoryShown(bool shown);
+    bool isHistoryShown() const { return m_history; }
+    // The entries table's range; what dragging across the chart sets. Reads again.
+    void setTimeFilter(qint64 fromUs, qint64 toUs);
+    void clearTimeFilter();
+    std::optional<std::pair<qint64, qint64>> timeFilter() const { return m_filter; }
+    void setPageSize(int rows);
+    int pageSize() const { return m_pageSize; }
+    void nextPage();
+    void previousPage();
+
+    // For tests and the benchmark: what is drawn, in chart coordinates (x from xOf()).
+    double xOf(qint64 timeUs) const;
+    qint64 axisUnitUs() const { return m_axisUnitUs; }
+    QLineSeries *usedSeries() const { return m_used; }
+    QScatterSeries *entrySeries() const { return m_entries; }
+    QLineSeries *limitSeries() const { return m_limit; }
+    QLineSeries *capacityForOneSeries() const { return m_capacityOne; }
+    QLineSeries *capacityForCostSeries() const { return m_capacityCost; }
+    QLineSeries *bucketSeries() const { return m_buckets; }
+    QAreaSeries *expiredSeries() const { return m_expired; }
+    QValueAxis *timeAxis() const { return m_axisX; }
+    QChart *chart() const { return m_chart; }
+    QChartView *chartView() const { return m_chartView; }
+    QAbstractItemModel *entriesModel() const;
+    QTableView *entriesTable() const { return m_table; }
+    QString titleText() const;
+    QString statusText() const;
+    bool isBucketed() const { return m_read && m_read->window.bucketed; }
+    qint64 entriesRead() const { return m_read ? m_read->window.entriesRead + qint64(m_read->page.entries.size()) : 0; }
+    const LogRead *lastRead() const { return m_read ? &*m_read : nullptr; }
+    bool isShownLive() const { return m_live; }
+    int readsStarted() const { return m_reads; }
+    int readsFinished() const { return m_readsDone; }
+    bool isReading() const { return m_inFlight || m_pending; }
+
 signals:
     void loaded();
+    void refreshed(); // after every read, whether it came back or failed
+
+protected:
+    void changeEvent(QEvent *event) override;
 
 private:
+    struct Context {
+        std::optional<LimitSpec> spec;
+        ScoreUnit unit = ScoreUnit::Auto;
+        qint64 nowUs = 0;
+    };
+    void startRead();
+    void apply(const LogRead &read);
+    void drawChart(const LogRead &read);
+    void placeCostLabels();
+    void showFailure(const QString &why);
+    void updateLiveness();
+    void applyPalette();
+    void updatePager();
+
     QPointer<RedisClient> m_client;
     QByteArray m_key;
+    std::optional<Context> m_context;
+    bool m_inFlight = false;
+    bool m_pending = false; // a context or setting arrived while a read was in flight
     bool m_loaded = false;
+    bool m_history = false;
+    bool m_live = false;
+    int m_reads = 0;
+    int m_readsDone = 0;
+    int m_pageSize = 100;
+    qint64 m_pageOffset = 0;
+    std::optional<std::pair<qint64, qint64>> m_filter;
+    std::optional<LogRead> m_read;
+    QString m_failure;      // why the last read failed; empty after one that came back
+    QDateTime m_lastGoodAt; // local wall clock of the last read that came back
+    qint64 m_axisUnitUs = 1000000;
+    qint64 m_axisNowUs = 0;
+    std::vector<std::pair<QPointF, QString>> m_costLabelPoints;
+    std::vector<QGraphicsSimpleTextItem *> m_costLabels;
+
+    QLabel *m_title;
+    QLabel *m_status;
+    QCheckBox *m_historyBox;
+    QLabel *m_filterLabel;
+    QPushButton *m_clearFilter;
+    QChart *m_chart;
+    QChartView *m_chartView;
+    QValueAxis *m_axisX;
+    QValueAxis *m_axisY;
+    QValueAxis *m_axisBuckets;
+    QLineSeries *m_used;
+    QScatterSeries *m_entries;
+    QScatterSeries *m_weighted;
+    QLineSeries *m_limit;
+    QLineSeries *m_capacityOne;
+    QLineSeries *m_capacityCost;
+    QLineSeries *m_buckets;
+    QLineSeries *m_expiredUpper;
+    QAreaSeries *m_expired;
+    LogEntriesModel *m_model;
+    QTableView *m_table;
+    QLabel *m_pageLabel;
+    QPushButton *m_prev;
+    QPushButton *m_next;
 };
 
 } // namespace ratescope::ui
