@@ -7,7 +7,7 @@
 #include "errors.h"
 #include "cluster.h"
 #include "keybrowser.h"
-#include "keypage.h"
+#include "keyview.h"
 #include "keytreemodel.h"
 #include "limiter.h"
 #include "mainwindow.h"
@@ -312,8 +312,8 @@ void TestConsoleTopology::consoleOnACluster()
                  qPrintable(window.serverStatus()->nodesText()));
 
     // A key's page says where it lives.
-    KeyPage page(window.client(), "shop:api:user7", "ratescope:");
-    QSignalSpy pageLoaded(&page, &KeyPage::loaded);
+    KeyView page(window.client(), "shop:api:user7", "ratescope:");
+    QSignalSpy pageLoaded(&page, &KeyView::loaded);
     QVERIFY(pageLoaded.wait(15000));
     QCOMPARE(page.fieldText(QStringLiteral("Node")),
              QStringLiteral("slot %1 on 127.0.0.1:%2").arg(keySlot("shop:api:user7")).arg(m_cluster->node(m_cluster->ownerOf("shop:api:user7")).port()));

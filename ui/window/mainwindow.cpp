@@ -3,7 +3,7 @@
 #include "connectionbanner.h"
 #include "connectiondialog.h"
 #include "keybrowser.h"
-#include "keypage.h"
+#include "keyview.h"
 #include "lockicon.h"
 #include "overviewpage.h"
 #include "passwordvault.h"
@@ -356,16 +356,16 @@ void MainWindow::openKey(const QByteArray &key)
     if (!m_client)
         return;
     for (int i = 1; i < m_tabs->count(); ++i)
-        if (auto *page = qobject_cast<KeyPage *>(m_tabs->widget(i)); page && page->key() == key) {
+        if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && view->key() == key) {
             m_tabs->setCurrentIndex(i);
             return;
         }
-    auto *page = new KeyPage(m_client, key, m_current.ns.toUtf8(), m_tabs);
+    auto *view = new KeyView(m_client, key, m_current.ns.toUtf8(), m_tabs);
     const QByteArray sep = m_current.separator.toUtf8();
     const qsizetype cut = sep.isEmpty() ? -1 : key.lastIndexOf(sep);
-    const int at =
-        m_tabs->addTab(page, QString::fromUtf8(cut >= 0 ? key.mid(cut + sep.size()) : key));
-    m_tabs->setTabToolTip(at, QString::fromUtf8(key));
+    // Keys are bytes: the tab shows them escaped, never as markup or raw control characters.
+    const int at = m_tabs->addTab(view, displayKey(cut >= 0 ? key.mid(cut + sep.size()) : key));
+    m_tabs->setTabToolTip(at, displayKey(key));
     m_tabs->setCurrentIndex(at);
 }
 
@@ -374,8 +374,8 @@ void MainWindow::refresh()
     m_browser->refresh();
     m_overview->refresh();
     for (int i = 1; i < m_tabs->count(); ++i)
-        if (auto *page = qobject_cast<KeyPage *>(m_tabs->widget(i)))
-            page->refresh();
+        if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)))
+            view->refresh();
 }
 
 void MainWindow::applyFilter()

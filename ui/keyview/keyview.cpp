@@ -1,0 +1,596 @@
+#include "keyview.h"
+
+#include "connection.h"
+#include "displayformat.h"
+#include "errors.h"
+#include "inspector.h"
+#include "keytext.h"
+#include "logview.h"
+#include "statechart.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QGraphicsOpacityEffect>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QJsonArray>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStackedWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace ratescope::ui {
+
+namespace {
+
+qint64 serverNowUs(Connection &c)
+{
+    // Read-only users may lack TIME: the local clock is then the best there is.
+    const auto r = c.pipeline({{"TIME"}});
+    if (!r.empty() && !r[0].isError() && r[0].size() == 2)
+        return r[0][0].toInteger() * 1000000 + r[0][1].toInteger();
+    return QDateTime::currentMSecsSinceEpoch() * 1000;
+}
+
+// One worker request: the clock, the limits in force, the format, then the state and the
+// peek for that now, all through the core's inspection. Nothing is written.
+KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std::optional<qint64> frozenNow)
+{
+    KeyRead r;
+    r.nowUs = frozenNow ? *frozenNow : serverNowUs(c);
+    const QString nsText = QString::fromUtf8(ns);
+    const std::vector<Policy> policies = PolicyStore(c, nsText).list();
+    OverrideStore overrides(c, nsText);
+    EffectiveLimits limits = effectiveLimits(policies, overrides.get(key), key);
+    const ScoreUnit declared = limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
+    r.kind = classifyKey(c, key, r.nowUs, declared, limits.spec);
+    if (r.kind.format == KeyFormat::CounterWindow && !r.kind.base.isEmpty() && r.kind.base != key)
+        limits = effectiveLimits(policies, overrides.get(r.kind.base), r.kind.base); // a window belongs to its base
+    r.policy = limits.policy;
+    r.override = limits.override;
+    r.spec = limits.spec;
+
+    InspectOptions o;
+    o.nowUs = r.nowUs;
+    o.spec = r.spec;
+    o.scoreUnit = declared;
+    o.entryCount = 1; // the log view pages through entries itself
+    // The core has no peek for other services' token buckets: read their fields only.
+    InspectOptions bare; // no limits: the state without a decision
+    bare.nowUs = r.nowUs;
+    bare.entryCount = 1;
+    const bool peekable = r.kind.format != KeyFormat::ForeignTokenBucket;
+    try {
+        r.inspected = peekable ? inspectKey(c, key, policies, r.override, o) : inspectKey(c, key, {}, std::nullopt, bare);
+    } catch (const UsageError &e) { // limits the scripts refuse: show the key without a decision
+        r.inspected = inspectKey(c, key, {}, std::nullopt, bare);
+        r.inspected.insert(QStringLiteral("decision_error"), e.message());
+    }
+    if (const auto placed = c.placementOf(key))
+        r.placement = QStringLiteral("slot %1 on %2")
+                          .arg(placed->slot)
+                          .arg(placed->master.host.isEmpty() ? QStringLiteral("no master") : placed->master.toString());
+    return r;
+}
+
+std::optional<Decision> decisionOf(const QJsonObject &inspected, qint64 *usedNow)
+{
+    const QJsonObject d = inspected.value(QStringLiteral("decision")).toObject();
+    if (d.isEmpty())
+        return std::nullopt;
+    auto n = [&](const char *name) { return qint64(d.value(QLatin1String(name)).toInteger()); };
+    Decision out;
+    out.allowed = d.value(QStringLiteral("allowed")).toBool();
+    out.limit = n("limit");
+    out.used = n("used");
+    out.remaining = n("remaining");
+    out.retryAfterUs = n("retry_after_us");
+    out.resetAfterUs = n("reset_after_us");
+    *usedNow = n("used_now");
+    return out;
+}
+
+qint64 jsonInt(const QJsonObject &o, const char *name, qint64 fallback = 0)
+{
+    const QJsonValue v = o.value(QLatin1String(name));
+    return v.isUndefined() ? fallback : qint64(v.toInteger(fallback));
+}
+
+QString describeOverride(const Override &o, qint64 nowUs)
+{
+    const qint64 left = o.expiresAt.toMSecsSinceEpoch() * 1000 - nowUs;
+    QString text = QStringLiteral("limit %1").arg(formatCount(o.limit));
+    if (o.windowUs > 0)
+        text += QStringLiteral(" per %1").arg(formatSpan(o.windowUs));
+    text += left > 0 ? QStringLiteral(", expires in %1").arg(formatSpan(left)) : QStringLiteral(", expiring now");
+    if (!o.setBy.isEmpty())
+        text += QStringLiteral(" (set by %1)").arg(o.setBy);
+    return text;
+}
+
+} // namespace
+
+KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &ns, QWidget *parent)
+    : QWidget(parent)
+    , m_client(client)
+    , m_key(key)
+    , m_ns(ns)
+{
+    // A key is bytes and never markup: shown escaped, as plain text.
+    m_title = new QLabel(displayKey(key), this);
+    m_title->setTextFormat(Qt::PlainText);
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_title->setWordWrap(true);
+    QFont big = m_title->font();
+    big.setBold(true);
+    big.setPointSizeF(big.pointSizeF() * 1.3);
+    m_title->setFont(big);
+
+    m_intervalBox = new QComboBox(this);
+    for (const auto &[label, ms] : {std::pair{"Off", 0}, {"250 ms", 250}, {"500 ms", 500}, {"1 s", 1000}, {"2 s", 2000},
+                                    {"5 s", 5000}, {"10 s", 10000}})
+        m_intervalBox->addItem(QLatin1String(label), ms);
+    m_intervalBox->setCurrentIndex(m_intervalBox->findData(m_interval));
+    m_intervalBox->setToolTip(QStringLiteral("How often the key is read again while this tab is shown"));
+    connect(m_intervalBox, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setRefreshInterval(m_intervalBox->itemData(i).toInt()); });
+    auto *refreshNow = new QToolButton(this);
+    refreshNow->setText(QStringLiteral("Refresh"));
+    connect(refreshNow, &QToolButton::clicked, this, &KeyView::refresh);
+    m_pin = new QPushButton(QStringLiteral("Pin to monitor"), this);
+    m_pin->setToolTip(QStringLiteral("Follow this key's usage over time in the Monitor tab"));
+    connect(m_pin, &QPushButton::clicked, this, [this] { emit pinRequested(m_key); });
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_title, 1);
+    top->addWidget(new QLabel(QStringLiteral("Auto-refresh:"), this));
+    top->addWidget(m_intervalBox);
+    top->addWidget(refreshNow);
+    top->addWidget(m_pin);
+
+    m_bar = new QProgressBar(this);
+    m_bar->setRange(0, 1000);
+    m_bar->setTextVisible(true);
+    m_bar->setFormat(QStringLiteral("…"));
+    m_bar->setMaximumHeight(18);
+
+    m_fieldsBox = new QWidget(this);
+    m_grid = new QGridLayout(m_fieldsBox);
+    m_grid->setContentsMargins(0, 0, 0, 0);
+    m_grid->setHorizontalSpacing(12);
+    const char *columns[3][4] = {{"Algorithm", "Format", "Policy", "Override"},
+                                 {"Used", "Remaining", "Retry after", "Reset after"},
+                                 {"Type", "TTL", "Memory", "Encoding"}};
+    for (int col = 0; col < 3; ++col)
+        for (int row = 0; row < 4; ++row)
+            addField(QLatin1String(columns[col][row]), row, col);
+    // The peek's figures: what a request of the policy's cost would be told now.
+    for (const char *name : {"Used", "Remaining", "Retry after", "Reset after"})
+        m_fieldLabels.value(QLatin1String(name))
+            ->setToolTip(QStringLiteral("What the limiter would answer a request now (read with its peek, nothing consumed); "
+                                        "reset after counts that request when it would pass"));
+    m_grid->setColumnStretch(1, 3);
+    m_grid->setColumnStretch(3, 2);
+    m_grid->setColumnStretch(5, 2);
+
+    m_status = new QLabel(this);
+    m_status->setTextFormat(Qt::PlainText);
+    m_status->setWordWrap(true);
+    QFont bold = m_status->font();
+    bold.setBold(true);
+    m_status->setFont(bold);
+    m_status->hide();
+
+    m_stack = new QStackedWidget(this);
+    m_chart = new StateChart(m_stack);
+    m_message = new QLabel(m_stack);
+    m_message->setTextFormat(Qt::PlainText);
+    m_message->setWordWrap(true);
+    m_message->setAlignment(Qt::AlignCenter);
+    m_message->setMargin(24);
+    QFont msg = m_message->font();
+    msg.setPointSizeF(msg.pointSizeF() * 1.2);
+    m_message->setFont(msg);
+    m_message->setText(QStringLiteral("Reading the key…"));
+    m_stack->addWidget(m_message);
+    m_stack->addWidget(m_chart);
+    m_stack->setCurrentWidget(m_message);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_bar);
+    layout->addWidget(m_fieldsBox);
+    layout->addWidget(m_status);
+    layout->addWidget(m_stack, 1);
+
+    connect(&m_timer, &QTimer::timeout, this, &KeyView::refresh);
+    if (m_client) {
+        connect(m_client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
+            if (s == RedisClient::State::Connected)
+                refresh(); // the next good read clears the stale marker
+            else
+                setStale(true);
+        });
+    }
+    refresh(); // the first read even while hidden: a tab opened in the background is ready when shown
+}
+
+KeyView::~KeyView()
+{
+    if (m_client)
+        m_client->cancel(this);
+}
+
+QLabel *KeyView::addField(const QString &name, int row, int column)
+{
+    auto *label = new QLabel(name + QLatin1Char(':'), m_fieldsBox);
+    label->setAlignment(Qt::AlignRight | Qt::AlignTop);
+    label->setForegroundRole(QPalette::PlaceholderText);
+    auto *value = new QLabel(QStringLiteral("…"), m_fieldsBox);
+    value->setTextFormat(Qt::PlainText); // keys, policy globs and names are never markup
+    value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    value->setWordWrap(true);
+    value->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_grid->addWidget(label, row, column * 2);
+    m_grid->addWidget(value, row, column * 2 + 1);
+    m_fields.insert(name, value);
+    m_fieldLabels.insert(name, label);
+    return value;
+}
+
+QString KeyView::fieldText(const QString &name) const
+{
+    const QLabel *l = m_fields.value(name);
+    return l ? l->text() : QString();
+}
+
+QString KeyView::titleText() const
+{
+    return m_stack->currentWidget() == m_chart ? m_chart->title() : QString();
+}
+
+QString KeyView::messageText() const
+{
+    return m_stack->currentWidget() == m_message ? m_message->text() : QString();
+}
+
+QString KeyView::staleText() const
+{
+    return m_stale ? m_status->text() : QString();
+}
+
+bool KeyView::isLoaded() const
+{
+    return m_loaded;
+}
+
+void KeyView::setFrozenNow(std::optional<qint64> nowUs)
+{
+    m_frozenNow = nowUs;
+    refresh();
+}
+
+void KeyView::setRefreshInterval(int ms)
+{
+    m_interval = std::max(0, ms);
+    const int at = m_intervalBox->findData(m_interval);
+    if (at >= 0 && at != m_intervalBox->currentIndex())
+        m_intervalBox->setCurrentIndex(at);
+    updateTimer();
+}
+
+void KeyView::updateTimer()
+{
+    if (m_interval > 0 && isVisible())
+        m_timer.start(m_interval);
+    else
+        m_timer.stop();
+}
+
+void KeyView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    updateTimer();
+    if (m_hasData)
+        refresh(); // back in view: catch up now rather than one period later
+}
+
+void KeyView::hideEvent(QHideEvent *event)
+{
+    QWidget::hideEvent(event);
+    m_timer.stop(); // nobody looks: no reads
+}
+
+void KeyView::refresh()
+{
+    if (!m_client)
+        return;
+    if (m_pending) { // one read in flight at most; read once more when it is back
+        m_again = true;
+        return;
+    }
+    m_pending = true;
+    ++m_reads;
+    m_client->request(
+        this, [key = m_key, ns = m_ns, frozen = m_frozenNow](Connection &c) { return readKey(c, key, ns, frozen); },
+        [this](const Outcome<KeyRead> &o) {
+            m_pending = false;
+            if (o.ok()) {
+                draw(o.value());
+            } else if (o.failure().isConnectionLoss()) {
+                setStale(true);
+            } else {
+                m_status->setText(o.failure().message);
+                m_status->setVisible(true);
+            }
+            if (m_again) {
+                m_again = false;
+                refresh();
+            }
+        });
+}
+
+void KeyView::setStale(bool stale)
+{
+    if (stale && !m_hasData) {
+        m_status->setText(QStringLiteral("Not connected — waiting for the connection to read the key"));
+        m_status->setVisible(true);
+        return;
+    }
+    m_stale = stale;
+    m_fieldsBox->setEnabled(!stale); // greyed by the palette's disabled colours
+    m_bar->setEnabled(!stale);
+    if (stale) {
+        auto *dim = new QGraphicsOpacityEffect(m_stack);
+        dim->setOpacity(0.35);
+        m_stack->setGraphicsEffect(dim); // replaces (and deletes) any previous one
+        const QDateTime asOf = QDateTime::fromMSecsSinceEpoch(m_last.nowUs / 1000);
+        m_status->setText(QStringLiteral("Connection lost — values as of %1").arg(asOf.toString(QStringLiteral("HH:mm:ss"))));
+        m_status->setVisible(true);
+    } else {
+        m_stack->setGraphicsEffect(nullptr);
+        m_status->clear();
+        m_status->hide();
+    }
+}
+
+void KeyView::draw(const KeyRead &read)
+{
+    m_last = read;
+    m_hasData = true;
+    m_usedNow = -1;
+    m_decision = decisionOf(read.inspected, &m_usedNow);
+    setStale(false);
+    showHeader(read);
+    showState(read);
+    const QString decisionError = read.inspected.value(QStringLiteral("decision_error")).toString();
+    if (!decisionError.isEmpty()) {
+        m_status->setText(decisionError);
+        m_status->show();
+    }
+    m_drawn = true;
+    checkLoaded();
+    emit refreshed();
+}
+
+void KeyView::showHeader(const KeyRead &read)
+{
+    const QJsonObject &in = read.inspected;
+    auto set = [this](const char *name, const QString &text) {
+        m_fields.value(QLatin1String(name))->setText(text.isEmpty() ? QStringLiteral("–") : text);
+    };
+    const QString type = in.value(QStringLiteral("type")).toString();
+    const bool exists = in.value(QStringLiteral("exists")).toBool();
+    const KeyClass &kind = read.kind;
+
+    QString algorithm;
+    if (const auto a = kind.algorithm())
+        algorithm = algorithmName(*a);
+    else if (kind.format == KeyFormat::CounterWindow)
+        algorithm = read.spec ? algorithmName(read.spec->algorithm) + QStringLiteral(" (as its policy says)")
+                              : QStringLiteral("counter: fixed or sliding, no policy says");
+    set("Algorithm", algorithm);
+    if (kind.format == KeyFormat::CounterWindow)
+        set("Format", QStringLiteral("%1 of %2").arg(kind.label(), displayKey(kind.base)));
+    else if (kind.isLimiter())
+        set("Format", kind.label());
+    else if (!exists && read.spec)
+        set("Format", QStringLiteral("none: no such key now (a first request starts a fresh %1)").arg(algorithmName(read.spec->algorithm)));
+    else if (!exists)
+        set("Format", QStringLiteral("none: no such key now"));
+    else
+        set("Format", QStringLiteral("not a limiter Ratescope recognises"));
+    set("Policy", read.policy ? QStringLiteral("%1 (%2): %3%4")
+                                    .arg(read.policy->name, displayKey(read.policy->match), formatLimit(read.policy->spec),
+                                         read.policy->enforced ? QString() : QStringLiteral(", declared only"))
+                              : QStringLiteral("none matches"));
+    set("Override", read.override ? describeOverride(*read.override, read.nowUs) : QStringLiteral("none"));
+    set("Type", type);
+    set("TTL", exists ? formatTtl(jsonInt(in, "ttl_ms", -3)) : QString());
+    set("Memory", formatSize(jsonInt(in, "memory", -1)));
+    set("Encoding", in.value(QStringLiteral("encoding")).toString());
+
+    if (m_decision) {
+        const Decision &d = *m_decision;
+        set("Used", QStringLiteral("%1 of %2").arg(formatCount(m_usedNow), formatCount(d.limit)));
+        set("Remaining", formatCount(std::max<qint64>(0, d.limit - m_usedNow)));
+        set("Retry after", d.allowed ? QStringLiteral("now: a request would pass") : formatSpan(d.retryAfterUs));
+        set("Reset after", d.resetAfterUs > 0 ? formatSpan(d.resetAfterUs) : QStringLiteral("full capacity now"));
+        const double f = d.limit > 0 ? double(m_usedNow) / double(d.limit) : 0;
+        m_bar->setVisible(true);
+        m_bar->setValue(int(std::min(1000.0, f * 1000)));
+        m_bar->setFormat(QStringLiteral("%1 of %2 used (%3 %)").arg(formatCount(m_usedNow), formatCount(d.limit)).arg(qRound(f * 100)));
+        // The keys panel's colours: amber past 80 %, red when full.
+        QPalette p = m_bar->palette();
+        p.setColor(QPalette::Highlight, f >= 1.0 ? QColor(0xe0, 0x4f, 0x3f) : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30) : QColor(0x3f, 0xa3, 0x5b));
+        m_bar->setPalette(p);
+    } else {
+        for (const char *name : {"Used", "Remaining", "Retry after", "Reset after"})
+            set(name, QString());
+        m_bar->setValue(0);
+        m_bar->setVisible(kind.isLimiter());
+        m_bar->setFormat(kind.isLimiter() && !read.spec ? QStringLiteral("no policy or override gives a limit") : QStringLiteral("–"));
+    }
+    if (!read.placement.isEmpty()) { // a cluster: which master holds it
+        if (!m_fields.contains(QStringLiteral("Node")))
+            addField(QStringLiteral("Node"), 4, 2);
+        set("Node", read.placement);
+    }
+}
+
+void KeyView::showMessage(const QString &text)
+{
+    m_message->setText(text);
+    m_stack->setCurrentWidget(m_message);
+}
+
+void KeyView::showState(const KeyRead &read)
+{
+    const QJsonObject state = read.inspected.value(QStringLiteral("state")).toObject();
+    const KeyClass &kind = read.kind;
+    const std::optional<LimitSpec> &spec = read.spec;
+    const qint64 now = read.nowUs;
+    const QString type = read.inspected.value(QStringLiteral("type")).toString();
+    const bool exists = read.inspected.value(QStringLiteral("exists")).toBool();
+    const QString noLimits = QStringLiteral("A %1 limiter, but no policy or override gives its limit and window, so there is nothing to "
+                                            "draw it against. Declare a policy that matches this key to see its state.");
+
+    if (kind.format == KeyFormat::SlidingLog || kind.format == KeyFormat::ForeignSlidingLog) {
+        if (!m_log) {
+            m_log = new LogView(m_client, m_key, m_stack);
+            m_stack->addWidget(m_log);
+            connect(m_log, &LogView::loaded, this, &KeyView::checkLoaded);
+        }
+        m_stack->setCurrentWidget(m_log);
+        m_log->setContext(spec, kind.unit, now);
+        return;
+    }
+    if (!kind.isLimiter()) {
+        if (!exists)
+            showMessage(QStringLiteral("This key does not exist (now): no limiter state to draw.%1")
+                            .arg(spec ? QStringLiteral("\nA first request would start a fresh %1 limiter of the policy's limits.")
+                                            .arg(algorithmName(spec->algorithm))
+                                      : QString()));
+        else
+            showMessage(QStringLiteral("This key is a %1, not a rate limiter Ratescope recognises: there is no limiter state to draw.")
+                            .arg(type));
+        return;
+    }
+
+    const qint64 used = m_usedNow;
+    const qint64 limit = m_decision ? m_decision->limit : 0;
+    switch (kind.format) {
+    case KeyFormat::SlidingCounter: {
+        const QJsonObject n = state.value(QStringLiteral("now")).toObject();
+        if (!spec || n.isEmpty() || !m_decision)
+            return showMessage(noLimits.arg(kind.label()));
+        m_chart->showSlidingCounter(QStringLiteral("Sliding counter: %1 of %2 used").arg(formatCount(used), formatCount(limit)),
+                                    spec->windowUs, now % spec->windowUs, jsonInt(n, "previous"), jsonInt(n, "current"), limit);
+        break;
+    }
+    case KeyFormat::CounterWindow: {
+        const qint64 w = jsonInt(state, "window_seconds") * 1000000;
+        if (w <= 0)
+            return showMessage(noLimits.arg(kind.label()));
+        const qint64 prev = jsonInt(state.value(QStringLiteral("previous")).toObject(), "count");
+        const qint64 curr = jsonInt(state.value(QStringLiteral("current")).toObject(), "count");
+        const QString base = displayKey(kind.base);
+        if (spec && m_decision && spec->algorithm == Algorithm::FixedWindow)
+            m_chart->showFixedWindow(QStringLiteral("Fixed window (counter windows of %1): %2 of %3 used · resets in %4")
+                                         .arg(base, formatCount(used), formatCount(limit), formatSpan(w - now % w)),
+                                     w, now % w, curr, limit);
+        else if (spec && m_decision)
+            m_chart->showSlidingCounter(QStringLiteral("Sliding counter (counter windows of %1): %2 of %3 used")
+                                            .arg(base, formatCount(used), formatCount(limit)),
+                                        w, now % w, prev, curr, limit);
+        else
+            m_chart->showSlidingCounter(
+                QStringLiteral("Counter windows of %1: %2 now, %3 in the previous window (no policy gives a limit)")
+                    .arg(base, formatCount(curr), formatCount(prev)),
+                w, now % w, prev, curr, std::nullopt);
+        break;
+    }
+    case KeyFormat::FixedWindow: {
+        if (!spec || !m_decision)
+            return showMessage(noLimits.arg(kind.label()));
+        const qint64 w = spec->windowUs;
+        const qint64 count = state.value(QStringLiteral("current_window")).toBool() ? jsonInt(state, "count") : 0;
+        m_chart->showFixedWindow(QStringLiteral("Fixed window: %1 of %2 used · resets in %3")
+                                     .arg(formatCount(used), formatCount(limit), formatSpan(w - now % w)),
+                                 w, now % w, count, limit);
+        break;
+    }
+    case KeyFormat::TokenBucket: {
+        if (!spec || !m_decision)
+            return showMessage(noLimits.arg(kind.label()));
+        const Decision &d = *m_decision;
+        const qint64 tokens = d.limit - used; // before the request asked about
+        m_chart->showTokenBucket(QStringLiteral("Token bucket: %1 of %2 tokens · %3")
+                                     .arg(formatCount(tokens), formatCount(d.limit),
+                                          d.resetAfterUs > 0 ? QStringLiteral("full in %1").arg(formatSpan(d.resetAfterUs))
+                                                             : QStringLiteral("full")),
+                                 d.limit, spec->windowUs, spec->cost, tokens, d.retryAfterUs, d.resetAfterUs);
+        break;
+    }
+    case KeyFormat::Gcra: {
+        if (!spec || !m_decision)
+            return showMessage(noLimits.arg(kind.label()));
+        const Decision &d = *m_decision;
+        const qint64 ahead = jsonInt(state, "tat_ahead_us");
+        m_chart->showGcra(QStringLiteral("GCRA: %1 of %2 remaining · %3")
+                              .arg(formatCount(d.limit - used), formatCount(d.limit),
+                                   ahead > 0 ? QStringLiteral("TAT %1 ahead of now").arg(formatSpan(ahead))
+                                             : QStringLiteral("TAT not ahead of now: full burst available")),
+                          d.limit, spec->windowUs, spec->cost, ahead, d.retryAfterUs, d.resetAfterUs);
+        break;
+    }
+    case KeyFormat::ForeignTokenBucket: {
+        // No core peek reads these: the stored level and time, refilled here at the policy's rate.
+        const QJsonObject fields = state.value(QStringLiteral("fields")).toObject();
+        auto first = [&](std::initializer_list<const char *> names) {
+            for (const char *n : names)
+                if (fields.contains(QLatin1String(n)))
+                    return fields.value(QLatin1String(n)).toString().toDouble();
+            return 0.0;
+        };
+        const double stored = first({"tokens", "token", "bucket", "remaining"});
+        const double at = first({"ts", "timestamp", "last", "last_refill", "refilled_at", "updated_at", "time"});
+        const ScoreUnit unit = detectScoreUnit(at);
+        if (!spec || unit == ScoreUnit::Auto)
+            return showMessage(
+                QStringLiteral("Another service's token bucket: %1 tokens stored. %2")
+                    .arg(stored)
+                    .arg(spec ? QStringLiteral("Its time field is no epoch time in s, ms or µs, so its refill cannot be drawn.")
+                              : QStringLiteral("No policy gives its capacity and refill window, so its refill cannot be drawn.")));
+        const double elapsed = std::max(0.0, double(now) - at * double(scoreUnitUs(unit)));
+        const double level = std::min(double(spec->limit), stored + elapsed * double(spec->limit) / double(spec->windowUs));
+        const qint64 tokens = qint64(std::floor(level));
+        const qint64 full = qint64(std::ceil((double(spec->limit) - level) * double(spec->windowUs) / double(spec->limit)));
+        const qint64 retry =
+            tokens >= spec->cost ? 0 : qint64(std::ceil((double(spec->cost) - level) * double(spec->windowUs) / double(spec->limit)));
+        m_chart->showTokenBucket(QStringLiteral("Token bucket (another service's, refilled at the policy's rate): %1 of %2 tokens")
+                                     .arg(formatCount(tokens), formatCount(spec->limit)),
+                                 spec->limit, spec->windowUs, spec->cost, tokens, retry, full);
+        break;
+    }
+    default:
+        return showMessage(QStringLiteral("%1: no chart for this format.").arg(kind.label()));
+    }
+    m_stack->setCurrentWidget(m_chart);
+}
+
+void KeyView::checkLoaded()
+{
+    if (m_loaded || !m_drawn)
+        return;
+    if (m_stack->currentWidget() == m_log && m_log && !m_log->isLoaded())
+        return; // the log's window is part of the first picture
+    m_loaded = true;
+    emit loaded();
+}
+
+} // namespace ratescope::ui

@@ -1,0 +1,124 @@
+// A key's tab: what the key is, the policy and override in force, how full it is and when
+// capacity returns, and its state drawn on a time axis in the way of its algorithm (a sliding
+// log through LogView). Read-only; refreshed while shown, one read in flight at most.
+#pragma once
+
+#include "keyformat.h"
+#include "keytext.h" // displayKey: how the view and its tab name the key
+#include "limiter.h"
+#include "policy.h"
+#include "redisclient.h"
+
+#include <QJsonObject>
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
+
+#include <optional>
+
+class QComboBox;
+class QGridLayout;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QStackedWidget;
+
+namespace ratescope::ui {
+
+class LogView;
+class StateChart;
+
+// What one refresh read, on the worker, for one now.
+struct KeyRead {
+    qint64 nowUs = 0;
+    KeyClass kind; // at nowUs
+    std::optional<Policy> policy;
+    std::optional<Override> override;
+    std::optional<LimitSpec> spec; // the limits in force (override applied)
+    QJsonObject inspected;         // inspectKey: type, ttl, memory, encoding, state, decision
+    QString placement;             // a cluster's key: "slot 1234 on 127.0.0.1:7001"
+};
+
+class KeyView : public QWidget {
+    Q_OBJECT
+public:
+    KeyView(RedisClient *client, const QByteArray &key, const QByteArray &ns, QWidget *parent = nullptr);
+    ~KeyView() override;
+
+    QByteArray key() const { return m_key; }
+    void refresh(); // read again now
+    bool isLoaded() const;
+    // A header value by its label ("Node", "Used", ...): for tests.
+    QString fieldText(const QString &name) const;
+    // Shows the state as of this time (tests); nullopt: the server's clock.
+    void setFrozenNow(std::optional<qint64> nowUs);
+
+    // Auto-refresh period in ms (0: off). Runs only while the view is visible.
+    void setRefreshInterval(int ms);
+    int refreshInterval() const { return m_interval; }
+    bool isAutoRefreshActive() const { return m_timer.isActive(); }
+    int readsStarted() const { return m_reads; }
+
+    // What was drawn last: the decision the core's peek gave for that now (nullopt: none).
+    std::optional<Decision> decision() const { return m_decision; }
+    qint64 usedNow() const { return m_usedNow; }
+    const KeyRead &lastRead() const { return m_last; }
+    StateChart *stateChart() const { return m_chart; }
+    LogView *logView() const { return m_log; }
+    QString titleText() const;
+    QString messageText() const; // what stands in place of a chart ("not a limiter", ...)
+    bool isStale() const { return m_stale; }
+    QString staleText() const;
+
+signals:
+    void loaded();
+    void refreshed(); // every good read, once drawn
+    void pinRequested(const QByteArray &key);
+
+protected:
+    void showEvent(QShowEvent *event) override;
+    void hideEvent(QHideEvent *event) override;
+
+private:
+    QLabel *addField(const QString &name, int row, int column);
+    void draw(const KeyRead &read);
+    void showHeader(const KeyRead &read);
+    void showState(const KeyRead &read);
+    void showMessage(const QString &text);
+    void setStale(bool stale);
+    void checkLoaded();
+    void updateTimer();
+
+    QPointer<RedisClient> m_client;
+    QByteArray m_key;
+    QByteArray m_ns;
+    std::optional<qint64> m_frozenNow;
+    int m_interval = 1000;
+    int m_reads = 0;
+    bool m_pending = false;
+    bool m_again = false;
+    bool m_drawn = false;
+    bool m_loaded = false;
+    bool m_stale = false;
+    bool m_hasData = false;
+    KeyRead m_last;
+    std::optional<Decision> m_decision;
+    qint64 m_usedNow = -1;
+
+    QLabel *m_title;
+    QWidget *m_fieldsBox;
+    QGridLayout *m_grid;
+    QHash<QString, QLabel *> m_fields;
+    QHash<QString, QLabel *> m_fieldLabels;
+    QProgressBar *m_bar;
+    QComboBox *m_intervalBox;
+    QPushButton *m_pin;
+    QLabel *m_status;
+    QStackedWidget *m_stack;
+    StateChart *m_chart;
+    QLabel *m_message;
+    LogView *m_log = nullptr;
+    QTimer m_timer;
+};
+
+} // namespace ratescope::ui

@@ -1,0 +1,356 @@
+#include "statechart.h"
+
+#include <QAreaSeries>
+#include <QChart>
+#include <QEvent>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QValueAxis>
+
+#include <cmath>
+
+namespace ratescope::ui {
+
+namespace {
+
+// Colours that read on a light and on a dark background alike; the rest comes from the palette.
+const QColor kPrevious(0x78, 0x90, 0x9c);
+const QColor kCurrent(0x42, 0x8b, 0xf5);
+const QColor kEstimate(0xff, 0x98, 0x00);
+const QColor kLimit(0xe5, 0x39, 0x35);
+const QColor kTokens(0x43, 0xb0, 0x4a);
+const QColor kTat(0xab, 0x47, 0xbc);
+
+bool isBar(const QString &role)
+{
+    return role == QLatin1String("previous") || role == QLatin1String("current") || role == QLatin1String("count");
+}
+
+// 1, 2 or 5 times a power of ten: tick steps a person reads at a glance.
+double niceStep(double span, int ticks)
+{
+    const double raw = span / ticks;
+    if (raw <= 0)
+        return 1;
+    const double p = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (raw <= m * p)
+            return m * p;
+    return 10 * p;
+}
+
+} // namespace
+
+StateChart::StateChart(QWidget *parent)
+    : QChartView(parent)
+{
+    setRenderHint(QPainter::Antialiasing);
+    setMinimumHeight(260);
+    chart()->legend()->setAlignment(Qt::AlignBottom);
+    chart()->setBackgroundRoundness(0);
+    chart()->setMargins(QMargins(6, 6, 6, 6));
+    QFont f = chart()->titleFont();
+    f.setBold(true);
+    f.setPointSizeF(f.pointSizeF() * 1.15);
+    chart()->setTitleFont(f);
+    applyPalette();
+}
+
+QString StateChart::title() const
+{
+    return chart()->title();
+}
+
+QString StateChart::seriesName(const QString &role) const
+{
+    const QAbstractSeries *s = m_shown.value(role);
+    return s ? s->name() : QString();
+}
+
+StateChart::Unit StateChart::unitFor(qint64 spanUs)
+{
+    if (spanUs <= 3000000)
+        return {1e3, QStringLiteral("ms")};
+    if (spanUs <= 300000000)
+        return {1e6, QStringLiteral("s")};
+    if (spanUs <= 3LL * 3600000000)
+        return {60e6, QStringLiteral("min")};
+    if (spanUs <= 3LL * 86400000000)
+        return {3600e6, QStringLiteral("h")};
+    return {86400e6, QStringLiteral("d")};
+}
+
+void StateChart::setFamily(Family family, const QStringList &roles, bool secondAxis)
+{
+    if (m_family == family)
+        return;
+    QChart *c = chart();
+    c->removeAllSeries(); // deletes them
+    for (QAbstractAxis *axis : c->axes()) {
+        c->removeAxis(axis);
+        delete axis;
+    }
+    m_series.clear();
+    m_shown.clear();
+    m_points.clear();
+    m_family = family;
+    m_x = new QValueAxis(c);
+    m_y = new QValueAxis(c);
+    m_y2 = nullptr;
+    c->addAxis(m_x, Qt::AlignBottom);
+    c->addAxis(m_y, Qt::AlignLeft);
+    if (secondAxis) {
+        m_y2 = new QValueAxis(c);
+        c->addAxis(m_y2, Qt::AlignRight);
+    }
+    for (const QString &role : roles) {
+        auto *line = new QLineSeries(c);
+        QAbstractSeries *shown = line;
+        if (isBar(role))
+            shown = new QAreaSeries(line);
+        c->addSeries(shown);
+        shown->attachAxis(m_x);
+        shown->attachAxis(m_y);
+        m_series.insert(role, line);
+        m_shown.insert(role, shown);
+    }
+    applyPalette();
+}
+
+void StateChart::setPoints(const QString &role, const QList<QPointF> &pointsUs, const QString &name)
+{
+    m_points.insert(role, pointsUs);
+    QList<QPointF> scaled;
+    scaled.reserve(pointsUs.size());
+    for (const QPointF &p : pointsUs)
+        scaled.append(QPointF(p.x() / m_unit.us, p.y()));
+    if (QXYSeries *s = m_series.value(role))
+        s->replace(scaled); // one replace per refresh: no clear + append
+    if (QAbstractSeries *shown = m_shown.value(role)) {
+        shown->setName(name);
+        shown->setVisible(!pointsUs.isEmpty());
+        for (QLegendMarker *m : chart()->legend()->markers(shown))
+            m->setVisible(!pointsUs.isEmpty());
+    }
+}
+
+void StateChart::setRanges(qint64 fromUs, qint64 toUs, double yMax, const QString &yTitle)
+{
+    const double from = double(fromUs) / m_unit.us, to = double(toUs) / m_unit.us;
+    m_x->setRange(from, to);
+    m_x->setTickType(QValueAxis::TicksDynamic);
+    m_x->setTickAnchor(0); // a tick at now
+    m_x->setTickInterval(niceStep(to - from, 8));
+    m_x->setLabelFormat(QStringLiteral("%g"));
+    m_x->setTitleText(QStringLiteral("time from now (%1)").arg(m_unit.name));
+    m_y->setRange(0, std::max(1.0, yMax));
+    m_y->applyNiceNumbers();
+    m_y->setLabelFormat(QStringLiteral("%g"));
+    m_y->setTitleText(yTitle);
+}
+
+void StateChart::showSlidingCounter(const QString &title, qint64 windowUs, qint64 elapsedUs, qint64 previous, qint64 current,
+                                    std::optional<qint64> limit)
+{
+    setFamily(Family::SlidingCounter, {QStringLiteral("previous"), QStringLiteral("current"), QStringLiteral("estimate"),
+                                       QStringLiteral("limit"), QStringLiteral("boundary"), QStringLiteral("now")});
+    chart()->setTitle(title);
+    const qint64 W = windowUs, e = elapsedUs, toBoundary = W - e;
+    m_unit = unitFor(2 * W);
+    const double top = double(std::max({previous, current, limit.value_or(0)}));
+    setRanges(-(W + e), toBoundary, top * 1.12, QStringLiteral("requests (cost units)"));
+    setPoints(QStringLiteral("previous"), {QPointF(-(W + e), previous), QPointF(-e, previous)},
+              QStringLiteral("Previous window: %1").arg(previous));
+    setPoints(QStringLiteral("current"), {QPointF(-e, current), QPointF(toBoundary, current)},
+              QStringLiteral("Current window: %1").arg(current));
+    // The previous window's share falls linearly to nothing at the boundary.
+    const double weight = double(toBoundary) / double(W);
+    setPoints(QStringLiteral("estimate"), {QPointF(0, double(previous) * weight + double(current)), QPointF(toBoundary, current)},
+              QStringLiteral("Weighted estimate: %1").arg(double(previous) * weight + double(current), 0, 'f', 1));
+    setPoints(QStringLiteral("limit"), limit ? QList<QPointF>{QPointF(-(W + e), *limit), QPointF(toBoundary, *limit)} : QList<QPointF>{},
+              QStringLiteral("Limit: %1").arg(limit.value_or(0)));
+    const double y = m_y->max();
+    setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)},
+              QStringLiteral("Next boundary: previous window no longer counts"));
+    setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
+}
+
+void StateChart::showFixedWindow(const QString &title, qint64 windowUs, qint64 elapsedUs, qint64 count, std::optional<qint64> limit)
+{
+    setFamily(Family::FixedWindow,
+              {QStringLiteral("count"), QStringLiteral("limit"), QStringLiteral("boundary"), QStringLiteral("now")});
+    chart()->setTitle(title);
+    const qint64 W = windowUs, e = elapsedUs, toBoundary = W - e;
+    const qint64 from = -e, to = toBoundary + W / 4; // a little of the next window: empty again
+    m_unit = unitFor(to - from);
+    const double top = double(std::max(count, limit.value_or(0)));
+    setRanges(from, to, top * 1.12, QStringLiteral("requests (cost units)"));
+    setPoints(QStringLiteral("count"), {QPointF(-e, count), QPointF(toBoundary, count)},
+              QStringLiteral("This window: %1").arg(count));
+    setPoints(QStringLiteral("limit"), limit ? QList<QPointF>{QPointF(from, *limit), QPointF(to, *limit)} : QList<QPointF>{},
+              QStringLiteral("Limit: %1").arg(limit.value_or(0)));
+    const double y = m_y->max();
+    setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)}, QStringLiteral("Reset (window boundary)"));
+    setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
+}
+
+void StateChart::showTokenBucket(const QString &title, qint64 limit, qint64 windowUs, qint64 cost, qint64 tokensNow,
+                                 qint64 retryAfterUs, qint64 resetAfterUs)
+{
+    setFamily(Family::TokenBucket, {QStringLiteral("tokens"), QStringLiteral("cost"), QStringLiteral("limit"), QStringLiteral("now")});
+    chart()->setTitle(title);
+    // Show at least a quarter window ahead, so a full bucket still reads as a flat line.
+    const qint64 to = std::max(resetAfterUs, windowUs / 4) * 23 / 20;
+    m_unit = unitFor(to);
+    setRanges(0, to, double(limit) * 1.12, QStringLiteral("tokens"));
+    QList<QPointF> curve{QPointF(0, tokensNow)};
+    if (resetAfterUs > 0)
+        curve.append(QPointF(resetAfterUs, limit));
+    curve.append(QPointF(to, limit));
+    setPoints(QStringLiteral("tokens"), curve,
+              resetAfterUs > 0 ? QStringLiteral("Tokens (refill: full in %1 %2)")
+                                     .arg(double(resetAfterUs) / m_unit.us, 0, 'g', 3)
+                                     .arg(m_unit.name)
+                               : QStringLiteral("Tokens (full)"));
+    // The level a request needs: the curve crosses it when a denied request would pass.
+    setPoints(QStringLiteral("cost"), retryAfterUs > 0 ? QList<QPointF>{QPointF(0, cost), QPointF(to, cost)} : QList<QPointF>{},
+              QStringLiteral("One request (cost %1): passes in %2 %3").arg(cost).arg(double(retryAfterUs) / m_unit.us, 0, 'g', 3).arg(m_unit.name));
+    setPoints(QStringLiteral("limit"), {QPointF(0, limit), QPointF(to, limit)}, QStringLiteral("Capacity: %1").arg(limit));
+    setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, m_y->max())}, QStringLiteral("Now"));
+}
+
+void StateChart::showGcra(const QString &title, qint64 limit, qint64 windowUs, qint64 cost, qint64 tatAheadUs, qint64 retryAfterUs,
+                          qint64 resetAfterUs)
+{
+    setFamily(Family::Gcra, {QStringLiteral("tat"), QStringLiteral("next"), QStringLiteral("allowance"), QStringLiteral("now")}, true);
+    chart()->setTitle(title);
+    // TAT runs back towards now at one second per second; a request of `cost` pushes it
+    // cost * T further, and passes while that stays within one window of now.
+    const double costUs = double(cost) * double(windowUs) / double(limit);
+    const qint64 nextAhead = tatAheadUs + qint64(std::llround(costUs));
+    const qint64 to = std::max({nextAhead, retryAfterUs, windowUs / 4}) * 23 / 20;
+    m_unit = unitFor(std::max(to, windowUs));
+    // Both vertical axes share one scale: time ahead on the left, the same read as requests.
+    const double yTop = 1.2;
+    setRanges(0, to, 1, QString());
+    m_y->setRange(0, double(windowUs) * yTop / m_unit.us);
+    m_y->setTickType(QValueAxis::TicksDynamic);
+    m_y->setTickAnchor(0);
+    m_y->setTickInterval(niceStep(m_y->max(), 6));
+    m_y->setTitleText(QStringLiteral("TAT ahead of now (%1)").arg(m_unit.name));
+    m_y2->setRange(0, double(limit) * yTop);
+    m_y2->setTickType(QValueAxis::TicksDynamic);
+    m_y2->setTickAnchor(0);
+    m_y2->setTickInterval(std::max(1.0, niceStep(m_y2->max(), 6)));
+    m_y2->setLabelFormat(QStringLiteral("%g"));
+    m_y2->setGridLineVisible(false);
+    m_y2->setTitleText(QStringLiteral("capacity in use (requests)"));
+    // Points are in µs on both axes; y goes through the same unit as x.
+    auto scaledY = [this](QList<QPointF> pts) {
+        for (QPointF &p : pts)
+            p.setY(p.y() / m_unit.us);
+        return pts;
+    };
+    QList<QPointF> tat{QPointF(0, tatAheadUs)};
+    if (tatAheadUs > 0)
+        tat.append(QPointF(tatAheadUs, 0));
+    tat.append(QPointF(to, 0));
+    // With the request asked about: allowed, it falls to now at resetAfterUs (the peek's own
+    // figure); denied, it starts above the allowance and nothing is stored.
+    const qint64 nextEnd = retryAfterUs > 0 ? nextAhead : resetAfterUs;
+    const QList<QPointF> next{QPointF(0, nextAhead), QPointF(nextEnd, 0)};
+    const QList<QPointF> allowance{QPointF(0, windowUs), QPointF(to, windowUs)};
+    setPoints(QStringLiteral("tat"), scaledY(tat), QStringLiteral("TAT − now"));
+    setPoints(QStringLiteral("next"), scaledY(next),
+              retryAfterUs > 0 ? QStringLiteral("With one more request (cost %1): over the allowance, passes in %2 %3")
+                                     .arg(cost)
+                                     .arg(double(retryAfterUs) / m_unit.us, 0, 'g', 3)
+                                     .arg(m_unit.name)
+                               : QStringLiteral("With one more request (cost %1)").arg(cost));
+    setPoints(QStringLiteral("allowance"), scaledY(allowance), QStringLiteral("Burst allowance: %1 requests = one window").arg(limit));
+    setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, m_y->max())}, QStringLiteral("Now"));
+    // What the tests compare: µs on both axes.
+    m_points.insert(QStringLiteral("tat"), tat);
+    m_points.insert(QStringLiteral("next"), next);
+    m_points.insert(QStringLiteral("allowance"), allowance);
+}
+
+void StateChart::changeEvent(QEvent *event)
+{
+    QChartView::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange)
+        applyPalette();
+}
+
+void StateChart::styleSeries(const QString &role)
+{
+    QAbstractSeries *shown = m_shown.value(role);
+    QXYSeries *line = m_series.value(role);
+    if (!shown || !line)
+        return;
+    const QColor text = palette().color(QPalette::WindowText);
+    if (auto *area = qobject_cast<QAreaSeries *>(shown)) {
+        QColor c = role == QLatin1String("previous") ? kPrevious : kCurrent;
+        area->setPen(QPen(c, 2));
+        c.setAlpha(110);
+        area->setBrush(c);
+        return;
+    }
+    QPen pen;
+    pen.setWidthF(2.5);
+    if (role == QLatin1String("estimate"))
+        pen.setColor(kEstimate);
+    else if (role == QLatin1String("tokens"))
+        pen.setColor(kTokens);
+    else if (role == QLatin1String("tat"))
+        pen.setColor(kTat);
+    else if (role == QLatin1String("limit") || role == QLatin1String("allowance")) {
+        pen.setColor(kLimit);
+        pen.setWidthF(2);
+        pen.setStyle(Qt::DashLine);
+    } else if (role == QLatin1String("next")) {
+        pen.setColor(kTat);
+        pen.setWidthF(1.5);
+        pen.setStyle(Qt::DashDotLine);
+    } else if (role == QLatin1String("cost")) {
+        pen.setColor(kTokens);
+        pen.setWidthF(1.5);
+        pen.setStyle(Qt::DotLine);
+    } else if (role == QLatin1String("boundary")) {
+        QColor c = text;
+        c.setAlpha(150);
+        pen = QPen(c, 1.5, Qt::DashLine);
+    } else { // now
+        pen = QPen(text, 1);
+    }
+    line->setPen(pen);
+}
+
+void StateChart::applyPalette()
+{
+    const QPalette pal = palette();
+    const bool dark = pal.color(QPalette::Window).lightness() < 128;
+    QChart *c = chart();
+    const QFont titleFont = c->titleFont();
+    c->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    c->setTitleFont(titleFont);
+    // Blend with the window around it rather than the theme's own gradient.
+    c->setBackgroundBrush(pal.color(QPalette::Window));
+    c->setBackgroundPen(Qt::NoPen);
+    c->setTitleBrush(pal.color(QPalette::WindowText));
+    c->legend()->setLabelColor(pal.color(QPalette::WindowText));
+    setBackgroundBrush(pal.color(QPalette::Window));
+    QColor grid = pal.color(QPalette::WindowText);
+    grid.setAlpha(40);
+    for (QAbstractAxis *axis : c->axes()) {
+        axis->setLabelsBrush(pal.color(QPalette::WindowText));
+        axis->setTitleBrush(pal.color(QPalette::WindowText));
+        axis->setGridLineColor(grid);
+        axis->setLinePenColor(grid);
+        axis->setShadesVisible(false);
+    }
+    for (auto it = m_shown.cbegin(); it != m_shown.cend(); ++it)
+        styleSeries(it.key());
+}
+
+} // namespace ratescope::ui
