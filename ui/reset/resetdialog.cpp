@@ -1,0 +1,606 @@
+#include "resetdialog.h"
+
+#include "audit.h"
+#include "connection.h"
+#include "displayformat.h"
+#include "errors.h"
+#include "keydetails.h"
+#include "keytext.h"
+#include "resetpreviewmodel.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QTimer>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include <atomic>
+
+namespace ratescope::ui {
+
+// Written by the worker, read by the poll timer on the GUI thread: no object crosses threads,
+// so a dialog closed mid-way leaves the worker nothing dangling to call.
+struct ResetDialog::Shared {
+    std::atomic<qint64> total{-1}; // planning: about how many keys the server holds; running: keys planned
+    std::atomic<qint64> done{0};   // planning: keys scanned; running: keys processed
+    std::atomic<qint64> found{0};  // planning: keys matched; running: keys deleted
+    std::atomic<bool> stop{false}; // Cancel: stop the scan, or stop between batches
+    std::atomic<bool> noMoreDetails{false};
+};
+
+namespace {
+
+constexpr int kDetailBatch = 200;
+constexpr int kPollMs = 100;
+
+struct PlanOutcome {
+    ResetPlan plan;
+    qint64 metadataLeftOut = 0;
+};
+
+struct RunOutcome {
+    ResetRun run;
+    bool interrupted = false;
+    bool audited = false;
+    QString problem;
+    QString auditProblem;
+};
+
+struct DetailsOutcome {
+    std::vector<Policy> policies;
+    bool policiesRead = false;
+    std::vector<KeyDetails> details;
+};
+
+// Refusals explained where they are caught, on the worker, which knows the connection's user.
+[[noreturn]] void rethrowExplained(const QString &user)
+{
+    try {
+        throw;
+    } catch (const ReplyError &e) {
+        if (e.prefix() == QLatin1String("NOPERM"))
+            throw ReplyError(explainRefusal(e.message(), user));
+        throw;
+    }
+}
+
+QString explained(const std::exception_ptr &failure, const QString &user, bool *connectionLost)
+{
+    try {
+        std::rethrow_exception(failure);
+    } catch (const ConnectionError &e) {
+        *connectionLost = true;
+        return e.message();
+    } catch (const ReplyError &e) {
+        return explainRefusal(e.message(), user);
+    } catch (const std::exception &e) {
+        return QString::fromUtf8(e.what());
+    } catch (...) {
+        return QStringLiteral("unexpected failure");
+    }
+}
+
+QString keysText(qint64 n)
+{
+    return n == 1 ? QStringLiteral("1 key") : QStringLiteral("%1 keys").arg(formatCount(n));
+}
+
+} // namespace
+
+QString explainRefusal(const QString &serverText, const QString &user)
+{
+    if (!serverText.startsWith(QLatin1String("NOPERM")))
+        return serverText;
+    const QString who = user.isEmpty() ? QStringLiteral("default") : user;
+    static const QRegularExpression commandName(QStringLiteral("'([^']+)' command"));
+    const QRegularExpressionMatch m = commandName.match(serverText);
+    if (m.hasMatch()) {
+        const QString command = m.captured(1).toLower();
+        const bool writes = command == QLatin1String("unlink") || command == QLatin1String("del") || command == QLatin1String("xadd");
+        return QStringLiteral("user '%1' may not run %2; ask for +%3%4")
+            .arg(who, command.toUpper().replace(QLatin1Char('|'), QLatin1Char(' ')), command,
+                 writes ? QStringLiteral(" or use a profile with write access") : QString());
+    }
+    if (serverText.contains(QLatin1String("key")))
+        return QStringLiteral("user '%1' may not write these keys (its ACL key patterns leave them out); ask for access to them or use "
+                              "a profile with write access")
+            .arg(who);
+    return QStringLiteral("user '%1' is not allowed this (%2); ask for the permission or use a profile with write access").arg(who, serverText);
+}
+
+ResetDialog::ResetDialog(RedisClient *client, const QByteArray &ns, const Target &target, QWidget *parent)
+    : QDialog(parent), m_client(client), m_ns(ns), m_target(target), m_shared(std::make_shared<Shared>())
+{
+    setWindowTitle(QStringLiteral("Reset limiter keys"));
+    buildUi();
+    connect(m_client, &RedisClient::readOnlyChanged, this, &ResetDialog::updateConfirmation);
+    startPlanning();
+}
+
+ResetDialog::~ResetDialog()
+{
+    // Whatever is under way stops at the next page or batch; a reset already started still
+    // leaves its audit entry (written on the worker).
+    m_shared->stop = true;
+    m_shared->noMoreDetails = true;
+}
+
+void ResetDialog::buildUi()
+{
+    auto *layout = new QVBoxLayout(this);
+    m_heading = new QLabel(this);
+    m_heading->setTextFormat(Qt::PlainText);
+    QFont big = m_heading->font();
+    big.setPointSizeF(big.pointSizeF() * 1.35);
+    big.setBold(true);
+    m_heading->setFont(big);
+    m_heading->setObjectName(QStringLiteral("heading"));
+    layout->addWidget(m_heading);
+
+    m_subheading = new QLabel(this);
+    m_subheading->setTextFormat(Qt::PlainText);
+    m_subheading->setWordWrap(true);
+    layout->addWidget(m_subheading);
+
+    m_model = new ResetPreviewModel(this);
+    m_view = new QTreeView(this);
+    m_view->setObjectName(QStringLiteral("preview"));
+    m_view->setModel(m_model);
+    m_view->setRootIsDecorated(false);
+    m_view->setUniformRowHeights(true);
+    m_view->setAlternatingRowColors(true);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setTextElideMode(Qt::ElideMiddle);
+    QHeaderView *header = m_view->header();
+    header->setSectionResizeMode(QHeaderView::Interactive);
+    header->setStretchLastSection(false);
+    header->resizeSection(ResetPreviewModel::KeyColumn, 300);
+    header->resizeSection(ResetPreviewModel::TypeColumn, 60);
+    header->resizeSection(ResetPreviewModel::AlgorithmColumn, 180);
+    header->resizeSection(ResetPreviewModel::UsageColumn, 110);
+    header->resizeSection(ResetPreviewModel::TtlColumn, 90);
+    layout->addWidget(m_view, 1);
+
+    m_notes = new QLabel(this);
+    m_notes->setTextFormat(Qt::PlainText);
+    m_notes->setWordWrap(true);
+    m_notes->setObjectName(QStringLiteral("notes"));
+    layout->addWidget(m_notes);
+
+    m_progressText = new QLabel(this);
+    m_progressText->setTextFormat(Qt::PlainText);
+    m_progressText->setObjectName(QStringLiteral("progressText"));
+    layout->addWidget(m_progressText);
+    m_progress = new QProgressBar(this);
+    m_progress->setTextVisible(false);
+    layout->addWidget(m_progress);
+
+    m_summary = new QLabel(this);
+    m_summary->setTextFormat(Qt::PlainText);
+    m_summary->setWordWrap(true);
+    m_summary->setObjectName(QStringLiteral("summary"));
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_summary);
+
+    m_readOnlyNote = new QLabel(this);
+    m_readOnlyNote->setTextFormat(Qt::PlainText);
+    m_readOnlyNote->setWordWrap(true);
+    m_readOnlyNote->setObjectName(QStringLiteral("readOnlyNote"));
+    m_readOnlyNote->setText(QStringLiteral("🔒 The connection is read-only: resets are refused here and nothing is sent."));
+    layout->addWidget(m_readOnlyNote);
+
+    auto *buttons = new QHBoxLayout;
+    m_confirmLabel = new QLabel(this);
+    m_confirmLabel->setTextFormat(Qt::PlainText);
+    m_confirm = new QLineEdit(this);
+    m_confirm->setObjectName(QStringLiteral("confirmCount"));
+    m_confirm->setMaximumWidth(110);
+    m_confirm->setClearButtonEnabled(false);
+    m_confirmLabel->setBuddy(m_confirm);
+    buttons->addWidget(m_confirmLabel);
+    buttons->addWidget(m_confirm);
+    buttons->addStretch(1);
+    m_cancelButton = new QPushButton(QStringLiteral("Cancel"), this);
+    m_cancelButton->setObjectName(QStringLiteral("cancelButton"));
+    m_cancelButton->setAutoDefault(false);
+    m_resetButton = new QPushButton(this);
+    m_resetButton->setObjectName(QStringLiteral("resetButton"));
+    // Never the default button: Enter in the count field must not delete anything by itself.
+    m_resetButton->setAutoDefault(false);
+    m_closeButton = new QPushButton(QStringLiteral("Close"), this);
+    m_closeButton->setObjectName(QStringLiteral("closeButton"));
+    buttons->addWidget(m_cancelButton);
+    buttons->addWidget(m_resetButton);
+    buttons->addWidget(m_closeButton);
+    layout->addLayout(buttons);
+
+    connect(m_cancelButton, &QPushButton::clicked, this, &ResetDialog::reject);
+    connect(m_resetButton, &QPushButton::clicked, this, &ResetDialog::startReset);
+    connect(m_closeButton, &QPushButton::clicked, this, &QDialog::accept);
+    connect(m_confirm, &QLineEdit::textChanged, this, &ResetDialog::updateConfirmation);
+
+    m_poll = new QTimer(this);
+    m_poll->setInterval(kPollMs);
+    connect(m_poll, &QTimer::timeout, this, &ResetDialog::updateProgress);
+
+    resize(820, 560);
+}
+
+QList<QByteArray> ResetDialog::previewedKeys() const
+{
+    return m_stage == Stage::Planning ? QList<QByteArray>() : m_plan.keys;
+}
+
+QString ResetDialog::heading() const
+{
+    return m_heading->text();
+}
+
+QString ResetDialog::targetText() const
+{
+    if (!m_target.pattern.isEmpty())
+        return QStringLiteral("keys matching %1").arg(displayKey(m_target.pattern));
+    if (m_target.keys.size() == 1)
+        return displayKey(m_target.keys.front());
+    return QStringLiteral("%1 selected keys").arg(formatCount(m_target.keys.size()));
+}
+
+void ResetDialog::setStage(Stage stage)
+{
+    m_stage = stage;
+    const bool planning = stage == Stage::Planning;
+    const bool running = stage == Stage::Running;
+    const bool done = stage == Stage::Done;
+    m_progress->setVisible(planning || running);
+    m_progressText->setVisible(planning || running);
+    m_view->setVisible(!planning);
+    m_summary->setVisible(done);
+    m_cancelButton->setVisible(!done);
+    m_resetButton->setVisible(!done);
+    m_closeButton->setVisible(done);
+    if (planning || running)
+        m_poll->start();
+    else
+        m_poll->stop();
+    if (done) {
+        m_closeButton->setDefault(true);
+        m_closeButton->setFocus();
+    }
+    updateConfirmation();
+    emit stageChanged(stage);
+}
+
+void ResetDialog::startPlanning()
+{
+    m_heading->setText(m_target.pattern.isEmpty() ? QStringLiteral("Reading the keys to reset")
+                                                  : QStringLiteral("Finding %1").arg(targetText()));
+    m_subheading->setText(m_target.pattern.isEmpty() ? targetText()
+                                                     : QStringLiteral("A snapshot is taken with SCAN; nothing is deleted before you confirm."));
+    m_progress->setRange(0, 0);
+    m_progressText->setText(QStringLiteral("Starting…"));
+    setStage(Stage::Planning);
+
+    QByteArrayList exact;
+    for (const QByteArray &k : m_target.keys)
+        if (!k.isEmpty())
+            exact << k;
+    if (m_target.pattern.isEmpty() && exact.isEmpty()) {
+        ResetPlan none;
+        showPreview(none);
+        return;
+    }
+
+    const QString ns = QString::fromUtf8(m_ns);
+    const QByteArray pattern = m_target.pattern;
+    std::shared_ptr<Shared> shared = m_shared;
+    m_client->request(
+        this,
+        [ns, pattern, exact, shared](Connection &c) {
+            PlanOutcome out;
+            try {
+                Resetter resetter(c, ns);
+                if (pattern.isEmpty()) {
+                    out.plan = resetter.planKeys(exact);
+                } else {
+                    // About how many keys there are, for the progress bar; users without DBSIZE go without.
+                    qint64 total = 0;
+                    for (const auto &node : c.onEachMaster({{"DBSIZE"}}))
+                        if (!node.empty() && node[0].isInteger())
+                            total += node[0].integer();
+                    shared->total = total > 0 ? total : -1;
+                    out.plan = resetter.planPattern(pattern, [&](qint64 scanned, qint64 matched) {
+                        shared->done = scanned;
+                        shared->found = matched;
+                        return !shared->stop.load();
+                    });
+                }
+                // Ratescope's own keys are never offered here, even to a pattern naming them.
+                resetter.leaveOutMetadata(out.plan);
+                out.metadataLeftOut = out.plan.metadataLeftOut;
+            } catch (const ReplyError &) {
+                rethrowExplained(c.options().user);
+            }
+            return out;
+        },
+        [this](const Outcome<PlanOutcome> &o) {
+            if (!o.ok()) {
+                m_result.problem = o.failure().message;
+                m_heading->setText(QStringLiteral("The keys could not be read"));
+                m_summary->setText(QStringLiteral("%1\nNothing was deleted.").arg(m_result.problem));
+                m_plan = {};
+                m_model->setKeys({});
+                setStage(Stage::Done);
+                return;
+            }
+            if (!o.value().plan.complete)
+                return; // cancelled while scanning: the dialog has closed already
+            m_metadataLeftOut = o.value().metadataLeftOut;
+            showPreview(o.value().plan);
+        });
+}
+
+void ResetDialog::showPreview(const ResetPlan &plan)
+{
+    m_plan = plan;
+    m_model->setKeys(plan.keys);
+    const qint64 n = plan.keys.size();
+    m_result = {};
+    m_result.planned = n;
+    m_heading->setText(n == 0 ? QStringLiteral("Nothing to reset") : QStringLiteral("Reset %1").arg(keysText(n)));
+    if (m_target.pattern.isEmpty()) {
+        m_subheading->setText(n == 0 ? QStringLiteral("%1: no such key.").arg(targetText())
+                                     : QStringLiteral("%1. Limiters start again with their full quota; exactly these keys are deleted.")
+                                           .arg(targetText()));
+    } else {
+        m_subheading->setText(n == 0 ? QStringLiteral("No key matches %1 (%2 scanned).").arg(displayKey(m_target.pattern), keysText(plan.scanned))
+                                     : QStringLiteral("The %1 matching %2 when the scan ran (%3 scanned). Exactly these keys are deleted; keys "
+                                                      "created since are not touched. Limiters start again with their full quota.")
+                                           .arg(keysText(n), displayKey(m_target.pattern), keysText(plan.scanned)));
+    }
+    QStringList notes;
+    if (m_metadataLeftOut > 0)
+        notes << QStringLiteral("Left out: %1 under %2, Ratescope's own policies, overrides and audit log, which are never offered for reset.")
+                     .arg(keysText(m_metadataLeftOut), displayKey(m_ns));
+    if (n > kDetailedRows)
+        notes << QStringLiteral("The state is shown for the first %1 keys.").arg(formatCount(kDetailedRows));
+    m_notes->setText(notes.join(QLatin1Char('\n')));
+    m_notes->setVisible(!notes.isEmpty());
+    m_resetButton->setText(n == 0 ? QStringLiteral("Reset") : QStringLiteral("Reset %1").arg(keysText(n)));
+    m_confirm->clear();
+    m_confirmLabel->setText(QStringLiteral("Type %1 to confirm:").arg(n));
+    setStage(Stage::Preview);
+    if (n > kTypedConfirmationAbove)
+        m_confirm->setFocus();
+    else
+        m_cancelButton->setFocus();
+    if (n > 0)
+        readDetails(0);
+}
+
+void ResetDialog::readDetails(qsizetype first)
+{
+    const qsizetype end = std::min<qsizetype>({m_plan.keys.size(), first + kDetailBatch, kDetailedRows});
+    if (first >= end || m_shared->noMoreDetails)
+        return;
+    const std::vector<QByteArray> keys(m_plan.keys.begin() + first, m_plan.keys.begin() + end);
+    const bool needPolicies = !m_policiesRead;
+    const std::vector<Policy> policies = m_policies;
+    std::shared_ptr<Shared> shared = m_shared;
+    const QString ns = QString::fromUtf8(m_ns);
+    // A batch at a time, so other views' requests get their turn on the worker in between.
+    m_client->request(
+        this,
+        [keys, needPolicies, policies, shared, ns](Connection &c) {
+            DetailsOutcome out;
+            if (shared->noMoreDetails)
+                return out;
+            out.policies = policies;
+            if (needPolicies) {
+                try {
+                    out.policies = PolicyStore(c, ns).list();
+                } catch (const ReplyError &) {
+                    // No policies readable: the state shows without limits.
+                }
+                out.policiesRead = true;
+            }
+            out.details = readKeyDetails(c, keys, out.policies, ns.toUtf8());
+            return out;
+        },
+        [this, first](const Outcome<DetailsOutcome> &o) {
+            if (!o.ok() || m_stage != Stage::Preview || o.value().details.empty())
+                return; // the state is a courtesy: the preview stands without it
+            if (o.value().policiesRead) {
+                m_policies = o.value().policies;
+                m_policiesRead = true;
+            }
+            m_model->setDetails(first, o.value().details);
+            readDetails(first + qsizetype(o.value().details.size()));
+        });
+}
+
+bool ResetDialog::confirmationGiven() const
+{
+    const qint64 n = m_plan.keys.size();
+    if (n <= kTypedConfirmationAbove)
+        return true;
+    // Digits only, so "40,000" and "40 000" count as typed; anything else must match exactly.
+    QString typed = m_confirm->text().trimmed();
+    typed.remove(QRegularExpression(QStringLiteral("(?<=\\d)[,.' \\x{00a0}\\x{202f}](?=\\d{3})")));
+    return typed == QString::number(n);
+}
+
+void ResetDialog::updateConfirmation()
+{
+    const bool preview = m_stage == Stage::Preview;
+    const qint64 n = m_plan.keys.size();
+    const bool typed = preview && n > kTypedConfirmationAbove;
+    m_confirmLabel->setVisible(typed);
+    m_confirm->setVisible(typed);
+    const bool readOnly = m_client->isReadOnly();
+    m_readOnlyNote->setVisible(readOnly && (preview || m_stage == Stage::Planning));
+    m_resetButton->setEnabled(preview && n > 0 && !readOnly && confirmationGiven());
+    if (readOnly)
+        m_resetButton->setToolTip(QStringLiteral("The connection is read-only: resets are refused and nothing is sent. Lift the read-only "
+                                                 "lock to reset."));
+    else if (preview && n > 0 && !confirmationGiven())
+        m_resetButton->setToolTip(QStringLiteral("Type %1 (the number of keys) to confirm.").arg(n));
+    else
+        m_resetButton->setToolTip(QString());
+}
+
+void ResetDialog::startReset()
+{
+    // The button is disabled in these cases; checked again so that nothing is ever sent anyway.
+    if (m_stage != Stage::Preview || m_plan.keys.isEmpty() || m_client->isReadOnly() || !confirmationGiven())
+        return;
+    m_shared->noMoreDetails = true;
+    m_shared->stop = false;
+    m_shared->total = m_plan.keys.size();
+    m_shared->done = 0;
+    m_shared->found = 0;
+    m_heading->setText(QStringLiteral("Resetting %1").arg(keysText(m_plan.keys.size())));
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(0);
+    m_progressText->setText(QStringLiteral("Deleting…"));
+    m_cancelButton->setEnabled(true);
+    setStage(Stage::Running);
+
+    const QString ns = QString::fromUtf8(m_ns);
+    const ResetPlan plan = m_plan;
+    const QString op = m_operator;
+    std::shared_ptr<Shared> shared = m_shared;
+    std::function<void(qint64)> hook = m_afterBatchHook;
+    m_client->request(
+        this,
+        [ns, plan, op, shared, hook](Connection &c) {
+            RunOutcome out;
+            Resetter resetter(c, ns);
+            out.run = resetter.execute(plan, [&](const ResetRun &run) {
+                shared->done = run.processed;
+                shared->found = run.deleted;
+                if (hook)
+                    hook(run.processed);
+                return !shared->stop.load();
+            });
+            const QString user = c.options().user;
+            if (out.run.failure)
+                out.problem = explained(out.run.failure, user, &out.interrupted);
+            // One entry per reset, unless the server refused the very first batch (nothing
+            // deleted, nothing to record). A batch without an answer may have deleted keys.
+            if (out.run.processed > 0 || out.interrupted) {
+                try {
+                    AuditLog(c, ns).append(resetAuditEntry(plan, out.run), op);
+                    out.audited = true;
+                } catch (...) {
+                    bool lost = false;
+                    out.auditProblem = explained(std::current_exception(), user, &lost);
+                }
+            }
+            return out;
+        },
+        [this](const Outcome<RunOutcome> &o) {
+            if (!o.ok()) {
+                // Not sent at all (the connection was down): nothing was deleted.
+                m_result.problem = o.failure().message;
+            } else {
+                const RunOutcome &r = o.value();
+                m_result.processed = r.run.processed;
+                m_result.deleted = r.run.deleted;
+                m_result.cancelled = r.run.stopped;
+                m_result.interrupted = r.interrupted;
+                m_result.audited = r.audited;
+                m_result.problem = r.problem;
+                m_result.auditProblem = r.auditProblem;
+            }
+            showResult();
+            if (o.ok() && (o.value().run.processed > 0 || o.value().interrupted))
+                emit finished(m_result.deleted);
+        });
+}
+
+void ResetDialog::showResult()
+{
+    const Result &r = m_result;
+    const QString of = QStringLiteral("%1 of %2").arg(formatCount(r.processed), formatCount(r.planned));
+    QStringList lines;
+    if (r.cancelled) {
+        m_heading->setText(QStringLiteral("Cancelled after %1: %2 deleted").arg(of, formatCount(r.deleted)));
+        lines << QStringLiteral("The other %1 were left as they are.").arg(keysText(r.planned - r.processed));
+    } else if (r.interrupted) {
+        m_heading->setText(QStringLiteral("Interrupted after %1: %2 deleted").arg(of, formatCount(r.deleted)));
+        lines << QStringLiteral("The connection failed: %1").arg(r.problem)
+              << QStringLiteral("The batch under way (up to %1 keys) may or may not have been deleted; it is not sent again.")
+                     .arg(Resetter::kBatchSize);
+    } else if (!r.problem.isEmpty()) {
+        m_heading->setText(r.processed == 0 ? QStringLiteral("Reset refused: nothing deleted")
+                                            : QStringLiteral("Stopped after %1: %2 deleted").arg(of, formatCount(r.deleted)));
+        lines << r.problem;
+    } else {
+        m_heading->setText(QStringLiteral("Deleted %1 of %2").arg(formatCount(r.deleted), keysText(r.planned)));
+        if (r.deleted < r.processed)
+            lines << QStringLiteral("%1 of the previewed keys had already gone (expired, or deleted by someone else).")
+                         .arg(formatCount(r.processed - r.deleted));
+        lines << QStringLiteral("Limiters start again with their full quota.");
+    }
+    if (r.audited)
+        lines << QStringLiteral("Recorded in the audit log.");
+    else if (!r.auditProblem.isEmpty())
+        lines << QStringLiteral("The audit entry could not be written: %1").arg(r.auditProblem);
+    m_summary->setText(lines.join(QLatin1Char('\n')));
+    m_subheading->setText(QStringLiteral("Reset of %1.").arg(targetText()));
+    setStage(Stage::Done);
+}
+
+void ResetDialog::updateProgress()
+{
+    const qint64 total = m_shared->total.load();
+    const qint64 done = m_shared->done.load();
+    const qint64 found = m_shared->found.load();
+    if (m_stage == Stage::Planning) {
+        if (m_target.pattern.isEmpty()) {
+            m_progressText->setText(QStringLiteral("Reading %1…").arg(targetText()));
+            return;
+        }
+        if (total > 0) {
+            m_progress->setRange(0, 1000);
+            m_progress->setValue(int(std::min<qint64>(1000, done * 1000 / total)));
+            m_progressText->setText(QStringLiteral("Scanned %1 of about %2 keys, %3 match")
+                                        .arg(formatCount(done), formatCount(total), formatCount(found)));
+        } else {
+            m_progressText->setText(QStringLiteral("Scanned %1 keys, %2 match").arg(formatCount(done), formatCount(found)));
+        }
+    } else if (m_stage == Stage::Running) {
+        m_progress->setValue(total > 0 ? int(done * 1000 / total) : 0);
+        m_progressText->setText(m_shared->stop ? QStringLiteral("Stopping after the batch under way… %1 of %2 keys done, %3 deleted")
+                                                     .arg(formatCount(done), formatCount(total), formatCount(found))
+                                               : QStringLiteral("Deleting… %1 of %2 keys done, %3 deleted")
+                                                     .arg(formatCount(done), formatCount(total), formatCount(found)));
+    }
+}
+
+void ResetDialog::reject()
+{
+    switch (m_stage) {
+    case Stage::Running:
+        // The deletion under way is not abandoned halfway: it stops between batches and says how far it got.
+        m_shared->stop = true;
+        m_cancelButton->setEnabled(false);
+        updateProgress();
+        return;
+    case Stage::Planning:
+        m_shared->stop = true;
+        break;
+    case Stage::Preview:
+    case Stage::Done:
+        break;
+    }
+    m_shared->noMoreDetails = true;
+    QDialog::reject();
+}
+
+} // namespace ratescope::ui
