@@ -148,7 +148,6 @@ MonitorPage::MonitorPage(QWidget *parent) : QWidget(parent), m_requests(new QObj
     m_timeAxis = new QDateTimeAxis;
     m_timeAxis->setFormat(QStringLiteral("HH:mm:ss"));
     m_timeAxis->setTitleText(QStringLiteral("Time (server clock, HH:MM:SS)"));
-    m_timeAxis->setTickCount(7);
     m_valueAxis = new QValueAxis;
     m_valueAxis->setLabelFormat(QStringLiteral("%.0f"));
     m_chart->addAxis(m_timeAxis, Qt::AlignBottom);
@@ -192,6 +191,7 @@ MonitorPage::MonitorPage(QWidget *parent) : QWidget(parent), m_requests(new QObj
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
     split->setChildrenCollapsible(false);
+    split->setSizes({560, 150});
 
     m_status = new QLabel;
     m_status->setTextFormat(Qt::PlainText);
@@ -412,6 +412,16 @@ bool MonitorPage::isLoaded() const
             return false;
     }
     return true;
+}
+
+bool MonitorPage::isBusy() const
+{
+    if (m_inFlight || m_classifying)
+        return true;
+    for (const auto &p : m_pins)
+        if (p->needsClassify)
+            return true;
+    return false;
 }
 
 void MonitorPage::checkLoaded()
@@ -674,7 +684,7 @@ void MonitorPage::refreshLegendRow(MonitorPin &p)
             r.denied = s.denied();
             r.status = r.denied ? QStringLiteral("denied now: a request passes in %1").arg(formatSpan(s.retryAfterUs))
                                 : QStringLiteral("allowed");
-            if (p.absent)
+            if (p.absent && s.used == 0)
                 r.status += QStringLiteral(" (no such key: a fresh limiter)");
         } else if (!p.problem.isEmpty()) {
             r.status = QStringLiteral("read failed, looking again: %1").arg(p.problem);
@@ -718,6 +728,7 @@ void MonitorPage::applyTheme()
         a->setLinePenColor(grid);
     }
     m_chart->setTitleBrush(pal.color(QPalette::PlaceholderText));
+    m_chart->setTitleFont(font());
     QPen limitPen(text);
     limitPen.setStyle(Qt::DashLine);
     limitPen.setWidthF(1.5);
@@ -744,10 +755,10 @@ void MonitorPage::redraw()
     const qint64 right = m_lastNowUs ? m_lastNowUs : nowUs();
     const qint64 left = right - qint64(m_spanMinutes) * 60 * 1000000;
     const double leftMs = double(left) / 1000.0, rightMs = double(right) / 1000.0;
-    m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(left / 1000), QDateTime::fromMSecsSinceEpoch(right / 1000));
-    m_timeAxis->setFormat(m_spanMinutes <= 1 ? QStringLiteral("HH:mm:ss") : QStringLiteral("HH:mm"));
-    m_timeAxis->setTitleText(m_spanMinutes <= 1 ? QStringLiteral("Time (server clock, HH:MM:SS)")
-                                                : QStringLiteral("Time (server clock, HH:MM)"));
+    // A little room after the newest reading, so that its denied mark is not cut in half.
+    const qint64 pad = qint64(m_spanMinutes) * 60 * 1000000 / 60;
+    m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(left / 1000), QDateTime::fromMSecsSinceEpoch((right + pad) / 1000));
+    m_timeAxis->setTickCount(m_spanMinutes == 5 ? 6 : m_spanMinutes == 10 ? 11 : 7);
 
     qint64 maxLimit = 0;
     QList<QPointF> denied;
@@ -810,15 +821,17 @@ void MonitorPage::redraw()
     m_limitLine->replace(m_percent && !m_pins.empty() ? QList<QPointF>{{leftMs, 100.0}, {rightMs, 100.0}} : QList<QPointF>{});
     m_deniedMarks->replace(denied);
     if (m_percent) {
-        m_valueAxis->setRange(0, 105);
-        m_valueAxis->setTitleText(QStringLiteral("Remaining (% of the key's limit; dashed: the limit)"));
+        m_valueAxis->setRange(0, 120);
+        m_valueAxis->setTickCount(7);
+        m_valueAxis->setTitleText(QStringLiteral("Remaining (% of limit)"));
     } else {
-        m_valueAxis->setRange(0, std::max<double>(1, double(maxLimit) * 1.05));
-        m_valueAxis->setTitleText(QStringLiteral("Remaining (units of cost; dashed: each key's limit)"));
+        m_valueAxis->setRange(0, std::max<double>(1, double(maxLimit) * 1.1));
+        m_valueAxis->applyNiceNumbers();
+        m_valueAxis->setTitleText(QStringLiteral("Remaining (units of cost)"));
     }
-    m_valueAxis->applyNiceNumbers();
     m_chart->setTitle(m_pins.empty() ? QStringLiteral("No keys pinned: pin keys from the keys panel (right click) to watch their remaining quota")
-                                     : QString());
+                      : m_percent   ? QStringLiteral("Remaining quota per key · dashed: the limit (100 %) · red square: denied now")
+                                    : QStringLiteral("Remaining quota per key · dashed: each key's limit, in its colour · red square: denied now"));
 }
 
 void MonitorPage::showHover(quint64 id, const QPointF &point, bool state)

@@ -68,6 +68,7 @@ public:
     void setAutoTick(bool on);
     void tickNow();
     bool isTickInFlight() const { return m_inFlight; }
+    bool isBusy() const; // a tick or a classification under way, or keys waiting for one
     qint64 ticksSent() const { return m_ticksSent; }
     qint64 ticksSkipped() const { return m_ticksSkipped; }
     qint64 roundTrips() const { return m_roundTrips; }
