@@ -36,6 +36,7 @@ Cli::Cli() : m_out(stdout), m_err(stderr)
     registerInspection(m_commands);
     registerAdministration(m_commands);
     registerBursts(m_commands);
+    registerWatch(m_commands);
 }
 
 const Subcommand *Cli::find(const QString &name) const

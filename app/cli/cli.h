@@ -40,6 +40,7 @@ void registerDecisions(QList<Subcommand> &commands);
 void registerInspection(QList<Subcommand> &commands);
 void registerAdministration(QList<Subcommand> &commands);
 void registerBursts(QList<Subcommand> &commands);
+void registerWatch(QList<Subcommand> &commands);
 
 class Cli {
 public:
