@@ -47,17 +47,73 @@ qint64 scoreUnitUs(ScoreUnit u)
     return 0;
 }
 
+QString globSyntaxProblem(const QByteArray &pattern)
+{
+    // The same walk as Redis's stringmatchlen(): '\\' escapes the next byte, also inside a class.
+    const qsizetype n = pattern.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        if (pattern[i] == '\\') {
+            if (i + 1 == n)
+                return QStringLiteral("a trailing '\\' escapes nothing");
+            ++i;
+        } else if (pattern[i] == '[') {
+            qsizetype j = i + 1;
+            if (j < n && pattern[j] == '^')
+                ++j;
+            bool closed = false;
+            for (; j < n; ++j) {
+                if (pattern[j] == '\\') {
+                    if (j + 1 == n)
+                        break;
+                    ++j;
+                } else if (pattern[j] == ']') {
+                    closed = true;
+                    break;
+                }
+            }
+            if (!closed)
+                return QStringLiteral("unbalanced '[' at position %1").arg(i + 1);
+            i = j;
+        }
+    }
+    return {};
+}
+
+std::vector<PolicyProblem> Policy::problems() const
+{
+    std::vector<PolicyProblem> found;
+    if (name.trimmed().isEmpty() || name.size() > 200)
+        found.push_back({PolicyField::Name, QStringLiteral("a policy needs a name (1-200 characters)")});
+    if (match.isEmpty())
+        found.push_back({PolicyField::Match, QStringLiteral("policy '%1' needs a key pattern (--match)").arg(name)});
+    else if (const QString glob = globSyntaxProblem(match); !glob.isEmpty())
+        found.push_back({PolicyField::Match, QStringLiteral("key pattern: %1").arg(glob)});
+    // LimitSpec::validate's own words, each checked alone so that each lands on its field.
+    auto check = [&](PolicyField field, const LimitSpec &s) {
+        try {
+            s.validate();
+            return true;
+        } catch (const UsageError &e) {
+            found.push_back({field, e.message()});
+            return false;
+        }
+    };
+    const bool limitOk = check(PolicyField::Limit, {spec.algorithm, spec.limit, kMinWindowUs, 1});
+    const bool windowOk = check(PolicyField::Window, {spec.algorithm, 1, spec.windowUs, 1});
+    if (limitOk && windowOk)
+        check(PolicyField::Cost, spec);
+    return found;
+}
+
 void Policy::validate() const
 {
-    if (name.trimmed().isEmpty() || name.size() > 200)
-        throw UsageError(QStringLiteral("a policy needs a name (1-200 characters)"));
-    if (match.isEmpty())
-        throw UsageError(QStringLiteral("policy '%1' needs a key pattern (--match)").arg(name));
-    try {
-        spec.validate();
-    } catch (const UsageError &e) {
-        throw UsageError(QStringLiteral("policy '%1': %2").arg(name, e.message()));
-    }
+    const auto found = problems();
+    if (found.empty())
+        return;
+    const PolicyProblem &first = found.front();
+    if (first.field == PolicyField::Name || (first.field == PolicyField::Match && match.isEmpty()))
+        throw UsageError(first.message);
+    throw UsageError(QStringLiteral("policy '%1': %2").arg(name, first.message));
 }
 
 QJsonObject Policy::toJson() const
@@ -300,6 +356,48 @@ EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::
         e.spec->cost = std::min(e.spec->cost, e.spec->limit);
     }
     return e;
+}
+
+namespace {
+
+QString compactJson(const QJsonObject &o)
+{
+    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+}
+
+AuditEntry auditEntry(const QString &action, const QString &target, const QString &before, const QString &after, qint64 count)
+{
+    AuditEntry e;
+    e.action = action;
+    e.target = target;
+    e.before = before;
+    e.after = after;
+    e.count = count;
+    return e;
+}
+
+} // namespace
+
+AuditEntry policySetAuditEntry(const std::optional<Policy> &before, const Policy &stored)
+{
+    return auditEntry(QStringLiteral("policy.set"), stored.name, before ? compactJson(before->toJson()) : QString(), compactJson(stored.toJson()), 1);
+}
+
+AuditEntry policyDeleteAuditEntry(const Policy &removed)
+{
+    return auditEntry(QStringLiteral("policy.delete"), removed.name, compactJson(removed.toJson()), QString(), 1);
+}
+
+AuditEntry overrideSetAuditEntry(const QByteArray &key, const std::optional<Override> &previous, const std::optional<Override> &stored)
+{
+    return auditEntry(QStringLiteral("override.set"), QString::fromUtf8(key), previous ? compactJson(previous->toJson()) : QString(),
+                      stored ? compactJson(stored->toJson()) : QString(), 1);
+}
+
+AuditEntry overrideClearAuditEntry(const QByteArray &key, const std::optional<Override> &removed)
+{
+    return auditEntry(QStringLiteral("override.clear"), QString::fromUtf8(key), removed ? compactJson(removed->toJson()) : QString(), QString(),
+                      removed ? 1 : 0);
 }
 
 } // namespace ratescope

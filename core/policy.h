@@ -3,6 +3,7 @@
 #pragma once
 
 #include "algorithm.h"
+#include "audit.h"
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -19,6 +20,18 @@ QString scoreUnitName(ScoreUnit u); // "auto", "s", "ms", "us"
 ScoreUnit parseScoreUnit(const QString &name); // throws UsageError
 qint64 scoreUnitUs(ScoreUnit u);               // 1000000, 1000, 1 (Auto: 0)
 
+// Where a glob is broken for SCAN MATCH and the policy's own matching: an unclosed '['
+// ("unbalanced '['") or a trailing '\' that escapes nothing. Empty when it is well formed.
+// Redis accepts both silently and matches something nobody meant.
+QString globSyntaxProblem(const QByteArray &pattern);
+
+// The fields of a policy a problem belongs to, so an editor can say it next to that field.
+enum class PolicyField { Name, Match, Limit, Window, Cost };
+struct PolicyProblem {
+    PolicyField field;
+    QString message; // LimitSpec::validate's words for the limits, without the policy's name
+};
+
 struct Policy {
     QString name;
     QByteArray match;       // key glob (Redis semantics); a literal key is an exact match
@@ -30,7 +43,8 @@ struct Policy {
     QDateTime updatedAt;
     QString updatedBy;
 
-    void validate() const; // throws UsageError
+    void validate() const; // throws UsageError (the first of problems(), naming the policy)
+    std::vector<PolicyProblem> problems() const;
     QJsonObject toJson() const;
     static Policy fromJson(const QJsonObject &o); // throws ProtocolError for a malformed record
 };
@@ -101,5 +115,12 @@ struct EffectiveLimits {
     std::optional<LimitSpec> spec;
 };
 EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::optional<Override> &override, const QByteArray &key);
+
+// The one audit entry each change leaves, built here so that the CLI and the console write
+// exactly the same entries (action, target, before/after as compact JSON, count).
+AuditEntry policySetAuditEntry(const std::optional<Policy> &before, const Policy &stored);
+AuditEntry policyDeleteAuditEntry(const Policy &removed);
+AuditEntry overrideSetAuditEntry(const QByteArray &key, const std::optional<Override> &previous, const std::optional<Override> &stored);
+AuditEntry overrideClearAuditEntry(const QByteArray &key, const std::optional<Override> &removed);
 
 } // namespace ratescope

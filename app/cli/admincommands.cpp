@@ -17,25 +17,9 @@ namespace ratescope::cli {
 
 namespace {
 
-QString compactJson(const QJsonObject &o)
-{
-    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
-}
-
 QString actor(const Cli &cli)
 {
     return cli.operatorName().isEmpty() ? AuditLog::osUser() : cli.operatorName();
-}
-
-void audit(Cli &cli, const QString &action, const QString &target, const QString &before, const QString &after, qint64 count)
-{
-    AuditEntry e;
-    e.action = action;
-    e.target = target;
-    e.before = before;
-    e.after = after;
-    e.count = count;
-    AuditLog(cli.connection(), cli.ns()).append(e, cli.operatorName());
 }
 
 // ---- reset ---------------------------------------------------------------------------
@@ -183,7 +167,7 @@ int runPolicy(Cli &cli)
         // Based on what the caller says it saw, else on what is there now.
         const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 0, std::numeric_limits<qint64>::max(), current ? current->version : 0);
         const Policy stored = store.set(pol, basedOn, actor(cli));
-        audit(cli, QStringLiteral("policy.set"), name, current ? compactJson(current->toJson()) : QString(), compactJson(stored.toJson()), 1);
+        AuditLog(cli.connection(), cli.ns()).append(policySetAuditEntry(current, stored), cli.operatorName());
         printPolicy(cli, stored);
         return ExitOk;
     }
@@ -196,7 +180,7 @@ int runPolicy(Cli &cli)
             throw UsageError(QStringLiteral("no policy named '%1'").arg(name));
         const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 1, std::numeric_limits<qint64>::max(), current->version);
         const Policy removed = store.remove(name, basedOn, actor(cli));
-        audit(cli, QStringLiteral("policy.delete"), name, compactJson(removed.toJson()), QString(), 1);
+        AuditLog(cli.connection(), cli.ns()).append(policyDeleteAuditEntry(removed), cli.operatorName());
         if (cli.json())
             cli.printJson({{QStringLiteral("deleted"), name}});
         else
@@ -259,8 +243,7 @@ int runOverride(Cli &cli)
         OverrideStore store(cli.connection(), cli.ns());
         const auto previous = store.set(o, forUs, actor(cli));
         const auto stored = store.get(key);
-        audit(cli, QStringLiteral("override.set"), p[0], previous ? compactJson(previous->toJson()) : QString(),
-              stored ? compactJson(stored->toJson()) : QString(), 1);
+        AuditLog(cli.connection(), cli.ns()).append(overrideSetAuditEntry(key, previous, stored), cli.operatorName());
         if (stored)
             printOverride(cli, *stored);
         return ExitOk;
@@ -268,7 +251,7 @@ int runOverride(Cli &cli)
     if (action == QLatin1String("clear")) {
         cli.requireWritable(QStringLiteral("override clear"));
         const auto removed = OverrideStore(cli.connection(), cli.ns()).clear(key, actor(cli));
-        audit(cli, QStringLiteral("override.clear"), p[0], removed ? compactJson(removed->toJson()) : QString(), QString(), removed ? 1 : 0);
+        AuditLog(cli.connection(), cli.ns()).append(overrideClearAuditEntry(key, removed), cli.operatorName());
         if (cli.json())
             cli.printJson({{QStringLiteral("cleared"), removed.has_value()}});
         else
