@@ -1,6 +1,7 @@
 #include "policytablemodel.h"
 
 #include "displayformat.h"
+#include "keytext.h"
 
 namespace ratescope::ui {
 
@@ -14,6 +15,14 @@ void PolicyTableModel::setPolicies(std::vector<Policy> policies)
     beginResetModel(); // a handful of rows, replaced whole
     m_policies = std::move(policies);
     endResetModel();
+}
+
+int PolicyTableModel::rowOf(const QString &name) const
+{
+    for (size_t i = 0; i < m_policies.size(); ++i)
+        if (m_policies[i].name == name)
+            return int(i);
+    return -1;
 }
 
 int PolicyTableModel::rowCount(const QModelIndex &parent) const
@@ -59,7 +68,8 @@ QVariant PolicyTableModel::data(const QModelIndex &index, int role) const
             tip += QStringLiteral(", changed by %1 at %2")
                        .arg(p.updatedBy,
                             p.updatedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
-        return tip;
+        // Descriptions and names come from the server: escaped, so a tooltip never renders them.
+        return QStringLiteral("<qt>%1</qt>").arg(tip.toHtmlEscaped().replace(QLatin1Char('\n'), QLatin1String("<br>")));
     }
     if (role != Qt::DisplayRole)
         return {};
@@ -67,7 +77,7 @@ QVariant PolicyTableModel::data(const QModelIndex &index, int role) const
     case NameColumn:
         return p.name;
     case MatchColumn:
-        return QString::fromUtf8(p.match);
+        return displayKey(p.match); // a pattern is bytes like a key: shown the same, escaped
     case AlgorithmColumn:
         return p.scoreUnit == ScoreUnit::Auto
                    ? algorithmName(p.spec.algorithm)

@@ -23,6 +23,7 @@ public:
     explicit PolicyTableModel(QObject *parent = nullptr);
     void setPolicies(std::vector<Policy> policies);
     const std::vector<Policy> &policies() const { return m_policies; }
+    int rowOf(const QString &name) const; // -1 when there is none
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;

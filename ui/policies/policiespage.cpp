@@ -1,0 +1,907 @@
+#include "policiespage.h"
+
+#include "connection.h"
+#include "displayformat.h"
+#include "errors.h"
+#include "glob.h"
+#include "keyformat.h"
+#include "keyscanner.h"
+#include "keytext.h"
+#include "overrideeditor.h"
+#include "overridetablemodel.h"
+#include "policyeditor.h"
+#include "policytablemodel.h"
+#include "usage.h"
+
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTableView>
+#include <QUrl>
+#include <QVBoxLayout>
+
+#include <set>
+
+namespace ratescope::ui {
+
+struct PoliciesPage::PreviewResult {
+    QByteArray glob;
+    std::vector<QByteArray> keys; // the first kPreviewKeys found
+    qint64 matched = 0;
+    qint64 excluded = 0; // Ratescope's own metadata keys the glob also matched
+    qint64 scanned = 0;
+    qint64 total = 0;
+    bool complete = false;
+};
+
+struct PoliciesPage::EffectResult {
+    qint64 read = 0;      // limiters read under the proposed limits
+    qint64 atLimit = 0;   // of those, the ones a request of the proposed cost would be refused by
+    qint64 otherPolicy = 0;
+    qint64 overridden = 0;
+    qint64 notLimiters = 0;
+    qint64 unreadable = 0;
+};
+
+namespace {
+
+QTableView *makeTable(QAbstractItemModel *model)
+{
+    auto *view = new QTableView;
+    view->setModel(model);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::SingleSelection);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->setWordWrap(false);
+    view->verticalHeader()->hide();
+    view->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed); // uniform row heights
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 10);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->horizontalHeader()->setHighlightSections(false);
+    return view;
+}
+
+} // namespace
+
+PoliciesPage::PoliciesPage(QWidget *parent)
+    : QWidget(parent)
+    , m_requests(new QObject(this))
+    , m_policies(new PolicyTableModel(this))
+    , m_overrides(new OverrideTableModel(this))
+{
+    m_message = new QLabel;
+    m_message->setTextFormat(Qt::PlainText);
+    m_message->setWordWrap(true);
+    m_message->hide();
+    m_reload = new QPushButton(QStringLiteral("Reload"));
+    m_reload->setToolTip(QStringLiteral("Read the policies and overrides again"));
+
+    m_policyView = makeTable(m_policies);
+    m_policyView->setColumnWidth(PolicyTableModel::NameColumn, 150);
+    m_policyView->setColumnWidth(PolicyTableModel::MatchColumn, 170);
+    m_policyView->setColumnWidth(PolicyTableModel::AlgorithmColumn, 120);
+    m_policyView->setColumnWidth(PolicyTableModel::LimitColumn, 130);
+    m_newPolicy = new QPushButton(QStringLiteral("New policy…"));
+    m_editPolicy = new QPushButton(QStringLiteral("Edit…"));
+    auto *policyBox = new QGroupBox(QStringLiteral("Policies: which limits apply to which keys"));
+    auto *pl = new QVBoxLayout(policyBox);
+    pl->addWidget(m_policyView, 1);
+    auto *pb = new QHBoxLayout;
+    pb->addWidget(m_newPolicy);
+    pb->addWidget(m_editPolicy);
+    pb->addStretch();
+    pl->addLayout(pb);
+
+    m_overrideView = makeTable(m_overrides);
+    m_overrideView->setColumnWidth(OverrideTableModel::KeyColumn, 170);
+    m_overrideView->setColumnWidth(OverrideTableModel::LimitColumn, 150);
+    m_overrideView->setColumnWidth(OverrideTableModel::SetByColumn, 110);
+    m_newOverride = new QPushButton(QStringLiteral("Grant a key a temporary limit…"));
+    m_clearOverride = new QPushButton(QStringLiteral("Clear override"));
+    auto *overrideBox = new QGroupBox(QStringLiteral("Overrides in force: temporary limits for one key, expiring by themselves"));
+    auto *ol = new QVBoxLayout(overrideBox);
+    ol->addWidget(m_overrideView, 1);
+    auto *ob = new QHBoxLayout;
+    ob->addWidget(m_newOverride);
+    ob->addWidget(m_clearOverride);
+    ob->addStretch();
+    ol->addLayout(ob);
+
+    auto *left = new QWidget;
+    auto *ll = new QVBoxLayout(left);
+    ll->setContentsMargins(0, 0, 0, 0);
+    ll->addWidget(policyBox, 3);
+    ll->addWidget(overrideBox, 2);
+
+    m_hint = new QLabel(QStringLiteral("Double-click a policy to edit it, or create one.\n"
+                                       "Select an override to change or clear it.\n\n"
+                                       "From the keys panel, a key's context menu opens its limit or its policy here."));
+    static_cast<QLabel *>(m_hint)->setAlignment(Qt::AlignCenter);
+    static_cast<QLabel *>(m_hint)->setWordWrap(true);
+    m_policyEditor = new PolicyEditor;
+    m_overrideEditor = new OverrideEditor;
+    m_editors = new QStackedWidget;
+    m_editors->addWidget(m_hint);
+    m_editors->addWidget(m_policyEditor);
+    m_editors->addWidget(m_overrideEditor);
+
+    // Deleting asks once more, in place (no modal dialog over the operator's work).
+    m_deleteStrip = new QWidget;
+    auto *ds = new QHBoxLayout(m_deleteStrip);
+    m_deleteText = new QLabel;
+    m_deleteText->setTextFormat(Qt::PlainText);
+    m_deleteText->setWordWrap(true);
+    m_confirmDelete = new QPushButton(QStringLiteral("Delete"));
+    m_keepPolicy = new QPushButton(QStringLiteral("Keep it"));
+    ds->addWidget(m_deleteText, 1);
+    ds->addWidget(m_keepPolicy);
+    ds->addWidget(m_confirmDelete);
+    m_deleteStrip->hide();
+
+    auto *right = new QWidget;
+    auto *rl = new QVBoxLayout(right);
+    rl->setContentsMargins(0, 0, 0, 0);
+    rl->addWidget(m_editors, 1);
+    rl->addWidget(m_deleteStrip);
+
+    auto *splitter = new QSplitter(Qt::Horizontal);
+    splitter->addWidget(left);
+    splitter->addWidget(right);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    splitter->setChildrenCollapsible(false);
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_message, 1);
+    top->addWidget(m_reload);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(splitter, 1);
+
+    m_previewTimer.setSingleShot(true);
+    m_previewTimer.setInterval(kDebounceMs);
+    m_effectTimer.setSingleShot(true);
+    m_effectTimer.setInterval(kDebounceMs);
+    m_countdown.setInterval(1000);
+    connect(&m_previewTimer, &QTimer::timeout, this, &PoliciesPage::runPreview);
+    connect(&m_effectTimer, &QTimer::timeout, this, &PoliciesPage::runEffect);
+    connect(&m_countdown, &QTimer::timeout, this, [this] {
+        m_overrides->setNow(now());
+        // An expired override removes itself on the server; the table follows once.
+        for (const Override &o : m_overrides->overrides())
+            if (o.expiresAt <= now() && !m_frozenNowUs) {
+                reload();
+                break;
+            }
+    });
+    m_countdown.start();
+
+    connect(m_reload, &QPushButton::clicked, this, &PoliciesPage::reload);
+    connect(m_newPolicy, &QPushButton::clicked, this, &PoliciesPage::newPolicy);
+    connect(m_editPolicy, &QPushButton::clicked, this, [this] {
+        const QModelIndex i = m_policyView->currentIndex();
+        if (i.isValid())
+            editPolicy(m_policies->policies()[size_t(i.row())].name);
+    });
+    connect(m_policyView, &QTableView::doubleClicked, this,
+            [this](const QModelIndex &i) { editPolicy(m_policies->policies()[size_t(i.row())].name); });
+    connect(m_newOverride, &QPushButton::clicked, this, &PoliciesPage::newOverride);
+    connect(m_overrideView, &QTableView::clicked, this,
+            [this](const QModelIndex &i) { changeKeyLimit(m_overrides->overrides()[size_t(i.row())].key); });
+    connect(m_clearOverride, &QPushButton::clicked, this, [this] {
+        const QModelIndex i = m_overrideView->currentIndex();
+        if (i.isValid())
+            clearOverride(m_overrides->overrides()[size_t(i.row())].key);
+    });
+
+    connect(m_policyEditor, &PolicyEditor::globChanged, this, &PoliciesPage::schedulePreview);
+    connect(m_policyEditor, &PolicyEditor::limitsChanged, this, &PoliciesPage::scheduleEffect);
+    connect(m_policyEditor, &PolicyEditor::saveRequested, this, [this] { savePolicy(false); });
+    connect(m_policyEditor, &PolicyEditor::applyMineRequested, this, [this] { savePolicy(true); });
+    connect(m_policyEditor, &PolicyEditor::takeTheirsRequested, this, [this] {
+        const auto theirs = m_policyEditor->theirs();
+        if (theirs)
+            m_policyEditor->edit(theirs, *theirs);
+        else
+            showEditor(m_hint);
+        reload();
+    });
+    connect(m_policyEditor, &PolicyEditor::deleteRequested, this, &PoliciesPage::askDeletePolicy);
+    connect(m_policyEditor, &PolicyEditor::closeRequested, this, [this] { showEditor(m_hint); });
+    connect(m_confirmDelete, &QPushButton::clicked, this, &PoliciesPage::deletePolicy);
+    connect(m_keepPolicy, &QPushButton::clicked, m_deleteStrip, &QWidget::hide);
+    connect(m_overrideEditor, &OverrideEditor::saveRequested, this, &PoliciesPage::saveOverride);
+    connect(m_overrideEditor, &OverrideEditor::clearRequested, this, [this] { clearOverride(m_overrideEditor->key()); });
+    connect(m_overrideEditor, &OverrideEditor::closeRequested, this, [this] { showEditor(m_hint); });
+
+    updateWritable();
+}
+
+PoliciesPage::~PoliciesPage()
+{
+    if (m_previewCancel)
+        m_previewCancel->store(true);
+}
+
+void PoliciesPage::setClient(RedisClient *client, const QByteArray &ns)
+{
+    if (m_client)
+        disconnect(m_client, nullptr, this, nullptr);
+    delete m_requests; // queued work skipped, late answers dropped
+    m_requests = new QObject(this);
+    stopPreview();
+    m_client = client;
+    m_ns = ns;
+    m_loaded = false;
+    if (client) {
+        connect(client, &RedisClient::readOnlyChanged, this, &PoliciesPage::updateWritable);
+        connect(client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
+            updateWritable();
+            if (s == RedisClient::State::Connected && !m_loaded)
+                reload();
+        });
+    }
+    updateWritable();
+    reload();
+}
+
+void PoliciesPage::setNowUs(std::optional<qint64> nowUs)
+{
+    m_frozenNowUs = nowUs;
+    m_overrides->setNow(now());
+}
+
+QDateTime PoliciesPage::now() const
+{
+    return m_frozenNowUs ? QDateTime::fromMSecsSinceEpoch(*m_frozenNowUs / 1000, Qt::UTC) : QDateTime::currentDateTimeUtc();
+}
+
+QString PoliciesPage::actor() const
+{
+    return m_operator.isEmpty() ? AuditLog::osUser() : m_operator;
+}
+
+bool PoliciesPage::writable() const
+{
+    return m_client && !m_client->isReadOnly() && m_client->state() != RedisClient::State::Failed;
+}
+
+QString PoliciesPage::whyNotWritable() const
+{
+    if (!m_client)
+        return QStringLiteral("Not connected");
+    if (m_client->isReadOnly())
+        return QStringLiteral("Read-only session: changes are refused before anything is sent (turn the read-only lock off to edit)");
+    if (m_client->state() == RedisClient::State::Failed)
+        return QStringLiteral("Not connected: the server refused this connection");
+    return {};
+}
+
+void PoliciesPage::updateWritable()
+{
+    const bool w = writable();
+    const QString why = whyNotWritable();
+    for (QPushButton *b : {m_newPolicy, m_newOverride, m_clearOverride, m_confirmDelete}) {
+        b->setEnabled(w);
+        b->setToolTip(w ? QString() : why);
+    }
+    if (w)
+        m_clearOverride->setToolTip(QStringLiteral("Remove the selected override now; the policy's limits apply again"));
+    m_policyEditor->setWritable(w, why);
+    m_overrideEditor->setWritable(w, why);
+    if (m_client && m_client->isReadOnly())
+        showMessage(QStringLiteral("Read-only session: policies and overrides can be viewed, not changed."), false);
+    else if (!m_client)
+        showMessage(QStringLiteral("Not connected."), false);
+    else if (m_message->text().startsWith(QLatin1String("Read-only session")) || m_message->text().startsWith(QLatin1String("Not connected")))
+        showMessage({}, false);
+}
+
+void PoliciesPage::showMessage(const QString &text, bool problem)
+{
+    QPalette pal = palette();
+    if (problem)
+        pal.setColor(QPalette::WindowText, problemColor(palette()));
+    m_message->setPalette(pal);
+    m_message->setText(text);
+    m_message->setVisible(!text.isEmpty());
+}
+
+QString PoliciesPage::explain(const Failure &failure, bool duringChange) const
+{
+    return explainFailure(failure, duringChange, m_client ? QUrl(m_client->url()).userName() : QString());
+}
+
+QString PoliciesPage::explainFailure(const Failure &failure, bool duringChange, const QString &user)
+{
+    const QString &text = failure.message;
+    if (failure.kind == Failure::Kind::Reply && text.startsWith(QLatin1String("NOPERM"))) {
+        static const QRegularExpression command(QStringLiteral("NOPERM (?:User (\\S+)|this user) has no permissions to run the '([^']+)' command"),
+                                                QRegularExpression::CaseInsensitiveOption);
+        const QRegularExpressionMatch m = command.match(text);
+        if (m.hasMatch()) {
+            const QString name = m.captured(1).isEmpty() ? user : m.captured(1);
+            const QString who = name.isEmpty() ? QStringLiteral("this user") : QStringLiteral("user '%1'").arg(name);
+            const QString cmd = m.captured(2);
+            return QStringLiteral("%1 may not run %2; ask for +%3 or use a profile with write access.")
+                .arg(who, cmd.toUpper(), cmd.toLower());
+        }
+        if (text.contains(QLatin1String("channel"), Qt::CaseInsensitive))
+            return QStringLiteral("This user may not publish change events; ask for access to the events channel, or use a profile with write "
+                                  "access. (%1)")
+                .arg(text);
+        return QStringLiteral("This user may not write Ratescope's metadata keys; ask for write access to the namespace's keys, or use a profile "
+                              "with write access. (%1)")
+            .arg(text);
+    }
+    if (failure.kind == Failure::Kind::Connection && duringChange)
+        return QStringLiteral("The connection was lost during the change (%1). It may or may not have been made, and it is not retried: "
+                              "reload to see what the server holds.")
+            .arg(text);
+    return text;
+}
+
+void PoliciesPage::reload()
+{
+    if (!m_client) {
+        m_policies->setPolicies({});
+        m_overrides->setOverrides({});
+        return;
+    }
+    const QString ns = QString::fromUtf8(m_ns);
+    m_client->request(
+        m_requests,
+        [ns](Connection &c) { return std::pair(PolicyStore(c, ns).list(), OverrideStore(c, ns).list()); },
+        [this](const Outcome<std::pair<std::vector<Policy>, std::vector<Override>>> &o) {
+            if (!o.ok()) {
+                showMessage(QStringLiteral("Could not read the policies: %1").arg(explain(o.failure(), false)), true);
+                return;
+            }
+            const QString selected = m_policyView->currentIndex().isValid()
+                                         ? m_policies->policies()[size_t(m_policyView->currentIndex().row())].name
+                                         : QString();
+            m_policies->setPolicies(o.value().first);
+            m_overrides->setOverrides(o.value().second);
+            m_overrides->setNow(now());
+            if (const int row = m_policies->rowOf(selected); row >= 0)
+                m_policyView->selectRow(row);
+            if (m_message->text().startsWith(QLatin1String("Could not read")))
+                showMessage({}, false);
+            if (!m_loaded) {
+                m_loaded = true;
+                emit loaded();
+            }
+        });
+}
+
+void PoliciesPage::showEditor(QWidget *editor)
+{
+    m_deleteStrip->hide();
+    m_editors->setCurrentWidget(editor);
+    if (editor != m_policyEditor) {
+        // Nothing previewed for a closed editor: the walk under way stops.
+        m_previewTimer.stop();
+        stopPreview();
+    }
+}
+
+void PoliciesPage::newPolicy()
+{
+    Policy blank;
+    blank.spec = {Algorithm::SlidingLog, 0, 0, 1};
+    showEditor(m_policyEditor);
+    m_policyEditor->edit(std::nullopt, blank);
+    m_policyEditor->nameEdit()->setFocus();
+}
+
+void PoliciesPage::editPolicy(const QString &name)
+{
+    const int row = m_policies->rowOf(name);
+    if (row < 0)
+        return;
+    m_policyView->selectRow(row);
+    const Policy p = m_policies->policies()[size_t(row)];
+    showEditor(m_policyEditor);
+    m_policyEditor->edit(p, p);
+}
+
+void PoliciesPage::editPolicyOf(const QByteArray &key)
+{
+    if (!m_client)
+        return;
+    const QString ns = QString::fromUtf8(m_ns);
+    m_client->request(
+        m_requests, [ns](Connection &c) { return PolicyStore(c, ns).list(); },
+        [this, key](const Outcome<std::vector<Policy>> &o) {
+            if (!o.ok()) {
+                showMessage(explain(o.failure(), false), true);
+                return;
+            }
+            m_policies->setPolicies(o.value());
+            if (const auto p = matchPolicy(o.value(), key)) {
+                editPolicy(p->name);
+                return;
+            }
+            Policy forKey;
+            forKey.match = escapeGlob(key);
+            forKey.spec = {Algorithm::SlidingLog, 0, 0, 1};
+            showEditor(m_policyEditor);
+            m_policyEditor->edit(std::nullopt, forKey);
+            m_policyEditor->setStatus(QStringLiteral("No policy covers %1: this is a new one for exactly that key.").arg(displayKey(key)), false);
+        });
+}
+
+void PoliciesPage::newOverride()
+{
+    showEditor(m_overrideEditor);
+    m_overrideEditor->edit({}, std::nullopt, {});
+    m_overrideEditor->keyEdit()->setFocus();
+}
+
+void PoliciesPage::changeKeyLimit(const QByteArray &key)
+{
+    showEditor(m_overrideEditor);
+    m_overrideEditor->edit(key, std::nullopt, {});
+    m_overrideEditor->inForceLabel()->setText(QStringLiteral("reading…"));
+    refreshInForce(key);
+}
+
+void PoliciesPage::refreshInForce(const QByteArray &key)
+{
+    if (!m_client || key.isEmpty())
+        return;
+    delete m_inForceOwner; // an older key's answer is no longer wanted
+    m_inForceOwner = new QObject(this);
+    const QString ns = QString::fromUtf8(m_ns);
+    m_client->request(
+        m_inForceOwner,
+        [ns, key](Connection &c) {
+            const auto policies = PolicyStore(c, ns).list();
+            return effectiveLimits(policies, OverrideStore(c, ns).get(key), key);
+        },
+        [this, key](const Outcome<EffectiveLimits> &o) {
+            if (!o.ok()) {
+                m_overrideEditor->setStatus(explain(o.failure(), false), true);
+                return;
+            }
+            const EffectiveLimits &e = o.value();
+            QString from;
+            if (e.override && e.spec)
+                from = QStringLiteral("an override by %1, %2 left").arg(e.override->setBy, OverrideTableModel::countdown(now().msecsTo(e.override->expiresAt)));
+            else if (e.policy)
+                from = QStringLiteral("policy “%1”").arg(e.policy->name);
+            m_overrideEditor->edit(key, e.spec, from);
+        });
+}
+
+// ---- preview and effect --------------------------------------------------------------------
+
+void PoliciesPage::stopPreview()
+{
+    // Deleting the owner skips its queued work and drops its answer; the flag stops a walk
+    // already under way between two SCAN pages.
+    if (m_previewCancel)
+        m_previewCancel->store(true);
+    delete m_previewOwner;
+    m_previewOwner = nullptr;
+    m_previewRunning = false;
+    delete m_effectOwner;
+    m_effectOwner = nullptr;
+    m_effectRunning = false;
+    m_effectTimer.stop();
+}
+
+void PoliciesPage::schedulePreview()
+{
+    // The walk for the previous pattern stops at once; the next starts when typing pauses.
+    stopPreview();
+    m_previewTimer.start();
+}
+
+void PoliciesPage::runPreview()
+{
+    const QByteArray glob = m_policyEditor->matchEdit()->text().toUtf8();
+    m_previewKeys.clear();
+    m_previewMatched = 0;
+    m_policyEditor->setEffect({});
+    if (glob.isEmpty() || !globSyntaxProblem(glob).isEmpty()) {
+        m_policyEditor->setPreview(glob.isEmpty() ? QStringLiteral("Type a pattern to see the keys it matches.")
+                                                  : QStringLiteral("Correct the pattern to see the keys it matches."),
+                                   {});
+        return;
+    }
+    if (!m_client) {
+        m_policyEditor->setPreview(QStringLiteral("Not connected."), {});
+        return;
+    }
+    m_policyEditor->setPreview(QStringLiteral("Reading the keys this pattern matches…"), {});
+    m_previewOwner = new QObject(this);
+    m_previewCancel = std::make_shared<std::atomic<bool>>(false);
+    m_previewRunning = true;
+    m_client->request(
+        m_previewOwner,
+        [glob, ns = m_ns, cancel = m_previewCancel, budget = m_scanBudget](Connection &c) {
+            PreviewResult r;
+            r.glob = glob;
+            r.total = c.command({"DBSIZE"}).integer();
+            QByteArray cursor = "0";
+            qint64 pages = 0;
+            const qint64 kCount = std::min<qint64>(1000, budget);
+            do {
+                const Reply page = c.command({"SCAN", cursor, "MATCH", glob, "COUNT", QByteArray::number(kCount)});
+                if (page.size() != 2 || !page[1].isArray())
+                    throw ProtocolError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
+                cursor = page[0].bytes();
+                ++pages;
+                for (const Reply &k : page[1].elements()) {
+                    // Ratescope's own policies, overrides and audit are not limiters a policy governs.
+                    if (!ns.isEmpty() && k.bytes().startsWith(ns)) {
+                        ++r.excluded;
+                        continue;
+                    }
+                    ++r.matched;
+                    if (r.keys.size() < size_t(kPreviewKeys))
+                        r.keys.push_back(k.bytes());
+                }
+            } while (cursor != "0" && pages * kCount < budget && !cancel->load());
+            r.complete = cursor == "0";
+            r.scanned = r.complete ? r.total : std::min(r.total, pages * kCount);
+            std::sort(r.keys.begin(), r.keys.end());
+            return r;
+        },
+        [this](const Outcome<PreviewResult> &o) {
+            m_previewRunning = false;
+            if (!o.ok()) {
+                m_policyEditor->setPreview(QStringLiteral("Could not read the keys: %1").arg(explain(o.failure(), false)), {});
+                return;
+            }
+            showPreview(o.value());
+        });
+}
+
+void PoliciesPage::showPreview(const PreviewResult &r)
+{
+    m_previewGlob = r.glob;
+    m_previewKeys = r.keys;
+    m_previewMatched = r.matched;
+    m_previewComplete = r.complete;
+    QString summary;
+    if (!r.complete)
+        summary = QStringLiteral("At least %1 match; scanned %2 of about %3 keys.").arg(formatKeys(r.matched), formatCount(r.scanned), formatCount(r.total));
+    else if (r.matched == 0)
+        summary = QStringLiteral("No key matches this pattern now.");
+    else
+        summary = QStringLiteral("%1 %2.").arg(formatKeys(r.matched), r.matched == 1 ? QStringLiteral("matches") : QStringLiteral("match"));
+    if (r.matched > qint64(r.keys.size()))
+        summary += QStringLiteral(" The first %1 are listed.").arg(r.keys.size());
+    if (r.excluded > 0)
+        summary += QStringLiteral(" (%1 of Ratescope's own under %2 left out.)").arg(formatKeys(r.excluded), displayKey(m_ns));
+    QStringList shown;
+    shown.reserve(qsizetype(r.keys.size()));
+    for (const QByteArray &k : r.keys)
+        shown << displayKey(k);
+    m_policyEditor->setPreview(summary, shown);
+    runEffect();
+}
+
+void PoliciesPage::scheduleEffect()
+{
+    if (!m_previewRunning && !m_previewTimer.isActive())
+        m_effectTimer.start();
+}
+
+void PoliciesPage::runEffect()
+{
+    const auto spec = m_policyEditor->proposedSpec();
+    if (!spec || m_previewKeys.empty() || !m_client) {
+        m_policyEditor->setEffect({});
+        return;
+    }
+    // The policies as they would be after saving: this one replaced by the proposal.
+    Policy proposal = m_policyEditor->proposed();
+    if (proposal.name.isEmpty())
+        proposal.name = QStringLiteral("\x01(new policy)"); // sorts first, as an unnamed proposal would tie-break
+    std::vector<Policy> policies;
+    for (const Policy &p : m_policies->policies())
+        if (p.name != proposal.name && p.name != m_policyEditor->originalName())
+            policies.push_back(p);
+    policies.push_back(proposal);
+
+    delete m_effectOwner; // a previous proposal's answer is no longer wanted
+    m_effectOwner = new QObject(this);
+    m_effectTimer.stop();
+    m_effectRunning = true;
+    m_policyEditor->setEffect(QStringLiteral("Reading how full these keys are…"));
+    const LimitSpec proposed = *spec;
+    m_client->request(
+        m_effectOwner,
+        [keys = m_previewKeys, policies, proposed, name = proposal.name, nowFrozen = m_frozenNowUs, ns = QString::fromUtf8(m_ns)](Connection &c) {
+            EffectResult r;
+            const qint64 nowUs = nowFrozen ? *nowFrozen : serverTimeUs(c);
+            std::vector<Command> types;
+            for (const QByteArray &k : keys)
+                types.push_back({"TYPE", k});
+            const auto typeReplies = c.pipeline(types);
+            std::vector<Command> samples;
+            std::vector<std::pair<size_t, size_t>> ranges;
+            for (size_t i = 0; i < keys.size(); ++i) {
+                const auto commands = sampleCommands(keys[i], typeReplies[i].bytes());
+                ranges.emplace_back(samples.size(), commands.size());
+                samples.insert(samples.end(), commands.begin(), commands.end());
+            }
+            const auto sampleReplies = c.pipeline(samples);
+            std::vector<UsageTarget> targets;
+            std::set<QByteArray> seen; // a counter's windows are one limiter: its base
+            for (size_t i = 0; i < keys.size(); ++i) {
+                const auto [first, n] = ranges[i];
+                const std::vector<Reply> mine(sampleReplies.begin() + qsizetype(first), sampleReplies.begin() + qsizetype(first + n));
+                const auto winner = matchPolicy(policies, keys[i]);
+                const KeyClass kind = classify(keys[i], typeReplies[i].bytes(), mine, nowUs, winner ? winner->scoreUnit : ScoreUnit::Auto);
+                if (!kind.isLimiter()) {
+                    ++r.notLimiters;
+                    continue;
+                }
+                const QByteArray subject = kind.format == KeyFormat::CounterWindow ? kind.base : keys[i];
+                if (!seen.insert(subject).second)
+                    continue;
+                const auto governing = matchPolicy(policies, subject);
+                if (!governing || governing->name != name) {
+                    ++r.otherPolicy;
+                    continue;
+                }
+                targets.push_back({subject, kind, proposed});
+            }
+            // A key with an override keeps it whatever the policy says.
+            std::vector<Command> gets;
+            for (const UsageTarget &t : targets)
+                gets.push_back({"EXISTS", OverrideStore(c, ns).storageKey(t.key)});
+            const auto exists = c.pipeline(gets);
+            std::vector<UsageTarget> governed;
+            for (size_t i = 0; i < targets.size(); ++i) {
+                if (exists[i].isInteger() && exists[i].integer() > 0)
+                    ++r.overridden;
+                else
+                    governed.push_back(targets[i]);
+            }
+            for (const auto &u : readUsage(c, governed, nowUs)) {
+                if (!u) {
+                    ++r.unreadable;
+                    continue;
+                }
+                ++r.read;
+                if (!u->decision.allowed)
+                    ++r.atLimit;
+            }
+            return r;
+        },
+        [this, proposed](const Outcome<EffectResult> &o) {
+            m_effectRunning = false;
+            if (!o.ok()) {
+                m_policyEditor->setEffect(QStringLiteral("Could not read these keys: %1").arg(explain(o.failure(), false)));
+                return;
+            }
+            const EffectResult &r = o.value();
+            QString text = QStringLiteral("%1 would be at %2 limit under %3")
+                               .arg(formatKeys(r.atLimit), r.atLimit == 1 ? QStringLiteral("its") : QStringLiteral("their"), formatLimit(proposed));
+            if (r.read != r.atLimit || r.read == 0)
+                text += QStringLiteral(" (of %1 read)").arg(formatCount(r.read));
+            if (!m_previewComplete || m_previewMatched > qint64(m_previewKeys.size()))
+                text += QStringLiteral(", among the first %1 listed").arg(m_previewKeys.size());
+            QStringList notes;
+            if (r.otherPolicy)
+                notes << QStringLiteral("%1 governed by a more specific policy").arg(formatCount(r.otherPolicy));
+            if (r.overridden)
+                notes << QStringLiteral("%1 keeping an override").arg(formatCount(r.overridden));
+            if (r.notLimiters)
+                notes << QStringLiteral("%1 not limiters").arg(formatCount(r.notLimiters));
+            if (r.unreadable)
+                notes << QStringLiteral("%1 unreadable").arg(formatCount(r.unreadable));
+            if (!notes.isEmpty())
+                text += QStringLiteral("; %1").arg(notes.join(QStringLiteral(", ")));
+            m_policyEditor->setEffect(text + QLatin1Char('.'));
+        });
+}
+
+// ---- changes ---------------------------------------------------------------------------------
+
+namespace {
+
+struct PolicySave {
+    std::optional<Policy> stored;
+    QString conflict;
+    std::optional<Policy> theirs;
+};
+
+} // namespace
+
+void PoliciesPage::savePolicy(bool onTopOfTheirs)
+{
+    if (!writable()) {
+        m_policyEditor->setStatus(whyNotWritable(), true); // nothing is sent
+        return;
+    }
+    if (m_busy)
+        return;
+    if (!m_policyEditor->problems().empty()) {
+        m_policyEditor->setStatus(QStringLiteral("Correct the fields marked first."), true);
+        return;
+    }
+    const Policy p = m_policyEditor->proposed();
+    qint64 basedOn = m_policyEditor->basedOnVersion();
+    if (onTopOfTheirs) {
+        const auto theirs = m_policyEditor->theirs();
+        basedOn = theirs ? theirs->version : 0;
+    }
+    m_busy = true;
+    m_policyEditor->setStatus(QStringLiteral("Saving…"), false);
+    const QString ns = QString::fromUtf8(m_ns);
+    m_client->request(
+        m_requests,
+        [ns, p, basedOn, actor = actor(), op = m_operator](Connection &c) {
+            PolicySave r;
+            PolicyStore store(c, ns);
+            const auto current = store.get(p.name);
+            try {
+                const Policy stored = store.set(p, basedOn, actor);
+                AuditLog(c, ns).append(policySetAuditEntry(current, stored), op);
+                r.stored = stored;
+            } catch (const ConflictError &e) {
+                r.conflict = e.message();
+                r.theirs = store.get(p.name);
+            }
+            return r;
+        },
+        [this, basedOn](const Outcome<PolicySave> &o) {
+            m_busy = false;
+            if (!o.ok()) {
+                m_policyEditor->setStatus(explain(o.failure(), true), true);
+                return;
+            }
+            const PolicySave &r = o.value();
+            if (!r.stored) {
+                m_policyEditor->showConflict(QStringLiteral("Not saved: %1").arg(r.conflict), r.theirs);
+                m_policyEditor->setStatus({}, false);
+                reload();
+                return;
+            }
+            m_policyEditor->edit(r.stored, *r.stored);
+            m_policyEditor->setStatus(basedOn == 0 ? QStringLiteral("Created: version %1.").arg(r.stored->version)
+                                                   : QStringLiteral("Saved: version %1.").arg(r.stored->version),
+                                      false);
+            reload();
+            emit changed();
+        });
+}
+
+void PoliciesPage::askDeletePolicy()
+{
+    if (!writable() || m_policyEditor->isNew())
+        return;
+    m_deleteText->setText(QStringLiteral("Delete policy “%1” (version %2)? The keys it covers fall back to the next matching policy, or to none.")
+                              .arg(m_policyEditor->originalName())
+                              .arg(m_policyEditor->basedOnVersion()));
+    m_deleteStrip->show();
+}
+
+void PoliciesPage::deletePolicy()
+{
+    m_deleteStrip->hide();
+    if (!writable() || m_busy || m_policyEditor->isNew())
+        return;
+    const QString name = m_policyEditor->originalName();
+    const qint64 basedOn = m_policyEditor->basedOnVersion();
+    m_busy = true;
+    const QString ns = QString::fromUtf8(m_ns);
+    m_client->request(
+        m_requests,
+        [ns, name, basedOn, actor = actor(), op = m_operator](Connection &c) {
+            PolicySave r;
+            PolicyStore store(c, ns);
+            try {
+                const Policy removed = store.remove(name, basedOn, actor);
+                AuditLog(c, ns).append(policyDeleteAuditEntry(removed), op);
+                r.stored = removed;
+            } catch (const ConflictError &e) {
+                r.conflict = e.message();
+                r.theirs = store.get(name);
+            }
+            return r;
+        },
+        [this, name](const Outcome<PolicySave> &o) {
+            m_busy = false;
+            if (!o.ok()) {
+                m_policyEditor->setStatus(explain(o.failure(), true), true);
+                return;
+            }
+            if (!o.value().stored) {
+                m_policyEditor->showConflict(QStringLiteral("Not deleted: %1").arg(o.value().conflict), o.value().theirs);
+                reload();
+                return;
+            }
+            showEditor(m_hint);
+            showMessage(QStringLiteral("Deleted policy “%1”.").arg(name), false);
+            reload();
+            emit changed();
+        });
+}
+
+void PoliciesPage::saveOverride()
+{
+    if (!writable()) {
+        m_overrideEditor->setStatus(whyNotWritable(), true);
+        return;
+    }
+    const auto o = m_overrideEditor->proposed();
+    const auto forUs = m_overrideEditor->forUs();
+    if (m_busy || !o || !forUs)
+        return;
+    m_busy = true;
+    m_overrideEditor->setStatus(QStringLiteral("Granting…"), false);
+    const QString ns = QString::fromUtf8(m_ns);
+    m_client->request(
+        m_requests,
+        [ns, o = *o, forUs = *forUs, actor = actor(), op = m_operator](Connection &c) {
+            OverrideStore store(c, ns);
+            const auto previous = store.set(o, forUs, actor);
+            const auto stored = store.get(o.key);
+            AuditLog(c, ns).append(overrideSetAuditEntry(o.key, previous, stored), op);
+            return stored;
+        },
+        [this](const Outcome<std::optional<Override>> &r) {
+            m_busy = false;
+            if (!r.ok()) {
+                m_overrideEditor->setStatus(explain(r.failure(), true), true);
+                return;
+            }
+            if (r.value())
+                m_overrideEditor->setStatus(QStringLiteral("Granted %1 until %2.")
+                                                .arg(formatCount(r.value()->limit),
+                                                     r.value()->expiresAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))),
+                                            false);
+            reload();
+            emit changed();
+        });
+}
+
+void PoliciesPage::clearOverride(const QByteArray &key)
+{
+    if (!writable()) {
+        showMessage(whyNotWritable(), true);
+        return;
+    }
+    if (m_busy || key.isEmpty())
+        return;
+    m_busy = true;
+    const QString ns = QString::fromUtf8(m_ns);
+    m_client->request(
+        m_requests,
+        [ns, key, actor = actor(), op = m_operator](Connection &c) {
+            const auto removed = OverrideStore(c, ns).clear(key, actor);
+            AuditLog(c, ns).append(overrideClearAuditEntry(key, removed), op);
+            return removed.has_value();
+        },
+        [this, key](const Outcome<bool> &r) {
+            m_busy = false;
+            if (!r.ok()) {
+                showMessage(explain(r.failure(), true), true);
+                return;
+            }
+            showMessage(r.value() ? QStringLiteral("Cleared the override of %1: its policy's limits apply again.").arg(displayKey(key))
+                                  : QStringLiteral("%1 had no override (it may have expired).").arg(displayKey(key)),
+                        false);
+            if (m_editors->currentWidget() == m_overrideEditor && m_overrideEditor->key() == key)
+                showEditor(m_hint);
+            reload();
+            emit changed();
+        });
+}
+
+} // namespace ratescope::ui
