@@ -27,7 +27,6 @@ class QGraphicsSimpleTextItem;
 class QLabel;
 class QLineSeries;
 class QPushButton;
-class QScatterSeries;
 class QTableView;
 class QValueAxis;
 
@@ -81,7 +80,7 @@ public:
     double xOf(qint64 timeUs) const;
     qint64 axisUnitUs() const { return m_axisUnitUs; }
     QLineSeries *usedSeries() const { return m_used; }
-    QScatterSeries *entrySeries() const { return m_entries; }
+    QLineSeries *entrySeries() const { return m_entries; } // points only
     QLineSeries *limitSeries() const { return m_limit; }
     QLineSeries *capacityForOneSeries() const { return m_capacityOne; }
     QLineSeries *capacityForCostSeries() const { return m_capacityCost; }
@@ -156,8 +155,8 @@ private:
     QValueAxis *m_axisY;
     QValueAxis *m_axisBuckets;
     QLineSeries *m_used;
-    QScatterSeries *m_entries;
-    QScatterSeries *m_weighted;
+    QLineSeries *m_entries;
+    QLineSeries *m_weighted;
     QLineSeries *m_limit;
     QLineSeries *m_capacityOne;
     QLineSeries *m_capacityCost;
