@@ -2,6 +2,7 @@
 
 #include "connection.h"
 #include "errors.h"
+#include "resp.h"
 
 #include <QHostInfo>
 #include <pwd.h>
@@ -49,39 +50,64 @@ QString AuditLog::append(AuditEntry e, const QString &operatorName)
 
 std::vector<AuditEntry> AuditLog::list(int max)
 {
-    const Reply r = m_connection.command({"XREVRANGE", streamKey(), "+", "-", "COUNT", QByteArray::number(std::max(1, max))});
+    return olderThan(QString(), max);
+}
+
+namespace {
+
+std::vector<AuditEntry> entriesOf(const Reply &r)
+{
     std::vector<AuditEntry> entries;
-    for (const Reply &item : r.elements()) {
-        if (item.size() != 2)
-            throw ProtocolError(QStringLiteral("unexpected XREVRANGE entry %1").arg(item.debugString()));
-        AuditEntry e;
-        e.id = item[0].text();
-        const auto &fields = item[1].elements();
-        for (size_t i = 0; i + 1 < fields.size(); i += 2) {
-            const QByteArray &name = fields[i].bytes();
-            const QString value = fields[i + 1].text();
-            if (name == "time")
-                e.time = QDateTime::fromMSecsSinceEpoch(value.toLongLong(), Qt::UTC);
-            else if (name == "actor")
-                e.actor = value;
-            else if (name == "os_user")
-                e.osUser = value;
-            else if (name == "host")
-                e.host = value;
-            else if (name == "action")
-                e.action = value;
-            else if (name == "target")
-                e.target = value;
-            else if (name == "before")
-                e.before = value;
-            else if (name == "after")
-                e.after = value;
-            else if (name == "count")
-                e.count = value.toLongLong();
-        }
-        entries.push_back(std::move(e));
-    }
+    entries.reserve(r.size());
+    for (const Reply &item : r.elements())
+        entries.push_back(AuditLog::fromStreamItem(item));
     return entries;
+}
+
+} // namespace
+
+std::vector<AuditEntry> AuditLog::olderThan(const QString &id, int max)
+{
+    const QByteArray end = id.isEmpty() ? QByteArray("+") : "(" + id.toLatin1();
+    return entriesOf(m_connection.command({"XREVRANGE", streamKey(), end, "-", "COUNT", QByteArray::number(std::max(1, max))}));
+}
+
+std::vector<AuditEntry> AuditLog::newerThan(const QString &id, int max)
+{
+    const QByteArray start = id.isEmpty() ? QByteArray("-") : "(" + id.toLatin1();
+    return entriesOf(m_connection.command({"XRANGE", streamKey(), start, "+", "COUNT", QByteArray::number(std::max(1, max))}));
+}
+
+AuditEntry AuditLog::fromStreamItem(const Reply &item)
+{
+    if (item.size() != 2)
+        throw ProtocolError(QStringLiteral("unexpected stream entry %1").arg(item.debugString()));
+    AuditEntry e;
+    e.id = item[0].text();
+    const auto &fields = item[1].elements();
+    for (size_t i = 0; i + 1 < fields.size(); i += 2) {
+        const QByteArray &name = fields[i].bytes();
+        const QString value = fields[i + 1].text();
+        if (name == "time")
+            e.time = QDateTime::fromMSecsSinceEpoch(value.toLongLong(), Qt::UTC);
+        else if (name == "actor")
+            e.actor = value;
+        else if (name == "os_user")
+            e.osUser = value;
+        else if (name == "host")
+            e.host = value;
+        else if (name == "action")
+            e.action = value;
+        else if (name == "target")
+            e.target = value;
+        else if (name == "before")
+            e.before = value;
+        else if (name == "after")
+            e.after = value;
+        else if (name == "count")
+            e.count = value.toLongLong();
+    }
+    return e;
 }
 
 } // namespace ratescope

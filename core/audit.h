@@ -8,6 +8,7 @@
 namespace ratescope {
 
 class Connection;
+class Reply;
 
 struct AuditEntry {
     QString id;          // stream id, set when read back
@@ -35,6 +36,13 @@ public:
     QString append(AuditEntry entry, const QString &operatorName = {});
     // Newest first.
     std::vector<AuditEntry> list(int max = 100);
+    // Paging back: newest first, strictly older than the entry `id` (empty: from the newest).
+    std::vector<AuditEntry> olderThan(const QString &id, int max);
+    // Following the stream: oldest first, strictly newer than the entry `id` (empty: from the
+    // oldest). Oldest first so that a reader taking at most `max` at a time never skips any.
+    std::vector<AuditEntry> newerThan(const QString &id, int max);
+    // One XRANGE/XREVRANGE item ([id, [field, value, ...]]); unknown fields are ignored.
+    static AuditEntry fromStreamItem(const Reply &item);
 
     static QString osUser();
     static QString hostName();

@@ -1,0 +1,160 @@
+#include "auditdetails.h"
+
+#include "auditformat.h"
+#include "auditmodel.h"
+#include "displayformat.h"
+
+#include <QFontDatabase>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace ratescope::ui {
+
+namespace {
+
+QLabel *plainLabel(QWidget *parent)
+{
+    auto *l = new QLabel(parent);
+    l->setTextFormat(Qt::PlainText); // server text: never rich text
+    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    return l;
+}
+
+QPlainTextEdit *jsonView(QWidget *parent)
+{
+    auto *e = new QPlainTextEdit(parent);
+    e->setReadOnly(true);
+    e->setLineWrapMode(QPlainTextEdit::NoWrap);
+    e->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    return e;
+}
+
+QString countText(const AuditEntry &e)
+{
+    if (e.action == QLatin1String("reset"))
+        return formatKeys(e.count) + QStringLiteral(" deleted");
+    if (e.action == QLatin1String("burst"))
+        return formatCount(e.count) + (e.count == 1 ? QStringLiteral(" request sent") : QStringLiteral(" requests sent"));
+    return QStringLiteral("count %1").arg(formatCount(e.count));
+}
+
+} // namespace
+
+AuditDetails::AuditDetails(QWidget *parent)
+    : QWidget(parent)
+    , m_now([] { return QDateTime::currentDateTimeUtc(); })
+{
+    m_headline = plainLabel(this);
+    QFont big = m_headline->font();
+    big.setBold(true);
+    big.setPointSizeF(big.pointSizeF() * 1.15);
+    m_headline->setFont(big);
+    m_facts = plainLabel(this);
+    m_facts->setWordWrap(true);
+
+    m_changesTitle = new QLabel(QStringLiteral("<b>Changed fields</b>"), this);
+    m_changes = new QTableWidget(0, 3, this);
+    m_changes->setHorizontalHeaderLabels({QStringLiteral("Field"), QStringLiteral("Before"), QStringLiteral("After")});
+    m_changes->verticalHeader()->hide();
+    m_changes->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_changes->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
+    m_changes->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_changes->horizontalHeader()->setStretchLastSection(true);
+    m_changes->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    m_changes->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_changes->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_changes->setShowGrid(false);
+    m_changes->setWordWrap(false);
+    m_changes->setAlternatingRowColors(true);
+    const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    m_changes->horizontalHeader()->resizeSection(0, 10 * em);
+    m_changes->horizontalHeader()->resizeSection(1, 12 * em);
+
+    m_before = jsonView(this);
+    m_after = jsonView(this);
+
+    auto *grid = new QGridLayout;
+    grid->addWidget(m_changesTitle, 0, 0);
+    grid->addWidget(new QLabel(QStringLiteral("<b>Before</b>"), this), 0, 1);
+    grid->addWidget(new QLabel(QStringLiteral("<b>After</b>"), this), 0, 2);
+    grid->addWidget(m_changes, 1, 0);
+    grid->addWidget(m_before, 1, 1);
+    grid->addWidget(m_after, 1, 2);
+    grid->setColumnStretch(0, 5);
+    grid->setColumnStretch(1, 4);
+    grid->setColumnStretch(2, 4);
+    grid->setRowStretch(1, 1);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 4, 0, 0);
+    layout->addWidget(m_headline);
+    layout->addWidget(m_facts);
+    layout->addLayout(grid, 1);
+    clear();
+}
+
+void AuditDetails::clear()
+{
+    m_headline->setText(QStringLiteral("No entry selected"));
+    m_facts->setText(QStringLiteral("Select an entry to see who made the change, from where, and the state before and after it."));
+    m_changes->setRowCount(0);
+    m_before->clear();
+    m_after->clear();
+}
+
+void AuditDetails::showEntry(const AuditEntry &e)
+{
+    m_headline->setText(QStringLiteral("%1  %2").arg(auditText(e.action), auditText(e.target)));
+    QStringList who;
+    who << QStringLiteral("By %1").arg(auditText(e.actor));
+    if (!e.osUser.isEmpty() && e.osUser != e.actor)
+        who << QStringLiteral("OS user %1").arg(auditText(e.osUser));
+    who << QStringLiteral("on host %1").arg(auditText(e.host));
+    const qint64 ago = e.time.secsTo(m_now());
+    const QString when = QStringLiteral("%1 local (%2 UTC%3)")
+                             .arg(AuditModel::timeText(e.time), e.time.toUTC().toString(QStringLiteral("HH:mm:ss")),
+                                  ago >= 0 ? QStringLiteral(", ") + (ago < 60 ? QStringLiteral("%1 s ago").arg(ago)
+                                                                              : formatSpan(ago * 1000000) + QStringLiteral(" ago"))
+                                           : QString());
+    m_facts->setText(QStringLiteral("%1 · %2\n%3 · entry %4").arg(who.join(QStringLiteral(", ")), when, countText(e), e.id));
+
+    const std::vector<FieldChange> changes = changedFields(e.before, e.after);
+    m_changes->setRowCount(int(changes.size()));
+    const QString absent = QStringLiteral("—");
+    for (int r = 0; r < int(changes.size()); ++r) {
+        const FieldChange &c = changes[size_t(r)];
+        m_changes->setItem(r, 0, new QTableWidgetItem(c.field));
+        m_changes->setItem(r, 1, new QTableWidgetItem(c.before.isEmpty() ? absent : c.before));
+        m_changes->setItem(r, 2, new QTableWidgetItem(c.after.isEmpty() ? absent : c.after));
+    }
+    m_changesTitle->setText(changes.empty() ? QStringLiteral("<b>Changed fields</b> (none)")
+                                            : QStringLiteral("<b>Changed fields</b> (%1)").arg(changes.size()));
+    m_before->setPlainText(e.before.isEmpty() ? QStringLiteral("(none)") : prettyAuditJson(e.before));
+    m_after->setPlainText(e.after.isEmpty() ? QStringLiteral("(none)") : prettyAuditJson(e.after));
+}
+
+QString AuditDetails::headline() const
+{
+    return m_headline->text();
+}
+
+QString AuditDetails::facts() const
+{
+    return m_facts->text();
+}
+
+QString AuditDetails::beforeText() const
+{
+    return m_before->toPlainText();
+}
+
+QString AuditDetails::afterText() const
+{
+    return m_after->toPlainText();
+}
+
+} // namespace ratescope::ui

@@ -1,0 +1,119 @@
+// The Audit tab: every change made through Ratescope (console or CLI), newest first, read
+// from the <ns>audit stream. Follows the stream while shown (only entries newer than the
+// newest row are read, every 1.5 s), pages back as the table scrolls, filters by action,
+// actor, target and time, shows a change's before and after, and exports what it shows as CSV.
+#pragma once
+
+#include "audit.h"
+#include "auditmodel.h"
+#include "outcome.h"
+#include "redisclient.h"
+
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
+#include <functional>
+
+class QComboBox;
+class QDateTimeEdit;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QStackedWidget;
+class QTableView;
+
+namespace ratescope::ui {
+
+class AuditDetails;
+
+class AuditPage : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kPollMs = 1500;
+    static constexpr int kPageSize = 200;  // rows read per page back
+    static constexpr int kFollowMax = 500; // new entries read per poll (more: read again at once)
+
+    enum class TimeRange { Any, LastHour, LastDay, LastWeek, Custom };
+
+    explicit AuditPage(QWidget *parent = nullptr);
+    // nullptr: disconnected (keeps what it shows, marked stale).
+    void setClient(RedisClient *client, const QByteArray &ns);
+    bool isLoaded() const { return m_loaded; }
+
+    // The clock for "last hour/day/week" and "ago"; a frozen one in tests. Default: the system's.
+    void setClock(std::function<QDateTime()> now);
+    void setPollInterval(int ms) { m_poll.setInterval(ms); }
+
+    // Filters, as the controls set them.
+    void setActionFilter(const QString &action); // empty: every action
+    void setActorFilter(const QString &text);
+    void setTargetFilter(const QString &text);
+    void setTimeRange(TimeRange range, const QDateTime &from = {}, const QDateTime &to = {});
+
+    // Writes what the filter shows as CSV (atomically). Returns an empty string, or why not.
+    QString exportCsv(const QString &path);
+
+    AuditModel *model() const { return m_model; }
+    AuditFilterModel *filtered() const { return m_filtered; }
+    QTableView *view() const { return m_view; }
+    AuditDetails *details() const { return m_details; }
+    QComboBox *actionBox() const { return m_action; }
+    // What the page says about the trail: "No changes recorded yet", a problem, or staleness.
+    QString messageText() const;
+    QString statusText() const;
+    bool isStale() const { return m_stale; }
+
+signals:
+    void loaded();
+    void updated(); // rows were read (first page, newer entries or an older page)
+
+protected:
+    void showEvent(QShowEvent *event) override;
+
+private:
+    struct Read; // what one request brought back
+    void load();
+    void poll();
+    void fetchOlder();
+    void continueSearch(); // page back while the filtered rows do not fill the view
+    template <typename Work> void read(Work work, std::function<void(Read &)> done);
+    void failed(const Failure &failure);
+    void showProblem(const QString &problem);
+    void applyFilter();
+    void refreshActions();
+    void updateStatus();
+    void markStale(bool stale);
+    void selectionChanged();
+    void chooseExportFile();
+
+    QPointer<RedisClient> m_client;
+    QByteArray m_ns;
+    QObject m_requests; // owner of this page's requests
+    AuditModel *m_model;
+    AuditFilterModel *m_filtered;
+    std::function<QDateTime()> m_now;
+    bool m_loaded = false;
+    bool m_loading = false;
+    bool m_polling = false;
+    bool m_stale = false;
+    QString m_problem;
+    QDateTime m_readAt; // when the trail was last read
+    TimeRange m_range = TimeRange::Any;
+    AuditFilter m_filter;
+    QTimer m_poll;
+
+    QComboBox *m_action;
+    QLineEdit *m_actor;
+    QLineEdit *m_target;
+    QComboBox *m_time;
+    QDateTimeEdit *m_from;
+    QDateTimeEdit *m_to;
+    QPushButton *m_export;
+    QLabel *m_status;
+    QLabel *m_message;
+    QStackedWidget *m_stack;
+    QTableView *m_view;
+    AuditDetails *m_details;
+};
+
+} // namespace ratescope::ui
