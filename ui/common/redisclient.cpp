@@ -110,11 +110,20 @@ void RedisClient::cancel(QObject *owner)
     it.value() = std::make_shared<std::atomic<bool>>(false);
 }
 
-void RedisClient::enqueue(std::function<void(Connection &)> job)
+void RedisClient::enqueue(std::function<void(Connection &)> job, Lane lane, const void *ownerKey)
 {
-    QMetaObject::invokeMethod(
-        m_worker, [worker = m_worker, job = std::move(job)] { worker->run(job); },
-        Qt::QueuedConnection);
+    if (m_closing.load())
+        return; // retired: the worker may be gone already, and nothing would run anyway
+    m_worker->post(std::move(job),
+                   lane == Lane::Interactive ? ConnectionWorker::Lane::Interactive
+                                             : ConnectionWorker::Lane::Background,
+                   ownerKey);
+}
+
+bool RedisClient::interactiveWaiting() const
+{
+    // The worker outlives every job it runs, and this object outlives its worker.
+    return m_worker->interactiveWaiting() > 0;
 }
 
 void RedisClient::deliver(std::function<void()> answer)
@@ -161,6 +170,7 @@ void RedisClient::attempt()
         return;
     m_attemptPending = true;
     const Token token = tokenFor(this);
+    const void *ownerKey = token.get();
     enqueue([this, token](Connection &c) {
         if (!runnable(token))
             return;
@@ -192,7 +202,7 @@ void RedisClient::attempt()
             setState(State::Reconnecting);
             scheduleRetry();
         });
-    });
+    }, Lane::Interactive, ownerKey);
 }
 
 void RedisClient::scheduleRetry()

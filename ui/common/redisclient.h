@@ -1,6 +1,7 @@
 // The console's handle on one Redis connection. Requests run on the connection's worker
 // thread and answer on the GUI thread, each tied to an owner object: when the owner is
-// destroyed (or cancels), its queued work is skipped and late answers are dropped. A
+// destroyed (or cancels), its queued work is skipped and late answers are dropped. Long walks
+// (SCAN) run in a background lane that yields to the short reads views wait for. A
 // heartbeat (PING every 2 s) measures the round trip and notices a lost connection, which is
 // reopened with backoff.
 #pragma once
@@ -73,10 +74,26 @@ public:
     bool isReadOnly() const { return m_readOnly; }
     void setReadOnly(bool readOnly);
 
+    // Interactive: what a view shows as soon as it is read (columns, a key's page, a poll).
+    // Background: long work nobody waits on row by row (a SCAN walk, a page at a time). The
+    // worker runs every waiting interactive request before the next background one, so a
+    // short read waits at most for the request under way; background work that loops should
+    // stop early when interactiveWaiting() says so. One owner's requests still run in the
+    // order they were made, whatever their lanes.
+    enum class Lane { Interactive, Background };
+
     // Runs work(Connection &) on the worker, then done(const Outcome<T> &) on the GUI thread,
     // unless owner was destroyed or cancel(owner) was called meanwhile. While the connection
     // is down, requests fail at once instead of each waiting for a timeout.
-    template <typename Work, typename Done> void request(QObject *owner, Work work, Done done);
+    template <typename Work, typename Done> void request(QObject *owner, Work work, Done done)
+    {
+        request(owner, Lane::Interactive, std::move(work), std::move(done));
+    }
+    template <typename Work, typename Done>
+    void request(QObject *owner, Lane lane, Work work, Done done);
+    // Any thread (background work reads it on the worker): interactive requests are queued
+    // and waiting for the worker.
+    bool interactiveWaiting() const;
     // Skips owner's queued requests and drops its answers not delivered yet.
     void cancel(QObject *owner);
 
@@ -89,7 +106,8 @@ private:
     using Token = std::shared_ptr<std::atomic<bool>>; // true: cancelled
 
     Token tokenFor(QObject *owner);
-    void enqueue(std::function<void(Connection &)> job);
+    // ownerKey: the owner's token, which keeps its requests in order across the lanes.
+    void enqueue(std::function<void(Connection &)> job, Lane lane, const void *ownerKey);
     void deliver(std::function<void()> answer); // from the worker thread to this one
     bool runnable(const Token &token) const { return !m_closing.load() && !token->load(); }
     void noteFailure(const Failure &failure);
@@ -118,11 +136,12 @@ private:
 };
 
 template <typename Work, typename Done>
-void RedisClient::request(QObject *owner, Work work, Done done)
+void RedisClient::request(QObject *owner, Lane lane, Work work, Done done)
 {
     using T = std::decay_t<std::invoke_result_t<Work &, Connection &>>;
     Token token = tokenFor(owner);
     QPointer<QObject> guard(owner);
+    const void *ownerKey = token.get();
     enqueue([this, token, guard, work = std::move(work),
              done = std::move(done)](Connection &c) mutable {
         if (!runnable(token))
@@ -147,7 +166,7 @@ void RedisClient::request(QObject *owner, Work work, Done done)
             if (guard && !token->load())
                 done(o);
         });
-    });
+    }, lane, ownerKey);
 }
 
 } // namespace ratescope::ui
