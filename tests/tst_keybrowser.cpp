@@ -1,6 +1,8 @@
 // The keys panel against real redis-servers: 10,000 limiters of all five algorithms grouped
 // with the right counts and columns (under QAbstractItemModelTester while it scans), the glob
-// filter, stopping a scan, and the GUI thread never stalling while 200,000 keys are read.
+// filter, stopping a scan, the GUI thread never stalling while 200,000 keys are read, the rows
+// in view getting their columns while those 200,000 keys are still being read, and the
+// context menu: pinning keys to the monitor, acting on the right group while the scan goes on.
 #include "connection.h"
 #include "keybrowser.h"
 #include "limiter.h"
@@ -11,6 +13,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
+#include <QMenu>
 #include <QRegularExpression>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -87,11 +90,51 @@ private Q_SLOTS:
     void filter();
     void guiNeverStallsOn200000Keys();
     void stopKeepsWhatWasFound();
+    void columnsInViewArriveWhileScanning();
+    void pinKeysToMonitor();
+    void contextMenuFollowsItsGroupDuringScan();
 
 private:
+    void startLarge();
+
     SandboxServer m_mixed;
     SandboxServer m_large;
+    bool m_largeFilled = false;
 };
+
+namespace {
+
+constexpr int kLargeKeys = 200000;
+
+// The browser's context menu for the row at `index`, as a right click opens it.
+QMenu *openContextMenu(KeyBrowser &browser, const QModelIndex &index)
+{
+    for (QMenu *old : browser.findChildren<QMenu *>())
+        delete old;
+    QTreeView *view = browser.view();
+    emit view->customContextMenuRequested(view->visualRect(index).center());
+    const auto menus = browser.findChildren<QMenu *>();
+    return menus.size() == 1 ? menus.front() : nullptr;
+}
+
+QAction *actionNamed(QMenu *menu, const QString &text)
+{
+    for (QAction *a : menu->actions())
+        if (a->text() == text)
+            return a;
+    return nullptr;
+}
+
+QStringList actionTexts(QMenu *menu)
+{
+    QStringList texts;
+    for (QAction *a : menu->actions())
+        if (!a->isSeparator())
+            texts << a->text();
+    return texts;
+}
+
+} // namespace
 
 void TestKeyBrowser::initTestCase()
 {
@@ -210,24 +253,30 @@ void TestKeyBrowser::filter()
     QCOMPARE(browser.model()->keyCount(), 0);
 }
 
+void TestKeyBrowser::startLarge()
+{
+    if (m_largeFilled)
+        return;
+    m_large.start();
+    Connection c(m_large.options());
+    std::vector<Command> batch;
+    for (int i = 0; i < kLargeKeys; ++i) {
+        batch.push_back({"SET",
+                         "svc" + QByteArray::number(i % 50) + ":tenant" +
+                             QByteArray::number(i % 400) + ":user" + QByteArray::number(i),
+                         "1"});
+        if (batch.size() == 10000) {
+            c.pipeline(batch);
+            batch.clear();
+        }
+    }
+    QCOMPARE(c.command({"DBSIZE"}).toInteger(), kLargeKeys);
+    m_largeFilled = true;
+}
+
 void TestKeyBrowser::guiNeverStallsOn200000Keys()
 {
-    m_large.start();
-    {
-        Connection c(m_large.options());
-        std::vector<Command> batch;
-        for (int i = 0; i < 200000; ++i) {
-            batch.push_back({"SET",
-                             "svc" + QByteArray::number(i % 50) + ":tenant" +
-                                 QByteArray::number(i % 400) + ":user" + QByteArray::number(i),
-                             "1"});
-            if (batch.size() == 10000) {
-                c.pipeline(batch);
-                batch.clear();
-            }
-        }
-        QCOMPARE(c.command({"DBSIZE"}).toInteger(), 200000);
-    }
+    startLarge();
     RedisClient client(m_large.options());
     client.open();
     QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
@@ -285,6 +334,7 @@ void TestKeyBrowser::guiNeverStallsOn200000Keys()
 
 void TestKeyBrowser::stopKeepsWhatWasFound()
 {
+    startLarge();
     RedisClient client(m_large.options());
     client.open();
     KeyBrowser browser;
@@ -301,6 +351,217 @@ void TestKeyBrowser::stopKeepsWhatWasFound()
     QVERIFY(browser.model()->keyCount() < 200000);
     QVERIFY2(browser.progressText().startsWith(QStringLiteral("Stopped")),
              qPrintable(browser.progressText()));
+}
+
+void TestKeyBrowser::columnsInViewArriveWhileScanning()
+{
+    startLarge();
+    RedisClient client(m_large.options());
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+    KeyBrowser browser;
+    browser.resize(1100, 700);
+    browser.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&browser));
+
+    // At the first rows, open svc0 > its first tenant: keys come into view, and more keep
+    // arriving in that group as the scan walks the rest of the 200,000.
+    const KeyTreeModel *m = browser.model();
+    QStringList events;
+    bool opened = false;
+    qint64 scannedAtColumns = -1;
+    QString columnAlgorithm;
+    connect(m, &QAbstractItemModel::rowsInserted, &browser, [&] {
+        if (opened || m->keyCount() == 0)
+            return;
+        opened = true;
+        QTimer::singleShot(0, &browser, [&] { // not from inside the model's signal
+            const QModelIndex svc = m->index(0, 0);
+            browser.view()->expand(svc);
+            browser.view()->expand(m->index(0, 0, svc));
+            events << QStringLiteral("keys in view");
+        });
+    });
+    connect(m, &QAbstractItemModel::dataChanged, &browser, [&] {
+        if (!events.contains(QStringLiteral("keys in view")) ||
+            events.contains(QStringLiteral("columns")))
+            return;
+        const std::vector<quint32> visible = browser.visibleKeyIds();
+        if (visible.empty())
+            return;
+        for (quint32 id : visible)
+            if (!m->details(id))
+                return;
+        events << QStringLiteral("columns");
+        scannedAtColumns = browser.isScanning() ? browser.scannedCount() : -1;
+        columnAlgorithm = m->indexOfKey(visible.front(), KeyTreeModel::AlgorithmColumn)
+                              .data()
+                              .toString();
+    });
+    connect(&browser, &KeyBrowser::scanFinished, &browser,
+            [&] { events << QStringLiteral("scan finished"); });
+    browser.setClient(&client, "ratescope:", ":");
+    QTRY_VERIFY_WITH_TIMEOUT(events.contains(QStringLiteral("scan finished")), 60000);
+    QVERIFY2(browser.problemText().isEmpty(), qPrintable(browser.problemText()));
+    QCOMPARE(m->keyCount(), kLargeKeys);
+    // The columns came while the scan was still running, far from its end: they did not wait
+    // for the pages behind them.
+    QVERIFY2(events == (QStringList{QStringLiteral("keys in view"), QStringLiteral("columns"),
+                                    QStringLiteral("scan finished")}),
+             qPrintable(events.join(QStringLiteral(", "))));
+    QVERIFY2(scannedAtColumns > 0 && scannedAtColumns < kLargeKeys / 2,
+             qPrintable(QStringLiteral("%1 keys scanned when the columns came").arg(scannedAtColumns)));
+    QCOMPARE(columnAlgorithm, QStringLiteral("string"));
+    qInfo("the rows in view had their columns after %lld of %d keys were scanned",
+          scannedAtColumns, kLargeKeys);
+}
+
+void TestKeyBrowser::pinKeysToMonitor()
+{
+    RedisClient client(m_mixed.options());
+    client.open();
+    KeyBrowser browser;
+    browser.resize(1100, 700);
+    browser.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&browser));
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+    QSignalSpy pinned(&browser, &KeyBrowser::pinKeyRequested);
+    browser.setClient(&client, "ratescope:", ":");
+    QVERIFY(finished.wait(60000));
+    const KeyTreeModel *m = browser.model();
+    const QModelIndex t = childNamed(m, {}, QStringLiteral("t ("));
+    const QModelIndex gcra = childNamed(m, t, QStringLiteral("gcra ("));
+    QVERIFY(gcra.isValid());
+    browser.view()->collapseAll();
+    browser.view()->expand(t);
+    browser.view()->expand(gcra);
+    browser.view()->scrollTo(m->index(0, 0, gcra), QAbstractItemView::PositionAtTop);
+    const QModelIndex k0 = m->index(0, 0, gcra), k1 = m->index(1, 0, gcra),
+                      k2 = m->index(2, 0, gcra), k3 = m->index(3, 0, gcra);
+    auto keyOf = [](const QModelIndex &i) { return i.data(KeyTreeModel::KeyRole).toByteArray(); };
+    QCOMPARE(keyOf(k0), QByteArray("t:gcra:c0"));
+
+    // One key row: pinned alone. (A menu deletes itself when it closes.)
+    QPointer<QMenu> menu = openContextMenu(browser, k1);
+    QVERIFY(menu);
+    QCOMPARE(actionTexts(menu), (QStringList{QStringLiteral("Open"), QStringLiteral("Pin to monitor"),
+                                             QStringLiteral("Copy name")}));
+    actionNamed(menu, QStringLiteral("Pin to monitor"))->trigger();
+    QCOMPARE(pinned.size(), 1);
+    QCOMPARE(pinned.takeFirst().at(0).toByteArray(), keyOf(k1));
+
+    // A selection of three keys and a group (groups are left out): one signal per key, top
+    // to bottom, from a right click on any of them.
+    QItemSelectionModel *selection = browser.view()->selectionModel();
+    const auto rows = QItemSelectionModel::Select | QItemSelectionModel::Rows;
+    selection->select(k3, rows);
+    selection->select(k0, rows);
+    selection->select(k2, rows);
+    selection->select(gcra, rows);
+    QCOMPARE(browser.selectedKeys(), (QList<QByteArray>{keyOf(k0), keyOf(k2), keyOf(k3)}));
+    menu = openContextMenu(browser, k2);
+    QVERIFY(menu);
+    QAction *pinAll = actionNamed(menu, QStringLiteral("Pin 3 keys to monitor"));
+    QVERIFY2(pinAll, qPrintable(actionTexts(menu).join(QStringLiteral(", "))));
+    pinAll->trigger();
+    QCOMPARE(pinned.size(), 3);
+    QCOMPARE(pinned.at(0).at(0).toByteArray(), keyOf(k0));
+    QCOMPARE(pinned.at(1).at(0).toByteArray(), keyOf(k2));
+    QCOMPARE(pinned.at(2).at(0).toByteArray(), keyOf(k3));
+    pinned.clear();
+
+    // A right click outside the selection pins that key only.
+    menu = openContextMenu(browser, k1);
+    QVERIFY(menu);
+    actionNamed(menu, QStringLiteral("Pin to monitor"))->trigger();
+    QCOMPARE(pinned.size(), 1);
+    QCOMPARE(pinned.takeFirst().at(0).toByteArray(), keyOf(k1));
+
+    // More keys than the monitor's chart can tell apart: refused, none pinned.
+    selection->select(QItemSelection(m->index(0, 0, gcra), m->index(20, 0, gcra)),
+                      QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    menu = openContextMenu(browser, k2);
+    QVERIFY(menu);
+    QAction *tooMany = actionNamed(menu, QStringLiteral("Pin to monitor: select at most 20 keys"));
+    QVERIFY2(tooMany, qPrintable(actionTexts(menu).join(QStringLiteral(", "))));
+    QVERIFY(!tooMany->isEnabled());
+    menu->grab().save(QStringLiteral("/tmp/br-pin-menu-too-many.png"));
+    selection->select(QItemSelection(m->index(0, 0, gcra), m->index(2, 0, gcra)),
+                      QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+
+    // A group has nothing to pin.
+    menu = openContextMenu(browser, gcra);
+    QVERIFY(menu);
+    for (const QString &text : actionTexts(menu))
+        QVERIFY2(!text.startsWith(QStringLiteral("Pin")), qPrintable(text));
+    QVERIFY(menu->isVisible());
+    menu->grab().save(QStringLiteral("/tmp/br-pin-menu-group.png"));
+    menu->close(); // deletes itself
+    QTRY_VERIFY_WITH_TIMEOUT(browser.isSettled(), 15000);
+    browser.grab().save(QStringLiteral("/tmp/br-pin-browser.png"));
+    menu = openContextMenu(browser, k2);
+    QVERIFY(menu);
+    QVERIFY(actionNamed(menu, QStringLiteral("Pin 3 keys to monitor")));
+    menu->grab().save(QStringLiteral("/tmp/br-pin-menu-keys.png"));
+    menu->close();
+    QCOMPARE(pinned.size(), 0);
+}
+
+void TestKeyBrowser::contextMenuFollowsItsGroupDuringScan()
+{
+    // One group per key (as user:<id>:minute makes): groups keep arriving page after page,
+    // each page's in name order after those before, and all are sorted by name at the end.
+    SandboxServer server;
+    server.start();
+    {
+        Connection c(server.options());
+        std::vector<Command> batch;
+        for (int i = 0; i < 20000; ++i)
+            batch.push_back({"SET", "user" + QByteArray::number(i) + ":minute", "1"});
+        c.pipeline(batch);
+        QCOMPARE(c.command({"DBSIZE"}).toInteger(), 20000);
+    }
+    RedisClient client(server.options());
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+    KeyBrowser browser;
+    browser.resize(1100, 700);
+    browser.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&browser));
+    const KeyTreeModel *m = browser.model();
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+
+    // At the first rows, a right click on the sixth group while the scan goes on.
+    constexpr int kRow = 5;
+    QPointer<QMenu> menu;
+    QString name;
+    bool scanningAtMenu = false;
+    connect(m, &QAbstractItemModel::rowsInserted, &browser, [&] {
+        if (!name.isEmpty() || m->rowCount() <= kRow)
+            return;
+        name = m->index(kRow, 0).data().toString().section(QLatin1Char(' '), 0, 0); // "user123"
+        QTimer::singleShot(0, &browser, [&] { // not from inside the model's signal
+            scanningAtMenu = browser.isScanning();
+            menu = openContextMenu(browser, m->index(kRow, 0));
+        });
+    });
+    browser.setClient(&client, "ratescope:", ":");
+    QVERIFY(finished.wait(60000));
+    QVERIFY(menu);
+    QVERIFY(scanningAtMenu);
+    QAction *expand = actionNamed(menu, QStringLiteral("Expand"));
+    QVERIFY2(expand, qPrintable(actionTexts(menu).join(QStringLiteral(", "))));
+    // The rows that came later, and the sort at the end, have moved that group: the row the
+    // menu was opened on holds another one now. The menu still acts on its own group.
+    QCOMPARE(m->keyCount(), 20000);
+    const QModelIndex nowAtRow = m->index(kRow, 0);
+    QVERIFY2(!nowAtRow.data().toString().startsWith(name + QStringLiteral(" (")), qPrintable(name));
+    expand->trigger();
+    const QModelIndex group = childNamed(m, {}, name + QStringLiteral(" ("));
+    QVERIFY(group.isValid());
+    QVERIFY(browser.view()->isExpanded(group));
+    QVERIFY(!browser.view()->isExpanded(nowAtRow));
+    menu->close();
 }
 
 QTEST_MAIN(TestKeyBrowser)

@@ -11,8 +11,10 @@
 #include <QClipboard>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenu>
+#include <QPersistentModelIndex>
 #include <QProgressBar>
 #include <QQueue>
 #include <QScrollBar>
@@ -35,6 +37,7 @@ constexpr qint64 kSortLimit = 50000; // keyspaces up to this size are sorted by 
 constexpr size_t kSortGroupLimit = 100000; // bigger ones group by group as they are opened
 constexpr int kAutoExpandRows = 60;        // groups open by themselves while this many rows fit
 constexpr size_t kDetailsKept = 20000;     // details held for keys scrolled past
+constexpr int kMaxPinsAtOnce = 20;         // lines the monitor's chart can still tell apart
 
 struct ScanStart {
     qint64 dbSize = 0;
@@ -68,7 +71,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     m_view->setAllColumnsShowFocus(true);
     m_view->setAnimated(false);
     m_view->setSortingEnabled(false);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection); // several keys to pin at once
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
     m_view->setItemDelegateForColumn(KeyTreeModel::UsageColumn,
                                      new UsageBarDelegate(KeyTreeModel::UsageFractionRole, m_view));
@@ -256,9 +259,12 @@ void KeyBrowser::requestPage()
     const QByteArray cursor = m_cursor, match = m_match;
     // The first page small, for the first rows at once; then big ones, for throughput.
     const qsizetype pageKeys = m_scanned == 0 ? kScanCount : kPageKeys;
+    // The background lane: the columns of the rows in view, and every other view's reads,
+    // go first; a page also ends early when one of them is waiting.
+    const RedisClient *client = m_client.data(); // outlives the work it runs on its worker
     m_client->request(
-        &m_scanOwner,
-        [cursor, match, pageKeys](Connection &c) {
+        &m_scanOwner, RedisClient::Lane::Background,
+        [cursor, match, pageKeys, client](Connection &c) {
             ScanPage page{cursor, {}};
             QElapsedTimer slice;
             slice.start();
@@ -282,7 +288,7 @@ void KeyBrowser::requestPage()
                 for (const Reply &k : r[1].elements())
                     page.names.append(k.bytes());
             } while (page.cursor != "0" && qsizetype(page.names.size()) < pageKeys &&
-                     slice.elapsed() < kPageSliceMs);
+                     slice.elapsed() < kPageSliceMs && !client->interactiveWaiting());
             return page;
         },
         [this](const Outcome<ScanPage> &o) {
@@ -618,12 +624,27 @@ void KeyBrowser::autoExpand()
     m_autoExpanding = false;
 }
 
+QList<QByteArray> KeyBrowser::selectedKeys() const
+{
+    QList<QByteArray> keys;
+    QModelIndexList rows = m_view->selectionModel()->selectedRows(KeyTreeModel::KeyColumn);
+    // Top to bottom as shown, whatever order they were selected in.
+    std::sort(rows.begin(), rows.end(), [this](const QModelIndex &a, const QModelIndex &b) {
+        return m_view->visualRect(a).top() < m_view->visualRect(b).top();
+    });
+    for (const QModelIndex &row : rows)
+        if (m_model->keyId(row) != KeyTreeModel::kNoKey)
+            keys.append(row.data(KeyTreeModel::KeyRole).toByteArray());
+    return keys;
+}
+
 void KeyBrowser::showContextMenu(const QPoint &pos)
 {
     const QModelIndex index = m_view->indexAt(pos);
     if (!index.isValid())
         return;
-    const QModelIndex first = index.siblingAtColumn(0);
+    // Persistent: the scan goes on while the menu is open, inserting and sorting rows.
+    const QPersistentModelIndex first(index.siblingAtColumn(0));
     const QByteArray key = first.data(KeyTreeModel::KeyRole).toByteArray();
     // popup(), not exec(): no nested event loop on the GUI thread.
     auto *menu = new QMenu(this);
@@ -633,13 +654,44 @@ void KeyBrowser::showContextMenu(const QPoint &pos)
             QString::fromUtf8(first.data(KeyTreeModel::PatternRole).toByteArray());
         menu->addAction(
             m_view->isExpanded(first) ? QStringLiteral("Collapse") : QStringLiteral("Expand"), this,
-            [this, first] { m_view->setExpanded(first, !m_view->isExpanded(first)); });
+            [this, first] {
+                if (first.isValid()) // gone when the keyspace was read again meanwhile
+                    m_view->setExpanded(first, !m_view->isExpanded(first));
+            });
         menu->addAction(QStringLiteral("Show only %1").arg(pattern), this,
                         [this, pattern] { emit filterRequested(pattern); });
         menu->addAction(QStringLiteral("Copy pattern"), this,
                         [pattern] { QApplication::clipboard()->setText(pattern); });
     } else {
+        // On a selected row the pin takes every selected key; on another row, that key alone.
+        // A selection is counted before it is walked: select-all in a big group is cheap to
+        // refuse, expensive to list.
+        QList<QByteArray> pinned;
+        qint64 selected = 0;
+        if (m_view->selectionModel()->isRowSelected(first.row(), first.parent())) {
+            for (const QItemSelectionRange &range : m_view->selectionModel()->selection())
+                if (range.left() == 0)
+                    selected += range.height();
+            if (selected <= kMaxPinsAtOnce)
+                pinned = selectedKeys();
+        }
+        if (pinned.isEmpty() && selected <= kMaxPinsAtOnce)
+            pinned = {key};
         menu->addAction(QStringLiteral("Open"), this, [this, key] { emit openKeyRequested(key); });
+        if (pinned.isEmpty()) {
+            menu->addAction(QStringLiteral("Pin to monitor: select at most %1 keys")
+                                .arg(kMaxPinsAtOnce))
+                ->setEnabled(false);
+        } else {
+            menu->addAction(pinned.size() == 1 ? QStringLiteral("Pin to monitor")
+                                               : QStringLiteral("Pin %1 keys to monitor")
+                                                     .arg(formatCount(pinned.size())),
+                            this, [this, pinned] {
+                                for (const QByteArray &k : pinned)
+                                    emit pinKeyRequested(k);
+                            });
+        }
+        menu->addSeparator();
         menu->addAction(QStringLiteral("Copy name"), this,
                         [key] { QApplication::clipboard()->setText(QString::fromUtf8(key)); });
     }

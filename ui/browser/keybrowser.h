@@ -57,8 +57,13 @@ public:
     static constexpr int kDetailsBatch = 100;
     static constexpr int kLiveRefreshMs = 2000;
 
+    // The selected keys (groups left out), top to bottom.
+    QList<QByteArray> selectedKeys() const;
+
 signals:
     void openKeyRequested(const QByteArray &key);
+    // "Pin to monitor" from the context menu: once per key, for the row or every selected key.
+    void pinKeyRequested(const QByteArray &key);
     // "Show only this group" from the context menu: a SCAN MATCH pattern.
     void filterRequested(const QString &pattern);
     void scanFinished();
