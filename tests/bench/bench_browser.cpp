@@ -1,5 +1,7 @@
 // The key browser on a million keys: time to the first rows, time for the whole keyspace,
-// the longest GUI-thread stall meanwhile, and memory per key — of the model alone (fed the
+// the longest GUI-thread stall meanwhile, how long the rows in view wait for their columns
+// while the scan still runs (and a short read, as a monitor's poll makes, during the scan
+// against the same read on an idle connection), and memory per key — of the model alone (fed the
 // same names in SCAN-sized pages) and of the whole panel after a real scan — measured with
 // mallinfo2() (in-use heap of the main arena plus mmapped blocks: where the GUI thread
 // allocates) and, as a cross-check, the RSS delta. A bare SCAN pass is the reference floor.
@@ -19,8 +21,10 @@
 #include <QTimer>
 #include <QTreeView>
 
+#include <algorithm>
 #include <cstdio>
 #include <malloc.h>
+#include <memory>
 #include <unistd.h>
 
 using namespace ratescope;
@@ -59,6 +63,71 @@ bool spin(const std::function<bool()> &done, int timeoutMs)
         QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
     return done();
 }
+
+// Milliseconds at the given fraction (0..1) of the sorted samples.
+double quantile(std::vector<double> samples, double q)
+{
+    if (samples.empty())
+        return -1;
+    std::sort(samples.begin(), samples.end());
+    return samples[size_t(q * double(samples.size() - 1))];
+}
+
+// A short read every 50 ms through the client (what a key view or the monitor's poll makes),
+// one at a time, timed from the request to its start on the worker (the wait for the worker)
+// and to its answer on the GUI thread (what the view waits for).
+class Poller : public QObject {
+public:
+    Poller(RedisClient *client, QByteArray key)
+        : m_client(client)
+        , m_key(std::move(key))
+    {
+        m_timer.setInterval(50);
+        QObject::connect(&m_timer, &QTimer::timeout, this, [this] { poll(); });
+    }
+    void start(std::function<bool()> counts)
+    {
+        m_counts = std::move(counts);
+        m_samples.clear();
+        m_waits.clear();
+        m_timer.start();
+    }
+    void stop() { m_timer.stop(); }
+    const std::vector<double> &samples() const { return m_samples; }
+    const std::vector<double> &waits() const { return m_waits; }
+
+private:
+    void poll()
+    {
+        if (m_inFlight)
+            return;
+        m_inFlight = true;
+        const bool counts = m_counts();
+        auto clock = std::make_shared<QElapsedTimer>();
+        clock->start();
+        m_client->request(
+            this,
+            [key = m_key, clock](Connection &c) {
+                const double waited = double(clock->nsecsElapsed()) / 1e6;
+                c.command({"GET", key});
+                return waited;
+            },
+            [this, clock, counts](const Outcome<double> &o) {
+                if (counts && m_counts() && o.ok()) {
+                    m_samples.push_back(double(clock->nsecsElapsed()) / 1e6);
+                    m_waits.push_back(o.value());
+                }
+                m_inFlight = false;
+            });
+    }
+
+    RedisClient *m_client;
+    QByteArray m_key;
+    QTimer m_timer;
+    std::function<bool()> m_counts;
+    std::vector<double> m_samples, m_waits;
+    bool m_inFlight = false;
+};
 
 } // namespace
 
@@ -151,10 +220,44 @@ int main(int argc, char **argv)
 
     QElapsedTimer clock;
     qint64 firstRowsMs = -1, last = 0, worstStall = 0;
+    // At the first rows the operator opens groups down to the first keys (rl > svc0 > tenant):
+    // from then on the keys in view need their columns while the scan goes on.
+    qint64 columnsMs = -1, scannedAtColumns = -1;
+    bool openedKeys = false, scanningAtColumns = false;
+    auto openFirstKeys = [&] {
+        const KeyTreeModel *m = browser->model();
+        QModelIndex row = m->index(0, 0);
+        for (int depth = 0; depth < 8 && row.isValid(); ++depth) {
+            if (!row.data(KeyTreeModel::IsGroupRole).toBool()) {
+                openedKeys = true; // a key is in view
+                return;
+            }
+            browser->view()->expand(row);
+            row = m->index(0, 0, row);
+        }
+    };
+    auto checkColumns = [&] {
+        if (!openedKeys || columnsMs >= 0)
+            return;
+        const std::vector<quint32> visible = browser->visibleKeyIds();
+        if (visible.empty())
+            return;
+        for (quint32 id : visible)
+            if (!browser->model()->details(id))
+                return;
+        columnsMs = clock.elapsed();
+        scanningAtColumns = browser->isScanning();
+        scannedAtColumns = browser->scannedCount();
+    };
     QObject::connect(browser->model(), &QAbstractItemModel::rowsInserted, browser, [&] {
-        if (firstRowsMs < 0 && browser->model()->keyCount() > 0)
+        if (firstRowsMs < 0 && browser->model()->keyCount() > 0) {
             firstRowsMs = clock.elapsed();
+            QTimer::singleShot(0, browser, openFirstKeys); // not inside the model's signal
+        }
     });
+    QObject::connect(browser->model(), &QAbstractItemModel::dataChanged, browser, checkColumns);
+    Poller poller(&client, keyName(0, flat));
+    poller.start([&] { return browser->isScanning(); });
     QTimer probe;
     probe.setInterval(10);
     QObject::connect(&probe, &QTimer::timeout, [&] {
@@ -172,9 +275,16 @@ int main(int argc, char **argv)
         return 1;
     }
     const qint64 scanMs = clock.elapsed();
+    poller.stop();
+    const std::vector<double> duringScan = poller.samples(), waitsDuringScan = poller.waits();
     spin([&] { return browser->isSettled(); }, 30000);
     const qint64 settledMs = clock.elapsed();
     probe.stop();
+    // The reference: the same read on the same client with nothing else queued.
+    poller.start([] { return true; });
+    spin([&] { return poller.samples().size() >= 40; }, 10000);
+    poller.stop();
+    const std::vector<double> idle = poller.samples(), waitsIdle = poller.waits();
     const qint64 keys = browser->model()->keyCount();
     malloc_trim(0);
     const qint64 heapAfter = heapInUse(), rssAfter = rss();
@@ -182,7 +292,27 @@ int main(int argc, char **argv)
     std::printf("panel: time to first rows               %8lld ms\n", firstRowsMs);
     std::printf("panel: full scan (%lld keys listed)  %8.2f s  (%.0f keys/s)\n", keys,
                 double(scanMs) / 1000, double(keys) * 1000 / double(scanMs));
-    std::printf("panel: columns of the rows in view       %8lld ms after the start\n", settledMs);
+    if (columnsMs >= 0)
+        std::printf("panel: columns of the rows in view       %8lld ms after the first rows "
+                    "(scan %s: %lld keys scanned)\n",
+                    columnsMs - firstRowsMs,
+                    scanningAtColumns ? "still running" : "already over", scannedAtColumns);
+    else
+        std::printf("panel: columns of the rows in view        never (no key rows in view)\n");
+    std::printf("panel: settled (scan over, columns in view) %5lld ms after the start\n",
+                settledMs);
+    std::printf("panel: a short read every 50 ms during the scan (%zu reads):\n", duringScan.size());
+    std::printf("         waits for the worker        median %6.1f ms, worst %6.1f ms\n",
+                quantile(waitsDuringScan, 0.5), quantile(waitsDuringScan, 1.0));
+    std::printf("         answered on the GUI thread  median %6.1f ms, worst %6.1f ms\n",
+                quantile(duringScan, 0.5), quantile(duringScan, 1.0));
+    std::printf("       the same read, connection idle (%zu reads):\n", idle.size());
+    std::printf("         waits for the worker        median %6.1f ms, worst %6.1f ms\n",
+                quantile(waitsIdle, 0.5), quantile(waitsIdle, 1.0));
+    std::printf("         answered on the GUI thread  median %6.1f ms, worst %6.1f ms  "
+                "(during the scan / idle, median: %.1fx)\n",
+                quantile(idle, 0.5), quantile(idle, 1.0),
+                quantile(duringScan, 0.5) / std::max(0.001, quantile(idle, 0.5)));
     std::printf("panel: longest GUI-thread stall          %8lld ms\n", worstStall);
     std::printf("panel: memory per key (mallinfo2)        %8.1f B  (model, view, details in view; "
                 "model self-reported %.1f B)\n",
