@@ -40,7 +40,7 @@ QVariant LogEntriesModel::data(const QModelIndex &index, int role) const
     if (role == TimeUsRole)
         return e.timeUs;
     if (role == Qt::TextAlignmentRole)
-        return index.column() == Member ? QVariant(Qt::AlignLeft | Qt::AlignVCenter) : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return index.column() == Age ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && index.column() == Time)
         return QStringLiteral("%1 µs since the epoch").arg(e.timeUs);
     if (role != Qt::DisplayRole)
@@ -50,7 +50,9 @@ QVariant LogEntriesModel::data(const QModelIndex &index, int role) const
         return QDateTime::fromMSecsSinceEpoch(e.timeUs / 1000).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));
     case Age:
         // Entries newer than the clock drawn against (another writer's clock ahead) show as such.
-        return m_nowUs >= e.timeUs ? formatSpan(m_nowUs - e.timeUs) : QStringLiteral("in %1").arg(formatSpan(e.timeUs - m_nowUs));
+        // Rounded to the ms the time column shows.
+        return m_nowUs >= e.timeUs ? formatSpan((m_nowUs - e.timeUs + 500) / 1000 * 1000)
+                                   : QStringLiteral("in %1").arg(formatSpan((e.timeUs - m_nowUs + 500) / 1000 * 1000));
     case Member:
         return QString::fromUtf8(e.member);
     case Cost:

@@ -241,14 +241,14 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_table->horizontalHeader()->setStretchLastSection(false);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
     m_table->setColumnWidth(LogEntriesModel::Time, m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000-00-00 00:00:00.000")) + 24);
     m_table->setColumnWidth(LogEntriesModel::Age, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00.000 s ago")) + 16);
     m_table->setColumnWidth(LogEntriesModel::Member, m_table->fontMetrics().horizontalAdvance(QLatin1Char('0')) * 40);
-    m_table->setColumnWidth(LogEntriesModel::Cost, m_table->fontMetrics().horizontalAdvance(QStringLiteral("Cost")) + 40);
 
     m_filterLabel = new QLabel(this);
     m_clearFilter = new QPushButton(tr("Clear time range"), this);
@@ -293,6 +293,9 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
 
     if (m_client)
         connect(m_client, &RedisClient::stateChanged, this, &LogView::updateLiveness);
+    // While not live, the "values from … ago" line keeps counting.
+    m_staleTick.setInterval(1000);
+    connect(&m_staleTick, &QTimer::timeout, this, &LogView::updateLiveness);
     applyPalette();
     updatePager();
     updateLiveness();
@@ -631,6 +634,8 @@ void LogView::drawChart(const LogRead &read)
         }
         const double x = xOf(*at);
         s->replace({QPointF(x, 0), QPointF(x, double(spec->limit))});
+        m_costLabelPoints.emplace_back(QPointF(x, double(spec->limit) * (s == m_capacityOne ? 0.5 : 0.3)),
+                                       *at <= now ? tr("cost %1: now").arg(cost) : tr("cost %1: +%2").arg(cost).arg(formatSpan(*at - now)));
         s->setName(*at <= now ? tr("room for cost %1 now").arg(cost) : tr("cost %1 fits again in %2").arg(cost).arg(formatSpan(*at - now)));
     };
     marker(m_capacityOne, backOne, 1);
@@ -676,8 +681,11 @@ void LogView::placeCostLabels()
         item->setText(m_costLabelPoints[i].second);
         item->setBrush(ink);
         const QPointF at = m_chart->mapToPosition(m_costLabelPoints[i].first, m_weighted);
-        item->setPos(at + QPointF(6, -item->boundingRect().height() - 2));
-        item->setVisible(m_chart->plotArea().contains(at));
+        // Right of its point, or left of it where the plot ends.
+        const QRectF box = item->boundingRect();
+        const double dx = at.x() + 6 + box.width() > m_chart->plotArea().right() ? -6 - box.width() : 6;
+        item->setPos(at + QPointF(dx, -box.height() - 2));
+        item->setVisible(m_chart->plotArea().adjusted(-1, -1, 1, 1).contains(at));
     }
 }
 
@@ -719,6 +727,10 @@ void LogView::updateLiveness()
     m_status->setText(text);
     m_status->setStyleSheet(m_live ? QString() : QStringLiteral("QLabel { color: #c2410c; font-weight: bold; }"));
     m_chart->setOpacity(m_live ? 1.0 : 0.4);
+    if (m_live)
+        m_staleTick.stop();
+    else if (!m_staleTick.isActive())
+        m_staleTick.start();
 }
 
 void LogView::updatePager()

@@ -14,6 +14,7 @@
 #include <QByteArray>
 #include <QDateTime>
 #include <QPointer>
+#include <QTimer>
 #include <QWidget>
 
 #include <optional>
@@ -138,7 +139,8 @@ private:
     std::optional<std::pair<qint64, qint64>> m_filter;
     std::optional<LogRead> m_read;
     QString m_failure;      // why the last read failed; empty after one that came back
-    QDateTime m_lastGoodAt; // local wall clock of the last read that came back
+    QDateTime m_lastGoodAt;
+    QTimer m_staleTick; // local wall clock of the last read that came back
     qint64 m_axisUnitUs = 1000000;
     qint64 m_axisNowUs = 0;
     std::vector<std::pair<QPointF, QString>> m_costLabelPoints;
