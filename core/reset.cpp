@@ -113,9 +113,10 @@ ResetPlan Resetter::planPattern(const QByteArray &pattern, const std::function<b
             else
                 ++plan.metadataLeftOut;
         }
-        plan.scanned += keys.size();
+        // SCAN MATCH filters on the server: each page looked at about COUNT keys, whatever it returned.
+        plan.examined += kScanCount;
         // Matches counted before de-duplication: SCAN returns a key twice only rarely.
-        return !progress || progress(plan.scanned, plan.keys.size());
+        return !progress || progress(plan.examined, plan.keys.size());
     });
     sortUnique(plan.keys); // SCAN may return a key twice
     return plan;

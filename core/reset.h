@@ -16,7 +16,7 @@ struct ResetPlan {
     QByteArrayList keys;  // exactly what execute() deletes
     QByteArray pattern;   // empty for exact keys
     QByteArrayList requested; // the exact keys asked for
-    qint64 scanned = 0;         // pattern: keys SCAN returned
+    qint64 examined = 0;        // pattern: about how many keys SCAN looked at (pages x COUNT)
     qint64 metadataLeftOut = 0; // pattern: Ratescope's own keys it matched and the plan leaves out
     bool complete = true;       // false: the scan was stopped early and keys holds what it had found
 };
@@ -42,8 +42,9 @@ public:
     // Exact keys, glob characters and all (UNLINK takes names literally). A key that does
     // not exist but is the base of counter windows (<key>:<window id>) expands to them.
     ResetPlan planKeys(const QByteArrayList &keys);
-    // A SCAN snapshot of the pattern. progress(keys scanned, keys matched so far) is called per
-    // page; returning false stops the scan there (the plan is then not complete).
+    // A SCAN snapshot of the pattern. progress(about how many keys SCAN has looked at, keys
+    // matched so far) is called per page; returning false stops the scan there (the plan is
+    // then not complete).
     ResetPlan planPattern(const QByteArray &pattern, const std::function<bool(qint64, qint64)> &progress = {});
     // Takes Ratescope's own keys (under the namespace: policies, overrides, audit) out of a
     // plan, whatever the pattern said, for front ends that never offer them. Returns how many.

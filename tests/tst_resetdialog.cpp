@@ -481,7 +481,7 @@ void TestResetDialog::metadataNeverOffered()
         for (const QByteArray &k : dialog.previewedKeys())
             QVERIFY(!k.startsWith(kNs));
         QCOMPARE(dialog.metadataLeftOut(), 3);
-        QVERIFY2(labelText(dialog, "notes").contains(QStringLiteral("Left out: 3 keys under ratescope:")), qPrintable(labelText(dialog, "notes")));
+        QVERIFY2(labelText(dialog, "notes").contains(QStringLiteral("Left out: 3 keys of Ratescope's own under ratescope: (policies")), qPrintable(labelText(dialog, "notes")));
         shoot(dialog, QStringLiteral("reset-metadata.png"));
         QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
         QVERIFY(waitStage(dialog, Stage::Done));
@@ -578,6 +578,8 @@ void TestResetDialog::cancelMidWayReportsConfirmedCount()
     QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     QSignalSpy finished(&dialog, &ResetDialog::finished);
     dialog.open();
+    QCOMPARE(dialog.stage(), Stage::Planning);
+    shoot(dialog, QStringLiteral("reset-planning.png"));
     QVERIFY(waitStage(dialog, Stage::Preview));
     QCOMPARE(dialog.previewedKeys().size(), kKeys);
     QCOMPARE(dialog.heading(), QStringLiteral("Reset 40,000 keys"));
@@ -591,7 +593,12 @@ void TestResetDialog::cancelMidWayReportsConfirmedCount()
     dialog.setAfterBatchHook([&](qint64 processed) {
         if (processed == 12000) {
             QMetaObject::invokeMethod(
-                &dialog, [&] { QTest::mouseClick(button(dialog, "cancelButton"), Qt::LeftButton); }, Qt::BlockingQueuedConnection);
+                &dialog,
+                [&] {
+                    shoot(dialog, QStringLiteral("reset-running.png"));
+                    QTest::mouseClick(button(dialog, "cancelButton"), Qt::LeftButton);
+                },
+                Qt::BlockingQueuedConnection);
             pressed = true;
         }
     });
@@ -603,6 +610,9 @@ void TestResetDialog::cancelMidWayReportsConfirmedCount()
     QCOMPARE(dialog.result().deleted, 12000);
     QCOMPARE(dialog.heading(), QStringLiteral("Cancelled after 12,000 of 40,000: 12,000 deleted"));
     QVERIFY(dialog.isVisible()); // Cancel while deleting stops the reset; the summary stays
+    const ResetPreviewModel *m = dialog.previewModel();
+    QCOMPARE(m->index(11999, ResetPreviewModel::OutcomeColumn).data().toString(), QStringLiteral("reset"));
+    QCOMPARE(m->index(12000, ResetPreviewModel::OutcomeColumn).data().toString(), QStringLiteral("left as it is"));
     shoot(dialog, QStringLiteral("reset-cancelled.png"));
     QCOMPARE(finished.size(), 1);
     QCOMPARE(finished.front().front().toLongLong(), 12000);

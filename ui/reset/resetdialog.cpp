@@ -27,7 +27,7 @@ namespace ratescope::ui {
 // so a dialog closed mid-way leaves the worker nothing dangling to call.
 struct ResetDialog::Shared {
     std::atomic<qint64> total{-1}; // planning: about how many keys the server holds; running: keys planned
-    std::atomic<qint64> done{0};   // planning: keys scanned; running: keys processed
+    std::atomic<qint64> done{0};   // planning: about how many keys SCAN looked at; running: keys processed
     std::atomic<qint64> found{0};  // planning: keys matched; running: keys deleted
     std::atomic<bool> stop{false}; // Cancel: stop the scan, or stop between batches
     std::atomic<bool> noMoreDetails{false};
@@ -158,13 +158,19 @@ void ResetDialog::buildUi()
     m_view->setTextElideMode(Qt::ElideMiddle);
     QHeaderView *header = m_view->header();
     header->setSectionResizeMode(QHeaderView::Interactive);
-    header->setStretchLastSection(false);
-    header->resizeSection(ResetPreviewModel::KeyColumn, 300);
+    header->setStretchLastSection(true);
+    header->setMinimumSectionSize(50);
+    header->resizeSection(ResetPreviewModel::KeyColumn, 330);
+    header->resizeSection(ResetPreviewModel::OutcomeColumn, 100);
+    header->setSectionHidden(ResetPreviewModel::OutcomeColumn, true); // until there is a result
     header->resizeSection(ResetPreviewModel::TypeColumn, 60);
-    header->resizeSection(ResetPreviewModel::AlgorithmColumn, 180);
-    header->resizeSection(ResetPreviewModel::UsageColumn, 110);
-    header->resizeSection(ResetPreviewModel::TtlColumn, 90);
+    header->resizeSection(ResetPreviewModel::AlgorithmColumn, 170);
+    header->resizeSection(ResetPreviewModel::UsageColumn, 100);
     layout->addWidget(m_view, 1);
+    // Holds the room of the list while there is none yet, so the progress sits where it will stay.
+    m_placeholder = new QWidget(this);
+    m_placeholder->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Expanding);
+    layout->addWidget(m_placeholder, 1);
 
     m_notes = new QLabel(this);
     m_notes->setTextFormat(Qt::PlainText);
@@ -191,7 +197,7 @@ void ResetDialog::buildUi()
     m_readOnlyNote->setTextFormat(Qt::PlainText);
     m_readOnlyNote->setWordWrap(true);
     m_readOnlyNote->setObjectName(QStringLiteral("readOnlyNote"));
-    m_readOnlyNote->setText(QStringLiteral("🔒 The connection is read-only: resets are refused here and nothing is sent."));
+    m_readOnlyNote->setText(QStringLiteral("Read-only connection: resets are refused and nothing is sent. Lift the read-only lock to reset."));
     layout->addWidget(m_readOnlyNote);
 
     auto *buttons = new QHBoxLayout;
@@ -259,12 +265,15 @@ void ResetDialog::setStage(Stage stage)
     m_progress->setVisible(planning || running);
     m_progressText->setVisible(planning || running);
     m_view->setVisible(!planning);
+    m_placeholder->setVisible(planning);
     m_summary->setVisible(done);
     m_cancelButton->setVisible(!done);
-    m_resetButton->setVisible(!done);
+    m_resetButton->setVisible(!done && !planning);
     m_closeButton->setVisible(done);
-    if (planning || running)
+    if (planning || running) {
         m_poll->start();
+        updateProgress();
+    }
     else
         m_poll->stop();
     if (done) {
@@ -313,8 +322,8 @@ void ResetDialog::startPlanning()
                         if (!node.empty() && node[0].isInteger())
                             total += node[0].integer();
                     shared->total = total > 0 ? total : -1;
-                    out.plan = resetter.planPattern(pattern, [&](qint64 scanned, qint64 matched) {
-                        shared->done = scanned;
+                    out.plan = resetter.planPattern(pattern, [&](qint64 examined, qint64 matched) {
+                        shared->done = total > 0 ? std::min(examined, total) : examined;
                         shared->found = matched;
                         return !shared->stop.load();
                     });
@@ -357,14 +366,14 @@ void ResetDialog::showPreview(const ResetPlan &plan)
                                      : QStringLiteral("%1. Limiters start again with their full quota; exactly these keys are deleted.")
                                            .arg(targetText()));
     } else {
-        m_subheading->setText(n == 0 ? QStringLiteral("No key matches %1 (%2 scanned).").arg(displayKey(m_target.pattern), keysText(plan.scanned))
-                                     : QStringLiteral("The %1 matching %2 when the scan ran (%3 scanned). Exactly these keys are deleted; keys "
-                                                      "created since are not touched. Limiters start again with their full quota.")
-                                           .arg(keysText(n), displayKey(m_target.pattern), keysText(plan.scanned)));
+        m_subheading->setText(n == 0 ? QStringLiteral("No key matches %1.").arg(displayKey(m_target.pattern))
+                                     : QStringLiteral("The %1 matching %2 when the scan ran. Exactly these keys are deleted; keys created "
+                                                      "since are not touched. Limiters start again with their full quota.")
+                                           .arg(keysText(n), displayKey(m_target.pattern)));
     }
     QStringList notes;
     if (m_metadataLeftOut > 0)
-        notes << QStringLiteral("Left out: %1 under %2, Ratescope's own policies, overrides and audit log, which are never offered for reset.")
+        notes << QStringLiteral("Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
                      .arg(keysText(m_metadataLeftOut), displayKey(m_ns));
     if (n > kDetailedRows)
         notes << QStringLiteral("The state is shown for the first %1 keys.").arg(formatCount(kDetailedRows));
@@ -507,6 +516,7 @@ void ResetDialog::startReset()
             if (!o.ok()) {
                 // Not sent at all (the connection was down): nothing was deleted.
                 m_result.problem = o.failure().message;
+                m_result.notSent = true;
             } else {
                 const RunOutcome &r = o.value();
                 m_result.processed = r.run.processed;
@@ -536,6 +546,9 @@ void ResetDialog::showResult()
         lines << QStringLiteral("The connection failed: %1").arg(r.problem)
               << QStringLiteral("The batch under way (up to %1 keys) may or may not have been deleted; it is not sent again.")
                      .arg(Resetter::kBatchSize);
+    } else if (r.notSent) {
+        m_heading->setText(QStringLiteral("Reset not sent: nothing deleted"));
+        lines << r.problem;
     } else if (!r.problem.isEmpty()) {
         m_heading->setText(r.processed == 0 ? QStringLiteral("Reset refused: nothing deleted")
                                             : QStringLiteral("Stopped after %1: %2 deleted").arg(of, formatCount(r.deleted)));
@@ -553,6 +566,18 @@ void ResetDialog::showResult()
         lines << QStringLiteral("The audit entry could not be written: %1").arg(r.auditProblem);
     m_summary->setText(lines.join(QLatin1Char('\n')));
     m_subheading->setText(QStringLiteral("Reset of %1.").arg(targetText()));
+    m_model->setStateExpected(false);
+    if (!r.notSent) {
+        const qint64 unknown = r.interrupted ? std::min<qint64>(Resetter::kBatchSize, r.planned - r.processed) : 0;
+        m_model->setOutcome(r.processed, unknown);
+        m_view->header()->setSectionHidden(ResetPreviewModel::OutcomeColumn, false);
+        m_view->header()->resizeSection(ResetPreviewModel::KeyColumn, 280);
+        m_view->header()->resizeSection(ResetPreviewModel::AlgorithmColumn, 150);
+    }
+    m_notes->setVisible(m_metadataLeftOut > 0);
+    if (m_metadataLeftOut > 0)
+        m_notes->setText(QStringLiteral("Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
+                             .arg(keysText(m_metadataLeftOut), displayKey(m_ns)));
     setStage(Stage::Done);
 }
 
@@ -566,13 +591,15 @@ void ResetDialog::updateProgress()
             m_progressText->setText(QStringLiteral("Reading %1…").arg(targetText()));
             return;
         }
-        if (total > 0) {
+        if (done == 0) {
+            m_progressText->setText(QStringLiteral("Scanning…"));
+        } else if (total > 0) {
             m_progress->setRange(0, 1000);
             m_progress->setValue(int(std::min<qint64>(1000, done * 1000 / total)));
-            m_progressText->setText(QStringLiteral("Scanned %1 of about %2 keys, %3 match")
+            m_progressText->setText(QStringLiteral("Scanned about %1 of %2 keys, %3 match")
                                         .arg(formatCount(done), formatCount(total), formatCount(found)));
         } else {
-            m_progressText->setText(QStringLiteral("Scanned %1 keys, %2 match").arg(formatCount(done), formatCount(found)));
+            m_progressText->setText(QStringLiteral("Scanned about %1 keys, %2 match").arg(formatCount(done), formatCount(found)));
         }
     } else if (m_stage == Stage::Running) {
         m_progress->setValue(total > 0 ? int(done * 1000 / total) : 0);

@@ -4,8 +4,8 @@
 // core's Resetter; leaves the same one audit entry as `ratescope-cli reset`.
 #pragma once
 
-#include "redisclient.h"
 #include "policy.h"
+#include "redisclient.h"
 #include "reset.h"
 
 #include <QDialog>
@@ -54,6 +54,7 @@ public:
         qint64 deleted = 0;   // of those, deleted (the others had already gone)
         bool cancelled = false;
         bool interrupted = false; // a batch got no answer: its keys may or may not be gone
+        bool notSent = false;     // the connection was down: nothing was sent
         bool audited = false;     // the audit entry was written
         QString problem;          // why it stopped or was refused, explained
         QString auditProblem;     // why the audit entry could not be written
@@ -118,6 +119,7 @@ private:
     QProgressBar *m_progress = nullptr;
     QLabel *m_progressText = nullptr;
     QTreeView *m_view = nullptr;
+    QWidget *m_placeholder = nullptr;
     QLabel *m_notes = nullptr;
     QLabel *m_confirmLabel = nullptr;
     QLineEdit *m_confirm = nullptr;

@@ -45,6 +45,9 @@ void ResetPreviewModel::setKeys(const QByteArrayList &keys)
     m_keys = keys;
     m_details.assign(size_t(keys.size()), std::nullopt);
     m_detailed = 0;
+    m_stateExpected = true;
+    m_processed = -1;
+    m_unknown = 0;
     endResetModel();
 }
 
@@ -59,6 +62,23 @@ void ResetPreviewModel::setDetails(qsizetype first, const std::vector<KeyDetails
         m_details[size_t(first + i)] = details[size_t(i)];
     }
     emit dataChanged(index(int(first), TypeColumn), index(int(first + n - 1), TtlColumn));
+}
+
+void ResetPreviewModel::setStateExpected(bool expected)
+{
+    if (expected == m_stateExpected)
+        return;
+    m_stateExpected = expected;
+    if (!m_keys.isEmpty())
+        emit dataChanged(index(0, TypeColumn), index(int(m_keys.size() - 1), TypeColumn));
+}
+
+void ResetPreviewModel::setOutcome(qint64 processed, qint64 unknown)
+{
+    m_processed = processed;
+    m_unknown = unknown;
+    if (!m_keys.isEmpty())
+        emit dataChanged(index(0, OutcomeColumn), index(int(m_keys.size() - 1), OutcomeColumn));
 }
 
 int ResetPreviewModel::rowCount(const QModelIndex &parent) const
@@ -88,6 +108,8 @@ QVariant ResetPreviewModel::data(const QModelIndex &index, int role) const
     case Qt::ForegroundRole:
         if (column == KeyColumn)
             return {};
+        if (column == OutcomeColumn)
+            return index.row() < m_processed ? QVariant() : QVariant(mutedColor());
         if (!d || !d->exists() || (column == AlgorithmColumn && !d->kind.isLimiter()) || (column == UsageColumn && !d->usage)
             || (column == TtlColumn && d->pttlMs == -1))
             return mutedColor();
@@ -107,8 +129,15 @@ QVariant ResetPreviewModel::data(const QModelIndex &index, int role) const
     }
     if (column == KeyColumn)
         return displayKey(key);
+    if (column == OutcomeColumn) {
+        if (m_processed < 0)
+            return {};
+        if (index.row() < m_processed)
+            return QStringLiteral("reset");
+        return index.row() < m_processed + m_unknown ? QStringLiteral("no answer") : QStringLiteral("left as it is");
+    }
     if (!d)
-        return column == TypeColumn ? QStringLiteral("…") : QVariant();
+        return column == TypeColumn && m_stateExpected ? QStringLiteral("…") : QVariant();
     switch (column) {
     case TypeColumn:
         return d->exists() ? QString::fromUtf8(d->type) : QString();
@@ -129,6 +158,8 @@ QVariant ResetPreviewModel::headerData(int section, Qt::Orientation orientation,
     switch (section) {
     case KeyColumn:
         return QStringLiteral("Key");
+    case OutcomeColumn:
+        return QStringLiteral("Result");
     case TypeColumn:
         return QStringLiteral("Type");
     case AlgorithmColumn:
