@@ -3,6 +3,7 @@
 #include "connection.h"
 #include "duration.h"
 #include "errors.h"
+#include "keytext.h"
 #include "limiter.h"
 #include "limiterscript.h"
 
@@ -356,7 +357,7 @@ void BurstConfig::validate() const
 QJsonObject BurstConfig::toJson() const
 {
     QJsonObject o{
-        {QStringLiteral("key"), QString::fromUtf8(key)},
+        {QStringLiteral("key"), displayKey(key)},
         {QStringLiteral("algo"), algorithmName(spec.algorithm)},
         {QStringLiteral("limit"), spec.limit},
         {QStringLiteral("window_us"), spec.windowUs},
@@ -418,7 +419,7 @@ AuditEntry burstAuditEntry(const QByteArray &key, const QJsonObject &parameters,
 {
     AuditEntry entry;
     entry.action = QStringLiteral("burst");
-    entry.target = QString::fromUtf8(key);
+    entry.target = displayKey(key); // as the other entries name keys: bytes that are no text stay unambiguous
     entry.before = QString::fromUtf8(QJsonDocument(parameters).toJson(QJsonDocument::Compact));
     entry.after = QString::fromUtf8(QJsonDocument(outcome).toJson(QJsonDocument::Compact));
     entry.count = sent;

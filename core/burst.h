@@ -80,8 +80,9 @@ struct BurstSummary {
 QByteArray timelineCsv(std::span<const BurstSlice> timeline);
 
 // The audit trail's record of one burst or boundary run, the same whoever fired it (the CLI
-// or the console), so the trail reads alike: action "burst", the key, the parameters as
-// "before", the summary (or what went wrong) as "after", and the requests sent as the count.
+// or the console), so the trail reads alike: action "burst", the key (as displayKey shows it,
+// like the other entries), the parameters as "before", the summary (or what went wrong) as
+// "after", and the requests sent as the count.
 AuditEntry burstAuditEntry(const QByteArray &key, const QJsonObject &parameters, const QJsonObject &outcome, qint64 sent);
 // A burst's record: its configuration before, its summary after.
 AuditEntry burstAuditEntry(const BurstConfig &config, const BurstSummary &summary);

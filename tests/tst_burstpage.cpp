@@ -7,6 +7,7 @@
 #include "burstcharts.h"
 #include "burstpage.h"
 #include "connection.h"
+#include "keytext.h"
 #include "limiter.h"
 #include "policy.h"
 #include "redisclient.h"
@@ -121,6 +122,7 @@ private Q_SLOTS:
     void readOnlyFiresNothing();
     void validationInPlace();
     void limitsFromThePolicy();
+    void keysAreBytes();
     void existingKeyAsksFirst();
     void boundaryPreset();
     void closingCancelsAndStillAudits();
@@ -382,6 +384,33 @@ void TestBurstPage::limitsFromThePolicy()
     QVERIFY(finished.wait(30000));
     QCOMPARE(page.lastSummary()->allowed, 40);
     QCOMPARE(m_conn->command({"TYPE", "api:carol"}).text(), QStringLiteral("hash")); // a token bucket
+}
+
+void TestBurstPage::keysAreBytes()
+{
+    // Handed over from the key browser as bytes: shown escaped, fired at exactly those bytes,
+    // and never read as markup.
+    const QByteArray key("tab:<b>bold</b>\xff\n", 20);
+    openPage();
+    BurstPage &page = *m_page;
+    page.setKey(key);
+    QCOMPARE(child<QLineEdit>(page, "key")->text(), displayKey(key));
+    QVERIFY(child<QLineEdit>(page, "key")->text().contains(QStringLiteral("\\xff")));
+    chooseAlgorithm(page, QStringLiteral("fixed-window"));
+    type(page, "limit", QStringLiteral("5"));
+    type(page, "window", QStringLiteral("1h"));
+    type(page, "requests", QStringLiteral("20"));
+    QTRY_VERIFY_WITH_TIMEOUT(child<QPushButton>(page, "start")->isEnabled(), 5000);
+    QSignalSpy finished(&page, &BurstPage::finished);
+    page.start();
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(page.lastSummary()->allowed, 5);
+    QCOMPARE(m_conn->command({"EXISTS", key}).integer(), 1);
+    const QString title = page.timelineChart()->chart()->title();
+    QVERIFY2(title.contains(QStringLiteral("&lt;b&gt;")), qPrintable(title));
+    const auto entries = audit();
+    QCOMPARE(entries.size(), size_t(1));
+    QCOMPARE(entries.front().target, displayKey(key)); // unambiguous, as the reset entries name keys
 }
 
 void TestBurstPage::existingKeyAsksFirst()

@@ -749,7 +749,8 @@ void BurstPage::launch(const BurstConfig &config, qint64 remainingBefore)
     m_engineOffsetUs = -1;
     m_auditEntries = 0;
     m_resultPages->setCurrentIndex(0);
-    m_timeline->reset(QStringLiteral("Burst at %1: %2 per 100 ms").arg(displayKey(config.key), algorithmName(config.spec.algorithm)),
+    // Chart titles are HTML: a key is escaped to show as the plain text it is.
+    m_timeline->reset(QStringLiteral("Burst at %1: %2 per 100 ms").arg(displayKey(config.key).toHtmlEscaped(), algorithmName(config.spec.algorithm)),
                       config.spec.limit, config.durationUs.value_or(0));
     m_latency->clear();
     for (QLabel *l : std::as_const(m_summaryValues))
@@ -924,7 +925,7 @@ void BurstPage::runFinished(const BurstOutcome &outcome)
 void BurstPage::showSummary(const BurstSummary &s)
 {
     m_timeline->setTitle(QStringLiteral("Burst at %1: %2 allowed, %3 denied%4")
-                             .arg(displayKey(m_config->key), formatCount(s.allowed), formatCount(s.denied),
+                             .arg(displayKey(m_config->key).toHtmlEscaped(), formatCount(s.allowed), formatCount(s.denied),
                                   s.errors ? QStringLiteral(", %1 errors").arg(formatCount(s.errors)) : QString()));
     m_timeline->show(m_slices, m_remaining);
     auto set = [this](const char *name, const QString &text) { m_summaryValues.value(QLatin1String(name))->setText(text); };
