@@ -51,6 +51,7 @@ OverrideEditor::OverrideEditor(QWidget *parent)
     m_key = new QLineEdit;
     m_key->setPlaceholderText(QStringLiteral("the limiter key exactly, e.g. api:acme"));
     m_inForce = plainLabel();
+    m_inForce->setWordWrap(false); // a wrapped label in a form row gets clipped: one line, it is short
     m_limit = new QLineEdit;
     m_window = new QLineEdit;
     m_window->setPlaceholderText(QStringLiteral("empty: keep the policy's window"));
@@ -129,6 +130,8 @@ OverrideEditor::OverrideEditor(QWidget *parent)
 void OverrideEditor::edit(const QByteArray &key, const std::optional<LimitSpec> &inForce, const QString &inForceFrom)
 {
     m_fixedKey = key;
+    m_title->setText(key.isEmpty() ? QStringLiteral("Grant a key a temporary limit")
+                                   : QStringLiteral("Temporary limit for %1").arg(displayKey(key)));
     {
         const QSignalBlocker block(m_key);
         m_key->setText(key.isEmpty() ? QString() : displayKey(key));
@@ -192,8 +195,9 @@ void OverrideEditor::revalidate()
     bool ok = false;
     const qint64 limit = m_limit->text().trimmed().toLongLong(&ok);
     show(m_limitProblem, !ok ? QStringLiteral("the limit must be a whole number")
-                         : (limit < 1 || limit > kMaxLimit) ? QStringLiteral("override limit must be between 1 and %1, not %2").arg(kMaxLimit).arg(limit)
-                                                            : QString());
+                         : (limit < 1 || limit > kMaxLimit)
+                             ? QStringLiteral("override limit must be between 1 and %1, not %2").arg(kMaxLimit).arg(limit)
+                             : QString());
     QString windowProblem;
     if (!m_window->text().trimmed().isEmpty()) {
         try {

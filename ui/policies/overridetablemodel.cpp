@@ -77,7 +77,8 @@ QVariant OverrideTableModel::data(const QModelIndex &index, int role) const
         case KeyColumn:
             return displayKey(o.key);
         case SetByColumn:
-            return QStringLiteral("granted by %1 at %2").arg(o.setBy, o.setAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+            return QStringLiteral("granted by %1 at %2")
+                .arg(o.setBy, o.setAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
         case ExpiresColumn:
             return QStringLiteral("expires at %1 (it removes itself; nobody needs to clear it)")
                 .arg(o.expiresAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
@@ -92,8 +93,8 @@ QVariant OverrideTableModel::data(const QModelIndex &index, int role) const
     case KeyColumn:
         return displayKey(o.key);
     case LimitColumn:
-        return o.windowUs ? QStringLiteral("%1 per %2").arg(formatCount(o.limit), formatSpan(o.windowUs))
-                          : QStringLiteral("%1 (the policy's window)").arg(formatCount(o.limit));
+        return o.windowUs ? formatLimit({Algorithm::SlidingLog, o.limit, o.windowUs, 1})
+                          : QStringLiteral("%1 per policy window").arg(formatCount(o.limit));
     case SetByColumn:
         return o.setBy;
     case ExpiresColumn:

@@ -42,8 +42,8 @@ struct PoliciesPage::PreviewResult {
 };
 
 struct PoliciesPage::EffectResult {
-    qint64 read = 0;      // limiters read under the proposed limits
-    qint64 atLimit = 0;   // of those, the ones a request of the proposed cost would be refused by
+    qint64 read = 0;    // limiters read under the proposed limits
+    qint64 atLimit = 0; // of those, the ones a request of the proposed cost would be refused by
     qint64 otherPolicy = 0;
     qint64 overridden = 0;
     qint64 notLimiters = 0;
@@ -83,12 +83,13 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     m_message->hide();
     m_reload = new QPushButton(QStringLiteral("Reload"));
     m_reload->setToolTip(QStringLiteral("Read the policies and overrides again"));
+    m_reload->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
 
     m_policyView = makeTable(m_policies);
-    m_policyView->setColumnWidth(PolicyTableModel::NameColumn, 150);
-    m_policyView->setColumnWidth(PolicyTableModel::MatchColumn, 170);
-    m_policyView->setColumnWidth(PolicyTableModel::AlgorithmColumn, 120);
-    m_policyView->setColumnWidth(PolicyTableModel::LimitColumn, 130);
+    m_policyView->setColumnWidth(PolicyTableModel::NameColumn, 120);
+    m_policyView->setColumnWidth(PolicyTableModel::MatchColumn, 130);
+    m_policyView->setColumnWidth(PolicyTableModel::AlgorithmColumn, 115);
+    m_policyView->setColumnWidth(PolicyTableModel::LimitColumn, 120);
     m_newPolicy = new QPushButton(QStringLiteral("New policy…"));
     m_editPolicy = new QPushButton(QStringLiteral("Edit…"));
     auto *policyBox = new QGroupBox(QStringLiteral("Policies: which limits apply to which keys"));
@@ -101,9 +102,9 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     pl->addLayout(pb);
 
     m_overrideView = makeTable(m_overrides);
-    m_overrideView->setColumnWidth(OverrideTableModel::KeyColumn, 170);
-    m_overrideView->setColumnWidth(OverrideTableModel::LimitColumn, 150);
-    m_overrideView->setColumnWidth(OverrideTableModel::SetByColumn, 110);
+    m_overrideView->setColumnWidth(OverrideTableModel::KeyColumn, 150);
+    m_overrideView->setColumnWidth(OverrideTableModel::LimitColumn, 170);
+    m_overrideView->setColumnWidth(OverrideTableModel::SetByColumn, 120);
     m_newOverride = new QPushButton(QStringLiteral("Grant a key a temporary limit…"));
     m_clearOverride = new QPushButton(QStringLiteral("Clear override"));
     auto *overrideBox = new QGroupBox(QStringLiteral("Overrides in force: temporary limits for one key, expiring by themselves"));
@@ -161,6 +162,7 @@ PoliciesPage::PoliciesPage(QWidget *parent)
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_message, 1);
+    top->addStretch(); // keeps Reload at the right while there is no message
     top->addWidget(m_reload);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -301,7 +303,8 @@ void PoliciesPage::updateWritable()
         showMessage(QStringLiteral("Read-only session: policies and overrides can be viewed, not changed."), false);
     else if (!m_client)
         showMessage(QStringLiteral("Not connected."), false);
-    else if (m_message->text().startsWith(QLatin1String("Read-only session")) || m_message->text().startsWith(QLatin1String("Not connected")))
+    else if (m_message->text().startsWith(QLatin1String("Read-only session")) ||
+             m_message->text().startsWith(QLatin1String("Not connected")))
         showMessage({}, false);
 }
 
@@ -324,8 +327,9 @@ QString PoliciesPage::explainFailure(const Failure &failure, bool duringChange, 
 {
     const QString &text = failure.message;
     if (failure.kind == Failure::Kind::Reply && text.startsWith(QLatin1String("NOPERM"))) {
-        static const QRegularExpression command(QStringLiteral("NOPERM (?:User (\\S+)|this user) has no permissions to run the '([^']+)' command"),
-                                                QRegularExpression::CaseInsensitiveOption);
+        static const QRegularExpression command(
+            QStringLiteral("NOPERM (?:User (\\S+)|this user) has no permissions to run the '([^']+)' command"),
+            QRegularExpression::CaseInsensitiveOption);
         const QRegularExpressionMatch m = command.match(text);
         if (m.hasMatch()) {
             const QString name = m.captured(1).isEmpty() ? user : m.captured(1);
@@ -335,11 +339,13 @@ QString PoliciesPage::explainFailure(const Failure &failure, bool duringChange, 
                 .arg(who, cmd.toUpper(), cmd.toLower());
         }
         if (text.contains(QLatin1String("channel"), Qt::CaseInsensitive))
-            return QStringLiteral("This user may not publish change events; ask for access to the events channel, or use a profile with write "
-                                  "access. (%1)")
+            return QStringLiteral(
+                       "This user may not publish change events; ask for access to the events channel, or use a profile with write "
+                       "access. (%1)")
                 .arg(text);
-        return QStringLiteral("This user may not write Ratescope's metadata keys; ask for write access to the namespace's keys, or use a profile "
-                              "with write access. (%1)")
+        return QStringLiteral(
+                   "This user may not write Ratescope's metadata keys; ask for write access to the namespace's keys, or use a profile "
+                   "with write access. (%1)")
             .arg(text);
     }
     if (failure.kind == Failure::Kind::Connection && duringChange)
@@ -358,8 +364,7 @@ void PoliciesPage::reload()
     }
     const QString ns = QString::fromUtf8(m_ns);
     m_client->request(
-        m_requests,
-        [ns](Connection &c) { return std::pair(PolicyStore(c, ns).list(), OverrideStore(c, ns).list()); },
+        m_requests, [ns](Connection &c) { return std::pair(PolicyStore(c, ns).list(), OverrideStore(c, ns).list()); },
         [this](const Outcome<std::pair<std::vector<Policy>, std::vector<Override>>> &o) {
             if (!o.ok()) {
                 showMessage(QStringLiteral("Could not read the policies: %1").arg(explain(o.failure(), false)), true);
@@ -435,7 +440,8 @@ void PoliciesPage::editPolicyOf(const QByteArray &key)
             forKey.spec = {Algorithm::SlidingLog, 0, 0, 1};
             showEditor(m_policyEditor);
             m_policyEditor->edit(std::nullopt, forKey);
-            m_policyEditor->setStatus(QStringLiteral("No policy covers %1: this is a new one for exactly that key.").arg(displayKey(key)), false);
+            m_policyEditor->setStatus(QStringLiteral("No policy covers %1: this is a new one for exactly that key.").arg(displayKey(key)),
+                                      false);
         });
 }
 
@@ -475,7 +481,8 @@ void PoliciesPage::refreshInForce(const QByteArray &key)
             const EffectiveLimits &e = o.value();
             QString from;
             if (e.override && e.spec)
-                from = QStringLiteral("an override by %1, %2 left").arg(e.override->setBy, OverrideTableModel::countdown(now().msecsTo(e.override->expiresAt)));
+                from = QStringLiteral("an override by %1, %2 left")
+                           .arg(e.override->setBy, OverrideTableModel::countdown(now().msecsTo(e.override->expiresAt)));
             else if (e.policy)
                 from = QStringLiteral("policy “%1”").arg(e.policy->name);
             m_overrideEditor->edit(key, e.spec, from);
@@ -575,7 +582,8 @@ void PoliciesPage::showPreview(const PreviewResult &r)
     m_previewComplete = r.complete;
     QString summary;
     if (!r.complete)
-        summary = QStringLiteral("At least %1 match; scanned %2 of about %3 keys.").arg(formatKeys(r.matched), formatCount(r.scanned), formatCount(r.total));
+        summary = QStringLiteral("At least %1 match; scanned %2 of about %3 keys.")
+                      .arg(formatKeys(r.matched), formatCount(r.scanned), formatCount(r.total));
     else if (r.matched == 0)
         summary = QStringLiteral("No key matches this pattern now.");
     else
@@ -623,7 +631,8 @@ void PoliciesPage::runEffect()
     const LimitSpec proposed = *spec;
     m_client->request(
         m_effectOwner,
-        [keys = m_previewKeys, policies, proposed, name = proposal.name, nowFrozen = m_frozenNowUs, ns = QString::fromUtf8(m_ns)](Connection &c) {
+        [keys = m_previewKeys, policies, proposed, name = proposal.name, nowFrozen = m_frozenNowUs,
+         ns = QString::fromUtf8(m_ns)](Connection &c) {
             EffectResult r;
             const qint64 nowUs = nowFrozen ? *nowFrozen : serverTimeUs(c);
             std::vector<Command> types;
@@ -689,8 +698,9 @@ void PoliciesPage::runEffect()
                 return;
             }
             const EffectResult &r = o.value();
-            QString text = QStringLiteral("%1 would be at %2 limit under %3")
-                               .arg(formatKeys(r.atLimit), r.atLimit == 1 ? QStringLiteral("its") : QStringLiteral("their"), formatLimit(proposed));
+            QString text =
+                QStringLiteral("%1 would be at %2 limit under %3")
+                    .arg(formatKeys(r.atLimit), r.atLimit == 1 ? QStringLiteral("its") : QStringLiteral("their"), formatLimit(proposed));
             if (r.read != r.atLimit || r.read == 0)
                 text += QStringLiteral(" (of %1 read)").arg(formatCount(r.read));
             if (!m_previewComplete || m_previewMatched > qint64(m_previewKeys.size()))
@@ -767,7 +777,16 @@ void PoliciesPage::savePolicy(bool onTopOfTheirs)
             }
             const PolicySave &r = o.value();
             if (!r.stored) {
-                m_policyEditor->showConflict(QStringLiteral("Not saved: %1").arg(r.conflict), r.theirs);
+                // Who and when in the operator's own time; the core's words when it was deleted.
+                const QString why =
+                    r.theirs
+                        ? QStringLiteral("Not saved: changed by %1 at %2 (now version %3; your edit was based on version %4). "
+                                         "Your edit is kept: apply it on top of theirs, or take theirs.")
+                              .arg(r.theirs->updatedBy, r.theirs->updatedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
+                              .arg(r.theirs->version)
+                              .arg(basedOn)
+                        : QStringLiteral("Not saved: %1").arg(r.conflict);
+                m_policyEditor->showConflict(why, r.theirs);
                 m_policyEditor->setStatus({}, false);
                 reload();
                 return;
@@ -785,9 +804,10 @@ void PoliciesPage::askDeletePolicy()
 {
     if (!writable() || m_policyEditor->isNew())
         return;
-    m_deleteText->setText(QStringLiteral("Delete policy “%1” (version %2)? The keys it covers fall back to the next matching policy, or to none.")
-                              .arg(m_policyEditor->originalName())
-                              .arg(m_policyEditor->basedOnVersion()));
+    m_deleteText->setText(
+        QStringLiteral("Delete policy “%1” (version %2)? The keys it covers fall back to the next matching policy, or to none.")
+            .arg(m_policyEditor->originalName())
+            .arg(m_policyEditor->basedOnVersion()));
     m_deleteStrip->show();
 }
 

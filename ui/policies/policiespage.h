@@ -29,7 +29,7 @@ class PolicyTableModel;
 class PoliciesPage : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int kPreviewKeys = 100;        // keys listed (and read for the effect line)
+    static constexpr int kPreviewKeys = 100;             // keys listed (and read for the effect line)
     static constexpr qint64 kPreviewScanBudget = 200000; // keys a preview's SCAN walks at most
     static constexpr int kDebounceMs = 250;
 
@@ -108,8 +108,8 @@ private:
     std::optional<qint64> m_frozenNowUs;
     bool m_loaded = false;
     qint64 m_scanBudget = kPreviewScanBudget;
-    bool m_busy = false; // a change is on its way: no second one until it answers
-    QObject *m_requests; // owner of loads and changes; replaced with the client, dropping the old one's answers
+    bool m_busy = false;               // a change is on its way: no second one until it answers
+    QObject *m_requests;               // owner of loads and changes; replaced with the client, dropping the old one's answers
     QObject *m_previewOwner = nullptr; // one per preview: cancelled when the pattern changes
     std::shared_ptr<std::atomic<bool>> m_previewCancel;
     QObject *m_effectOwner = nullptr;

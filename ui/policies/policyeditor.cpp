@@ -258,7 +258,7 @@ std::vector<PolicyProblem> PolicyEditor::problems() const
     bool ok = false;
     if (numberIn(m_limit, &ok), !ok)
         replace(PolicyField::Limit, m_limit->text().trimmed().isEmpty() ? QStringLiteral("a limit is needed")
-                                                                         : QStringLiteral("the limit must be a whole number"));
+                                                                        : QStringLiteral("the limit must be a whole number"));
     if (numberIn(m_cost, &ok), !ok)
         replace(PolicyField::Cost, QStringLiteral("the cost must be a whole number"));
     if (m_window->text().trimmed().isEmpty()) {
@@ -326,8 +326,8 @@ void PolicyEditor::updateButtons()
 {
     const bool valid = problems().empty();
     m_save->setEnabled(m_writable && valid && !hasConflict());
-    m_save->setToolTip(!m_writable ? m_whyNot
-                       : !valid    ? QStringLiteral("Correct the fields marked first")
+    m_save->setToolTip(!m_writable     ? m_whyNot
+                       : !valid        ? QStringLiteral("Correct the fields marked first")
                        : hasConflict() ? QStringLiteral("Someone else changed this policy: apply yours on top, or take theirs")
                                        : QStringLiteral("Save (based on version %1)").arg(m_basedOn));
     m_delete->setVisible(!isNew());
@@ -363,11 +363,12 @@ void PolicyEditor::showConflict(const QString &message, const std::optional<Poli
 {
     m_theirs = theirs;
     m_conflictText->setText(message);
-    m_theirsText->setText(theirs ? QStringLiteral("Theirs (version %1 by %2 at %3): %4")
-                                       .arg(theirs->version)
-                                       .arg(theirs->updatedBy, theirs->updatedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")),
-                                            policySummary(*theirs))
-                                 : QStringLiteral("Theirs: deleted"));
+    m_theirsText->setText(theirs
+                              ? QStringLiteral("Theirs (version %1 by %2 at %3): %4")
+                                    .arg(theirs->version)
+                                    .arg(theirs->updatedBy, theirs->updatedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")),
+                                         policySummary(*theirs))
+                              : QStringLiteral("Theirs: deleted"));
     m_mineText->setText(QStringLiteral("Yours: %1").arg(policySummary(proposed())));
     m_takeTheirs->setText(theirs ? QStringLiteral("Discard mine, take theirs") : QStringLiteral("Discard mine"));
     m_conflict->show();
