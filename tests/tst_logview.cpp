@@ -336,6 +336,7 @@ void TestLogView::entriesTablePagesAndFilter()
     view->clearTimeFilter();
     waitRead(*view);
     QCOMPARE(model->total(), 250);
+    QVERIFY(!view->pickedRangeSeries()->isVisible());
 
     // Dragging across the chart picks the range: from about -6 s to about -2 s.
     view->resize(1100, 720);
@@ -357,6 +358,8 @@ void TestLogView::entriesTablePagesAndFilter()
              qPrintable(QStringLiteral("%1 .. %2").arg(double(from - kNow) / 1e6).arg(double(to - kNow) / 1e6)));
     const qint64 expected = std::count_if(times.begin(), times.end(), [&](qint64 t) { return t >= from && t < to; });
     QCOMPARE(model->total(), expected);
+    QVERIFY(view->pickedRangeSeries()->isVisible()); // and the chart shows the range picked
+    QCOMPARE(points(view->pickedRangeSeries()->upperSeries()).front().x(), view->xOf(from));
     // The table: one row height for all, headers the user can resize.
     QCOMPARE(view->entriesTable()->verticalHeader()->sectionResizeMode(0), QHeaderView::Fixed);
     QCOMPARE(view->entriesTable()->horizontalHeader()->sectionResizeMode(0), QHeaderView::Interactive);

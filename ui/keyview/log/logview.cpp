@@ -203,6 +203,9 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_expiredUpper = new QLineSeries(this);
     m_expired = new QAreaSeries(m_expiredUpper);
     m_expired->setName(tr("expired (older than one window)"));
+    m_pickedUpper = new QLineSeries(this);
+    m_picked = new QAreaSeries(m_pickedUpper);
+    m_picked->setName(tr("range listed below"));
     m_buckets = new QLineSeries;
     m_buckets->setName(tr("entries per bucket (counted on the server)"));
     m_used = new QLineSeries;
@@ -219,7 +222,7 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_weighted = new QLineSeries;
     m_weighted->setName(tr("weighted entries (×cost)"));
     m_weighted->setMarkerSize(12);
-    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_buckets, m_used, m_limit, m_capacityOne, m_capacityCost,
+    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_picked, m_buckets, m_used, m_limit, m_capacityOne, m_capacityCost,
                                                                          m_entries, m_weighted}) {
         m_chart->addSeries(s);
         s->attachAxis(m_axisX);
@@ -645,6 +648,10 @@ void LogView::drawChart(const LogRead &read)
     m_expired->setVisible(shade);
     if (shade)
         m_expiredUpper->replace({QPointF(x0, m_axisY->max()), QPointF(xOf(now - spec->windowUs), m_axisY->max())});
+    // The range picked for the table, while it is set.
+    m_picked->setVisible(m_filter.has_value());
+    if (m_filter)
+        m_pickedUpper->replace({QPointF(xOf(m_filter->first), m_axisY->max()), QPointF(xOf(m_filter->second - 1), m_axisY->max())});
     for (QLegendMarker *lm : m_chart->legend()->markers())
         lm->setVisible(lm->series()->isVisible() && !(lm->series() == m_weighted && weighted.isEmpty()) &&
                        !(lm->series() == m_entries && w.bucketed));
@@ -797,6 +804,10 @@ void LogView::applyPalette()
     shade.setAlphaF(dark ? 0.14f : 0.08f);
     m_expired->setBrush(shade);
     m_expired->setPen(Qt::NoPen);
+    QColor picked = pal.color(QPalette::Highlight);
+    picked.setAlphaF(dark ? 0.30f : 0.18f);
+    m_picked->setBrush(picked);
+    m_picked->setPen(Qt::NoPen);
     placeCostLabels();
 }
 

@@ -87,6 +87,7 @@ public:
     QLineSeries *capacityForCostSeries() const { return m_capacityCost; }
     QLineSeries *bucketSeries() const { return m_buckets; }
     QAreaSeries *expiredSeries() const { return m_expired; }
+    QAreaSeries *pickedRangeSeries() const { return m_picked; }
     QValueAxis *timeAxis() const { return m_axisX; }
     QChart *chart() const { return m_chart; }
     QChartView *chartView() const { return m_chartView; }
@@ -165,6 +166,8 @@ private:
     QLineSeries *m_buckets;
     QLineSeries *m_expiredUpper;
     QAreaSeries *m_expired;
+    QLineSeries *m_pickedUpper;
+    QAreaSeries *m_picked;
     LogEntriesModel *m_model;
     QTableView *m_table;
     QLabel *m_pageLabel;
