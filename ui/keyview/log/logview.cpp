@@ -130,9 +130,9 @@ double niceStep(double range, int ticks)
 
 // Ticks on round values, anchored at `anchor` (now, on the time axis), labelled without
 // needless decimals.
-void setNiceTicks(QValueAxis *axis, double anchor, int ticks)
+void setNiceTicks(QValueAxis *axis, double anchor, int ticks, double minStep = 0)
 {
-    const double step = niceStep(axis->max() - axis->min(), ticks);
+    const double step = std::max(minStep, niceStep(axis->max() - axis->min(), ticks));
     axis->setTickType(QValueAxis::TicksDynamic);
     axis->setTickAnchor(anchor);
     axis->setTickInterval(step);
@@ -451,7 +451,8 @@ void LogView::startRead()
                     r.peekProblem = e.message();
                 }
             }
-            const qint64 pageFrom = filter ? filter->first : r.axisFromUs + 1; // (axis start, now]: an entry at the start has expired
+            // (axis start, now] with limits (an entry at the start has expired), else from the oldest.
+            const qint64 pageFrom = filter ? filter->first : ctx.spec ? r.axisFromUs + 1 : r.axisFromUs;
             const qint64 pageTo = filter ? filter->second : ctx.nowUs + 1;
             r.page = readLogPage(c, key, unit, pageFrom, pageTo, offset, pageSize);
             return r;
@@ -511,7 +512,8 @@ void LogView::drawChart(const LogRead &read)
     m_axisUnitUs = unit.us;
     const double pad = double(axisTo - read.axisFromUs) * 0.03 / double(unit.us);
     const double x0 = xOf(read.axisFromUs), x1 = xOf(axisTo) + pad;
-    m_axisX->setRange(x0, x1);
+    // Without limits the axis starts at the oldest entry: a little room so it is not cut in half.
+    m_axisX->setRange(spec ? x0 : x0 - pad, x1);
     m_axisX->setTitleText(tr("time relative to now (%1)").arg(QLatin1String(unit.name)));
 
     QList<QPointF> used, entries, weighted, buckets;
@@ -607,9 +609,9 @@ void LogView::drawChart(const LogRead &read)
     }
     m_axisY->setRange(0, std::ceil(yMax * 1.15));
     setNiceTicks(m_axisX, 0, 10);
-    setNiceTicks(m_axisY, 0, 6);
+    setNiceTicks(m_axisY, 0, 6, 1); // cost units and entries come whole
     if (w.bucketed)
-        setNiceTicks(m_axisBuckets, 0, 6);
+        setNiceTicks(m_axisBuckets, 0, 6, 1);
     m_axisBuckets->setVisible(w.bucketed);
 
     m_used->replace(used);
@@ -663,7 +665,7 @@ void LogView::drawChart(const LogRead &read)
         title = usedNow >= 0 ? tr("Sliding log: %1 of %2 used in the last %3").arg(formatCount(usedNow), formatCount(spec->limit), formatSpan(spec->windowUs))
                              : tr("Sliding log: limit %1").arg(formatLimit(*spec));
     } else {
-        title = tr("Sliding log: %1 entries since %2; limits unknown").arg(formatCount(w.total), formatSpan(now - read.axisFromUs) + tr(" ago"));
+        title = tr("Sliding log: %1 entries in the last %2; limits unknown").arg(formatCount(w.total), formatSpan(now + 1 - read.axisFromUs));
     }
     m_title->setText(title);
     placeCostLabels();
