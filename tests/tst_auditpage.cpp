@@ -88,6 +88,16 @@ struct Tab {
     QString cell(int row, int column) const { return page.filtered()->index(row, column).data().toString(); }
 };
 
+// With RATESCOPE_SCREENSHOT_DIR set, the page as it looks now, for a person to look at.
+void saveShot(QWidget &page, const QString &name)
+{
+    const QString dir = qEnvironmentVariable("RATESCOPE_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+        return;
+    QCoreApplication::sendPostedEvents(); // lay out what changed
+    QVERIFY(page.grab().save(dir + QLatin1Char('/') + name));
+}
+
 } // namespace
 
 class TestAuditPage : public QObject {
@@ -304,6 +314,10 @@ void TestAuditPage::filters()
     QCOMPARE(tab.rows(), 1);
     QCOMPARE(tab.cell(0, AuditModel::ActorColumn), QStringLiteral("Dana (support) · dana"));
     QVERIFY2(tab.page.statusText().startsWith(QStringLiteral("1 of 5 entries read match the filter")), qPrintable(tab.page.statusText()));
+    tab.page.setActorFilter(QStringLiteral("nobody"));
+    QCOMPARE(tab.rows(), 0);
+    QCOMPARE(tab.page.messageText(), QStringLiteral("Searched 5 entries (the whole trail). Clear a filter or widen the time range."));
+    tab.page.setActorFilter({});
 
     // A live entry that matches appears under the filter; one that does not, does not.
     append(ns, QStringLiteral("reset"), QStringLiteral("api:customer42:hour"), QStringLiteral("frank"), 10);
@@ -380,7 +394,7 @@ void TestAuditPage::detailsShowBeforeAndAfter()
     AuditDetails *d = tab.page.details();
     QCOMPARE(d->headline(), QStringLiteral("No entry selected"));
     tab.page.view()->selectRow(1);
-    QCOMPARE(d->headline(), QStringLiteral("policy.set  api"));
+    QCOMPARE(d->headline(), QStringLiteral("policy.set · api"));
     QVERIFY2(d->facts().contains(QStringLiteral("By Dana (support), OS user dana, on host ops-laptop")), qPrintable(d->facts()));
     QVERIFY2(d->facts().contains(QStringLiteral("2 h 00 m ago")), qPrintable(d->facts()));
     QVERIFY2(d->beforeText().contains(QStringLiteral("\n  \"limit\": 100,\n")), qPrintable(d->beforeText()));
@@ -397,7 +411,7 @@ void TestAuditPage::detailsShowBeforeAndAfter()
 
     // Created by the change: no before state.
     tab.page.view()->selectRow(0);
-    QCOMPARE(d->headline(), QStringLiteral("override.set  api:customer42"));
+    QCOMPARE(d->headline(), QStringLiteral("override.set · api:customer42"));
     QCOMPARE(d->beforeText(), QStringLiteral("(none)"));
     QCOMPARE(changes->rowCount(), 1);
 
@@ -505,6 +519,7 @@ void TestAuditPage::missingStream()
     const QString title = tab.page.findChild<QLabel *>(QStringLiteral("title"))->text();
     QCOMPARE(title, QStringLiteral("No changes recorded yet"));
     QVERIFY2(tab.page.messageText().contains(QStringLiteral("empty:audit")), qPrintable(tab.page.messageText()));
+    saveShot(tab.page, QStringLiteral("audit-empty.png"));
     // The first change made anywhere shows up by itself.
     append("empty:", QStringLiteral("reset"), QStringLiteral("api:x"), QStringLiteral("dana"), 5);
     QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 1, kWaitMs);
@@ -518,6 +533,7 @@ void TestAuditPage::wrongTypeSaysSoAndRecovers()
     QTRY_VERIFY_WITH_TIMEOUT(tab.page.messageText().contains(QStringLiteral("is a string, not a stream")), kWaitMs);
     QVERIFY(tab.page.messageText().contains(QStringLiteral("RENAME wrong:audit wrong:audit.old")));
     QCOMPARE(tab.page.findChild<QLabel *>(QStringLiteral("title"))->text(), QStringLiteral("The audit trail cannot be read"));
+    saveShot(tab.page, QStringLiteral("audit-wrongtype.png"));
     m_conn->command({"DEL", "wrong:audit"});
     append("wrong:", QStringLiteral("reset"), QStringLiteral("api:x"), QStringLiteral("dana"), 5);
     QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 1, kWaitMs);
@@ -568,6 +584,10 @@ void TestAuditPage::screens()
         const int who = i % 4;
         const qint64 ago = (30 - i) * 97 * 60; // from two days ago up to now
         const QString customer = QStringLiteral("customer%1").arg(40 + i % 7);
+        if (i == 18) // yesterday afternoon, support reset customer 42's key
+            append(ns, QStringLiteral("reset"), QStringLiteral("api:customer42:minute"), people[0], 20 * 3600,
+                   compact({{QStringLiteral("keys"), QJsonArray{QStringLiteral("api:customer42:minute")}}, {QStringLiteral("count"), 1}}),
+                   compact({{QStringLiteral("deleted"), 1}}), 1, users[0], hosts[0]);
         switch (i % 5) {
         case 0:
             append(ns, QStringLiteral("reset"), QStringLiteral("api:%1:minute").arg(customer), people[who], ago,
@@ -604,6 +624,7 @@ void TestAuditPage::screens()
             break;
         }
     }
+    // And a hostile entry at the top.
     append(ns, QStringLiteral("reset"), QStringLiteral("api:<b>x</b>\x1b[2J"), QStringLiteral("mallory\n<i>"), 30);
 
     const QString dir = qEnvironmentVariable("RATESCOPE_SCREENSHOT_DIR");
@@ -624,9 +645,10 @@ void TestAuditPage::screens()
             tab.page.setPalette(p);
         }
         QVERIFY(tab.waitLoaded());
-        QCOMPARE(tab.rows(), 31);
+        QCOMPARE(tab.rows(), 32);
         tab.page.view()->selectRow(3);
         QCOMPARE(tab.page.details()->headline().isEmpty(), false);
+        QCoreApplication::sendPostedEvents(); // lay out what changed
         const QPixmap shot = tab.page.grab();
         QVERIFY(!shot.isNull());
         if (!dir.isEmpty())
@@ -635,10 +657,16 @@ void TestAuditPage::screens()
             tab.page.setTimeRange(AuditPage::TimeRange::LastDay);
             tab.page.setActionFilter(QStringLiteral("reset"));
             tab.page.setTargetFilter(QStringLiteral("customer42"));
+            QCOMPARE(tab.rows(), 1);
             tab.page.view()->selectRow(0);
+            QCoreApplication::sendPostedEvents();
             QVERIFY(tab.page.grab().save(dir + QStringLiteral("/audit-filtered.png")));
             tab.page.setClient(nullptr, {});
+            QCoreApplication::sendPostedEvents();
             QVERIFY(tab.page.grab().save(dir + QStringLiteral("/audit-stale.png")));
+            tab.page.setActorFilter(QStringLiteral("nobody"));
+            QCoreApplication::sendPostedEvents();
+            QVERIFY(tab.page.grab().save(dir + QStringLiteral("/audit-nomatch.png")));
         }
     }
 }

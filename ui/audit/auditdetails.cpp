@@ -77,7 +77,9 @@ AuditDetails::AuditDetails(QWidget *parent)
     m_before = jsonView(this);
     m_after = jsonView(this);
 
-    auto *grid = new QGridLayout;
+    m_states = new QWidget(this);
+    auto *grid = new QGridLayout(m_states);
+    grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(m_changesTitle, 0, 0);
     grid->addWidget(new QLabel(QStringLiteral("<b>Before</b>"), this), 0, 1);
     grid->addWidget(new QLabel(QStringLiteral("<b>After</b>"), this), 0, 2);
@@ -93,7 +95,8 @@ AuditDetails::AuditDetails(QWidget *parent)
     layout->setContentsMargins(0, 4, 0, 0);
     layout->addWidget(m_headline);
     layout->addWidget(m_facts);
-    layout->addLayout(grid, 1);
+    layout->addWidget(m_states, 1);
+    layout->addStretch(0);
     clear();
 }
 
@@ -104,11 +107,12 @@ void AuditDetails::clear()
     m_changes->setRowCount(0);
     m_before->clear();
     m_after->clear();
+    m_states->hide();
 }
 
 void AuditDetails::showEntry(const AuditEntry &e)
 {
-    m_headline->setText(QStringLiteral("%1  %2").arg(auditText(e.action), auditText(e.target)));
+    m_headline->setText(QStringLiteral("%1 · %2").arg(auditText(e.action), auditText(e.target)));
     QStringList who;
     who << QStringLiteral("By %1").arg(auditText(e.actor));
     if (!e.osUser.isEmpty() && e.osUser != e.actor)
@@ -135,6 +139,7 @@ void AuditDetails::showEntry(const AuditEntry &e)
                                             : QStringLiteral("<b>Changed fields</b> (%1)").arg(changes.size()));
     m_before->setPlainText(e.before.isEmpty() ? QStringLiteral("(none)") : prettyAuditJson(e.before));
     m_after->setPlainText(e.after.isEmpty() ? QStringLiteral("(none)") : prettyAuditJson(e.after));
+    m_states->show();
 }
 
 QString AuditDetails::headline() const

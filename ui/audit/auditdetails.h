@@ -32,6 +32,7 @@ private:
     QLabel *m_headline;
     QLabel *m_facts;
     QLabel *m_changesTitle;
+    QWidget *m_states; // changed fields, before, after: hidden while nothing is selected
     QTableWidget *m_changes;
     QPlainTextEdit *m_before;
     QPlainTextEdit *m_after;

@@ -139,12 +139,15 @@ AuditPage::AuditPage(QWidget *parent)
     m_message->setWordWrap(true);
     m_message->setAlignment(Qt::AlignCenter);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message->setMaximumWidth(720);
     auto *ml = new QVBoxLayout(messagePanel);
     ml->addStretch(1);
     ml->addWidget(messageTitle);
     ml->addSpacing(6);
-    ml->addWidget(m_message, 0, Qt::AlignHCenter);
+    auto *centred = new QHBoxLayout; // a word-wrapped label sized by the layout, not by its alignment
+    centred->addStretch(1);
+    centred->addWidget(m_message, 4);
+    centred->addStretch(1);
+    ml->addLayout(centred);
     ml->addStretch(2);
 
     m_stack = new QStackedWidget(this);
@@ -157,6 +160,7 @@ AuditPage::AuditPage(QWidget *parent)
     split->addWidget(m_details);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setSizes({600, 400}); // the table first: it answers "who did what when"
     split->setChildrenCollapsible(false);
 
     auto *layout = new QVBoxLayout(this);
@@ -543,13 +547,27 @@ void AuditPage::updateStatus()
                       .arg(displayKey(m_ns + "audit"));
     } else if (m_client && !m_loaded) {
         heading = QStringLiteral("Reading the audit trail…");
+    } else if (m_filtered->rowCount() == 0 && m_model->size() > 0 && !m_model->isFetchingOlder()) {
+        heading = QStringLiteral("No entry matches the filter");
+        const int read = m_model->size();
+        message = m_model->hasOlder() && !m_filtered->reachedFilterStart()
+                      ? QStringLiteral("Searched the newest %1 entries so far.").arg(formatCount(read))
+                      : QStringLiteral("Searched %1 (%2). Clear a filter or widen the time range.")
+                            .arg(read == 1 ? QStringLiteral("1 entry") : formatCount(read) + QStringLiteral(" entries"),
+                                 m_model->hasOlder() ? QStringLiteral("every one since the start of the time range")
+                                                     : QStringLiteral("the whole trail"));
     }
     title->setText(heading);
     m_message->setText(message);
     m_stack->setCurrentIndex(heading.isEmpty() ? 0 : 1);
+    m_details->setVisible(heading.isEmpty()); // nothing to detail while the trail is not shown
     m_export->setEnabled(m_filtered->rowCount() > 0);
 
     QStringList parts;
+    // Not being followed comes first: it changes how everything after it reads.
+    if (m_stale && m_readAt.isValid())
+        parts << QStringLiteral("Not updating: %1. Showing what was read until %2.")
+                     .arg(m_client ? QStringLiteral("the connection is lost") : QStringLiteral("disconnected"), clockText(m_readAt));
     const int loaded = m_model->size();
     const int shown = m_filtered->rowCount();
     if (loaded > 0) {
@@ -564,14 +582,12 @@ void AuditPage::updateStatus()
                          .arg(formatCount(shown), formatCount(loaded), reach,
                               m_model->isFetchingOlder() ? QStringLiteral(" · searching older entries…") : QString());
     }
-    if (m_stale && m_readAt.isValid())
-        parts << QStringLiteral("Not updating: %1. Showing what was read until %2.")
-                     .arg(m_client ? QStringLiteral("the connection is lost") : QStringLiteral("disconnected"), clockText(m_readAt));
-    else if (m_loaded && m_client)
+    if (!m_stale && m_loaded && m_client)
         parts << QStringLiteral("new entries appear as they are made (read at %1)").arg(clockText(m_readAt));
     m_status->setText(parts.join(QStringLiteral(" · ")));
-    m_status->setStyleSheet(m_stale ? QStringLiteral("QLabel { background: #fcefc7; color: #3d3000; padding: 4px; border-radius: 3px; }")
-                                    : QString());
+    // The same padding either way, so that the table does not move when the state changes.
+    m_status->setStyleSheet(m_stale ? QStringLiteral("QLabel { background: #fcefc7; color: #3d3000; padding: 3px; border-radius: 3px; }")
+                                    : QStringLiteral("QLabel { padding: 3px; }"));
 }
 
 void AuditPage::selectionChanged()
