@@ -4,8 +4,8 @@
 
 #include "audit.h"
 
-#include <QWidget>
 #include <functional>
+#include <QWidget>
 
 class QLabel;
 class QPlainTextEdit;

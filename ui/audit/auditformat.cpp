@@ -2,11 +2,11 @@
 
 #include "keytext.h"
 
+#include <cmath>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QStringList>
-#include <cmath>
 
 namespace ratescope::ui {
 

@@ -173,8 +173,7 @@ QVariant AuditModel::data(const QModelIndex &index, int role) const
         switch (index.column()) {
         case TimeColumn:
             return plainTip(QStringLiteral("%1 UTC (%2)")
-                                .arg(e.time.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
-                                     agoText(e.time.secsTo(m_now()))));
+                                .arg(e.time.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")), agoText(e.time.secsTo(m_now()))));
         case ActorColumn:
             return plainTip(QStringLiteral("Operator: %1\nOS user: %2").arg(auditText(e.actor), auditText(e.osUser)));
         case TargetColumn:
@@ -217,7 +216,8 @@ bool AuditFilter::matches(const AuditEntry &e) const
         return false;
     if (!actor.isEmpty() && !textMatches(actor, e.actor) && !textMatches(actor, e.osUser))
         return false;
-    if (!target.isEmpty() && !textMatches(target, e.target))
+    // The target as stored, or as shown (escaped) for one that is not plain text.
+    if (!target.isEmpty() && !textMatches(target, e.target) && !textMatches(target, auditText(e.target)))
         return false;
     if (from.isValid() && (!e.time.isValid() || e.time < from))
         return false;

@@ -5,9 +5,9 @@
 
 #include "audit.h"
 
+#include <functional>
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
-#include <functional>
 #include <vector>
 
 namespace ratescope::ui {

@@ -63,8 +63,8 @@ AuditPage::AuditPage(QWidget *parent)
     m_target->setClearButtonEnabled(true);
     m_target->setToolTip(QStringLiteral("Entries whose target contains this text, or matches it as a glob (* ? [ ])"));
     m_time = new QComboBox(this);
-    m_time->addItems({QStringLiteral("Any time"), QStringLiteral("Last hour"), QStringLiteral("Last 24 hours"), QStringLiteral("Last 7 days"),
-                      QStringLiteral("Between…")});
+    m_time->addItems({QStringLiteral("Any time"), QStringLiteral("Last hour"), QStringLiteral("Last 24 hours"),
+                      QStringLiteral("Last 7 days"), QStringLiteral("Between…")});
     m_from = new QDateTimeEdit(this);
     m_to = new QDateTimeEdit(this);
     for (QDateTimeEdit *e : {m_from, m_to}) {
@@ -571,12 +571,13 @@ void AuditPage::updateStatus()
     const int loaded = m_model->size();
     const int shown = m_filtered->rowCount();
     if (loaded > 0) {
-        const QString reach = m_model->hasOlder()
-                                  ? QStringLiteral("back to %1; older ones load as you scroll")
-                                        .arg(AuditModel::timeText(m_model->entry(loaded - 1).time))
-                                  : QStringLiteral("the whole trail");
+        const QString reach =
+            m_model->hasOlder()
+                ? QStringLiteral("back to %1; older ones load as you scroll").arg(AuditModel::timeText(m_model->entry(loaded - 1).time))
+                : QStringLiteral("the whole trail");
         if (m_filter.isEmpty())
-            parts << QStringLiteral("%1 read (%2)").arg(loaded == 1 ? QStringLiteral("1 entry") : formatCount(loaded) + QStringLiteral(" entries"), reach);
+            parts << QStringLiteral("%1 read (%2)")
+                         .arg(loaded == 1 ? QStringLiteral("1 entry") : formatCount(loaded) + QStringLiteral(" entries"), reach);
         else
             parts << QStringLiteral("%1 of %2 entries read match the filter (%3)%4")
                          .arg(formatCount(shown), formatCount(loaded), reach,

@@ -9,10 +9,10 @@
 #include "outcome.h"
 #include "redisclient.h"
 
+#include <functional>
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
-#include <functional>
 
 class QComboBox;
 class QDateTimeEdit;
