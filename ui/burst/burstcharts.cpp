@@ -299,6 +299,7 @@ void LatencyChart::legendChanged()
 
 void LatencyChart::clear()
 {
+    m_area->setVisible(false); // an empty area on a log axis still draws its edge
     m_bars->replace(QList<QPointF>{});
     m_p50->replace(QList<QPointF>{});
     m_p99->replace(QList<QPointF>{});
@@ -337,6 +338,8 @@ void LatencyChart::show(const LatencyHistogram &latency)
             p.setY(p.y() / scale);
     m_y->setTitleText(scale != 1.0 ? QStringLiteral("requests (thousands)") : QStringLiteral("requests"));
     m_bars->replace(points);
+    m_area->setVisible(true);
+    legendChanged();
     const double top = double(most) / scale * 1.1;
     const double p50 = double(std::max<qint64>(1, latency.percentile(50))) / 1e3;
     const double p99 = double(std::max<qint64>(1, latency.percentile(99))) / 1e3;

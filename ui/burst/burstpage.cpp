@@ -55,6 +55,17 @@ std::optional<qint64> parseCount(const QString &text)
     return ok ? std::optional<qint64>(v) : std::nullopt;
 }
 
+// How long a burst should take when that is known: its duration, or its requests at its rate.
+qint64 plannedUs(const BurstConfig &c)
+{
+    qint64 planned = c.durationUs.value_or(0);
+    if (c.rate > 0 && c.requests) {
+        const qint64 paced = qint64(double(*c.requests) / c.rate * 1e6);
+        planned = planned > 0 ? std::min(planned, paced) : paced;
+    }
+    return planned;
+}
+
 QString describeKey(const KeyDetails &d)
 {
     QStringList parts;
@@ -751,7 +762,7 @@ void BurstPage::launch(const BurstConfig &config, qint64 remainingBefore)
     m_resultPages->setCurrentIndex(0);
     // Chart titles are HTML: a key is escaped to show as the plain text it is.
     m_timeline->reset(QStringLiteral("Burst at %1: %2 per 100 ms").arg(displayKey(config.key).toHtmlEscaped(), algorithmName(config.spec.algorithm)),
-                      config.spec.limit, config.durationUs.value_or(0));
+                      config.spec.limit, plannedUs(config));
     m_latency->clear();
     for (QLabel *l : std::as_const(m_summaryValues))
         l->setText(QStringLiteral("–"));
