@@ -13,21 +13,21 @@ namespace ratescope {
 class Connection;
 
 struct ResetPlan {
-    QByteArrayList keys;  // exactly what execute() deletes
-    QByteArray pattern;   // empty for exact keys
-    QByteArrayList requested; // the exact keys asked for
+    QByteArrayList keys;        // exactly what execute() deletes
+    QByteArray pattern;         // empty for exact keys
+    QByteArrayList requested;   // the exact keys asked for
     qint64 examined = 0;        // pattern: about how many keys SCAN looked at (pages x COUNT)
-    qint64 metadataLeftOut = 0; // pattern: Ratescope's own keys it matched and the plan leaves out
+    qint64 metadataLeftOut = 0; // Ratescope's own keys matched or asked for that the plan leaves out
     bool complete = true;       // false: the scan was stopped early and keys holds what it had found
 };
 
 // How far execute() got. Deletions are counted from UNLINK's answers only, so after a lost
 // connection the batch under way may or may not have been deleted.
 struct ResetRun {
-    qint64 planned = 0;   // keys in the plan
-    qint64 processed = 0; // keys of the batches whose UNLINK was answered
-    qint64 deleted = 0;   // of those, the ones that still existed and were deleted
-    bool stopped = false; // stopped between batches on request
+    qint64 planned = 0;         // keys in the plan
+    qint64 processed = 0;       // keys of the batches whose UNLINK was answered
+    qint64 deleted = 0;         // of those, the ones that still existed and were deleted
+    bool stopped = false;       // stopped between batches on request
     std::exception_ptr failure; // why it ended early; the batch it happened in is not counted
 
     bool finished() const { return processed == planned && !failure; }

@@ -2,7 +2,8 @@
 // previewed keys while another client keeps creating matching ones, the typed count above 10
 // keys (and not at 10), read-only sends nothing, one audit entry per reset and the same one
 // the CLI writes, metadata never offered, keys with odd bytes previewed escaped and reset
-// exactly, Cancel mid-way reporting the confirmed count, and NOPERM explained.
+// exactly, Cancel mid-way and a server lost mid-way reporting the confirmed count, and NOPERM
+// explained.
 #include "audit.h"
 #include "connection.h"
 #include "keytext.h"
@@ -201,6 +202,7 @@ private Q_SLOTS:
     void oddKeysPreviewedEscapedAndResetExactly();
     void cancelMidWayReportsConfirmedCount();
     void nopermExplained();
+    void lostConnectionReportsConfirmedCount();
 
 private:
     std::unique_ptr<RedisClient> client(const QString &user = {}, const QString &password = {});
@@ -428,6 +430,7 @@ void TestResetDialog::oneAuditEntrySameAsCli()
     auto c = client();
     const qint64 audits = auditLength(*m_conn);
     ResetDialog dialog(c.get(), kNs, {{"acme:minute", "acme:hour", "acme:gone"}, {}});
+    QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     dialog.setOperatorName(QStringLiteral("Dana (support)"));
     dialog.open();
     QVERIFY(waitStage(dialog, Stage::Preview));
@@ -438,9 +441,9 @@ void TestResetDialog::oneAuditEntrySameAsCli()
     QCOMPARE(auditLength(*m_conn), audits + 1);
     const AuditEntry fromDialog = newestAudit(*m_conn);
 
-    const test::CliResult r = test::runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("--operator"), QStringLiteral("Dana (support)"),
-                                            QStringLiteral("reset"), QStringLiteral("beta:minute"), QStringLiteral("beta:hour"),
-                                            QStringLiteral("beta:gone"), QStringLiteral("--yes")});
+    const test::CliResult r = test::runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("--operator"),
+                                            QStringLiteral("Dana (support)"), QStringLiteral("reset"), QStringLiteral("beta:minute"),
+                                            QStringLiteral("beta:hour"), QStringLiteral("beta:gone"), QStringLiteral("--yes")});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QCOMPARE(auditLength(*m_conn), audits + 2);
     const AuditEntry fromCli = newestAudit(*m_conn);
@@ -467,7 +470,7 @@ void TestResetDialog::metadataNeverOffered()
     o.key = "api:trial:c1";
     o.limit = 200;
     OverrideStore(c0, QString::fromUtf8(kNs)).set(o, 3600LL * 1000000, QStringLiteral("test")); // ratescope:override:api:trial:c1
-    AuditLog(c0, QString::fromUtf8(kNs)).append(AuditEntry{}); // ratescope:audit
+    AuditLog(c0, QString::fromUtf8(kNs)).append(AuditEntry{});                                  // ratescope:audit
     const std::set<QByteArray> metadata = allKeys(c0, kNs + "*");
     QCOMPARE(metadata.size(), size_t(3));
     auto c = client();
@@ -481,7 +484,8 @@ void TestResetDialog::metadataNeverOffered()
         for (const QByteArray &k : dialog.previewedKeys())
             QVERIFY(!k.startsWith(kNs));
         QCOMPARE(dialog.metadataLeftOut(), 3);
-        QVERIFY2(labelText(dialog, "notes").contains(QStringLiteral("Left out: 3 keys of Ratescope's own under ratescope: (policies")), qPrintable(labelText(dialog, "notes")));
+        QVERIFY2(labelText(dialog, "notes").contains(QStringLiteral("Left out: 3 keys of Ratescope's own under ratescope: (policies")),
+                 qPrintable(labelText(dialog, "notes")));
         shoot(dialog, QStringLiteral("reset-metadata.png"));
         QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
         QVERIFY(waitStage(dialog, Stage::Done));
@@ -493,6 +497,7 @@ void TestResetDialog::metadataNeverOffered()
     {
         // Even a pattern naming the namespace offers nothing.
         ResetDialog dialog(c.get(), kNs, {{}, kNs + "*"});
+        QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         dialog.open();
         QVERIFY(waitStage(dialog, Stage::Preview));
         QVERIFY(dialog.previewedKeys().isEmpty());
@@ -503,6 +508,7 @@ void TestResetDialog::metadataNeverOffered()
         // And so does a selection holding metadata.
         setKeys(c0, {"api:x"});
         ResetDialog dialog(c.get(), kNs, {{kNs + "policies", "api:x"}, {}});
+        QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         dialog.open();
         QVERIFY(waitStage(dialog, Stage::Preview));
         QCOMPARE(dialog.previewedKeys(), QList<QByteArray>{"api:x"});
@@ -513,10 +519,17 @@ void TestResetDialog::metadataNeverOffered()
 
 void TestResetDialog::oddKeysPreviewedEscapedAndResetExactly()
 {
-    const QByteArrayList odd = {QByteArray("odd:nul\0byte", 12), "odd:\xff\xfe", "odd:line\nbreak", "odd:with space", "odd:клиент",
-                                "odd:顧客", "odd:*literal?", "odd:\"quoted\""};
+    const QByteArrayList odd = {QByteArray("odd:nul\0byte", 12),
+                                "odd:\xff\xfe",
+                                "odd:line\nbreak",
+                                "odd:with space",
+                                "odd:клиент",
+                                "odd:顧客",
+                                "odd:*literal?",
+                                "odd:\"quoted\""};
     // Neighbours that differ only where the odd bytes are: they must stay.
-    const QByteArrayList neighbours = {"odd:nulbyte", "odd:", "odd:line", "odd:linebreak", "odd:with", "odd:withspace", "odd:клиен", "odd:literal"};
+    const QByteArrayList neighbours = {"odd:nulbyte", "odd:",          "odd:line",  "odd:linebreak",
+                                       "odd:with",    "odd:withspace", "odd:клиен", "odd:literal"};
     setKeys(*m_conn, odd + neighbours);
     auto c = client();
 
@@ -637,6 +650,7 @@ void TestResetDialog::nopermExplained()
     const qint64 audits = auditLength(*m_conn);
     auto c = client(QStringLiteral("support"), QStringLiteral("supportpw"));
     ResetDialog dialog(c.get(), kNs, {{}, "cust:*"});
+    QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     QSignalSpy finished(&dialog, &ResetDialog::finished);
     dialog.open();
     QVERIFY(waitStage(dialog, Stage::Preview)); // reading is allowed
@@ -644,7 +658,8 @@ void TestResetDialog::nopermExplained()
     QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
     QVERIFY(waitStage(dialog, Stage::Done));
     QCOMPARE(dialog.heading(), QStringLiteral("Reset refused: nothing deleted"));
-    QVERIFY2(labelText(dialog, "summary").contains(QStringLiteral("user 'support' may not run UNLINK; ask for +unlink or use a profile with write access")),
+    QVERIFY2(labelText(dialog, "summary")
+                 .contains(QStringLiteral("user 'support' may not run UNLINK; ask for +unlink or use a profile with write access")),
              qPrintable(labelText(dialog, "summary")));
     shoot(dialog, QStringLiteral("reset-noperm.png"));
     QCOMPARE(dialog.result().deleted, 0);
@@ -652,10 +667,57 @@ void TestResetDialog::nopermExplained()
     QCOMPARE(m_conn->command({"EXISTS", "cust:1", "cust:2"}).toInteger(), 2);
     QCOMPARE(auditLength(*m_conn), audits);
 
-    QCOMPARE(explainRefusal(QStringLiteral("NOPERM this user has no permissions to access one of the keys used as arguments"), {}),
-             QStringLiteral("user 'default' may not write these keys (its ACL key patterns leave them out); ask for access to them or use a "
-                            "profile with write access"));
+    QCOMPARE(
+        explainRefusal(QStringLiteral("NOPERM this user has no permissions to access one of the keys used as arguments"), {}),
+        QStringLiteral("user 'default' may not write these keys (its ACL key patterns leave them out); ask for access to them or use a "
+                       "profile with write access"));
     QCOMPARE(explainRefusal(QStringLiteral("WRONGTYPE x"), QStringLiteral("a")), QStringLiteral("WRONGTYPE x"));
+}
+
+void TestResetDialog::lostConnectionReportsConfirmedCount()
+{
+    // A server of its own: it is killed half way.
+    SandboxServer server;
+    server.start();
+    Connection conn(server.options());
+    QByteArrayList keys;
+    for (int i = 0; i < 20000; ++i)
+        keys << "big:" + QByteArray::number(i);
+    setKeys(conn, keys);
+    RedisClient client(server.options());
+    client.open();
+
+    ResetDialog dialog(&client, kNs, {{}, "big:*"});
+    QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy finished(&dialog, &ResetDialog::finished);
+    dialog.open();
+    QVERIFY(waitStage(dialog, Stage::Preview));
+    QCOMPARE(dialog.previewedKeys().size(), 20000);
+    QTest::keyClicks(confirmField(dialog), QStringLiteral("20000"));
+    // The server dies between the 10th and the 11th batch: the 11th gets no answer.
+    dialog.setAfterBatchHook([&](qint64 processed) {
+        if (processed == 5000) // on the GUI thread, which owns the server's process
+            QMetaObject::invokeMethod(
+                &dialog, [&] { server.kill(); }, Qt::BlockingQueuedConnection);
+    });
+    QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
+    QVERIFY(waitStage(dialog, Stage::Done));
+    const ResetDialog::Result &r = dialog.result();
+    QVERIFY(r.interrupted);
+    QVERIFY(!r.cancelled);
+    QCOMPARE(r.processed, 5000);
+    QCOMPARE(r.deleted, 5000);
+    QCOMPARE(dialog.heading(), QStringLiteral("Interrupted after 5,000 of 20,000: 5,000 deleted"));
+    const QString summary = labelText(dialog, "summary");
+    QVERIFY2(summary.contains(QStringLiteral("may or may not have been deleted; it is not sent again")), qPrintable(summary));
+    QVERIFY2(summary.contains(QStringLiteral("The audit entry could not be written")), qPrintable(summary));
+    const ResetPreviewModel *m = dialog.previewModel();
+    QCOMPARE(m->index(4999, ResetPreviewModel::OutcomeColumn).data().toString(), QStringLiteral("reset"));
+    QCOMPARE(m->index(5000, ResetPreviewModel::OutcomeColumn).data().toString(), QStringLiteral("no answer"));
+    QCOMPARE(m->index(5499, ResetPreviewModel::OutcomeColumn).data().toString(), QStringLiteral("no answer"));
+    QCOMPARE(m->index(5500, ResetPreviewModel::OutcomeColumn).data().toString(), QStringLiteral("left as it is"));
+    QCOMPARE(finished.size(), 1);
+    shoot(dialog, QStringLiteral("reset-interrupted.png"));
 }
 
 QTEST_MAIN(TestResetDialog)

@@ -110,11 +110,16 @@ QString explainRefusal(const QString &serverText, const QString &user)
         return QStringLiteral("user '%1' may not write these keys (its ACL key patterns leave them out); ask for access to them or use "
                               "a profile with write access")
             .arg(who);
-    return QStringLiteral("user '%1' is not allowed this (%2); ask for the permission or use a profile with write access").arg(who, serverText);
+    return QStringLiteral("user '%1' is not allowed this (%2); ask for the permission or use a profile with write access")
+        .arg(who, serverText);
 }
 
 ResetDialog::ResetDialog(RedisClient *client, const QByteArray &ns, const Target &target, QWidget *parent)
-    : QDialog(parent), m_client(client), m_ns(ns), m_target(target), m_shared(std::make_shared<Shared>())
+    : QDialog(parent)
+    , m_client(client)
+    , m_ns(ns)
+    , m_target(target)
+    , m_shared(std::make_shared<Shared>())
 {
     setWindowTitle(QStringLiteral("Reset limiter keys"));
     buildUi();
@@ -197,7 +202,8 @@ void ResetDialog::buildUi()
     m_readOnlyNote->setTextFormat(Qt::PlainText);
     m_readOnlyNote->setWordWrap(true);
     m_readOnlyNote->setObjectName(QStringLiteral("readOnlyNote"));
-    m_readOnlyNote->setText(QStringLiteral("Read-only connection: resets are refused and nothing is sent. Lift the read-only lock to reset."));
+    m_readOnlyNote->setText(
+        QStringLiteral("Read-only connection: resets are refused and nothing is sent. Lift the read-only lock to reset."));
     layout->addWidget(m_readOnlyNote);
 
     auto *buttons = new QHBoxLayout;
@@ -273,8 +279,7 @@ void ResetDialog::setStage(Stage stage)
     if (planning || running) {
         m_poll->start();
         updateProgress();
-    }
-    else
+    } else
         m_poll->stop();
     if (done) {
         m_closeButton->setDefault(true);
@@ -288,8 +293,9 @@ void ResetDialog::startPlanning()
 {
     m_heading->setText(m_target.pattern.isEmpty() ? QStringLiteral("Reading the keys to reset")
                                                   : QStringLiteral("Finding %1").arg(targetText()));
-    m_subheading->setText(m_target.pattern.isEmpty() ? targetText()
-                                                     : QStringLiteral("A snapshot is taken with SCAN; nothing is deleted before you confirm."));
+    m_subheading->setText(m_target.pattern.isEmpty()
+                              ? targetText()
+                              : QStringLiteral("A snapshot is taken with SCAN; nothing is deleted before you confirm."));
     m_progress->setRange(0, 0);
     m_progressText->setText(QStringLiteral("Starting…"));
     setStage(Stage::Planning);
@@ -362,9 +368,9 @@ void ResetDialog::showPreview(const ResetPlan &plan)
     m_result.planned = n;
     m_heading->setText(n == 0 ? QStringLiteral("Nothing to reset") : QStringLiteral("Reset %1").arg(keysText(n)));
     if (m_target.pattern.isEmpty()) {
-        m_subheading->setText(n == 0 ? QStringLiteral("%1: no such key.").arg(targetText())
-                                     : QStringLiteral("%1. Limiters start again with their full quota; exactly these keys are deleted.")
-                                           .arg(targetText()));
+        m_subheading->setText(
+            n == 0 ? QStringLiteral("%1: no such key.").arg(targetText())
+                   : QStringLiteral("%1. Limiters start again with their full quota; exactly these keys are deleted.").arg(targetText()));
     } else {
         m_subheading->setText(n == 0 ? QStringLiteral("No key matches %1.").arg(displayKey(m_target.pattern))
                                      : QStringLiteral("The %1 matching %2 when the scan ran. Exactly these keys are deleted; keys created "
@@ -373,7 +379,8 @@ void ResetDialog::showPreview(const ResetPlan &plan)
     }
     QStringList notes;
     if (m_metadataLeftOut > 0)
-        notes << QStringLiteral("Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
+        notes << QStringLiteral(
+                     "Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
                      .arg(keysText(m_metadataLeftOut), displayKey(m_ns));
     if (n > kDetailedRows)
         notes << QStringLiteral("The state is shown for the first %1 keys.").arg(formatCount(kDetailedRows));
@@ -571,13 +578,22 @@ void ResetDialog::showResult()
         const qint64 unknown = r.interrupted ? std::min<qint64>(Resetter::kBatchSize, r.planned - r.processed) : 0;
         m_model->setOutcome(r.processed, unknown);
         m_view->header()->setSectionHidden(ResetPreviewModel::OutcomeColumn, false);
-        m_view->header()->resizeSection(ResetPreviewModel::KeyColumn, 280);
-        m_view->header()->resizeSection(ResetPreviewModel::AlgorithmColumn, 150);
+        // The Result column takes its room from the key column, so nothing needs scrolling sideways.
+        QHeaderView *header = m_view->header();
+        header->resizeSection(ResetPreviewModel::AlgorithmColumn, 150);
+        int others = 0;
+        for (int c = ResetPreviewModel::OutcomeColumn; c < ResetPreviewModel::TtlColumn; ++c)
+            others += header->sectionSize(c);
+        header->resizeSection(ResetPreviewModel::KeyColumn, std::max(160, m_view->viewport()->width() - others - 90));
+        header->setStretchLastSection(false); // the stretched TTL column gives back its room
+        header->resizeSection(ResetPreviewModel::TtlColumn, 90);
+        header->setStretchLastSection(true);
     }
     m_notes->setVisible(m_metadataLeftOut > 0);
     if (m_metadataLeftOut > 0)
-        m_notes->setText(QStringLiteral("Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
-                             .arg(keysText(m_metadataLeftOut), displayKey(m_ns)));
+        m_notes->setText(
+            QStringLiteral("Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
+                .arg(keysText(m_metadataLeftOut), displayKey(m_ns)));
     setStage(Stage::Done);
 }
 
@@ -596,8 +612,8 @@ void ResetDialog::updateProgress()
         } else if (total > 0) {
             m_progress->setRange(0, 1000);
             m_progress->setValue(int(std::min<qint64>(1000, done * 1000 / total)));
-            m_progressText->setText(QStringLiteral("Scanned about %1 of %2 keys, %3 match")
-                                        .arg(formatCount(done), formatCount(total), formatCount(found)));
+            m_progressText->setText(
+                QStringLiteral("Scanned about %1 of %2 keys, %3 match").arg(formatCount(done), formatCount(total), formatCount(found)));
         } else {
             m_progressText->setText(QStringLiteral("Scanned about %1 keys, %2 match").arg(formatCount(done), formatCount(found)));
         }

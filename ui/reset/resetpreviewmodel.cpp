@@ -37,7 +37,10 @@ QString usageText(const KeyDetails &d)
 
 } // namespace
 
-ResetPreviewModel::ResetPreviewModel(QObject *parent) : QAbstractTableModel(parent) {}
+ResetPreviewModel::ResetPreviewModel(QObject *parent)
+    : QAbstractTableModel(parent)
+{
+}
 
 void ResetPreviewModel::setKeys(const QByteArrayList &keys)
 {
@@ -110,8 +113,8 @@ QVariant ResetPreviewModel::data(const QModelIndex &index, int role) const
             return {};
         if (column == OutcomeColumn)
             return index.row() < m_processed ? QVariant() : QVariant(mutedColor());
-        if (!d || !d->exists() || (column == AlgorithmColumn && !d->kind.isLimiter()) || (column == UsageColumn && !d->usage)
-            || (column == TtlColumn && d->pttlMs == -1))
+        if (!d || !d->exists() || (column == AlgorithmColumn && !d->kind.isLimiter()) || (column == UsageColumn && !d->usage) ||
+            (column == TtlColumn && d->pttlMs == -1))
             return mutedColor();
         return {};
     case Qt::ToolTipRole:
