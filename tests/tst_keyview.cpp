@@ -7,6 +7,7 @@
 #include "keytext.h"
 #include "keyview.h"
 #include "limiter.h"
+#include "logview.h"
 #include "policy.h"
 #include "redisclient.h"
 #include "sandboxserver.h"
@@ -82,10 +83,12 @@ class TestKeyView : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void slidingCounter();
+    void override();
     void fixedWindow();
     void tokenBucket();
     void gcra();
     void foreignCounterWindow();
+    void slidingLogInLogView();
     void missingKey();
     void notALimiter();
     void binaryAndMarkupKeyNames();
@@ -149,6 +152,33 @@ void TestKeyView::slidingCounter()
     const qint64 later = kBase + 59 * kSecond;
     QVERIFY(drawnAt(view, later));
     compareHeader(view, Limiter(*m_c).peek(key, spec, later));
+}
+
+void TestKeyView::override()
+{
+    const LimitSpec policy{Algorithm::SlidingCounter, 60, 60 * kSecond, 1};
+    declare(*m_c, QStringLiteral("sc"), "t:sc:*", policy);
+    const QByteArray key = "t:sc:vip";
+    Override o;
+    o.key = key;
+    o.limit = 100;
+    OverrideStore(*m_c, QString::fromUtf8(kNs)).set(o, 2LL * 3600 * kSecond, QStringLiteral("tst_keyview"));
+    LimitSpec spec = policy;
+    spec.limit = 100;
+    admit(*m_c, key, spec, 70, kBase + kSecond); // more than the policy allows: the override's limit applies
+    const qint64 now = kBase + 2 * kSecond;
+    const Decision peek = Limiter(*m_c).peek(key, spec, now);
+
+    KeyView view(m_client.get(), key, kNs);
+    QVERIFY(drawnAt(view, now));
+    compareHeader(view, peek);
+    QCOMPARE(view.fieldText(QStringLiteral("Used")), QStringLiteral("70 of 100"));
+    // The countdown runs on the server's clock: overrides expire in real time.
+    const QString text = view.fieldText(QStringLiteral("Override"));
+    QVERIFY2(text.startsWith(QStringLiteral("limit 100, expires in 1 h 59 m")) || text.startsWith(QStringLiteral("limit 100, expires in 2 h 00 m")),
+             qPrintable(text));
+    QVERIFY2(text.endsWith(QStringLiteral("(set by tst_keyview)")), qPrintable(text));
+    QCOMPARE(view.titleText(), QStringLiteral("Sliding counter: 70 of 100 used"));
 }
 
 void TestKeyView::fixedWindow()
@@ -269,6 +299,21 @@ void TestKeyView::foreignCounterWindow()
     QCOMPARE(chart->points(QStringLiteral("previous")).first().y(), 9.0);
     QCOMPARE(chart->points(QStringLiteral("current")).first().y(), 5.0);
     QVERIFY2(view.titleText().contains(QStringLiteral("counter windows of legacy:acme")), qPrintable(view.titleText()));
+}
+
+void TestKeyView::slidingLogInLogView()
+{
+    const LimitSpec spec{Algorithm::SlidingLog, 10, 10 * kSecond, 1};
+    declare(*m_c, QStringLiteral("log"), "t:log:*", spec);
+    const QByteArray key = "t:log:frank";
+    admit(*m_c, key, spec, 4, kBase + kSecond);
+    const qint64 now = kBase + 3 * kSecond;
+    KeyView view(m_client.get(), key, kNs);
+    QVERIFY(drawnAt(view, now));
+    compareHeader(view, Limiter(*m_c).peek(key, spec, now));
+    QVERIFY(view.logView());
+    QVERIFY(view.logView()->isLoaded()); // part of the view's first picture
+    QVERIFY(view.messageText().isEmpty());
 }
 
 void TestKeyView::missingKey()
@@ -404,6 +449,7 @@ void TestKeyView::screenshots()
     dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
     dark.setColor(QPalette::WindowText, QColor(0xe8, 0xe8, 0xe8));
     dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+    dark.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
     dark.setColor(QPalette::Text, QColor(0xe8, 0xe8, 0xe8));
     dark.setColor(QPalette::Button, QColor(0x3a, 0x3a, 0x3a));
     dark.setColor(QPalette::ButtonText, QColor(0xe8, 0xe8, 0xe8));
@@ -420,6 +466,8 @@ void TestKeyView::screenshots()
         {"token-bucket-empty", "t:tb:dave", kBase + 400000},
         {"gcra", "t:gcra:erin", kBase + 3 * kSecond},
         {"counter-window", "legacy:acme:" + QByteArray::number(kBase / (60 * kSecond)), kBase + 30 * kSecond},
+        {"override", "t:sc:vip", kBase + 2 * kSecond},
+        {"sliding-log", "t:log:frank", kBase + 3 * kSecond},
         {"not-a-limiter", "t:plain", kBase},
         {"missing", "t:sc:nobody", kBase},
     };

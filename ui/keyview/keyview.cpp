@@ -41,7 +41,8 @@ qint64 serverNowUs(Connection &c)
 KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std::optional<qint64> frozenNow)
 {
     KeyRead r;
-    r.nowUs = frozenNow ? *frozenNow : serverNowUs(c);
+    r.serverNowUs = serverNowUs(c);
+    r.nowUs = frozenNow ? *frozenNow : r.serverNowUs;
     const QString nsText = QString::fromUtf8(ns);
     const std::vector<Policy> policies = PolicyStore(c, nsText).list();
     OverrideStore overrides(c, nsText);
@@ -408,7 +409,7 @@ void KeyView::showHeader(const KeyRead &read)
                                     .arg(read.policy->name, displayKey(read.policy->match), formatLimit(read.policy->spec),
                                          read.policy->enforced ? QString() : QStringLiteral(", declared only"))
                               : QStringLiteral("none matches"));
-    set("Override", read.override ? describeOverride(*read.override, read.nowUs) : QStringLiteral("none"));
+    set("Override", read.override ? describeOverride(*read.override, read.serverNowUs) : QStringLiteral("none"));
     set("Type", type);
     set("TTL", exists ? formatTtl(jsonInt(in, "ttl_ms", -3)) : QString());
     set("Memory", formatSize(jsonInt(in, "memory", -1)));

@@ -30,8 +30,9 @@ class StateChart;
 
 // What one refresh read, on the worker, for one now.
 struct KeyRead {
-    qint64 nowUs = 0;
-    KeyClass kind; // at nowUs
+    qint64 nowUs = 0;       // the time the state is shown for (frozen, or the server's)
+    qint64 serverNowUs = 0; // the server's clock: overrides expire in real time
+    KeyClass kind;          // at nowUs
     std::optional<Policy> policy;
     std::optional<Override> override;
     std::optional<LimitSpec> spec; // the limits in force (override applied)

@@ -3,6 +3,7 @@
 #include <QAreaSeries>
 #include <QChart>
 #include <QEvent>
+#include <QGraphicsSimpleTextItem>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QValueAxis>
@@ -53,7 +54,22 @@ StateChart::StateChart(QWidget *parent)
     f.setBold(true);
     f.setPointSizeF(f.pointSizeF() * 1.15);
     chart()->setTitleFont(f);
+    m_label = new QGraphicsSimpleTextItem(chart());
+    m_label->setZValue(10);
+    connect(chart(), &QChart::plotAreaChanged, this, &StateChart::placeLabel);
     applyPalette();
+}
+
+void StateChart::placeLabel()
+{
+    const QList<QPointF> line = m_points.value(m_labelRole);
+    const QXYSeries *series = m_series.value(m_labelRole);
+    m_label->setVisible(!line.isEmpty() && series);
+    if (line.isEmpty() || !series)
+        return;
+    // Its y in axis units is what the series holds; x at the left edge of the plot.
+    const QPointF at = chart()->mapToPosition(QPointF(m_x->min(), series->at(0).y()), const_cast<QXYSeries *>(series));
+    m_label->setPos(at + QPointF(6, -m_label->boundingRect().height() - 1));
 }
 
 QString StateChart::title() const
@@ -134,6 +150,13 @@ void StateChart::setPoints(const QString &role, const QList<QPointF> &pointsUs, 
     }
 }
 
+void StateChart::setLabel(const QString &role, const QString &text)
+{
+    m_labelRole = role;
+    m_label->setText(text);
+    placeLabel();
+}
+
 void StateChart::setRanges(qint64 fromUs, qint64 toUs, double yMax, const QString &yTitle)
 {
     const double from = double(fromUs) / m_unit.us, to = double(toUs) / m_unit.us;
@@ -169,9 +192,10 @@ void StateChart::showSlidingCounter(const QString &title, qint64 windowUs, qint6
               QStringLiteral("Weighted estimate: %1").arg(double(previous) * weight + double(current), 0, 'f', 1));
     setPoints(QStringLiteral("limit"), limit ? QList<QPointF>{QPointF(-(W + e), *limit), QPointF(toBoundary, *limit)} : QList<QPointF>{},
               QStringLiteral("Limit: %1").arg(limit.value_or(0)));
+    setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit.value_or(0)));
     const double y = m_y->max();
     setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)},
-              QStringLiteral("Next boundary: previous window no longer counts"));
+              QStringLiteral("Next window boundary"));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
 }
 
@@ -189,6 +213,7 @@ void StateChart::showFixedWindow(const QString &title, qint64 windowUs, qint64 e
               QStringLiteral("This window: %1").arg(count));
     setPoints(QStringLiteral("limit"), limit ? QList<QPointF>{QPointF(from, *limit), QPointF(to, *limit)} : QList<QPointF>{},
               QStringLiteral("Limit: %1").arg(limit.value_or(0)));
+    setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit.value_or(0)));
     const double y = m_y->max();
     setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)}, QStringLiteral("Reset (window boundary)"));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
@@ -216,6 +241,7 @@ void StateChart::showTokenBucket(const QString &title, qint64 limit, qint64 wind
     setPoints(QStringLiteral("cost"), retryAfterUs > 0 ? QList<QPointF>{QPointF(0, cost), QPointF(to, cost)} : QList<QPointF>{},
               QStringLiteral("One request (cost %1): passes in %2 %3").arg(cost).arg(double(retryAfterUs) / m_unit.us, 0, 'g', 3).arg(m_unit.name));
     setPoints(QStringLiteral("limit"), {QPointF(0, limit), QPointF(to, limit)}, QStringLiteral("Capacity: %1").arg(limit));
+    setLabel(QStringLiteral("limit"), QStringLiteral("capacity %1").arg(limit));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, m_y->max())}, QStringLiteral("Now"));
 }
 
@@ -268,6 +294,7 @@ void StateChart::showGcra(const QString &title, qint64 limit, qint64 windowUs, q
                                      .arg(m_unit.name)
                                : QStringLiteral("With one more request (cost %1)").arg(cost));
     setPoints(QStringLiteral("allowance"), scaledY(allowance), QStringLiteral("Burst allowance: %1 requests = one window").arg(limit));
+    setLabel(QStringLiteral("allowance"), QStringLiteral("burst allowance (%1 requests)").arg(limit));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, m_y->max())}, QStringLiteral("Now"));
     // What the tests compare: µs on both axes.
     m_points.insert(QStringLiteral("tat"), tat);
@@ -339,6 +366,7 @@ void StateChart::applyPalette()
     c->setBackgroundPen(Qt::NoPen);
     c->setTitleBrush(pal.color(QPalette::WindowText));
     c->legend()->setLabelColor(pal.color(QPalette::WindowText));
+    m_label->setBrush(kLimit.lighter(dark ? 130 : 90));
     setBackgroundBrush(pal.color(QPalette::Window));
     QColor grid = pal.color(QPalette::WindowText);
     grid.setAlpha(40);

@@ -10,6 +10,7 @@
 #include <optional>
 
 class QAbstractSeries;
+class QGraphicsSimpleTextItem;
 class QValueAxis;
 class QXYSeries;
 
@@ -59,6 +60,8 @@ private:
     void setRanges(qint64 fromUs, qint64 toUs, double yMax, const QString &yTitle);
     void applyPalette();
     void styleSeries(const QString &role);
+    void setLabel(const QString &role, const QString &text);
+    void placeLabel(); // the limit line's own label, at its left end
 
     Family m_family = Family::None;
     QHash<QString, QXYSeries *> m_series; // per role; an area's upper line for bars
@@ -68,6 +71,8 @@ private:
     QValueAxis *m_y = nullptr;
     QValueAxis *m_y2 = nullptr; // GCRA: the same scale read as requests
     Unit m_unit{1e6, QStringLiteral("s")};
+    QGraphicsSimpleTextItem *m_label = nullptr;
+    QString m_labelRole; // the series the label names ("limit", "allowance")
 };
 
 } // namespace ratescope::ui
