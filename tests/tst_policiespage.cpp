@@ -299,6 +299,23 @@ void TestPoliciesPage::globPreviewListsAndCounts()
         setText(e->matchEdit(), QString::fromLatin1(g));
     waitIdle();
     QCOMPARE(e->previewSummary()->text(), QStringLiteral("10 keys match."));
+
+    // A walk of many pages goes a few pages per request, and is dropped when the pattern changes.
+    batch.clear();
+    for (int i = 0; i < 25000; ++i)
+        batch.push_back({"SET", "pv:c:" + QByteArray::number(i), "1"});
+    m_conn->pipeline(batch);
+    setText(e->matchEdit(), QStringLiteral("pv:c:*"));
+    waitIdle();
+    QCOMPARE(e->previewSummary()->text(), QStringLiteral("25,000 keys match. The first 100 are listed."));
+    for (int i = 1; i < e->previewList()->count(); ++i) // the first found, listed in order
+        QVERIFY(e->previewList()->item(i - 1)->text() < e->previewList()->item(i)->text());
+    setText(e->matchEdit(), QStringLiteral("pv:*"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_page->previewPending() && !m_page->policyEditor()->previewSummary()->text().startsWith(QStringLiteral("25,000")), kWaitMs);
+    setText(e->matchEdit(), QStringLiteral("pv:b:*"));
+    waitIdle();
+    QCOMPARE(e->previewSummary()->text(), QStringLiteral("6 keys match."));
 }
 
 void TestPoliciesPage::effectLineForKnownKeys()

@@ -38,7 +38,10 @@ struct PoliciesPage::PreviewResult {
     qint64 excluded = 0; // Ratescope's own metadata keys the glob also matched
     qint64 scanned = 0;
     qint64 total = 0;
-    bool complete = false;
+    bool complete = false; // the walk reached the end of the keyspace
+    bool stopped = false;  // the bound stopped it: matched is a lower bound
+    QByteArray cursor = "0";
+    qint64 pages = 0;
 };
 
 struct PoliciesPage::EffectResult {
@@ -533,21 +536,27 @@ void PoliciesPage::runPreview()
     m_previewOwner = new QObject(this);
     m_previewCancel = std::make_shared<std::atomic<bool>>(false);
     m_previewRunning = true;
+    PreviewResult start;
+    start.glob = glob;
+    previewStep(std::move(start));
+}
+
+void PoliciesPage::previewStep(PreviewResult soFar)
+{
+    // A few SCAN pages per request: other views' reads get the worker in between.
+    constexpr int kPagesPerStep = 10;
     m_client->request(
         m_previewOwner,
-        [glob, ns = m_ns, cancel = m_previewCancel, budget = m_scanBudget](Connection &c) {
-            PreviewResult r;
-            r.glob = glob;
-            r.total = c.command({"DBSIZE"}).integer();
-            QByteArray cursor = "0";
-            qint64 pages = 0;
-            const qint64 kCount = std::min<qint64>(1000, budget);
-            do {
-                const Reply page = c.command({"SCAN", cursor, "MATCH", glob, "COUNT", QByteArray::number(kCount)});
+        [r = std::move(soFar), ns = m_ns, cancel = m_previewCancel, budget = m_scanBudget](Connection &c) mutable {
+            const qint64 count = std::min<qint64>(1000, budget);
+            if (r.pages == 0)
+                r.total = c.command({"DBSIZE"}).integer();
+            for (int step = 0; step < kPagesPerStep; ++step) {
+                const Reply page = c.command({"SCAN", r.cursor, "MATCH", r.glob, "COUNT", QByteArray::number(count)});
                 if (page.size() != 2 || !page[1].isArray())
                     throw ProtocolError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
-                cursor = page[0].bytes();
-                ++pages;
+                r.cursor = page[0].bytes();
+                ++r.pages;
                 for (const Reply &k : page[1].elements()) {
                     // Ratescope's own policies, overrides and audit are not limiters a policy governs.
                     if (!ns.isEmpty() && k.bytes().startsWith(ns)) {
@@ -558,19 +567,31 @@ void PoliciesPage::runPreview()
                     if (r.keys.size() < size_t(kPreviewKeys))
                         r.keys.push_back(k.bytes());
                 }
-            } while (cursor != "0" && pages * kCount < budget && !cancel->load());
-            r.complete = cursor == "0";
-            r.scanned = r.complete ? r.total : std::min(r.total, pages * kCount);
-            std::sort(r.keys.begin(), r.keys.end());
+                r.complete = r.cursor == "0";
+                r.scanned = r.complete ? r.total : std::min(r.total, r.pages * count);
+                r.stopped = !r.complete && r.pages * count >= budget;
+                if (r.complete || r.stopped || cancel->load())
+                    break;
+            }
             return r;
         },
         [this](const Outcome<PreviewResult> &o) {
-            m_previewRunning = false;
             if (!o.ok()) {
+                m_previewRunning = false;
                 m_policyEditor->setPreview(QStringLiteral("Could not read the keys: %1").arg(explain(o.failure(), false)), {});
                 return;
             }
-            showPreview(o.value());
+            PreviewResult r = o.value();
+            if (!r.complete && !r.stopped) {
+                m_policyEditor->setPreview(QStringLiteral("Reading… %1 so far; scanned %2 of about %3 keys.")
+                                               .arg(formatKeys(r.matched), formatCount(r.scanned), formatCount(r.total)),
+                                           {});
+                previewStep(std::move(r));
+                return;
+            }
+            m_previewRunning = false;
+            std::sort(r.keys.begin(), r.keys.end());
+            showPreview(r);
         });
 }
 

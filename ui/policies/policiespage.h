@@ -91,6 +91,7 @@ private:
     void stopPreview();
     void schedulePreview();
     void runPreview();
+    void previewStep(PreviewResult soFar);
     void showPreview(const PreviewResult &r);
     void scheduleEffect();
     void runEffect();
