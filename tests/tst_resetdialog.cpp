@@ -574,6 +574,13 @@ void TestResetDialog::oddKeysPreviewedEscapedAndResetExactly()
         QCOMPARE(m_conn->command({"EXISTS", k}).toInteger(), 1);
     const AuditEntry e = newestAudit(*m_conn);
     QVERIFY2(e.target.contains(QStringLiteral("\"odd:nul\\x00byte\"")), qPrintable(e.target));
+
+    // The CLI's preview escapes names the same way: a key cannot forge a line of it.
+    setKeys(*m_conn, {"odd:line\nbreak"});
+    const test::CliResult r = test::runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("reset"), QStringLiteral("--match"),
+                                            QStringLiteral("odd:line?break"), QStringLiteral("--dry-run")});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("  \"odd:line\\nbreak\"\n1 key would be deleted"), r.out.constData());
 }
 
 void TestResetDialog::cancelMidWayReportsConfirmedCount()

@@ -5,6 +5,7 @@
 #include "audit.h"
 #include "duration.h"
 #include "errors.h"
+#include "keytext.h"
 #include "policy.h"
 #include "reset.h"
 
@@ -59,7 +60,7 @@ int runReset(Cli &cli)
     if (!cli.json()) {
         const qsizetype shown = std::min<qsizetype>(plan.keys.size(), 50);
         for (qsizetype i = 0; i < shown; ++i)
-            cli.out() << "  " << QString::fromUtf8(plan.keys[i]) << '\n';
+            cli.out() << "  " << displayKey(plan.keys[i]) << '\n'; // escaped: a key cannot forge a line
         if (plan.keys.size() > shown)
             cli.out() << "  ... and " << plan.keys.size() - shown << " more\n";
         cli.out() << plan.keys.size() << (plan.keys.size() == 1 ? " key" : " keys") << (dryRun ? " would be deleted (dry run)\n" : " to delete\n");
