@@ -624,7 +624,7 @@ void LogView::drawChart(const LogRead &read)
         m_limit->replace({QPointF(x0, double(spec->limit)), QPointF(x1, double(spec->limit))});
         m_limit->setName(tr("limit %1").arg(formatLimit(*spec)));
     } else {
-        m_limit->clear();
+        m_limit->replace(QList<QPointF>());
     }
     m_limit->setVisible(spec.has_value());
     if (m_costLabelPoints.size() > 200) // too many to read: the marker shape says it
@@ -634,7 +634,7 @@ void LogView::drawChart(const LogRead &read)
     auto marker = [&](QLineSeries *s, std::optional<qint64> at, qint64 cost) {
         s->setVisible(at.has_value());
         if (!at) {
-            s->clear();
+            s->replace(QList<QPointF>());
             return;
         }
         const double x = xOf(*at);
