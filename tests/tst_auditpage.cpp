@@ -361,10 +361,16 @@ void TestAuditPage::pagingBackThrough1000Entries()
         QCOMPARE(tab.page.model()->entry(r).target, QStringLiteral("api:c%1").arg(999 - r));
     QVERIFY2(tab.page.statusText().contains(QStringLiteral("1,000 entries read (the whole trail)")), qPrintable(tab.page.statusText()));
 
-    // Still following the live end after paging back.
+    // Still following the live end after paging back; someone reading the old end of the
+    // table keeps the rows they are reading in view.
+    QTableView *view = tab.page.view();
+    view->scrollTo(tab.page.filtered()->index(500, 0), QAbstractItemView::PositionAtTop);
+    const QString reading = view->indexAt(QPoint(2, 2)).siblingAtColumn(AuditModel::TargetColumn).data().toString();
+    QCOMPARE(reading, QStringLiteral("api:c499"));
     append(ns, QStringLiteral("policy.set"), QStringLiteral("api"), QStringLiteral("dana"), 0);
     QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 1001, kWaitMs);
     QCOMPARE(tab.cell(0, AuditModel::TargetColumn), QStringLiteral("api"));
+    QCOMPARE(view->indexAt(QPoint(2, 2)).siblingAtColumn(AuditModel::TargetColumn).data().toString(), reading);
 
     // A filter matching only old entries pages back by itself until the view is full or the
     // trail ends: a fresh tab finds the 5 oldest entries without being scrolled.

@@ -18,6 +18,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
@@ -194,6 +195,15 @@ AuditPage::AuditPage(QWidget *parent)
     connect(m_model, &AuditModel::olderWanted, this, &AuditPage::fetchOlder);
     connect(m_model, &AuditModel::actionsChanged, this, &AuditPage::refreshActions);
     connect(m_filtered, &QAbstractItemModel::rowsInserted, this, &AuditPage::updateStatus);
+    // New entries go on top; someone reading older ones keeps them where they are.
+    m_view->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
+    connect(m_filtered, &QAbstractItemModel::rowsAboutToBeInserted, this, [this] { m_scrolledBy = m_view->verticalScrollBar()->value(); });
+    connect(m_filtered, &QAbstractItemModel::rowsInserted, this, [this](const QModelIndex &, int first, int last) {
+        if (!m_prepending || first != 0 || m_scrolledBy <= 0)
+            return;
+        m_view->doItemsLayout(); // the scroll range must include the new rows first
+        m_view->verticalScrollBar()->setValue(m_scrolledBy + (last - first + 1) * m_view->verticalHeader()->defaultSectionSize());
+    });
     connect(m_filtered, &QAbstractItemModel::modelReset, this, [this] {
         m_details->clear();
         updateStatus();
@@ -376,7 +386,9 @@ void AuditPage::poll()
                  return;
              m_problem.clear();
              const bool full = int(r.entries.size()) == kFollowMax;
+             m_prepending = true;
              m_model->addNewer(r.entries);
+             m_prepending = false;
              updateStatus();
              emit updated();
              if (full)

@@ -101,6 +101,8 @@ private:
     TimeRange m_range = TimeRange::Any;
     AuditFilter m_filter;
     QTimer m_poll;
+    int m_scrolledBy = 0;      // the table's scroll position before rows were inserted
+    bool m_prepending = false; // the rows being inserted are new entries, not a filter's change
 
     QComboBox *m_action;
     QLineEdit *m_actor;
