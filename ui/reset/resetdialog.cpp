@@ -150,6 +150,7 @@ void ResetDialog::buildUi()
     m_subheading = new QLabel(this);
     m_subheading->setTextFormat(Qt::PlainText);
     m_subheading->setWordWrap(true);
+    m_subheading->setObjectName(QStringLiteral("subheading"));
     layout->addWidget(m_subheading);
 
     m_model = new ResetPreviewModel(this);
@@ -367,7 +368,10 @@ void ResetDialog::showPreview(const ResetPlan &plan)
     m_result = {};
     m_result.planned = n;
     m_heading->setText(n == 0 ? QStringLiteral("Nothing to reset") : QStringLiteral("Reset %1").arg(keysText(n)));
-    if (m_target.pattern.isEmpty()) {
+    if (n == 0 && m_metadataLeftOut > 0) {
+        m_subheading->setText(
+            QStringLiteral("Only Ratescope's own keys were found for %1, and those are never reset from here.").arg(targetText()));
+    } else if (m_target.pattern.isEmpty()) {
         m_subheading->setText(
             n == 0 ? QStringLiteral("%1: no such key.").arg(targetText())
                    : QStringLiteral("%1. Limiters start again with their full quota; exactly these keys are deleted.").arg(targetText()));
