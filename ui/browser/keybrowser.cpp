@@ -132,14 +132,15 @@ KeyBrowser::KeyBrowser(QWidget *parent)
             m_model->sortGroup(group, kSortGroupLimit); // a no-op once it is in order
     });
 
-    // Columns follow the rows in view: after scrolling, resizing, expanding, new rows.
+    // Columns follow the rows in view: after scrolling, resizing, expanding, new rows. Rows
+    // the scan adds are read on the next turn of the event loop, so their read is queued
+    // before the scan's next page comes back: the columns keep up with the rows in view.
     m_detailsTimer.setSingleShot(true);
-    m_detailsTimer.setInterval(40);
     connect(&m_detailsTimer, &QTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
     connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this,
             &KeyBrowser::scheduleDetails);
-    connect(m_model, &QAbstractItemModel::rowsInserted, this, &KeyBrowser::scheduleDetails);
-    connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetails);
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, &KeyBrowser::scheduleDetailsSoon);
+    connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetailsSoon);
     m_liveTimer.setInterval(kLiveRefreshMs);
     connect(&m_liveTimer, &QTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
     m_flushTimer.setSingleShot(true);
@@ -513,8 +514,15 @@ void KeyBrowser::resizeEvent(QResizeEvent *event)
 
 void KeyBrowser::scheduleDetails()
 {
+    // After scrolling or resizing, a pause: one read for where the view comes to rest.
     if (!m_detailsTimer.isActive())
-        m_detailsTimer.start();
+        m_detailsTimer.start(kDetailsDelayMs);
+}
+
+void KeyBrowser::scheduleDetailsSoon()
+{
+    if (!m_detailsTimer.isActive() || m_detailsTimer.remainingTime() > 0)
+        m_detailsTimer.start(0);
 }
 
 std::vector<quint32> KeyBrowser::visibleKeyIds() const

@@ -56,6 +56,7 @@ public:
     // Rows read per pipelined batch when filling columns, and how long they stay fresh.
     static constexpr int kDetailsBatch = 100;
     static constexpr int kLiveRefreshMs = 2000;
+    static constexpr int kDetailsDelayMs = 40; // after scrolling: where the view comes to rest
 
     // The selected keys (groups left out), top to bottom.
     QList<QByteArray> selectedKeys() const;
@@ -82,7 +83,8 @@ private:
     qsizetype pendingCount() const;
     void interrupted(const QString &why, bool connectionLoss);
     void updateProgress();
-    void scheduleDetails();
+    void scheduleDetails();     // soon after scrolling, resizing, expanding
+    void scheduleDetailsSoon(); // the next turn of the event loop: rows were added
     void fetchVisibleDetails();
     void autoExpand();
     void checkSettled();
