@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <malloc.h>
 #include <memory>
+#include <unordered_map>
 #include <unistd.h>
 
 using namespace ratescope;
@@ -258,12 +259,25 @@ int main(int argc, char **argv)
     QObject::connect(browser->model(), &QAbstractItemModel::dataChanged, browser, checkColumns);
     Poller poller(&client, keyName(0, flat));
     poller.start([&] { return browser->isScanning(); });
+    // Each key row in view during the scan: from the tick it was first seen in view to the
+    // tick it had its columns (10 ms resolution).
+    std::unordered_map<quint32, qint64> seenInView;
+    std::vector<double> rowWaits;
     QTimer probe;
     probe.setInterval(10);
     QObject::connect(&probe, &QTimer::timeout, [&] {
         const qint64 now = clock.elapsed();
         worstStall = std::max(worstStall, now - last);
         last = now;
+        if (!openedKeys || !browser->isScanning())
+            return;
+        for (quint32 id : browser->visibleKeyIds()) {
+            auto [it, fresh] = seenInView.try_emplace(id, now);
+            if (it->second >= 0 && browser->model()->details(id)) {
+                rowWaits.push_back(double(now - it->second));
+                it->second = -1; // counted
+            }
+        }
     });
     bool finished = false;
     QObject::connect(browser, &KeyBrowser::scanFinished, [&] { finished = true; });
@@ -299,6 +313,14 @@ int main(int argc, char **argv)
                     scanningAtColumns ? "still running" : "already over", scannedAtColumns);
     else
         std::printf("panel: columns of the rows in view        never (no key rows in view)\n");
+    qint64 neverAnswered = 0;
+    for (const auto &[id, seen] : seenInView)
+        neverAnswered += seen >= 0 ? 1 : 0;
+    std::printf("panel: each key row in view during the scan (%zu rows, %lld without "
+                "columns when the scan ended):\n"
+                "         columns after it came into view  median %5.0f ms, worst %5.0f ms  "
+                "(10 ms probe)\n",
+                rowWaits.size(), neverAnswered, quantile(rowWaits, 0.5), quantile(rowWaits, 1.0));
     std::printf("panel: settled (scan over, columns in view) %5lld ms after the start\n",
                 settledMs);
     std::printf("panel: a short read every 50 ms during the scan (%zu reads):\n", duringScan.size());
