@@ -95,7 +95,9 @@ LogWindow readLogWindow(Connection &connection, const LogWindowQuery &q)
     w.total = connection.command({"ZCOUNT", q.key, lo, hi}).toInteger();
     if (w.total <= q.entryCap) {
         if (w.total > 0)
-            w.entries = entriesOf(connection.command({"ZRANGE", q.key, lo, hi, "BYSCORE", "LIMIT", "0", QByteArray::number(q.entryCap), "WITHSCORES"}), perUnit);
+            w.entries = entriesOf(
+                connection.command({"ZRANGE", q.key, lo, hi, "BYSCORE", "LIMIT", "0", QByteArray::number(q.entryCap), "WITHSCORES"}),
+                perUnit);
         w.entriesRead = qint64(w.entries.size());
         // The same comparisons as the server's, on the stored doubles.
         size_t b = 0;
@@ -129,8 +131,9 @@ LogPage readLogPage(Connection &connection, const QByteArray &key, ScoreUnit uni
     if (toUs <= fromUs || offset < 0 || count < 0)
         throw UsageError(QStringLiteral("bad page of log entries"));
     const QByteArray lo = scoreBoundText(scoreBound(fromUs, unit)), hi = "(" + scoreBoundText(scoreBound(toUs, unit));
-    const auto r = connection.pipeline({{"ZCOUNT", key, lo, hi},
-                                        {"ZRANGE", key, lo, hi, "BYSCORE", "LIMIT", QByteArray::number(offset), QByteArray::number(count), "WITHSCORES"}});
+    const auto r = connection.pipeline(
+        {{"ZCOUNT", key, lo, hi},
+         {"ZRANGE", key, lo, hi, "BYSCORE", "LIMIT", QByteArray::number(offset), QByteArray::number(count), "WITHSCORES"}});
     for (const Reply &x : r)
         if (x.isError())
             throw ReplyError(x.text());

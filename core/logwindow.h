@@ -36,8 +36,8 @@ struct LogWindowQuery {
 };
 
 struct LogWindow {
-    qint64 total = 0;       // entries in [fromUs, toUs), by ZCOUNT
-    bool bucketed = false;  // more than the cap: only the counts were read
+    qint64 total = 0;              // entries in [fromUs, toUs), by ZCOUNT
+    bool bucketed = false;         // more than the cap: only the counts were read
     std::vector<LogEntry> entries; // oldest first; empty when bucketed
     // Always query.buckets equal slices of the range (the last one takes the remainder); counted
     // on the server when bucketed, from the entries otherwise, with the same bounds either way.

@@ -207,8 +207,10 @@ void TestLogView::ownLogWithHistory()
     view->setHistoryShown(true);
     waitRead(*view);
     QCOMPARE(view->timeAxis()->min(), -20.0);
-    QCOMPARE(points(view->usedSeries()),
-             (QList<QPointF>{{-20, 0}, {-11.5, 0}, {-11.5, 2}, {-9, 2}, {-9, 6}, {-5, 6}, {-5, 7}, {-2.5, 7}, {-2.5, 8}, {-1.5, 8}, {-1.5, 6}, {0, 6}}));
+    QCOMPARE(
+        points(view->usedSeries()),
+        (QList<QPointF>{
+            {-20, 0}, {-11.5, 0}, {-11.5, 2}, {-9, 2}, {-9, 6}, {-5, 6}, {-5, 7}, {-2.5, 7}, {-2.5, 8}, {-1.5, 8}, {-1.5, 6}, {0, 6}}));
     QCOMPARE(points(view->entrySeries()), (QList<QPointF>{{-11.5, 2}, {-9, 6}, {-5, 7}, {-2.5, 8}}));
     QVERIFY(view->expiredSeries()->isVisible());
     const QList<QPointF> shaded = points(view->expiredSeries()->upperSeries());
@@ -221,23 +223,24 @@ void TestLogView::ownLogWithHistory()
 void TestLogView::foreignMsLog()
 {
     // limit 4 per 10 s; entries at -12, -10 (exactly one window: expired), -8, -6.5, -3 and -0.001 s.
-    writeForeign(*m_conn, "ext:api", {kNow - 12 * kSecond, kNow - 10 * kSecond, kNow - 8 * kSecond, kNow - 6500000, kNow - 3 * kSecond, kNow - 1000});
+    writeForeign(*m_conn, "ext:api",
+                 {kNow - 12 * kSecond, kNow - 10 * kSecond, kNow - 8 * kSecond, kNow - 6500000, kNow - 3 * kSecond, kNow - 1000});
     auto view = open("ext:api", LimitSpec{Algorithm::SlidingLog, 4, 10 * kSecond, 1}, ScoreUnit::Milliseconds);
     QCOMPARE(view->titleText(), QStringLiteral("Sliding log: 4 of 4 used in the last 10 s"));
     QCOMPARE(points(view->usedSeries()), (QList<QPointF>{{-10, 2},
-                                                          {-8, 2},
-                                                          {-8, 3},
-                                                          {-6.5, 3},
-                                                          {-6.5, 4},
-                                                          {-3, 4},
-                                                          {-3, 5},
-                                                          {-2, 5},
-                                                          {-2, 4},
-                                                          {-0.001, 4},
-                                                          {-0.001, 5},
-                                                          {0, 5},
-                                                          {0, 4},
-                                                          {0, 4}}));
+                                                         {-8, 2},
+                                                         {-8, 3},
+                                                         {-6.5, 3},
+                                                         {-6.5, 4},
+                                                         {-3, 4},
+                                                         {-3, 5},
+                                                         {-2, 5},
+                                                         {-2, 4},
+                                                         {-0.001, 4},
+                                                         {-0.001, 5},
+                                                         {0, 5},
+                                                         {0, 4},
+                                                         {0, 4}}));
     QCOMPARE(points(view->entrySeries()), (QList<QPointF>{{-8, 3}, {-6.5, 4}, {-3, 5}, {-0.001, 5}}));
     // Full: a request of cost 1 waits until the -8 s entry leaves the window.
     QCOMPARE(points(view->capacityForOneSeries()), (QList<QPointF>{{2, 0}, {2, 4}}));
@@ -277,8 +280,9 @@ void TestLogView::bigLogIsBucketed()
     QCOMPARE(int(buckets.size()), 2 * LogView::kBucketsPerWindow);
     qint64 sum = 0;
     for (const LogBucket &b : buckets) {
-        const qint64 zcount = m_conn->command({"ZCOUNT", "ext:big", scoreBoundText(scoreBound(b.fromUs, ScoreUnit::Milliseconds)),
-                                               "(" + scoreBoundText(scoreBound(b.toUs, ScoreUnit::Milliseconds))})
+        const qint64 zcount = m_conn
+                                  ->command({"ZCOUNT", "ext:big", scoreBoundText(scoreBound(b.fromUs, ScoreUnit::Milliseconds)),
+                                             "(" + scoreBoundText(scoreBound(b.toUs, ScoreUnit::Milliseconds))})
                                   .integer();
         QCOMPARE(b.count, zcount);
         QCOMPARE(b.count, between(b.fromUs, b.toUs));

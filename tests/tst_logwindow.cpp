@@ -96,7 +96,8 @@ void TestLogWindow::scoreBoundsRoundTrip()
             const double b = scoreBound(t, unit);
             const double at = scoreText(t, unit).toDouble(), before = scoreText(t - 1, unit).toDouble();
             if (!(at >= b && before < b))
-                QFAIL(qPrintable(QStringLiteral("unit %1, t %2: bound %3").arg(scoreUnitName(unit)).arg(t).arg(QString::fromLatin1(scoreBoundText(b)))));
+                QFAIL(qPrintable(
+                    QStringLiteral("unit %1, t %2: bound %3").arg(scoreUnitName(unit)).arg(t).arg(QString::fromLatin1(scoreBoundText(b)))));
             QCOMPARE(scoreBoundText(b).toDouble(), b);
         }
     }
@@ -201,7 +202,9 @@ void TestLogWindow::bigLogIsBucketedOnTheServer()
             QCOMPARE(b.fromUs, w.buckets[i - 1].toUs);
         // The count the entries' own integer times give, and ZCOUNT over the bucket's bounds.
         QCOMPARE(b.count, between(b.fromUs, b.toUs));
-        const qint64 zcount = m_conn->command({"ZCOUNT", "big", scoreBoundText(scoreBound(b.fromUs, u)), "(" + scoreBoundText(scoreBound(b.toUs, u))}).integer();
+        const qint64 zcount =
+            m_conn->command({"ZCOUNT", "big", scoreBoundText(scoreBound(b.fromUs, u)), "(" + scoreBoundText(scoreBound(b.toUs, u))})
+                .integer();
         QCOMPARE(b.count, zcount);
         sum += b.count;
     }
@@ -243,10 +246,11 @@ void TestLogWindow::cliBuckets()
     for (int i = 0; i < 3000; ++i)
         times.push_back(kNow - i * 10000);
     writeTimes("ext:ms", ScoreUnit::Milliseconds, times);
-    const QStringList base = {QStringLiteral("inspect"), QStringLiteral("ext:ms"), QStringLiteral("--now-us"), QString::number(kNow),
-                              QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("2000"),
+    const QStringList base = {QStringLiteral("inspect"),  QStringLiteral("ext:ms"),      QStringLiteral("--now-us"), QString::number(kNow),
+                              QStringLiteral("--algo"),   QStringLiteral("sliding-log"), QStringLiteral("--limit"),  QStringLiteral("2000"),
                               QStringLiteral("--window"), QStringLiteral("10s")};
-    CliResult r = runCli(cli(QStringList{QStringLiteral("--json")} + base + QStringList{QStringLiteral("--buckets"), QStringLiteral("20")}));
+    CliResult r =
+        runCli(cli(QStringList{QStringLiteral("--json")} + base + QStringList{QStringLiteral("--buckets"), QStringLiteral("20")}));
     QCOMPARE(r.exitCode, 0);
     QJsonObject o = QJsonDocument::fromJson(r.out).object();
     QJsonArray b = o.value(QStringLiteral("buckets")).toArray();
@@ -275,12 +279,12 @@ void TestLogWindow::cliBuckets()
         QCOMPARE(x.toObject().value(QStringLiteral("count")).toInteger(), 1000);
 
     // Without limits the span alone will do; the human form draws a sparkline with the range and max.
-    r = runCli(cli({QStringLiteral("inspect"), QStringLiteral("ext:ms"), QStringLiteral("--now-us"), QString::number(kNow), QStringLiteral("--buckets"),
-                    QStringLiteral("8"), QStringLiteral("--span"), QStringLiteral("40s")}));
+    r = runCli(cli({QStringLiteral("inspect"), QStringLiteral("ext:ms"), QStringLiteral("--now-us"), QString::number(kNow),
+                    QStringLiteral("--buckets"), QStringLiteral("8"), QStringLiteral("--span"), QStringLiteral("40s")}));
     QCOMPARE(r.exitCode, 0);
     const QString out = QString::fromUtf8(r.out);
     QVERIFY2(out.contains(QStringLiteral("▁▁▇███████")) == false, qPrintable(out)); // 8 buckets, not 10
-    QVERIFY2(out.contains(QStringLiteral("▁▁████")), qPrintable(out)); // 40 s: the first 10 s are empty
+    QVERIFY2(out.contains(QStringLiteral("▁▁████")), qPrintable(out));              // 40 s: the first 10 s are empty
     QVERIFY2(out.contains(QStringLiteral("buckets.max")) && out.contains(QStringLiteral("500 entries in one bucket")), qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("in 8 buckets of 5s")), qPrintable(out));
 }
@@ -289,22 +293,24 @@ void TestLogWindow::cliBucketsErrors()
 {
     writeTimes("ext:ms", ScoreUnit::Milliseconds, {kNow - kSecond});
     const QStringList base = {QStringLiteral("inspect"), QStringLiteral("ext:ms"), QStringLiteral("--now-us"), QString::number(kNow)};
-    for (const QStringList &extra : {QStringList{QStringLiteral("--buckets"), QStringLiteral("0"), QStringLiteral("--span"), QStringLiteral("1s")},
-                                     QStringList{QStringLiteral("--buckets"), QStringLiteral("10001"), QStringLiteral("--span"), QStringLiteral("1h")},
-                                     QStringList{QStringLiteral("--buckets"), QStringLiteral("x"), QStringLiteral("--span"), QStringLiteral("1s")},
-                                     QStringList{QStringLiteral("--buckets"), QStringLiteral("10"), QStringLiteral("--span"), QStringLiteral("soon")},
-                                     QStringList{QStringLiteral("--buckets"), QStringLiteral("10"), QStringLiteral("--span"), QStringLiteral("5us")},
-                                     QStringList{QStringLiteral("--span"), QStringLiteral("10s")},
-                                     QStringList{QStringLiteral("--buckets"), QStringLiteral("10")}}) { // neither span nor limits
+    for (const QStringList &extra :
+         {QStringList{QStringLiteral("--buckets"), QStringLiteral("0"), QStringLiteral("--span"), QStringLiteral("1s")},
+          QStringList{QStringLiteral("--buckets"), QStringLiteral("10001"), QStringLiteral("--span"), QStringLiteral("1h")},
+          QStringList{QStringLiteral("--buckets"), QStringLiteral("x"), QStringLiteral("--span"), QStringLiteral("1s")},
+          QStringList{QStringLiteral("--buckets"), QStringLiteral("10"), QStringLiteral("--span"), QStringLiteral("soon")},
+          QStringList{QStringLiteral("--buckets"), QStringLiteral("10"), QStringLiteral("--span"), QStringLiteral("5us")},
+          QStringList{QStringLiteral("--span"), QStringLiteral("10s")},
+          QStringList{QStringLiteral("--buckets"), QStringLiteral("10")}}) { // neither span nor limits
         const CliResult r = runCli(cli(base + extra));
         QVERIFY2(r.exitCode == 2, qPrintable(extra.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::fromUtf8(r.err)));
         QVERIFY(r.out.isEmpty());
     }
-    QVERIFY(runCli(cli(base + QStringList{QStringLiteral("--buckets"), QStringLiteral("10")})).err.contains("buckets need a span or known limits"));
+    QVERIFY(runCli(cli(base + QStringList{QStringLiteral("--buckets"), QStringLiteral("10")}))
+                .err.contains("buckets need a span or known limits"));
     // A hash limiter has no entries to count.
     m_conn->command({"HSET", "tb", "tk", "5", "ts", QByteArray::number(kNow)});
-    QCOMPARE(runCli(cli({QStringLiteral("inspect"), QStringLiteral("tb"), QStringLiteral("--buckets"), QStringLiteral("10"), QStringLiteral("--span"),
-                         QStringLiteral("1s")}))
+    QCOMPARE(runCli(cli({QStringLiteral("inspect"), QStringLiteral("tb"), QStringLiteral("--buckets"), QStringLiteral("10"),
+                         QStringLiteral("--span"), QStringLiteral("1s")}))
                  .exitCode,
              2);
     const CliResult help = runCli({QStringLiteral("inspect"), QStringLiteral("--help")});

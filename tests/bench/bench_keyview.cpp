@@ -80,7 +80,8 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    std::printf("%-10s %9s %10s %10s %10s %13s %7s %7s\n", "log", "bucketed", "built ms", "loaded ms", "drawn ms", "reference ms", "ratio", "read");
+    std::printf("%-10s %9s %10s %10s %10s %13s %7s %7s\n", "log", "bucketed", "built ms", "loaded ms", "drawn ms", "reference ms", "ratio",
+                "read");
     for (qint64 entries : {qint64(10000), qint64(1000000)}) {
         const QByteArray key = "bench:log:" + QByteArray::number(entries);
         fill(c, key, entries, now);
@@ -116,8 +117,8 @@ int main(int argc, char **argv)
             refMs.push_back(double(r.nsecsElapsed()) / 1e6);
         }
         const double drawn = median(drawnMs), ref = median(refMs);
-        std::printf("%-10lld %9s %10.1f %10.1f %10.1f %13.2f %7.1f %7lld\n", entries, bucketed ? "yes" : "no", median(builtMs), median(loadedMs), drawn, ref,
-                    drawn / ref, read);
+        std::printf("%-10lld %9s %10.1f %10.1f %10.1f %13.2f %7.1f %7lld\n", entries, bucketed ? "yes" : "no", median(builtMs),
+                    median(loadedMs), drawn, ref, drawn / ref, read);
         std::fflush(stdout);
     }
     std::printf("(median of %d runs; built = view constructed and shown, loaded = first read drawn into the series, drawn = painted once;\n"

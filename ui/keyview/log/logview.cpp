@@ -20,9 +20,9 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QImage>
-#include <QPainter>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QPainter>
 #include <QPushButton>
 #include <QRubberBand>
 #include <QSplitter>
@@ -222,8 +222,8 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_weighted = new QLineSeries;
     m_weighted->setName(tr("weighted entries (×cost)"));
     m_weighted->setMarkerSize(12);
-    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_picked, m_buckets, m_used, m_limit, m_capacityOne, m_capacityCost,
-                                                                         m_entries, m_weighted}) {
+    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_picked, m_buckets, m_used, m_limit, m_capacityOne,
+                                                                       m_capacityCost, m_entries, m_weighted}) {
         m_chart->addSeries(s);
         s->attachAxis(m_axisX);
         s->attachAxis(s == m_buckets ? m_axisBuckets : m_axisY);
@@ -249,7 +249,8 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
-    m_table->setColumnWidth(LogEntriesModel::Time, m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000-00-00 00:00:00.000")) + 24);
+    m_table->setColumnWidth(LogEntriesModel::Time,
+                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000-00-00 00:00:00.000")) + 24);
     m_table->setColumnWidth(LogEntriesModel::Age, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00.000 s ago")) + 16);
     m_table->setColumnWidth(LogEntriesModel::Member, m_table->fontMetrics().horizontalAdvance(QLatin1Char('0')) * 40);
 
@@ -257,11 +258,9 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_clearFilter = new QPushButton(tr("Clear time range"), this);
     m_clearFilter->setEnabled(false);
     connect(m_clearFilter, &QPushButton::clicked, this, &LogView::clearTimeFilter);
-    m_prev = new QPushButton(tr("◀ Newer"), this);
-    m_next = new QPushButton(tr("Older ▶"), this);
-    // Oldest first is the server's order; the buttons page through it.
-    m_prev->setText(tr("◀ Previous"));
-    m_next->setText(tr("Next ▶"));
+    // Oldest first, the server's order; the buttons page through it.
+    m_prev = new QPushButton(tr("◀ Previous"), this);
+    m_next = new QPushButton(tr("Next ▶"), this);
     connect(m_prev, &QPushButton::clicked, this, &LogView::previousPage);
     connect(m_next, &QPushButton::clicked, this, &LogView::nextPage);
     m_pageLabel = new QLabel(this);
@@ -415,7 +414,9 @@ void LogView::startRead()
             r.kind = classifyKey(c, key, ctx.nowUs, ctx.unit, ctx.spec);
             if (r.type != QLatin1String("zset") && r.type != QLatin1String("none"))
                 throw UsageError(QStringLiteral("'%1' is a %2, not a sliding log").arg(QString::fromUtf8(key), r.type));
-            const ScoreUnit unit = r.kind.unit != ScoreUnit::Auto ? r.kind.unit : ctx.unit != ScoreUnit::Auto ? ctx.unit : ScoreUnit::Microseconds;
+            const ScoreUnit unit = r.kind.unit != ScoreUnit::Auto ? r.kind.unit
+                                   : ctx.unit != ScoreUnit::Auto  ? ctx.unit
+                                                                  : ScoreUnit::Microseconds;
             LogWindowQuery q;
             q.key = key;
             q.unit = unit;
@@ -662,10 +663,12 @@ void LogView::drawChart(const LogRead &read)
     QString title;
     if (spec) {
         const qint64 usedNow = read.forOne ? read.forOne->usedNow : -1;
-        title = usedNow >= 0 ? tr("Sliding log: %1 of %2 used in the last %3").arg(formatCount(usedNow), formatCount(spec->limit), formatSpan(spec->windowUs))
+        title = usedNow >= 0 ? tr("Sliding log: %1 of %2 used in the last %3")
+                                   .arg(formatCount(usedNow), formatCount(spec->limit), formatSpan(spec->windowUs))
                              : tr("Sliding log: limit %1").arg(formatLimit(*spec));
     } else {
-        title = tr("Sliding log: %1 entries in the last %2; limits unknown").arg(formatCount(w.total), formatSpan(now + 1 - read.axisFromUs));
+        title =
+            tr("Sliding log: %1 entries in the last %2; limits unknown").arg(formatCount(w.total), formatSpan(now + 1 - read.axisFromUs));
     }
     m_title->setText(title);
     placeCostLabels();

@@ -40,7 +40,7 @@ struct LogRead {
     qint64 nowUs = 0;
     std::optional<LimitSpec> spec;
     KeyClass kind;
-    QString type;         // the Redis type ("zset", "none", ...)
+    QString type;          // the Redis type ("zset", "none", ...)
     qint64 axisFromUs = 0; // the chart's time axis starts here...
     qint64 readFromUs = 0; // ...and the read one window earlier, for the rolling count at its start
     LogWindow window;
@@ -139,7 +139,7 @@ private:
     qint64 m_pageOffset = 0;
     std::optional<std::pair<qint64, qint64>> m_filter;
     std::optional<LogRead> m_read;
-    QString m_failure;      // why the last read failed; empty after one that came back
+    QString m_failure; // why the last read failed; empty after one that came back
     QDateTime m_lastGoodAt;
     QTimer m_staleTick; // local wall clock of the last read that came back
     qint64 m_axisUnitUs = 1000000;
