@@ -134,8 +134,7 @@ void TestKeyView::slidingCounter()
     QCOMPARE(view.titleText(), QStringLiteral("Sliding counter: %1 of 60 used").arg(view.usedNow()));
     // The bars are the two windows: previous over [-(W + e), -e], current over [-e, W - e].
     const qint64 e = now % spec.windowUs, toBoundary = spec.windowUs - e;
-    QCOMPARE(chart->points(QStringLiteral("previous")),
-             (QList<QPointF>{QPointF(-(spec.windowUs + e), 8), QPointF(-e, 8)}));
+    QCOMPARE(chart->points(QStringLiteral("previous")), (QList<QPointF>{QPointF(-(spec.windowUs + e), 8), QPointF(-e, 8)}));
     QCOMPARE(chart->points(QStringLiteral("current")), (QList<QPointF>{QPointF(-e, 3), QPointF(toBoundary, 3)}));
     // The estimate starts at what the script counts (floored) and decays to the current count
     // at the boundary.
@@ -175,7 +174,8 @@ void TestKeyView::override()
     QCOMPARE(view.fieldText(QStringLiteral("Used")), QStringLiteral("70 of 100"));
     // The countdown runs on the server's clock: overrides expire in real time.
     const QString text = view.fieldText(QStringLiteral("Override"));
-    QVERIFY2(text.startsWith(QStringLiteral("limit 100, expires in 1 h 59 m")) || text.startsWith(QStringLiteral("limit 100, expires in 2 h 00 m")),
+    QVERIFY2(text.startsWith(QStringLiteral("limit 100, expires in 1 h 59 m")) ||
+                 text.startsWith(QStringLiteral("limit 100, expires in 2 h 00 m")),
              qPrintable(text));
     QVERIFY2(text.endsWith(QStringLiteral("(set by tst_keyview)")), qPrintable(text));
     QCOMPARE(view.titleText(), QStringLiteral("Sliding counter: 70 of 100 used"));
@@ -384,6 +384,10 @@ void TestKeyView::lostConnection()
     const QString asOf = QDateTime::fromMSecsSinceEpoch((kBase + 2 * kSecond) / 1000).toString(QStringLiteral("HH:mm:ss"));
     QCOMPARE(view.staleText(), QStringLiteral("Connection lost — values as of %1").arg(asOf));
     QCOMPARE(view.fieldText(QStringLiteral("Used")), QStringLiteral("4 of 60")); // kept, but marked stale
+    if (const QString dir = qEnvironmentVariable("KEYVIEW_SHOTS_DIR"); !dir.isEmpty()) {
+        view.resize(960, 720);
+        QVERIFY(view.grab().save(dir + QStringLiteral("/kv-stale.png")));
+    }
 
     server.restart(); // comes back (empty): the next good read clears the marker
     QTRY_VERIFY_WITH_TIMEOUT(!view.isStale(), 40000);
@@ -481,7 +485,8 @@ void TestKeyView::screenshots()
             QVERIFY(QTest::qWaitForWindowExposed(&view));
             QVERIFY(drawnAt(view, shot.now));
             QCoreApplication::processEvents();
-            const QString path = QStringLiteral("%1/kv-%2%3.png").arg(dir, QLatin1String(shot.name), isDark ? QStringLiteral("-dark") : QString());
+            const QString path =
+                QStringLiteral("%1/kv-%2%3.png").arg(dir, QLatin1String(shot.name), isDark ? QStringLiteral("-dark") : QString());
             QVERIFY(view.grab().save(path));
         }
     }

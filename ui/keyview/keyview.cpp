@@ -132,8 +132,8 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
     m_title->setFont(big);
 
     m_intervalBox = new QComboBox(this);
-    for (const auto &[label, ms] : {std::pair{"Off", 0}, {"250 ms", 250}, {"500 ms", 500}, {"1 s", 1000}, {"2 s", 2000},
-                                    {"5 s", 5000}, {"10 s", 10000}})
+    for (const auto &[label, ms] :
+         {std::pair{"Off", 0}, {"250 ms", 250}, {"500 ms", 500}, {"1 s", 1000}, {"2 s", 2000}, {"5 s", 5000}, {"10 s", 10000}})
         m_intervalBox->addItem(QLatin1String(label), ms);
     m_intervalBox->setCurrentIndex(m_intervalBox->findData(m_interval));
     m_intervalBox->setToolTip(QStringLiteral("How often the key is read again while this tab is shown"));
@@ -427,7 +427,9 @@ void KeyView::showHeader(const KeyRead &read)
         m_bar->setFormat(QStringLiteral("%1 of %2 used (%3 %)").arg(formatCount(m_usedNow), formatCount(d.limit)).arg(qRound(f * 100)));
         // The keys panel's colours: amber past 80 %, red when full.
         QPalette p = m_bar->palette();
-        p.setColor(QPalette::Highlight, f >= 1.0 ? QColor(0xe0, 0x4f, 0x3f) : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30) : QColor(0x3f, 0xa3, 0x5b));
+        const QColor fill = f >= 1.0 ? QColor(0xe0, 0x4f, 0x3f) : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30) : QColor(0x3f, 0xa3, 0x5b);
+        p.setColor(QPalette::Active, QPalette::Highlight, fill);
+        p.setColor(QPalette::Inactive, QPalette::Highlight, fill); // disabled (stale) keeps the palette's grey
         m_bar->setPalette(p);
     } else {
         for (const char *name : {"Used", "Remaining", "Retry after", "Reset after"})
@@ -477,8 +479,8 @@ void KeyView::showState(const KeyRead &read)
                                             .arg(algorithmName(spec->algorithm))
                                       : QString()));
         else
-            showMessage(QStringLiteral("This key is a %1, not a rate limiter Ratescope recognises: there is no limiter state to draw.")
-                            .arg(type));
+            showMessage(
+                QStringLiteral("This key is a %1, not a rate limiter Ratescope recognises: there is no limiter state to draw.").arg(type));
         return;
     }
 
@@ -505,14 +507,13 @@ void KeyView::showState(const KeyRead &read)
                                          .arg(base, formatCount(used), formatCount(limit), formatSpan(w - now % w)),
                                      w, now % w, curr, limit);
         else if (spec && m_decision)
-            m_chart->showSlidingCounter(QStringLiteral("Sliding counter (counter windows of %1): %2 of %3 used")
-                                            .arg(base, formatCount(used), formatCount(limit)),
-                                        w, now % w, prev, curr, limit);
-        else
             m_chart->showSlidingCounter(
-                QStringLiteral("Counter windows of %1: %2 now, %3 in the previous window (no policy gives a limit)")
-                    .arg(base, formatCount(curr), formatCount(prev)),
-                w, now % w, prev, curr, std::nullopt);
+                QStringLiteral("Sliding counter (counter windows of %1): %2 of %3 used").arg(base, formatCount(used), formatCount(limit)),
+                w, now % w, prev, curr, limit);
+        else
+            m_chart->showSlidingCounter(QStringLiteral("Counter windows of %1: %2 now, %3 in the previous window (no policy gives a limit)")
+                                            .arg(base, formatCount(curr), formatCount(prev)),
+                                        w, now % w, prev, curr, std::nullopt);
         break;
     }
     case KeyFormat::FixedWindow: {
@@ -530,11 +531,11 @@ void KeyView::showState(const KeyRead &read)
             return showMessage(noLimits.arg(kind.label()));
         const Decision &d = *m_decision;
         const qint64 tokens = d.limit - used; // before the request asked about
-        m_chart->showTokenBucket(QStringLiteral("Token bucket: %1 of %2 tokens · %3")
-                                     .arg(formatCount(tokens), formatCount(d.limit),
-                                          d.resetAfterUs > 0 ? QStringLiteral("full in %1").arg(formatSpan(d.resetAfterUs))
-                                                             : QStringLiteral("full")),
-                                 d.limit, spec->windowUs, spec->cost, tokens, d.retryAfterUs, d.resetAfterUs);
+        m_chart->showTokenBucket(
+            QStringLiteral("Token bucket: %1 of %2 tokens · %3")
+                .arg(formatCount(tokens), formatCount(d.limit),
+                     d.resetAfterUs > 0 ? QStringLiteral("full in %1").arg(formatSpan(d.resetAfterUs)) : QStringLiteral("full")),
+            d.limit, spec->windowUs, spec->cost, tokens, d.retryAfterUs, d.resetAfterUs);
         break;
     }
     case KeyFormat::Gcra: {

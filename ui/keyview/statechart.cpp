@@ -194,23 +194,20 @@ void StateChart::showSlidingCounter(const QString &title, qint64 windowUs, qint6
               QStringLiteral("Limit: %1").arg(limit.value_or(0)));
     setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit.value_or(0)));
     const double y = m_y->max();
-    setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)},
-              QStringLiteral("Next window boundary"));
+    setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)}, QStringLiteral("Next window boundary"));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
 }
 
 void StateChart::showFixedWindow(const QString &title, qint64 windowUs, qint64 elapsedUs, qint64 count, std::optional<qint64> limit)
 {
-    setFamily(Family::FixedWindow,
-              {QStringLiteral("count"), QStringLiteral("limit"), QStringLiteral("boundary"), QStringLiteral("now")});
+    setFamily(Family::FixedWindow, {QStringLiteral("count"), QStringLiteral("limit"), QStringLiteral("boundary"), QStringLiteral("now")});
     chart()->setTitle(title);
     const qint64 W = windowUs, e = elapsedUs, toBoundary = W - e;
     const qint64 from = -e, to = toBoundary + W / 4; // a little of the next window: empty again
     m_unit = unitFor(to - from);
     const double top = double(std::max(count, limit.value_or(0)));
     setRanges(from, to, top * 1.12, QStringLiteral("requests (cost units)"));
-    setPoints(QStringLiteral("count"), {QPointF(-e, count), QPointF(toBoundary, count)},
-              QStringLiteral("This window: %1").arg(count));
+    setPoints(QStringLiteral("count"), {QPointF(-e, count), QPointF(toBoundary, count)}, QStringLiteral("This window: %1").arg(count));
     setPoints(QStringLiteral("limit"), limit ? QList<QPointF>{QPointF(from, *limit), QPointF(to, *limit)} : QList<QPointF>{},
               QStringLiteral("Limit: %1").arg(limit.value_or(0)));
     setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit.value_or(0)));
@@ -219,8 +216,8 @@ void StateChart::showFixedWindow(const QString &title, qint64 windowUs, qint64 e
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
 }
 
-void StateChart::showTokenBucket(const QString &title, qint64 limit, qint64 windowUs, qint64 cost, qint64 tokensNow,
-                                 qint64 retryAfterUs, qint64 resetAfterUs)
+void StateChart::showTokenBucket(const QString &title, qint64 limit, qint64 windowUs, qint64 cost, qint64 tokensNow, qint64 retryAfterUs,
+                                 qint64 resetAfterUs)
 {
     setFamily(Family::TokenBucket, {QStringLiteral("tokens"), QStringLiteral("cost"), QStringLiteral("limit"), QStringLiteral("now")});
     chart()->setTitle(title);
@@ -233,13 +230,15 @@ void StateChart::showTokenBucket(const QString &title, qint64 limit, qint64 wind
         curve.append(QPointF(resetAfterUs, limit));
     curve.append(QPointF(to, limit));
     setPoints(QStringLiteral("tokens"), curve,
-              resetAfterUs > 0 ? QStringLiteral("Tokens (refill: full in %1 %2)")
-                                     .arg(double(resetAfterUs) / m_unit.us, 0, 'g', 3)
-                                     .arg(m_unit.name)
-                               : QStringLiteral("Tokens (full)"));
+              resetAfterUs > 0
+                  ? QStringLiteral("Tokens (refill: full in %1 %2)").arg(double(resetAfterUs) / m_unit.us, 0, 'g', 3).arg(m_unit.name)
+                  : QStringLiteral("Tokens (full)"));
     // The level a request needs: the curve crosses it when a denied request would pass.
     setPoints(QStringLiteral("cost"), retryAfterUs > 0 ? QList<QPointF>{QPointF(0, cost), QPointF(to, cost)} : QList<QPointF>{},
-              QStringLiteral("One request (cost %1): passes in %2 %3").arg(cost).arg(double(retryAfterUs) / m_unit.us, 0, 'g', 3).arg(m_unit.name));
+              QStringLiteral("One request (cost %1): passes in %2 %3")
+                  .arg(cost)
+                  .arg(double(retryAfterUs) / m_unit.us, 0, 'g', 3)
+                  .arg(m_unit.name));
     setPoints(QStringLiteral("limit"), {QPointF(0, limit), QPointF(to, limit)}, QStringLiteral("Capacity: %1").arg(limit));
     setLabel(QStringLiteral("limit"), QStringLiteral("capacity %1").arg(limit));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, m_y->max())}, QStringLiteral("Now"));
