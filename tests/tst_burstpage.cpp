@@ -18,7 +18,9 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
+#include <QAreaSeries>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -123,6 +125,7 @@ private Q_SLOTS:
     void burstAdmitsExactlyTheLimit();
     void cancelKeepsTheTotals();
     void readOnlyFiresNothing();
+    void disconnectedSaysWhy();
     void validationInPlace();
     void limitsFromThePolicy();
     void keysAreBytes();
@@ -130,6 +133,7 @@ private Q_SLOTS:
     void boundaryPreset();
     void closingCancelsAndStillAudits();
     void guiStaysSmoothThrough200000Requests();
+    void longBurstsAreThinnedButAddUp();
 
 private:
     // A page on a connected client, shown at the size of the console's tab area.
@@ -306,6 +310,29 @@ void TestBurstPage::readOnlyFiresNothing()
     QCOMPARE(m_conn->command({"DUMP", "tab:ro"}).bytes(), dumpBefore);
     QCOMPARE(m_conn->command({"EXISTS", kNs + "audit"}).integer(), 0);
     QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 1);
+}
+
+void TestBurstPage::disconnectedSaysWhy()
+{
+    BurstPage page;
+    page.resize(800, 700);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    fillBurst(page, QStringLiteral("tab:off"), QStringLiteral("gcra"), QStringLiteral("10"), QStringLiteral("1s"),
+              QStringLiteral("10"), 1, 1);
+    auto *start = child<QPushButton>(page, "start");
+    QVERIFY(!start->isEnabled());
+    QCOMPARE(start->toolTip(), QStringLiteral("Not connected to a server."));
+    QCOMPARE(child<QLabel>(page, "why")->text(), start->toolTip());
+    page.start();
+    QVERIFY(!page.isRunning());
+
+    // Connected, then handed nullptr again: disconnected.
+    page.setClient(m_client.get(), m_server.options(), kNs);
+    QVERIFY(start->isEnabled());
+    page.setClient(nullptr, {}, kNs);
+    QVERIFY(!start->isEnabled());
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0);
 }
 
 void TestBurstPage::validationInPlace()
@@ -590,6 +617,40 @@ void TestBurstPage::guiStaysSmoothThrough200000Requests()
     // work per frame is a millisecond or so; a GUI thread that waited on the network or
     // redrew everything would blow through this.
     QVERIFY2(worst < 500, qPrintable(QStringLiteral("the GUI thread stalled for %1 ms (engine alone: %2 ms)").arg(worst).arg(referenceWorst)));
+}
+
+void TestBurstPage::longBurstsAreThinnedButAddUp()
+{
+    // An hour at 100 ms a slice: 36,000 slices, drawn as at most 1,000 steps.
+    std::vector<BurstSlice> slices;
+    qint64 allowed = 0, denied = 0, errors = 0;
+    for (qint64 i = 1; i <= 36000; ++i) {
+        const BurstSlice s{i * 100000, i % 7, 100 + i % 13, i % 1000 == 0 ? 3 : 0};
+        allowed += s.allowed;
+        denied += s.denied;
+        errors += s.errors;
+        slices.push_back(s);
+    }
+    std::vector<QPointF> remaining;
+    for (qint64 i = 0; i < 36000; ++i)
+        remaining.emplace_back(double(i * 100000), double(36000 - i));
+    TimelineChart chart;
+    chart.resize(500, 400);
+    chart.show(slices, remaining);
+    const TimelineChart::Totals drawn = chart.drawnTotals();
+    QCOMPARE(drawn.allowed, allowed);
+    QCOMPARE(drawn.denied, denied);
+    QCOMPARE(drawn.errors, errors);
+    int checked = 0;
+    for (QAbstractSeries *series : chart.chart()->series()) {
+        QLineSeries *line = qobject_cast<QLineSeries *>(series);
+        if (auto *area = qobject_cast<QAreaSeries *>(series))
+            line = area->upperSeries();
+        QVERIFY(line);
+        QVERIFY2(line->count() > 0 && line->count() <= 2001, qPrintable(QString::number(line->count())));
+        ++checked;
+    }
+    QCOMPARE(checked, 4); // allowed, denied, errors, remaining quota
 }
 
 QTEST_MAIN(TestBurstPage)

@@ -192,17 +192,31 @@ void TimelineChart::reset(const QString &title, qint64 limit, qint64 plannedUs)
 
 void TimelineChart::show(const std::vector<BurstSlice> &timeline, const std::vector<QPointF> &remaining)
 {
-    // Steps: each slice holds its count over (previous end, end].
+    // Steps: each slice holds its count over (previous end, end]. A long burst has more slices
+    // than the chart has pixels: k consecutive slices then make one step at their average per
+    // 100 ms, so the chart stays cheap to draw and its areas still add up.
+    const size_t n = timeline.size();
+    m_groupSize = std::max<size_t>(1, (n + kMaxSteps - 1) / kMaxSteps);
+    m_sliceCount = n;
     QList<QPointF> allowed, deniedLow, denied, errorsLow, errors;
-    const qsizetype n = qsizetype(timeline.size()) * 2;
+    const qsizetype points = qsizetype((n + m_groupSize - 1) / m_groupSize) * 2;
     for (QList<QPointF> *l : {&allowed, &deniedLow, &denied, &errorsLow, &errors})
-        l->reserve(n);
+        l->reserve(points);
     qint64 start = 0;
     double peak = 1;
     bool anyErrors = false;
-    for (const BurstSlice &s : timeline) {
-        const double a = double(s.allowed), d = a + double(s.denied), e = d + double(s.errors);
-        for (const double x : {double(start) / 1e6, double(s.endUs) / 1e6}) {
+    for (size_t first = 0; first < n; first += m_groupSize) {
+        const size_t last = std::min(n, first + m_groupSize);
+        double sa = 0, sd = 0, se = 0;
+        for (size_t i = first; i < last; ++i) {
+            sa += double(timeline[i].allowed);
+            sd += double(timeline[i].denied);
+            se += double(timeline[i].errors);
+        }
+        const double k = double(last - first);
+        const double a = sa / k, d = a + sd / k, e = d + se / k;
+        const qint64 end = timeline[last - 1].endUs;
+        for (const double x : {double(start) / 1e6, double(end) / 1e6}) {
             allowed.append({x, a});
             deniedLow.append({x, a});
             denied.append({x, d});
@@ -210,13 +224,16 @@ void TimelineChart::show(const std::vector<BurstSlice> &timeline, const std::vec
             errors.append({x, e});
         }
         peak = std::max(peak, e);
-        anyErrors = anyErrors || s.errors > 0;
-        start = s.endUs;
+        anyErrors = anyErrors || se > 0;
+        start = end;
     }
+    // The quota samples thinned the same way (every k-th, and always the last).
     QList<QPointF> quota;
-    quota.reserve(qsizetype(remaining.size()));
-    for (const QPointF &p : remaining)
-        quota.append({p.x() / 1e6, p.y()});
+    const size_t every = std::max<size_t>(1, (remaining.size() + kMaxSteps - 1) / kMaxSteps);
+    quota.reserve(qsizetype(remaining.size() / every + 1));
+    for (size_t i = 0; i < remaining.size(); ++i)
+        if (i % every == 0 || i + 1 == remaining.size())
+            quota.append({remaining[i].x() / 1e6, remaining[i].y()});
     m_allowed->replace(allowed);
     m_deniedLow->replace(deniedLow);
     m_denied->replace(denied);
@@ -244,13 +261,15 @@ void TimelineChart::legendChanged()
 
 TimelineChart::Totals TimelineChart::drawnTotals() const
 {
-    // Every slice is two points of equal height: count the first of each pair.
+    // Every step is two points of equal height, the average of its slices: height times slices.
     Totals t;
     const QList<QPointF> a = m_allowed->points(), d = m_denied->points(), e = m_errors->points();
     for (qsizetype i = 0; i + 1 < a.size(); i += 2) {
-        t.allowed += qint64(std::llround(a[i].y()));
-        t.denied += qint64(std::llround(d[i].y() - a[i].y()));
-        t.errors += qint64(std::llround(e[i].y() - d[i].y()));
+        const size_t first = size_t(i / 2) * m_groupSize;
+        const double k = double(std::min(m_sliceCount, first + m_groupSize) - first);
+        t.allowed += qint64(std::llround(a[i].y() * k));
+        t.denied += qint64(std::llround((d[i].y() - a[i].y()) * k));
+        t.errors += qint64(std::llround((e[i].y() - d[i].y()) * k));
     }
     return t;
 }
@@ -386,10 +405,11 @@ BoundaryChart::BoundaryChart(QWidget *parent)
         line->setPen(linePen(colour, 3));
         m_lines.push_back(line);
     }
-    for (QLineSeries *s : m_lines)
-        c->addSeries(s);
+    // The limit and the boundary first, so the algorithms' lines are drawn over them.
     c->addSeries(m_limit);
     c->addSeries(m_boundary);
+    for (QLineSeries *s : m_lines)
+        c->addSeries(s);
     m_x = addValueAxis(Qt::AlignBottom, QStringLiteral("time from the window boundary (ms, server clock)"));
     m_y = addValueAxis(Qt::AlignLeft, QStringLiteral("admitted so far (requests)"));
     for (QAbstractSeries *s : c->series()) {

@@ -58,7 +58,10 @@ protected:
     void legendChanged() override;
 
 private:
+    static constexpr size_t kMaxSteps = 1000; // more than the chart is wide in pixels
     bool m_anyErrors = false;
+    size_t m_groupSize = 1;  // slices per drawn step
+    size_t m_sliceCount = 0; // slices drawn
     QLineSeries *m_allowed = nullptr, *m_deniedLow = nullptr, *m_denied = nullptr, *m_errorsLow = nullptr, *m_errors = nullptr,
                 *m_remaining = nullptr;
     QAreaSeries *m_allowedArea = nullptr, *m_deniedArea = nullptr, *m_errorsArea = nullptr;
