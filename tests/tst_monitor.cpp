@@ -448,8 +448,10 @@ void TestMonitor::screens()
     QVERIFY(page.legend()->row(2).denied);
     page.show();
     QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QTest::qWait(100); // the chart lays its titles out on the next pass
     page.grab().save(QStringLiteral("/tmp/monitor-light.png"));
     page.setShowPercent(false);
+    QTest::qWait(100); // the chart lays its titles out on the next pass
     page.grab().save(QStringLiteral("/tmp/monitor-units.png"));
     page.setShowPercent(true);
     QPalette dark;
@@ -465,6 +467,7 @@ void TestMonitor::screens()
     QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
     QApplication::setPalette(dark);
     QApplication::processEvents();
+    QTest::qWait(100); // the chart lays its titles out on the next pass
     page.grab().save(QStringLiteral("/tmp/monitor-dark.png"));
     QApplication::setPalette(QApplication::style()->standardPalette());
     QVERIFY(page.exportPng(QStringLiteral("/tmp/monitor-export.png")));

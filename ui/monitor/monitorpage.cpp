@@ -760,8 +760,14 @@ void MonitorPage::redraw()
     m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(left / 1000), QDateTime::fromMSecsSinceEpoch((right + pad) / 1000));
     m_timeAxis->setTickCount(m_spanMinutes == 5 ? 6 : m_spanMinutes == 10 ? 11 : 7);
 
+    // Points per line: one per pixel; with many keys one per two (each point costs in Qt
+    // Charts' geometry and hover shape on every tick, and lines that many overlap anyway).
+    const int maxPoints = std::max(200, int(m_chart->plotArea().width()) / (m_pins.size() > 20 ? 2 : 1));
+    // Antialiased wide lines cost the most to paint: with many keys, crisp lines instead.
+    m_chartView->setRenderHint(QPainter::Antialiasing, m_pins.size() <= 20);
     qint64 maxLimit = 0;
     QList<QPointF> denied;
+    bool added = false;
     for (auto &pp : m_pins) {
         MonitorPin &p = *pp;
         const bool drawn = p.status == MonitorPin::Status::Drawing;
@@ -769,21 +775,57 @@ void MonitorPage::redraw()
         std::vector<QList<QPointF>> runs;
         qint64 limit = 0;
         if (drawn) {
+            // More readings than pixels (ten minutes at 100 ms): each pixel pair gets the
+            // lowest and highest reading in it, in time order, so no dip is lost.
+            const size_t first = p.ring.lowerBound(left);
+            const qint64 bucketUs = p.ring.size() - first > size_t(maxPoints) ? std::max<qint64>(1, (right - left) / (maxPoints / 2)) : 0;
             QList<QPointF> run;
-            for (size_t i = p.ring.lowerBound(left); i < p.ring.size(); ++i) {
+            qint64 bucket = -1;
+            QPointF lo, hi, last;
+            auto flush = [&] {
+                if (bucket < 0)
+                    return;
+                run.append(lo.x() <= hi.x() ? lo : hi);
+                if (lo != hi)
+                    run.append(lo.x() <= hi.x() ? hi : lo);
+                bucket = -1;
+            };
+            auto endRun = [&] {
+                flush();
+                if (!run.isEmpty() && run.constLast() != last)
+                    run.append(last); // the newest reading exactly: the legend and the marks show it
+                if (!run.isEmpty())
+                    runs.push_back(std::move(run));
+                run = {};
+            };
+            run.reserve(qsizetype(std::min<size_t>(p.ring.size() - first, size_t(maxPoints) + 2)));
+            for (size_t i = first; i < p.ring.size(); ++i) {
                 const MonitorSample &s = p.ring.at(i);
                 if (s.gap) {
-                    if (!run.isEmpty())
-                        runs.push_back(std::move(run));
-                    run = {};
+                    endRun();
                     continue;
                 }
                 limit = s.limit;
                 const double y = m_percent ? (s.limit > 0 ? 100.0 * double(s.remaining()) / double(s.limit) : 0) : double(s.remaining());
-                run.append(QPointF(double(s.timeUs) / 1000.0, y));
+                const QPointF point(double(s.timeUs) / 1000.0, y);
+                last = point;
+                if (!bucketUs) {
+                    run.append(point);
+                    continue;
+                }
+                const qint64 b = (s.timeUs - left) / bucketUs;
+                if (b != bucket) {
+                    flush();
+                    bucket = b;
+                    lo = hi = point;
+                } else {
+                    if (y < lo.y())
+                        lo = point;
+                    if (y > hi.y())
+                        hi = point;
+                }
             }
-            if (!run.isEmpty())
-                runs.push_back(std::move(run));
+            endRun();
             if (!p.ring.empty() && !p.ring.newest().gap && p.ring.newest().denied() && !runs.empty())
                 denied.append(runs.back().constLast());
         }
@@ -798,6 +840,7 @@ void MonitorPage::redraw()
             connect(s, &QLineSeries::hovered, this, [this, id](const QPointF &point, bool state) { showHover(id, point, state); });
             p.segments.push_back(s);
             styleSeries(p);
+            added = true;
         }
         for (size_t i = 0; i < p.segments.size(); ++i) {
             QLineSeries *s = p.segments[i];
@@ -814,9 +857,18 @@ void MonitorPage::redraw()
             p.limitLine->attachAxis(m_timeAxis);
             p.limitLine->attachAxis(m_valueAxis);
             styleSeries(p);
+            added = true;
         }
         if (p.limitLine)
             p.limitLine->replace(ownLimit ? QList<QPointF>{{leftMs, double(limit)}, {rightMs, double(limit)}} : QList<QPointF>{});
+    }
+    if (added) {
+        // Series draw in the order they were added: the denied marks stay on top.
+        m_chart->removeSeries(m_deniedMarks);
+        m_chart->addSeries(m_deniedMarks);
+        m_deniedMarks->attachAxis(m_timeAxis);
+        m_deniedMarks->attachAxis(m_valueAxis);
+        applyTheme();
     }
     m_limitLine->replace(m_percent && !m_pins.empty() ? QList<QPointF>{{leftMs, 100.0}, {rightMs, 100.0}} : QList<QPointF>{});
     m_deniedMarks->replace(denied);
@@ -826,6 +878,7 @@ void MonitorPage::redraw()
         m_valueAxis->setTitleText(QStringLiteral("Remaining (% of limit)"));
     } else {
         m_valueAxis->setRange(0, std::max<double>(1, double(maxLimit) * 1.1));
+        m_valueAxis->setTickCount(6);
         m_valueAxis->applyNiceNumbers();
         m_valueAxis->setTitleText(QStringLiteral("Remaining (units of cost)"));
     }
