@@ -77,6 +77,7 @@ private Q_SLOTS:
     void readOnlyChangesNothing();
     void oneAuditEntryPerChangeLikeTheCli();
     void nopermIsExplained();
+    void disconnectedSendsNothing();
     void screenshots();
 
 private:
@@ -577,10 +578,13 @@ void TestPoliciesPage::oneAuditEntryPerChangeLikeTheCli()
     QCOMPARE(deleted.before, byCli.after);
     QCOMPARE(deleted.after, QString());
 
-    // Override: the console grants, the CLI clears; entries shaped alike.
-    m_page->changeKeyLimit("au:1");
+    // Override: the console grants (a key typed by hand), the CLI clears; entries shaped alike.
+    QTest::mouseClick(m_page->newOverrideButton(), Qt::LeftButton);
     OverrideEditor *oe = m_page->overrideEditor();
+    QVERIFY(!oe->saveButton()->isEnabled());
+    QTest::keyClicks(oe->keyEdit(), QStringLiteral("au:1"));
     QTRY_COMPARE_WITH_TIMEOUT(oe->inForceLabel()->text(), QStringLiteral("no policy covers this key"), kWaitMs);
+    QVERIFY(!oe->keyEdit()->isReadOnly());
     setText(oe->limitEdit(), QStringLiteral("7"));
     QTest::mouseClick(oe->saveButton(), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(auditLength(), 4, kWaitMs);
@@ -617,6 +621,23 @@ void TestPoliciesPage::nopermIsExplained()
     QVERIFY(status);
     QCOMPARE(status->text(), QStringLiteral("user 'support' may not run EVAL; ask for +eval or use a profile with write access."));
     QCOMPARE(metadataSnapshot(), before);
+}
+
+void TestPoliciesPage::disconnectedSendsNothing()
+{
+    PoliciesPage page;
+    QAbstractItemModelTester policies(page.policyModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    page.setClient(nullptr, kNs.toUtf8());
+    QCOMPARE(page.messageLabel()->text(), QStringLiteral("Not connected."));
+    for (QPushButton *b : {page.newPolicyButton(), page.newOverrideButton(), page.clearOverrideButton()}) {
+        QVERIFY(!b->isEnabled());
+        QCOMPARE(b->toolTip(), QStringLiteral("Not connected"));
+    }
+    page.editPolicyOf("k");   // nothing to ask: no crash, nothing shown
+    page.changeKeyLimit("k"); // the editor opens, its changes disabled
+    QVERIFY(!page.overrideEditor()->saveButton()->isEnabled());
+    emit page.overrideEditor()->saveRequested();
+    QVERIFY(!page.busy());
 }
 
 void TestPoliciesPage::screenshots()

@@ -138,12 +138,20 @@ void OverrideEditor::edit(const QByteArray &key, const std::optional<LimitSpec> 
     }
     // A key from the keyspace is taken as its exact bytes; its escaped form is not editable.
     m_key->setReadOnly(!key.isEmpty());
-    m_inForce->setText(inForce ? QStringLiteral("%1, %2 (%3)").arg(algorithmName(inForce->algorithm), formatLimit(*inForce), inForceFrom)
-                               : QStringLiteral("no policy covers this key"));
-    m_limit->setText(inForce ? QString::number(inForce->limit) : QString());
+    m_limit->clear();
     m_window->clear();
+    setInForce(inForce, inForceFrom);
     setStatus({}, false);
     revalidate();
+}
+
+void OverrideEditor::setInForce(const std::optional<LimitSpec> &inForce, const QString &from)
+{
+    m_inForce->setText(inForce ? QStringLiteral("%1, %2 (%3)").arg(algorithmName(inForce->algorithm), formatLimit(*inForce), from)
+                               : QStringLiteral("no policy covers this key"));
+    // A starting point the operator changes; never over what they typed.
+    if (inForce && m_limit->text().isEmpty())
+        m_limit->setText(QString::number(inForce->limit));
 }
 
 QByteArray OverrideEditor::key() const

@@ -21,6 +21,8 @@ public:
     // key: empty for an override typed by hand. inForce: the limits that apply now and where
     // they come from ("policy api-default", "an override until 14:05").
     void edit(const QByteArray &key, const std::optional<LimitSpec> &inForce, const QString &inForceFrom);
+    // The limits in force for the key, once read; prefills the limit when it is still empty.
+    void setInForce(const std::optional<LimitSpec> &inForce, const QString &from);
     QByteArray key() const;
     // The override as the fields say; nullopt with the problems shown when they are wrong.
     std::optional<Override> proposed() const;

@@ -223,6 +223,12 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     connect(m_policyEditor, &PolicyEditor::closeRequested, this, [this] { showEditor(m_hint); });
     connect(m_confirmDelete, &QPushButton::clicked, this, &PoliciesPage::deletePolicy);
     connect(m_keepPolicy, &QPushButton::clicked, m_deleteStrip, &QWidget::hide);
+    connect(m_overrideEditor, &OverrideEditor::keyChanged, this, [this](const QByteArray &key) {
+        // A key typed by hand: what applies to it, read as typing pauses (each keystroke's
+        // request replaces the previous one's).
+        m_overrideEditor->inForceLabel()->setText(key.isEmpty() ? QString() : QStringLiteral("reading…"));
+        refreshInForce(key);
+    });
     connect(m_overrideEditor, &OverrideEditor::saveRequested, this, &PoliciesPage::saveOverride);
     connect(m_overrideEditor, &OverrideEditor::clearRequested, this, [this] { clearOverride(m_overrideEditor->key()); });
     connect(m_overrideEditor, &OverrideEditor::closeRequested, this, [this] { showEditor(m_hint); });
@@ -488,7 +494,8 @@ void PoliciesPage::refreshInForce(const QByteArray &key)
                            .arg(e.override->setBy, OverrideTableModel::countdown(now().msecsTo(e.override->expiresAt)));
             else if (e.policy)
                 from = QStringLiteral("policy “%1”").arg(e.policy->name);
-            m_overrideEditor->edit(key, e.spec, from);
+            if (m_overrideEditor->key() == key)
+                m_overrideEditor->setInForce(e.spec, from);
         });
 }
 
