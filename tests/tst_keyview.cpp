@@ -89,6 +89,7 @@ private Q_SLOTS:
     void gcra();
     void foreignCounterWindow();
     void slidingLogInLogView();
+    void foreignTokenBucket();
     void missingKey();
     void notALimiter();
     void binaryAndMarkupKeyNames();
@@ -314,6 +315,26 @@ void TestKeyView::slidingLogInLogView()
     QVERIFY(view.logView());
     QVERIFY(view.logView()->isLoaded()); // part of the view's first picture
     QVERIFY(view.messageText().isEmpty());
+}
+
+void TestKeyView::foreignTokenBucket()
+{
+    // Another service's bucket: a level and the time it was measured (epoch seconds); the
+    // core has no peek for it, so the view refills it at the policy's rate itself.
+    const LimitSpec spec{Algorithm::TokenBucket, 10, 10 * kSecond, 1};
+    declare(*m_c, QStringLiteral("partner-bucket"), "t:ftb:*", spec);
+    const QByteArray key = "t:ftb:acme";
+    m_c->command({"HSET", key, "tokens", "3", "ts", QByteArray::number(kBase / kSecond)});
+    const qint64 now = kBase + 2500000; // 3 + 2.5 refilled
+    KeyView view(m_client.get(), key, kNs);
+    QVERIFY(drawnAt(view, now));
+    QCOMPARE(view.fieldText(QStringLiteral("Format")), QStringLiteral("token-bucket (foreign)"));
+    const StateChart *chart = view.stateChart();
+    QCOMPARE(chart->family(), StateChart::Family::TokenBucket);
+    const QList<QPointF> curve = chart->points(QStringLiteral("tokens"));
+    QCOMPARE(curve.first(), QPointF(0, 5));
+    QCOMPARE(curve.at(1), QPointF(4500000, 10)); // 4.5 tokens at one a second
+    QVERIFY2(view.titleText().contains(QStringLiteral("5 of 10 tokens")), qPrintable(view.titleText()));
 }
 
 void TestKeyView::missingKey()

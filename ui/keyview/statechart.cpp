@@ -166,8 +166,11 @@ void StateChart::setRanges(qint64 fromUs, qint64 toUs, double yMax, const QStrin
     m_x->setTickInterval(niceStep(to - from, 8));
     m_x->setLabelFormat(QStringLiteral("%g"));
     m_x->setTitleText(QStringLiteral("time from now (%1)").arg(m_unit.name));
+    // Exact rather than "nice" bounds: rounding 22 up to 40 would leave half the chart empty.
     m_y->setRange(0, std::max(1.0, yMax));
-    m_y->applyNiceNumbers();
+    m_y->setTickType(QValueAxis::TicksDynamic);
+    m_y->setTickAnchor(0);
+    m_y->setTickInterval(std::max(1.0, niceStep(m_y->max(), 5)));
     m_y->setLabelFormat(QStringLiteral("%g"));
     m_y->setTitleText(yTitle);
 }
