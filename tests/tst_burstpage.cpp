@@ -13,12 +13,12 @@
 #include "redisclient.h"
 #include "sandboxserver.h"
 
+#include <QAreaSeries>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
-#include <QAreaSeries>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QMessageBox>
@@ -62,8 +62,8 @@ void chooseAlgorithm(QWidget &page, const QString &name)
 }
 
 // The form as an operator fills it for a burst as fast as possible.
-void fillBurst(QWidget &page, const QString &key, const QString &algo, const QString &limit, const QString &window,
-               const QString &requests, int connections, int pipeline)
+void fillBurst(QWidget &page, const QString &key, const QString &algo, const QString &limit, const QString &window, const QString &requests,
+               int connections, int pipeline)
 {
     type(page, "key", key);
     chooseAlgorithm(page, algo);
@@ -318,8 +318,8 @@ void TestBurstPage::disconnectedSaysWhy()
     page.resize(800, 700);
     page.show();
     QVERIFY(QTest::qWaitForWindowExposed(&page));
-    fillBurst(page, QStringLiteral("tab:off"), QStringLiteral("gcra"), QStringLiteral("10"), QStringLiteral("1s"),
-              QStringLiteral("10"), 1, 1);
+    fillBurst(page, QStringLiteral("tab:off"), QStringLiteral("gcra"), QStringLiteral("10"), QStringLiteral("1s"), QStringLiteral("10"), 1,
+              1);
     auto *start = child<QPushButton>(page, "start");
     QVERIFY(!start->isEnabled());
     QCOMPARE(start->toolTip(), QStringLiteral("Not connected to a server."));
@@ -536,8 +536,8 @@ void TestBurstPage::closingCancelsAndStillAudits()
 {
     openPage();
     BurstPage &page = *m_page;
-    fillBurst(page, QStringLiteral("tab:close"), QStringLiteral("fixed-window"), QStringLiteral("100"), QStringLiteral("1d"),
-              QString(), 1, 1);
+    fillBurst(page, QStringLiteral("tab:close"), QStringLiteral("fixed-window"), QStringLiteral("100"), QStringLiteral("1d"), QString(), 1,
+              1);
     type(page, "duration", QStringLiteral("1h"));
     child<QCheckBox>(page, "fast")->setChecked(false);
     type(page, "rate", QStringLiteral("200"));
@@ -616,7 +616,8 @@ void TestBurstPage::guiStaysSmoothThrough200000Requests()
     // thread, and on a loaded machine the reference alone sees gaps over 100 ms. The page's own
     // work per frame is a millisecond or so; a GUI thread that waited on the network or
     // redrew everything would blow through this.
-    QVERIFY2(worst < 500, qPrintable(QStringLiteral("the GUI thread stalled for %1 ms (engine alone: %2 ms)").arg(worst).arg(referenceWorst)));
+    QVERIFY2(worst < 500,
+             qPrintable(QStringLiteral("the GUI thread stalled for %1 ms (engine alone: %2 ms)").arg(worst).arg(referenceWorst)));
 }
 
 void TestBurstPage::longBurstsAreThinnedButAddUp()

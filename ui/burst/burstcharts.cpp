@@ -398,8 +398,8 @@ BoundaryChart::BoundaryChart(QWidget *parent)
     m_boundary = new QLineSeries(this);
     m_boundary->setName(QStringLiteral("window boundary"));
     m_boundary->setPen(linePen(QColor(0x90, 0x90, 0x90), 1.5, Qt::DotLine));
-    for (const auto &[name, colour] : {std::pair{QStringLiteral("fixed window"), kFixedWindow},
-                                       std::pair{QStringLiteral("sliding log"), kSlidingLog}}) {
+    for (const auto &[name, colour] :
+         {std::pair{QStringLiteral("fixed window"), kFixedWindow}, std::pair{QStringLiteral("sliding log"), kSlidingLog}}) {
         auto *line = new QLineSeries(this);
         line->setName(name);
         line->setPen(linePen(colour, 3));
@@ -446,10 +446,8 @@ void BoundaryChart::show(qint64 limit, const std::vector<std::pair<QString, Boun
         // Cumulative: flat between the bursts, rising over each.
         auto ms = [r](qint64 us) { return double(us - r->boundaryUs) / 1e3; };
         const double first = double(r->firstAllowed), total = double(r->admitted());
-        m_lines[i]->replace(QList<QPointF>{{ms(r->firstStartUs), 0},
-                                           {ms(r->firstEndUs), first},
-                                           {ms(r->secondStartUs), first},
-                                           {ms(r->secondEndUs), total}});
+        m_lines[i]->replace(QList<QPointF>{
+            {ms(r->firstStartUs), 0}, {ms(r->firstEndUs), first}, {ms(r->secondStartUs), first}, {ms(r->secondEndUs), total}});
         from = std::min(from, ms(r->firstStartUs));
         to = std::max(to, ms(r->secondEndUs));
         top = std::max(top, total);

@@ -37,8 +37,8 @@ namespace ratescope::ui {
 namespace {
 
 constexpr int kRedrawMs = BurstEngine::kProgressIntervalMs; // at most one redraw per engine tick
-constexpr int kPolicyDelayMs = 300;                          // typing a key: look it up once it settles
-const QColor kProblem(0xd3, 0x2f, 0x2f);                     // reads on light and dark backgrounds
+constexpr int kPolicyDelayMs = 300;                         // typing a key: look it up once it settles
+const QColor kProblem(0xd3, 0x2f, 0x2f);                    // reads on light and dark backgrounds
 
 QString problemStyle()
 {
@@ -421,8 +421,8 @@ BurstPage::FormResult BurstPage::readForm(bool showNotes)
         spec.algorithm = boundary ? Algorithm::FixedWindow : Algorithm(m_algo->currentData().toInt());
         const auto limit = parseCount(m_limit->text());
         if (!limit) {
-            notes.insert(QStringLiteral("limit"), m_limit->text().trimmed().isEmpty() ? QStringLiteral("a limit is needed")
-                                                                                      : QStringLiteral("not a whole number"));
+            notes.insert(QStringLiteral("limit"),
+                         m_limit->text().trimmed().isEmpty() ? QStringLiteral("a limit is needed") : QStringLiteral("not a whole number"));
             specOk = false;
         } else {
             try {
@@ -480,8 +480,8 @@ BurstPage::FormResult BurstPage::readForm(bool showNotes)
         if (!m_requests->text().trimmed().isEmpty()) {
             const auto n = parseCount(m_requests->text());
             if (!n || *n < 1 || *n > kMaxLimit) {
-                notes.insert(QStringLiteral("requests"), n ? QStringLiteral("between 1 and %1").arg(formatCount(kMaxLimit))
-                                                           : QStringLiteral("not a whole number"));
+                notes.insert(QStringLiteral("requests"),
+                             n ? QStringLiteral("between 1 and %1").arg(formatCount(kMaxLimit)) : QStringLiteral("not a whole number"));
                 ok = false;
             } else {
                 c.requests = *n;
@@ -584,7 +584,8 @@ void BurstPage::updateStartable()
                                                                   : QStringLiteral("Fire the burst at the key"))
                                       : why);
     m_why->setText(running ? QString() : why);
-    const bool serious = !running && !why.isEmpty() && !why.startsWith(QLatin1String("Correct")) && !why.startsWith(QLatin1String("Reading"));
+    const bool serious =
+        !running && !why.isEmpty() && !why.startsWith(QLatin1String("Correct")) && !why.startsWith(QLatin1String("Reading"));
     m_why->setStyleSheet(serious ? problemStyle() : QString());
     m_cancel->setEnabled(running);
 }
@@ -709,14 +710,13 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
                 return;
             }
             auto *box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Burst at an existing key"),
-                                        QStringLiteral("%1 exists: it holds %2.")
-                                            .arg(displayKey(config.key), describeKey(d)),
+                                        QStringLiteral("%1 exists: it holds %2.").arg(displayKey(config.key), describeKey(d)),
                                         QMessageBox::NoButton, this);
             box->setTextFormat(Qt::PlainText);
-            box->setInformativeText(QStringLiteral("A burst of %1 consumes this key's real quota: the clients behind it are denied "
-                                                   "until it refills.")
-                                        .arg(config.requests ? formatCount(*config.requests) + QStringLiteral(" requests")
-                                                             : formatSpan(*config.durationUs)));
+            box->setInformativeText(
+                QStringLiteral("A burst of %1 consumes this key's real quota: the clients behind it are denied "
+                               "until it refills.")
+                    .arg(config.requests ? formatCount(*config.requests) + QStringLiteral(" requests") : formatSpan(*config.durationUs)));
             box->addButton(QStringLiteral("Fire the burst"), QMessageBox::AcceptRole);
             box->setDefaultButton(box->addButton(QMessageBox::Cancel));
             box->setAttribute(Qt::WA_DeleteOnClose);
@@ -761,8 +761,9 @@ void BurstPage::launch(const BurstConfig &config, qint64 remainingBefore)
     m_auditEntries = 0;
     m_resultPages->setCurrentIndex(0);
     // Chart titles are HTML: a key is escaped to show as the plain text it is.
-    m_timeline->reset(QStringLiteral("Burst at %1: %2 per 100 ms").arg(displayKey(config.key).toHtmlEscaped(), algorithmName(config.spec.algorithm)),
-                      config.spec.limit, plannedUs(config));
+    m_timeline->reset(
+        QStringLiteral("Burst at %1: %2 per 100 ms").arg(displayKey(config.key).toHtmlEscaped(), algorithmName(config.spec.algorithm)),
+        config.spec.limit, plannedUs(config));
     m_latency->clear();
     for (QLabel *l : std::as_const(m_summaryValues))
         l->setText(QStringLiteral("–"));
@@ -770,8 +771,9 @@ void BurstPage::launch(const BurstConfig &config, qint64 remainingBefore)
     m_progress->setValue(0);
     m_exportCsv->setEnabled(false);
     m_exportPng->setEnabled(false);
-    setStatus(QStringLiteral("Connecting %1 and loading the script…")
-                  .arg(config.connections == 1 ? QStringLiteral("1 connection") : QStringLiteral("%1 connections").arg(config.connections)));
+    setStatus(
+        QStringLiteral("Connecting %1 and loading the script…")
+            .arg(config.connections == 1 ? QStringLiteral("1 connection") : QStringLiteral("%1 connections").arg(config.connections)));
     m_runClock.start();
     m_sinceRedraw.start();
     m_run->startBurst(config);
@@ -861,8 +863,8 @@ void BurstPage::redraw()
             done = std::max(done, double(m_live.elapsedUs) / double(*m_config->durationUs));
         m_progress->setValue(int(std::clamp(done, 0.0, 1.0) * 1000));
         setStatus(QStringLiteral("Running %1: sent %2, allowed %3, denied %4, errors %5")
-                      .arg(formatSpan(m_live.elapsedUs), formatCount(m_live.sent), formatCount(m_live.allowed),
-                           formatCount(m_live.denied), formatCount(m_live.errors)));
+                      .arg(formatSpan(m_live.elapsedUs), formatCount(m_live.sent), formatCount(m_live.allowed), formatCount(m_live.denied),
+                           formatCount(m_live.errors)));
         peekRemaining();
     }
 }
@@ -894,10 +896,9 @@ void BurstPage::runFinished(const BurstOutcome &outcome)
     m_progress->setRange(0, 1000);
     m_auditEntries = outcome.auditEntries;
     const QString audit = outcome.auditError.isEmpty()
-                              ? (outcome.auditEntries == 1 ? QStringLiteral(" Audited.")
-                                                           : outcome.auditEntries > 1
-                                                                 ? QStringLiteral(" Audited (%1 entries).").arg(outcome.auditEntries)
-                                                                 : QString())
+                              ? (outcome.auditEntries == 1  ? QStringLiteral(" Audited.")
+                                 : outcome.auditEntries > 1 ? QStringLiteral(" Audited (%1 entries).").arg(outcome.auditEntries)
+                                                            : QString())
                               : QStringLiteral(" The audit entry was not written: %1").arg(outcome.auditError);
     if (!outcome.error.isEmpty()) {
         setStatus(QStringLiteral("Nothing was fired: %1").arg(outcome.error), true);
@@ -923,9 +924,10 @@ void BurstPage::runFinished(const BurstOutcome &outcome)
         bool ok = !outcome.boundary.empty();
         for (const BoundaryRun &r : outcome.boundary)
             ok = ok && r.result.has_value();
-        setStatus((ok ? QStringLiteral("Boundary test done.") : QStringLiteral("The boundary test did not give a result for every algorithm.")) +
-                      audit,
-                  !ok || !outcome.auditError.isEmpty());
+        setStatus(
+            (ok ? QStringLiteral("Boundary test done.") : QStringLiteral("The boundary test did not give a result for every algorithm.")) +
+                audit,
+            !ok || !outcome.auditError.isEmpty());
         m_progress->setValue(1000);
         m_exportPng->setEnabled(true);
     }
@@ -943,8 +945,9 @@ void BurstPage::showSummary(const BurstSummary &s)
     set("Sent", formatCount(s.sent) + (s.cancelled ? QStringLiteral(" (cancelled)") : QString()));
     set("Allowed", formatCount(s.allowed));
     set("Denied", formatCount(s.denied));
-    set("Errors", s.connectionErrors ? QStringLiteral("%1 (%2 lost with a connection)").arg(formatCount(s.errors), formatCount(s.connectionErrors))
-                                     : formatCount(s.errors));
+    set("Errors", s.connectionErrors
+                      ? QStringLiteral("%1 (%2 lost with a connection)").arg(formatCount(s.errors), formatCount(s.connectionErrors))
+                      : formatCount(s.errors));
     set("Elapsed", formatSpan(s.elapsedUs));
     set("Throughput", QStringLiteral("%1 decisions/s").arg(formatCount(std::llround(s.throughput()))));
     const LatencyHistogram &l = s.latency;

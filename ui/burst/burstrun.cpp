@@ -32,7 +32,8 @@ struct BurstRun::Shared {
             return;
         progressQueued = true;
         BurstRun *o = owner;
-        QMetaObject::invokeMethod(o, [o] { emit o->progressed(); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            o, [o] { emit o->progressed(); }, Qt::QueuedConnection);
     }
 };
 
@@ -85,7 +86,8 @@ void post(std::mutex &mutex, BurstRun *const &owner, BurstOutcome outcome, const
 {
     std::lock_guard lock(mutex);
     if (BurstRun *o = owner)
-        QMetaObject::invokeMethod(o, [o, outcome = std::move(outcome), deliver] { deliver(o, outcome); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            o, [o, outcome = std::move(outcome), deliver] { deliver(o, outcome); }, Qt::QueuedConnection);
 }
 
 } // namespace
