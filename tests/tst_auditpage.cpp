@@ -115,6 +115,7 @@ private Q_SLOTS:
     void wrongTypeSaysSoAndRecovers();
     void refusedByAcl();
     void disconnectedKeepsRowsMarkedStale();
+    void lostConnectionMarksStaleThenResumes();
     void screens();
 
 private:
@@ -580,11 +581,48 @@ void TestAuditPage::disconnectedKeepsRowsMarkedStale()
     QCOMPARE(tab.rows(), 2);
     QVERIFY(tab.page.isStale());
     QVERIFY2(tab.page.statusText().contains(QStringLiteral("Not updating: disconnected")), qPrintable(tab.page.statusText()));
-    // Back on the same connection: followed again from where it was.
+    // Back on the same connection: followed again from where it was, the rows kept meanwhile.
     append(ns, QStringLiteral("reset"), QStringLiteral("api:c"), QStringLiteral("dana"), 3);
+    QSignalSpy resets(tab.page.model(), &QAbstractItemModel::modelReset);
     tab.page.setClient(&tab.client, ns);
+    QCOMPARE(tab.rows(), 2);
     QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 3, kWaitMs);
+    QCOMPARE(resets.size(), 0);
+    QCOMPARE(tab.cell(0, AuditModel::TargetColumn), QStringLiteral("api:c"));
     QVERIFY(!tab.page.isStale());
+}
+
+void TestAuditPage::lostConnectionMarksStaleThenResumes()
+{
+    auto resetOf = [](const QString &key) {
+        AuditEntry e;
+        e.action = QStringLiteral("reset");
+        e.target = key;
+        return e;
+    };
+    SandboxServer server;
+    server.start();
+    {
+        Connection c(server.options());
+        AuditLog(c, QStringLiteral("ratescope:")).append(resetOf(QStringLiteral("api:a")));
+    }
+    Tab tab(server.options(), "ratescope:");
+    QVERIFY(tab.waitLoaded());
+    QCOMPARE(tab.rows(), 1);
+    server.stop();
+    QTRY_VERIFY_WITH_TIMEOUT(tab.page.isStale(), kWaitMs);
+    QVERIFY2(tab.page.statusText().startsWith(QStringLiteral("Not updating: the connection is lost")), qPrintable(tab.page.statusText()));
+    QCOMPARE(tab.rows(), 1);
+    QVERIFY(tab.page.messageText().isEmpty()); // the rows stay in view; the banner is the window's business
+    server.restart();
+    {
+        Connection c(server.options());
+        AuditLog(c, QStringLiteral("ratescope:")).append(resetOf(QStringLiteral("api:b")));
+    }
+    // The client reconnects by itself (0.5 s, 1 s, 2 s ... backoff); the page follows on.
+    QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 2, 30000);
+    QVERIFY(!tab.page.isStale());
+    QCOMPARE(tab.cell(0, AuditModel::TargetColumn), QStringLiteral("api:b"));
 }
 
 void TestAuditPage::screens()

@@ -228,7 +228,8 @@ void AuditPage::setClock(std::function<QDateTime()> now)
 
 void AuditPage::setClient(RedisClient *client, const QByteArray &ns)
 {
-    const bool same = client && client == m_client && ns == m_ns;
+    // The same connection again (after a disconnect): carry on from the newest row read.
+    const bool same = client && client == m_lastClient && ns == m_ns;
     if (m_client) {
         m_client->cancel(&m_requests);
         disconnect(m_client, nullptr, this, nullptr);
@@ -247,6 +248,7 @@ void AuditPage::setClient(RedisClient *client, const QByteArray &ns)
         return;
     }
     m_client = client;
+    m_lastClient = client;
     if (!same) {
         m_ns = ns;
         m_loaded = false;

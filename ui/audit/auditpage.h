@@ -87,6 +87,7 @@ private:
     void chooseExportFile();
 
     QPointer<RedisClient> m_client;
+    QPointer<RedisClient> m_lastClient; // kept while disconnected
     QByteArray m_ns;
     QObject m_requests; // owner of this page's requests
     AuditModel *m_model;
