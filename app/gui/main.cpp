@@ -75,11 +75,23 @@ int main(int argc, char **argv)
         QStringLiteral(
             "Render the main window once its data has loaded, save it as FILE (PNG) and exit."),
         QStringLiteral("FILE"));
+    const QCommandLineOption openKey(
+        QStringLiteral("open-key"),
+        QStringLiteral("Open KEY in a tab of its own once connected (repeatable)."),
+        QStringLiteral("KEY"));
+    const QCommandLineOption pin(
+        QStringLiteral("pin"),
+        QStringLiteral("Pin KEY to the monitor once connected (repeatable)."),
+        QStringLiteral("KEY"));
+    const QCommandLineOption tab(
+        QStringLiteral("tab"),
+        QStringLiteral("The tab shown first: overview, monitor, or a KEY (opened if it is not)."),
+        QStringLiteral("TAB"));
     const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
-    parser.addOptions({url, profile, demo, readOnly, screenshot, help, version});
+    parser.addOptions({url, profile, demo, readOnly, openKey, pin, tab, screenshot, help, version});
     if (!parser.parse(arguments(argc, argv))) {
         print(stderr,
               QStringLiteral("ratescope: %1\nTry ratescope --help.\n").arg(parser.errorText()));
@@ -157,6 +169,14 @@ int main(int argc, char **argv)
     MainWindow window(profiles, vault);
     if (parser.isSet(readOnly))
         window.setReadOnly(true);
+    // Key names are taken as the bytes given (a key is bytes, not text).
+    MainWindow::StartupView startup;
+    for (const QString &key : parser.values(openKey))
+        startup.openKeys << key.toLocal8Bit();
+    for (const QString &key : parser.values(pin))
+        startup.pins << key.toLocal8Bit();
+    startup.tab = parser.value(tab);
+    window.setStartupView(startup);
     if (session) {
         window.addSessionProfile(session->profile(), session->options());
         window.connectProfile(session->profile().name);

@@ -3,8 +3,10 @@
 #include "connectionbanner.h"
 #include "connectiondialog.h"
 #include "keybrowser.h"
+#include "keytext.h"
 #include "keyview.h"
 #include "lockicon.h"
+#include "monitorpage.h"
 #include "overviewpage.h"
 #include "passwordvault.h"
 #include "profilestore.h"
@@ -104,8 +106,11 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_overview = new OverviewPage(m_tabs);
     m_tabs->addTab(m_overview, QStringLiteral("Overview"));
     m_tabs->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);
+    m_monitor = new MonitorPage(m_tabs);
+    m_tabs->addTab(m_monitor, QStringLiteral("Monitor"));
+    m_tabs->tabBar()->setTabButton(1, QTabBar::RightSide, nullptr);
     connect(m_tabs, &QTabWidget::tabCloseRequested, this, [this](int index) {
-        if (index > 0)
+        if (!isPinnedTab(index))
             delete m_tabs->widget(index); // its requests are dropped with it
     });
     auto *splitter = new QSplitter(Qt::Horizontal, this);
@@ -137,6 +142,8 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     });
     connect(m_browser, &KeyBrowser::settled, this, &MainWindow::checkSettled);
     connect(m_overview, &OverviewPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_monitor, &MonitorPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_browser, &KeyBrowser::pinKeyRequested, this, &MainWindow::pinKey);
     connect(m_banner, &ConnectionBanner::editProfileRequested, this,
             [this] { editProfile(m_current.name); });
     connect(m_picker, &QComboBox::currentIndexChanged, this, &MainWindow::updateActions);
@@ -150,6 +157,7 @@ MainWindow::~MainWindow()
     // Views first (their owners cancel), then the connection's worker.
     m_browser->setClient(nullptr, {}, {});
     m_overview->setClient(nullptr, {});
+    m_monitor->setClient(nullptr, {});
     delete m_client;
 }
 
@@ -315,6 +323,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     m_banner->setClient(m_client, !m_sessionProfiles.contains(profile.name));
     m_browser->setClient(m_client, profile.ns.toUtf8(), profile.separator.toUtf8());
     m_overview->setClient(m_client, profile.ns);
+    m_monitor->setClient(m_client, profile.ns.toUtf8());
     m_client->open();
     setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
     const int at = m_picker->findData(profile.name);
@@ -323,6 +332,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
         m_picker->setCurrentIndex(at);
     }
     updateActions();
+    applyStartupView();
 }
 
 void MainWindow::disconnectFromServer()
@@ -330,10 +340,12 @@ void MainWindow::disconnectFromServer()
     ++m_connectAttempt; // a password still being fetched or asked for is no longer wanted
     if (!m_client)
         return;
-    for (int i = m_tabs->count() - 1; i > 0; --i)
-        delete m_tabs->widget(i);
+    for (int i = m_tabs->count() - 1; i >= 0; --i)
+        if (!isPinnedTab(i))
+            delete m_tabs->widget(i);
     m_browser->setClient(nullptr, {}, {});
     m_overview->setClient(nullptr, {});
+    m_monitor->setClient(nullptr, {}); // the pins and their history stay, shown as stale
     m_status->setClient(nullptr);
     m_banner->setClient(nullptr);
     m_client->retire(); // no waiting on the network here
@@ -361,11 +373,14 @@ void MainWindow::openKey(const QByteArray &key)
             return;
         }
     auto *view = new KeyView(m_client, key, m_current.ns.toUtf8(), m_tabs);
+    connect(view, &KeyView::pinRequested, this, &MainWindow::pinKey);
+    connect(view, &KeyView::loaded, this, &MainWindow::checkSettled);
     const QByteArray sep = m_current.separator.toUtf8();
     const qsizetype cut = sep.isEmpty() ? -1 : key.lastIndexOf(sep);
     // Keys are bytes: the tab shows them escaped, never as markup or raw control characters.
     const int at = m_tabs->addTab(view, displayKey(cut >= 0 ? key.mid(cut + sep.size()) : key));
-    m_tabs->setTabToolTip(at, displayKey(key));
+    // A tooltip that looks like markup is rendered as markup: escaped and marked rich text.
+    m_tabs->setTabToolTip(at, QStringLiteral("<qt>%1</qt>").arg(displayKey(key).toHtmlEscaped()));
     m_tabs->setCurrentIndex(at);
 }
 
@@ -440,10 +455,62 @@ void MainWindow::deleteProfile()
     box->open();
 }
 
+bool MainWindow::isPinnedTab(int index) const
+{
+    const QWidget *w = m_tabs->widget(index);
+    return w == m_overview || w == m_monitor;
+}
+
+void MainWindow::pinKey(const QByteArray &key)
+{
+    m_monitor->pin(key);
+    statusBar()->showMessage(QStringLiteral("Pinned to the monitor: %1").arg(displayKey(key)), 5000);
+}
+
+void MainWindow::showTab(const QString &tab)
+{
+    if (tab.compare(QLatin1String("overview"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_overview);
+    else if (tab.compare(QLatin1String("monitor"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_monitor);
+    else if (!tab.isEmpty())
+        openKey(tab.toLocal8Bit()); // selects its tab when it is open already
+}
+
+void MainWindow::setStartupView(const StartupView &view)
+{
+    m_startup = view;
+    if (m_client)
+        applyStartupView();
+}
+
+void MainWindow::applyStartupView()
+{
+    if (!m_startup || !m_client)
+        return;
+    const StartupView view = *m_startup;
+    m_startup.reset();
+    for (const QByteArray &key : view.pins)
+        m_monitor->pin(key);
+    for (const QByteArray &key : view.openKeys)
+        openKey(key);
+    if (!view.tab.isEmpty())
+        showTab(view.tab);
+    else if (!view.openKeys.isEmpty())
+        openKey(view.openKeys.last());
+    else if (!view.pins.isEmpty())
+        m_tabs->setCurrentWidget(m_monitor);
+}
+
 bool MainWindow::isSettled() const
 {
-    return m_client && m_client->state() == RedisClient::State::Connected && m_client->status() &&
-           m_browser->isSettled() && m_overview->isLoaded();
+    if (!m_client || m_client->state() != RedisClient::State::Connected || !m_client->status() ||
+        !m_browser->isSettled() || !m_overview->isLoaded() || !m_monitor->isLoaded())
+        return false;
+    for (int i = 0; i < m_tabs->count(); ++i)
+        if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())
+            return false;
+    return true;
 }
 
 void MainWindow::checkSettled()

@@ -1,6 +1,6 @@
 // The console's main window: a toolbar (profile picker, connect, read-only lock, refresh, key
-// filter), the keys panel beside tabs (the overview, opened keys), a banner while the
-// connection is lost or refused, and the server's vital signs in the status bar.
+// filter), the keys panel beside tabs (the overview, the monitor, opened keys), a banner while
+// the connection is lost or refused, and the server's vital signs in the status bar.
 #pragma once
 
 #include "connectionprofile.h"
@@ -13,6 +13,7 @@
 #include <QTimer>
 
 #include <functional>
+#include <optional>
 
 class QAction;
 class QComboBox;
@@ -24,6 +25,7 @@ namespace ratescope::ui {
 
 class ConnectionBanner;
 class KeyBrowser;
+class MonitorPage;
 class OverviewPage;
 class ProfileStore;
 class ServerStatusBar;
@@ -43,18 +45,33 @@ public:
     // Locks every connection of this window read-only (--read-only): the toolbar's lock.
     void setReadOnly(bool readOnly);
     void openKey(const QByteArray &key);
+    // Adds the key to the Monitor tab's chart (and keeps polling it while connected).
+    void pinKey(const QByteArray &key);
+    // "overview", "monitor", or a key (opened if it is not).
+    void showTab(const QString &tab);
+
+    // What the command line asks to see once connected (--open-key, --pin, --tab): applied to
+    // the next connection as soon as it exists, so a password asked for first does not lose it.
+    struct StartupView {
+        QList<QByteArray> openKeys;
+        QList<QByteArray> pins;
+        QString tab;
+    };
+    void setStartupView(const StartupView &view);
 
     RedisClient *client() const { return m_client; }
     QString currentProfile() const { return m_current.name; }
     KeyBrowser *keyBrowser() const { return m_browser; }
     OverviewPage *overview() const { return m_overview; }
+    MonitorPage *monitor() const { return m_monitor; }
     ConnectionBanner *banner() const { return m_banner; }
     ServerStatusBar *serverStatus() const { return m_status; }
     QTabWidget *tabs() const { return m_tabs; }
     QLineEdit *filterEdit() const { return m_filter; }
     QAction *lockAction() const { return m_lockAction; }
 
-    // Connected, the server's status known, the keyspace read and the rows in view filled.
+    // Connected, the server's status known, the keyspace read and the rows in view filled, and
+    // every open key view and the monitor's pinned keys drawn once.
     bool isSettled() const;
 
 signals:
@@ -76,6 +93,8 @@ private:
     void updateActions();
     void checkSettled();
     void applyFilter();
+    void applyStartupView();
+    bool isPinnedTab(int index) const; // the Overview and Monitor tabs stay
 
     ProfileStore &m_profiles;
     PasswordVault &m_vault;
@@ -86,6 +105,7 @@ private:
     QPointer<RedisClient> m_client;
     bool m_forceReadOnly = false;
     bool m_settledSent = false;
+    std::optional<StartupView> m_startup;
 
     QComboBox *m_picker;
     QAction *m_connectAction;
@@ -100,6 +120,7 @@ private:
     KeyBrowser *m_browser;
     QTabWidget *m_tabs;
     OverviewPage *m_overview;
+    MonitorPage *m_monitor;
     ServerStatusBar *m_status;
 };
 

@@ -1,0 +1,228 @@
+// The main window as a live monitor: what the command line asks to see (--open-key, --pin,
+// --tab) once connected, pins from a key view and from the key browser reaching the Monitor tab,
+// the Overview and Monitor tabs staying put, and a lost connection shown as lost (the banner, key
+// views and the monitor marked stale), never as live numbers. Real redis-server, offscreen.
+#include "connection.h"
+#include "connectionbanner.h"
+#include "connectionprofile.h"
+#include "keybrowser.h"
+#include "keyview.h"
+#include "limiter.h"
+#include "mainwindow.h"
+#include "monitorpage.h"
+#include "overviewpage.h"
+#include "passwordvault.h"
+#include "policy.h"
+#include "profilestore.h"
+#include "sandboxserver.h"
+
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ratescope;
+using namespace ratescope::ui;
+
+namespace {
+
+constexpr qint64 kWindowUs = 3600LL * 1000000; // an hour: nothing expires while the test looks
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void startupViewOpensKeysPinsAndTab();
+    void pinsFromKeyViewAndBrowserReachTheMonitor();
+    void overviewAndMonitorTabsStay();
+    void lostConnectionIsShownAsLost();
+
+private:
+    std::unique_ptr<MainWindow> openWindow(const MainWindow::StartupView &view);
+
+    std::unique_ptr<SandboxServer> m_server;
+    QTemporaryDir m_dir;
+    std::unique_ptr<QSettings> m_settings;
+    std::unique_ptr<ProfileStore> m_store;
+    std::unique_ptr<PasswordVault> m_vault;
+};
+
+void TestMainWindow::initTestCase()
+{
+    m_server = std::make_unique<SandboxServer>();
+    m_server->start();
+    Connection c(m_server->options());
+    PolicyStore policies(c, QStringLiteral("ratescope:"));
+    Policy log;
+    log.name = QStringLiteral("log");
+    log.match = "app:log:*";
+    log.spec = {Algorithm::SlidingLog, 10, kWindowUs, 1};
+    policies.set(log, 0, QStringLiteral("test"));
+    Policy gcra;
+    gcra.name = QStringLiteral("gcra");
+    gcra.match = "app:gcra:*";
+    gcra.spec = {Algorithm::Gcra, 10, kWindowUs, 1};
+    policies.set(gcra, 0, QStringLiteral("test"));
+    // The server's clock: the views draw against it.
+    const Reply t = c.command({"TIME"});
+    const qint64 now = t[0].bytes().toLongLong() * 1000000 + t[1].bytes().toLongLong();
+    Limiter limiter(c);
+    for (int i = 0; i < 4; ++i)
+        limiter.check("app:log:alice", log.spec, now - 1000 * (4 - i));
+    for (int i = 0; i < 10; ++i) // gcra at its limit: denied now
+        limiter.check("app:gcra:bob", gcra.spec, now - 1000);
+}
+
+void TestMainWindow::init()
+{
+    QFile::remove(m_dir.filePath(QStringLiteral("settings.ini")));
+    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
+    m_store = std::make_unique<ProfileStore>(m_settings.get());
+    m_vault = std::make_unique<PasswordVault>(PasswordVault::Backend::SessionOnly);
+}
+
+void TestMainWindow::cleanup()
+{
+    m_store.reset();
+    m_settings.reset();
+    m_vault.reset();
+}
+
+std::unique_ptr<MainWindow> TestMainWindow::openWindow(const MainWindow::StartupView &view)
+{
+    auto window = std::make_unique<MainWindow>(*m_store, *m_vault);
+    window->setStartupView(view);
+    const ConnectionOptions options = m_server->options();
+    const ConnectionProfile profile = ConnectionProfile::fromOptions(options, options.toUrl());
+    window->addSessionProfile(profile, options);
+    QSignalSpy settled(window.get(), &MainWindow::settled);
+    window->connectProfile(profile.name);
+    window->show();
+    return settled.wait(30000) ? std::move(window) : nullptr;
+}
+
+void TestMainWindow::startupViewOpensKeysPinsAndTab()
+{
+    MainWindow::StartupView view;
+    view.openKeys = {"app:log:alice", "app:gcra:bob"};
+    view.pins = {"app:log:alice", "app:gcra:bob"};
+    view.tab = QStringLiteral("monitor");
+    const auto window = openWindow(view);
+    QVERIFY(window);
+
+    // Settled means every key view and the pinned keys have their first data drawn.
+    QCOMPARE(window->tabs()->currentWidget(), window->monitor());
+    QCOMPARE(window->monitor()->pinnedKeys(), (QList<QByteArray>{"app:log:alice", "app:gcra:bob"}));
+    QVERIFY(window->monitor()->isLoaded());
+    QStringList opened;
+    for (int i = 0; i < window->tabs()->count(); ++i)
+        if (auto *v = qobject_cast<KeyView *>(window->tabs()->widget(i))) {
+            QVERIFY(v->isLoaded());
+            opened << QString::fromUtf8(v->key());
+        }
+    QCOMPARE(opened, (QStringList{QStringLiteral("app:log:alice"), QStringLiteral("app:gcra:bob")}));
+
+    // The views show the server's state: 4 of 10 in the log, GCRA denying.
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(2));
+    QVERIFY(alice);
+    QVERIFY2(alice->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("4 of 10")),
+             qPrintable(alice->fieldText(QStringLiteral("Used"))));
+
+    // --tab KEY selects an open key, or opens it.
+    window->showTab(QStringLiteral("app:log:alice"));
+    QCOMPARE(window->tabs()->currentWidget(), alice);
+    window->showTab(QStringLiteral("overview"));
+    QCOMPARE(window->tabs()->currentWidget(), window->overview());
+}
+
+void TestMainWindow::pinsFromKeyViewAndBrowserReachTheMonitor()
+{
+    MainWindow::StartupView view;
+    view.openKeys = {"app:gcra:bob"};
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    QVERIFY(window->monitor()->pinnedKeys().isEmpty());
+
+    auto *bob = qobject_cast<KeyView *>(window->tabs()->currentWidget());
+    QVERIFY(bob);
+    emit bob->pinRequested(bob->key()); // its "Pin to monitor" button
+    QCOMPARE(window->monitor()->pinnedKeys(), QList<QByteArray>{"app:gcra:bob"});
+    emit window->keyBrowser()->pinKeyRequested("app:log:alice"); // the keys panel's context menu
+    QCOMPARE(window->monitor()->pinnedKeys(), (QList<QByteArray>{"app:gcra:bob", "app:log:alice"}));
+    // Pinning twice keeps one line.
+    emit bob->pinRequested(bob->key());
+    QCOMPARE(window->monitor()->pinnedKeys().size(), 2);
+    QTRY_VERIFY_WITH_TIMEOUT(window->monitor()->isLoaded(), 10000);
+}
+
+void TestMainWindow::overviewAndMonitorTabsStay()
+{
+    MainWindow::StartupView view;
+    view.openKeys = {"app:log:alice"};
+    view.pins = {"app:log:alice"};
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    QTabWidget *tabs = window->tabs();
+    QCOMPARE(tabs->count(), 3);
+    // No close button on the Overview and Monitor tabs; a close request for them is ignored.
+    QVERIFY(!tabs->tabBar()->tabButton(0, QTabBar::RightSide));
+    QVERIFY(!tabs->tabBar()->tabButton(1, QTabBar::RightSide));
+    emit tabs->tabCloseRequested(1);
+    emit tabs->tabCloseRequested(0);
+    QCOMPARE(tabs->count(), 3);
+    emit tabs->tabCloseRequested(2); // the key's tab closes
+    QCOMPARE(tabs->count(), 2);
+
+    // Disconnecting closes the key tabs but keeps the monitor's pins (shown as stale).
+    window->openKey("app:log:alice");
+    QCOMPARE(tabs->count(), 3);
+    window->disconnectFromServer();
+    QCOMPARE(tabs->count(), 2);
+    QCOMPARE(window->monitor()->pinnedKeys(), QList<QByteArray>{"app:log:alice"});
+    QVERIFY(!window->monitor()->noteText().isEmpty());
+}
+
+void TestMainWindow::lostConnectionIsShownAsLost()
+{
+    MainWindow::StartupView view;
+    view.openKeys = {"app:log:alice"};
+    view.pins = {"app:log:alice", "app:gcra:bob"};
+    view.tab = QStringLiteral("app:log:alice");
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->currentWidget());
+    QVERIFY(alice);
+    QVERIFY(!alice->isStale());
+    QVERIFY(window->monitor()->noteText().isEmpty());
+    QVERIFY(window->banner()->isHidden());
+
+    m_server->kill();
+    // The heartbeat notices within one beat; the banner says so, and neither the key view nor the
+    // monitor goes on looking live.
+    QTRY_VERIFY_WITH_TIMEOUT(!window->banner()->isHidden(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(alice->isStale(), 15000);
+    QVERIFY(!alice->staleText().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!window->monitor()->noteText().isEmpty(), 15000);
+
+    // A key opened while the connection is lost shows no numbers as if live either.
+    window->openKey("app:gcra:bob");
+    auto *bob = qobject_cast<KeyView *>(window->tabs()->currentWidget());
+    QVERIFY(bob && bob->key() == "app:gcra:bob");
+    QTRY_VERIFY_WITH_TIMEOUT(bob->readsStarted() > 0, 5000);
+    QVERIFY(!bob->isLoaded() || bob->isStale());
+
+    // Back on the same port: the views come back by themselves.
+    m_server->restart();
+    QTRY_VERIFY_WITH_TIMEOUT(window->banner()->isHidden(), 40000);
+    QTRY_VERIFY_WITH_TIMEOUT(!alice->isStale(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(window->monitor()->noteText().isEmpty(), 15000);
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
