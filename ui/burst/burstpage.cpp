@@ -645,7 +645,7 @@ void BurstPage::lookUpPolicy()
             m_policySpec = l.spec;
             QString text;
             if (l.policy)
-                text = QStringLiteral("Policy %1 (matches %2): %3 per key, %4")
+                text = QStringLiteral("Policy %1 (matches %2): %3, %4")
                            .arg(l.policy->name, displayKey(l.policy->match), algorithmName(l.policy->spec.algorithm),
                                 formatLimit(l.policy->spec));
             else
