@@ -717,6 +717,10 @@ void TestAuditPage::screens()
         QVERIFY(!shot.isNull());
         if (!dir.isEmpty())
             QVERIFY(shot.save(dir + (dark ? QStringLiteral("/audit-dark.png") : QStringLiteral("/audit-light.png"))));
+        if (dark && !dir.isEmpty()) {
+            tab.page.setClient(nullptr, {});
+            saveShot(tab.page, QStringLiteral("audit-dark-stale.png"));
+        }
         if (!dark && !dir.isEmpty()) {
             tab.page.setTimeRange(AuditPage::TimeRange::LastDay);
             tab.page.setActionFilter(QStringLiteral("reset"));

@@ -39,6 +39,8 @@ QString countText(const AuditEntry &e)
         return formatKeys(e.count) + QStringLiteral(" deleted");
     if (e.action == QLatin1String("burst"))
         return formatCount(e.count) + (e.count == 1 ? QStringLiteral(" request sent") : QStringLiteral(" requests sent"));
+    if (e.action.startsWith(QLatin1String("policy.")) || e.action.startsWith(QLatin1String("override.")))
+        return e.count == 0 ? QStringLiteral("nothing changed") : QString(); // one policy or override: nothing to add
     return QStringLiteral("count %1").arg(formatCount(e.count));
 }
 
@@ -124,7 +126,9 @@ void AuditDetails::showEntry(const AuditEntry &e)
                                   ago >= 0 ? QStringLiteral(", ") + (ago < 60 ? QStringLiteral("%1 s ago").arg(ago)
                                                                               : formatSpan(ago * 1000000) + QStringLiteral(" ago"))
                                            : QString());
-    m_facts->setText(QStringLiteral("%1 · %2\n%3 · entry %4").arg(who.join(QStringLiteral(", ")), when, countText(e), e.id));
+    const QString count = countText(e);
+    m_facts->setText(QStringLiteral("%1 · %2\n%3entry %4")
+                         .arg(who.join(QStringLiteral(", ")), when, count.isEmpty() ? QString() : count + QStringLiteral(" · "), e.id));
 
     const std::vector<FieldChange> changes = changedFields(e.before, e.after);
     m_changes->setRowCount(int(changes.size()));

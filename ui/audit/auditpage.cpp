@@ -102,6 +102,7 @@ AuditPage::AuditPage(QWidget *parent)
     m_status = new QLabel(this);
     m_status->setTextFormat(Qt::PlainText);
     m_status->setWordWrap(true);
+    m_status->setContentsMargins(4, 3, 4, 3);
 
     // The table, or in its place what there is to say about the trail.
     m_view = new QTableView(this);
@@ -600,9 +601,15 @@ void AuditPage::updateStatus()
     if (!m_stale && m_loaded && m_client)
         parts << QStringLiteral("new entries appear as they are made (read at %1)").arg(clockText(m_readAt));
     m_status->setText(parts.join(QStringLiteral(" · ")));
-    // The same padding either way, so that the table does not move when the state changes.
-    m_status->setStyleSheet(m_stale ? QStringLiteral("QLabel { background: #fcefc7; color: #3d3000; padding: 3px; border-radius: 3px; }")
-                                    : QStringLiteral("QLabel { padding: 3px; }"));
+    // Palette colours, not a style sheet: a style sheet would fix the text colour for the dark
+    // palette too. The amber pair reads the same in light and dark themes.
+    QPalette amber;
+    if (m_stale) {
+        amber.setColor(QPalette::Window, QColor(0xfc, 0xef, 0xc7));
+        amber.setColor(QPalette::WindowText, QColor(0x3d, 0x30, 0x00));
+    }
+    m_status->setPalette(amber); // default-constructed: inherits the page's again
+    m_status->setAutoFillBackground(m_stale);
 }
 
 void AuditPage::selectionChanged()
