@@ -380,6 +380,12 @@ void TestMonitor::lostConnectionBreaksTheLines()
     server.kill();
     QTRY_VERIFY_WITH_TIMEOUT(client.state() == RedisClient::State::Reconnecting, 10000);
     QVERIFY2(page.noteText().startsWith(QStringLiteral("Connection lost at ")), qPrintable(page.noteText()));
+    QVERIFY2(page.legend()->row(0).status.startsWith(QStringLiteral("not live: last read at ")), qPrintable(page.legend()->row(0).status));
+    QVERIFY2(page.statusText().startsWith(QStringLiteral("Not reading: the connection was lost at ")), qPrintable(page.statusText()));
+    page.resize(1280, 600);
+    page.setSpanMinutes(1);
+    QTest::qWait(100);
+    page.grab().save(QStringLiteral("/tmp/monitor-lost.png"));
     const qint64 sent = page.ticksSent();
     now += kTickUs;
     page.tickNow(); // not live: nothing is sent, nothing drawn

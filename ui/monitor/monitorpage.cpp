@@ -287,6 +287,8 @@ void MonitorPage::setClient(RedisClient *client, const QByteArray &ns)
         }
         m_stale = true;
         m_lost = false;
+        for (auto &p : m_pins)
+            refreshLegendRow(*p);
         updateNote();
         redraw();
         updateStatus();
@@ -326,6 +328,8 @@ void MonitorPage::markLost(const QString &why)
     }
     m_lostWhy = why;
     m_timer.stop();
+    for (auto &p : m_pins)
+        refreshLegendRow(*p);
     redraw();
     updateNote();
     updateStatus();
@@ -678,7 +682,17 @@ void MonitorPage::refreshLegendRow(MonitorPin &p)
         break;
     case MonitorPin::Status::Drawing:
         r.drawn = true;
-        if (!p.ring.empty() && !p.ring.newest().gap) {
+        if ((m_lost || m_stale) && !p.ring.empty()) {
+            // Not live: the last reading, said to be one.
+            for (size_t i = p.ring.size(); i-- > 0;) {
+                const MonitorSample &s = p.ring.at(i);
+                if (!s.gap) {
+                    r.current = QStringLiteral("%1 / %2").arg(formatCount(s.remaining()), formatCount(s.limit));
+                    r.status = QStringLiteral("not live: last read at %1").arg(clockText(s.timeUs));
+                    break;
+                }
+            }
+        } else if (!p.ring.empty() && !p.ring.newest().gap) {
             const MonitorSample &s = p.ring.newest();
             r.current = QStringLiteral("%1 / %2").arg(formatCount(s.remaining()), formatCount(s.limit));
             r.denied = s.denied();
@@ -756,9 +770,10 @@ void MonitorPage::redraw()
     const qint64 left = right - qint64(m_spanMinutes) * 60 * 1000000;
     const double leftMs = double(left) / 1000.0, rightMs = double(right) / 1000.0;
     // A little room after the newest reading, so that its denied mark is not cut in half.
-    const qint64 pad = qint64(m_spanMinutes) * 60 * 1000000 / 60;
+    // A tenth of the span: 12 ticks then fall every 6 s, 30 s or 1 min.
+    const qint64 pad = qint64(m_spanMinutes) * 60 * 1000000 / 10;
     m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(left / 1000), QDateTime::fromMSecsSinceEpoch((right + pad) / 1000));
-    m_timeAxis->setTickCount(m_spanMinutes == 5 ? 6 : m_spanMinutes == 10 ? 11 : 7);
+    m_timeAxis->setTickCount(12);
 
     // Points per line: one per pixel; with many keys one per two (each point costs in Qt
     // Charts' geometry and hover shape on every tick, and lines that many overlap anyway).
@@ -937,6 +952,8 @@ void MonitorPage::updateStatus()
     QString text;
     if (m_pins.empty())
         text = QStringLiteral("No keys pinned.");
+    else if (m_lost)
+        text = QStringLiteral("Not reading: the connection was lost at %1; reading resumes by itself once it is back.").arg(clockText(m_lostAtUs));
     else if (!m_client)
         text = QStringLiteral("%1 pinned; not connected.").arg(formatKeys(qint64(m_pins.size())));
     else if (m_paused)
