@@ -2,6 +2,8 @@
 // --tab) once connected, pins from a key view and from the key browser reaching the Monitor tab,
 // the Overview and Monitor tabs staying put, and a lost connection shown as lost (the banner, key
 // views and the monitor marked stale), never as live numbers. Real redis-server, offscreen.
+#include "auditpage.h"
+#include "burstpage.h"
 #include "connection.h"
 #include "connectionbanner.h"
 #include "connectionprofile.h"
@@ -12,10 +14,14 @@
 #include "monitorpage.h"
 #include "overviewpage.h"
 #include "passwordvault.h"
+#include "policiespage.h"
 #include "policy.h"
 #include "profilestore.h"
+#include "redisclient.h"
+#include "resetdialog.h"
 #include "sandboxserver.h"
 
+#include <QMenu>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabBar>
@@ -41,6 +47,8 @@ private slots:
     void startupViewOpensKeysPinsAndTab();
     void pinsFromKeyViewAndBrowserReachTheMonitor();
     void overviewAndMonitorTabsStay();
+    void keyActionsOpenTheirPages();
+    void keyActionsLockedWhenReadOnly();
     void lostConnectionIsShownAsLost();
 
 private:
@@ -129,7 +137,7 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(opened, (QStringList{QStringLiteral("app:log:alice"), QStringLiteral("app:gcra:bob")}));
 
     // The views show the server's state: 4 of 10 in the log, GCRA denying.
-    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(2));
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(5));
     QVERIFY(alice);
     QVERIFY2(alice->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("4 of 10")),
              qPrintable(alice->fieldText(QStringLiteral("Used"))));
@@ -139,6 +147,12 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(window->tabs()->currentWidget(), alice);
     window->showTab(QStringLiteral("overview"));
     QCOMPARE(window->tabs()->currentWidget(), window->overview());
+    window->showTab(QStringLiteral("burst"));
+    QCOMPARE(window->tabs()->currentWidget(), window->burst());
+    window->showTab(QStringLiteral("policies"));
+    QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    window->showTab(QStringLiteral("audit"));
+    QCOMPARE(window->tabs()->currentWidget(), window->audit());
 }
 
 void TestMainWindow::pinsFromKeyViewAndBrowserReachTheMonitor()
@@ -169,23 +183,78 @@ void TestMainWindow::overviewAndMonitorTabsStay()
     const auto window = openWindow(view);
     QVERIFY(window);
     QTabWidget *tabs = window->tabs();
-    QCOMPARE(tabs->count(), 3);
-    // No close button on the Overview and Monitor tabs; a close request for them is ignored.
-    QVERIFY(!tabs->tabBar()->tabButton(0, QTabBar::RightSide));
-    QVERIFY(!tabs->tabBar()->tabButton(1, QTabBar::RightSide));
-    emit tabs->tabCloseRequested(1);
-    emit tabs->tabCloseRequested(0);
-    QCOMPARE(tabs->count(), 3);
-    emit tabs->tabCloseRequested(2); // the key's tab closes
-    QCOMPARE(tabs->count(), 2);
+    constexpr int kPages = 5; // overview, monitor, burst, policies, audit
+    QCOMPARE(tabs->count(), kPages + 1);
+    const QStringList titles{QStringLiteral("Overview"), QStringLiteral("Monitor"), QStringLiteral("Burst"),
+                             QStringLiteral("Policies"), QStringLiteral("Audit")};
+    // No close button on the pages; a close request for them is ignored.
+    for (int i = 0; i < kPages; ++i) {
+        QCOMPARE(tabs->tabText(i), titles[i]);
+        QVERIFY(!tabs->tabBar()->tabButton(i, QTabBar::RightSide));
+        emit tabs->tabCloseRequested(i);
+    }
+    QCOMPARE(tabs->count(), kPages + 1);
+    emit tabs->tabCloseRequested(kPages); // the key's tab closes
+    QCOMPARE(tabs->count(), kPages);
 
     // Disconnecting closes the key tabs but keeps the monitor's pins (shown as stale).
     window->openKey("app:log:alice");
-    QCOMPARE(tabs->count(), 3);
+    QCOMPARE(tabs->count(), kPages + 1);
     window->disconnectFromServer();
-    QCOMPARE(tabs->count(), 2);
+    QCOMPARE(tabs->count(), kPages);
     QCOMPARE(window->monitor()->pinnedKeys(), QList<QByteArray>{"app:log:alice"});
     QVERIFY(!window->monitor()->noteText().isEmpty());
+}
+
+void TestMainWindow::keyActionsOpenTheirPages()
+{
+    const auto window = openWindow({});
+    QVERIFY(window);
+    window->runKeyAction(KeyAction::Burst, {"app:gcra:bob"});
+    QCOMPARE(window->tabs()->currentWidget(), window->burst());
+    window->runKeyAction(KeyAction::ChangeLimit, {"app:gcra:bob"});
+    QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    window->runKeyAction(KeyAction::EditPolicy, {"app:log:alice"});
+    QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    // Reset opens the preview; nothing is deleted until it is confirmed there.
+    window->runKeyAction(KeyAction::Reset, {"app:log:alice"});
+    auto *dialog = window->findChild<ResetDialog *>();
+    QVERIFY(dialog);
+    QTRY_COMPARE_WITH_TIMEOUT(dialog->previewedKeys(), QList<QByteArray>{"app:log:alice"}, 10000);
+    dialog->reject();
+    Connection c(m_server->options());
+    QCOMPARE(c.command({"EXISTS", "app:log:alice"}).integer(), 1);
+}
+
+void TestMainWindow::keyActionsLockedWhenReadOnly()
+{
+    const auto window = openWindow({});
+    QVERIFY(window);
+    RedisClient *client = window->client();
+    auto enabled = [client](const QList<QByteArray> &keys) {
+        QMenu menu;
+        addKeyActions(&menu, client, keys, [](KeyAction, const QList<QByteArray> &) {});
+        QMap<QString, bool> on;
+        for (QAction *a : menu.actions())
+            if (!a->isSeparator())
+                on.insert(a->text(), a->isEnabled());
+        return on;
+    };
+    QMap<QString, bool> writable = enabled({"app:log:alice"});
+    QCOMPARE(writable.value(QStringLiteral("Burst…")), true);
+    QCOMPARE(writable.value(QStringLiteral("Reset…")), true);
+    QCOMPARE(writable.value(QStringLiteral("Change this key's limit…")), true);
+    // A selection: only reset takes several keys.
+    const QMap<QString, bool> several = enabled({"app:log:alice", "app:gcra:bob"});
+    QCOMPARE(several.value(QStringLiteral("Reset 2 keys…")), true);
+    QCOMPARE(several.value(QStringLiteral("Burst…")), false);
+
+    window->lockAction()->setChecked(true);
+    QVERIFY(client->isReadOnly());
+    const QMap<QString, bool> locked = enabled({"app:log:alice"});
+    QCOMPARE(locked.value(QStringLiteral("Burst…")), false);
+    QCOMPARE(locked.value(QStringLiteral("Reset…")), false);
+    QVERIFY(!whyReadOnly(client).isEmpty());
 }
 
 void TestMainWindow::lostConnectionIsShownAsLost()

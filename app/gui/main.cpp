@@ -3,6 +3,7 @@
 
 #include "connectionoptions.h"
 #include "demosession.h"
+#include "duration.h"
 #include "errors.h"
 #include "keybrowser.h"
 #include "mainwindow.h"
@@ -85,13 +86,20 @@ int main(int argc, char **argv)
         QStringLiteral("KEY"));
     const QCommandLineOption tab(
         QStringLiteral("tab"),
-        QStringLiteral("The tab shown first: overview, monitor, or a KEY (opened if it is not)."),
+        QStringLiteral("The tab shown first: overview, monitor, burst, policies, audit, or a "
+                       "KEY (opened if it is not)."),
         QStringLiteral("TAB"));
+    const QCommandLineOption screenshotAfter(
+        QStringLiteral("screenshot-after"),
+        QStringLiteral("With --screenshot: keep running this long after the data has loaded "
+                       "(e.g. 60s, so the monitor has a minute of history), then render."),
+        QStringLiteral("DURATION"));
     const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
-    parser.addOptions({url, profile, demo, readOnly, openKey, pin, tab, screenshot, help, version});
+    parser.addOptions({url, profile, demo, readOnly, openKey, pin, tab, screenshot,
+                       screenshotAfter, help, version});
     if (!parser.parse(arguments(argc, argv))) {
         print(stderr,
               QStringLiteral("ratescope: %1\nTry ratescope --help.\n").arg(parser.errorText()));
@@ -117,6 +125,15 @@ int main(int argc, char **argv)
               QStringLiteral(
                   "ratescope: --url, --profile and --demo choose the server: give one of them\n"));
         return kExitUsage;
+    }
+    qint64 screenshotDelayMs = 300; // a moment after the data is in, so the last rows' columns are painted too
+    if (parser.isSet(screenshotAfter)) {
+        try {
+            screenshotDelayMs = std::max<qint64>(300, parseDurationUs(parser.value(screenshotAfter)) / 1000);
+        } catch (const Error &e) {
+            print(stderr, QStringLiteral("ratescope: --screenshot-after: %1\n").arg(e.message()));
+            return kExitUsage;
+        }
     }
     std::optional<ConnectionOptions> urlOptions;
     if (parser.isSet(url)) {
@@ -209,10 +226,11 @@ int main(int argc, char **argv)
                                   .arg(kScreenshotTimeoutMs / 1000));
             QApplication::exit(complete ? 0 : 1);
         };
-        // A moment after the data is in, so the last rows' columns are painted too.
-        QObject::connect(&window, &MainWindow::settled, &window,
-                         [save] { QTimer::singleShot(300, [save] { save(true); }); });
-        QTimer::singleShot(kScreenshotTimeoutMs, &window, [save] { save(false); });
+        QObject::connect(&window, &MainWindow::settled, &window, [save, screenshotDelayMs] {
+            QTimer::singleShot(int(std::min<qint64>(screenshotDelayMs, 24LL * 3600 * 1000)), [save] { save(true); });
+        });
+        QTimer::singleShot(int(std::min<qint64>(kScreenshotTimeoutMs + screenshotDelayMs, 24LL * 3600 * 1000)), &window,
+                           [save] { save(false); });
     }
     window.show();
     return app.exec();

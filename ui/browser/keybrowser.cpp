@@ -670,6 +670,17 @@ void KeyBrowser::showContextMenu(const QPoint &pos)
                         [this, pattern] { emit filterRequested(pattern); });
         menu->addAction(QStringLiteral("Copy pattern"), this,
                         [pattern] { QApplication::clipboard()->setText(pattern); });
+        // Ratescope's own metadata is never offered for a reset.
+        const QByteArray raw = first.data(KeyTreeModel::PatternRole).toByteArray();
+        if (!raw.startsWith(m_ns)) {
+            menu->addSeparator();
+            menu->setToolTipsVisible(true);
+            QAction *reset = menu->addAction(QStringLiteral("Reset all keys of this group…"), this,
+                                             [this, raw] { emit resetGroupRequested(raw); });
+            const QString locked = whyReadOnly(m_client);
+            reset->setEnabled(locked.isEmpty());
+            reset->setToolTip(locked.isEmpty() ? QStringLiteral("Preview the keys %1 matches, then delete exactly those").arg(pattern) : locked);
+        }
     } else {
         // On a selected row the pin takes every selected key; on another row, that key alone.
         // A selection is counted before it is walked: select-all in a big group is cheap to
@@ -698,6 +709,15 @@ void KeyBrowser::showContextMenu(const QPoint &pos)
                                 for (const QByteArray &k : pinned)
                                     emit pinKeyRequested(k);
                             });
+        }
+        // The selection the pin took, or the row's key, without Ratescope's own metadata.
+        QList<QByteArray> acted = pinned.isEmpty() ? QList<QByteArray>{key} : pinned;
+        acted.removeIf([this](const QByteArray &k) { return k.startsWith(m_ns); });
+        if (!acted.isEmpty()) {
+            menu->addSeparator();
+            addKeyActions(menu, m_client, acted, [this](KeyAction action, const QList<QByteArray> &keys) {
+                emit keyActionRequested(action, keys);
+            });
         }
         menu->addSeparator();
         menu->addAction(QStringLiteral("Copy name"), this,

@@ -3,6 +3,7 @@
 // rows in view through the connection's worker, refreshing them while they stay in view.
 #pragma once
 
+#include "keyactions.h"
 #include "keytreemodel.h"
 #include "policy.h"
 #include "redisclient.h"
@@ -67,6 +68,10 @@ signals:
     void pinKeyRequested(const QByteArray &key);
     // "Show only this group" from the context menu: a SCAN MATCH pattern.
     void filterRequested(const QString &pattern);
+    // Burst, change limit, edit policy, reset: on the row's key or every selected key.
+    void keyActionRequested(ratescope::ui::KeyAction action, const QList<QByteArray> &keys);
+    // "Reset all keys of this group…": the group's SCAN MATCH pattern.
+    void resetGroupRequested(const QByteArray &pattern);
     void scanFinished();
     void settled();
 

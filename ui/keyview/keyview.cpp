@@ -16,6 +16,7 @@
 #include <QJsonArray>
 #include <QLabel>
 #include <QProgressBar>
+#include <QMenu>
 #include <QPushButton>
 #include <QStackedWidget>
 #include <QToolButton>
@@ -146,12 +147,27 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
     m_pin->setToolTip(QStringLiteral("Follow this key's usage over time in the Monitor tab"));
     connect(m_pin, &QPushButton::clicked, this, [this] { emit pinRequested(m_key); });
 
+    // Built when opened, so read-only and connection state are those of the moment.
+    auto *actions = new QToolButton(this);
+    actions->setText(QStringLiteral("Actions"));
+    actions->setPopupMode(QToolButton::InstantPopup);
+    actions->setToolTip(QStringLiteral("Burst, change this key's limit, edit its policy, reset"));
+    auto *actionsMenu = new QMenu(actions);
+    connect(actionsMenu, &QMenu::aboutToShow, this, [this, actionsMenu] {
+        actionsMenu->clear();
+        addKeyActions(actionsMenu, m_client, {m_key}, [this](KeyAction action, const QList<QByteArray> &keys) {
+            emit keyActionRequested(action, keys);
+        });
+    });
+    actions->setMenu(actionsMenu);
+
     auto *top = new QHBoxLayout;
     top->addWidget(m_title, 1);
     top->addWidget(new QLabel(QStringLiteral("Auto-refresh:"), this));
     top->addWidget(m_intervalBox);
     top->addWidget(refreshNow);
     top->addWidget(m_pin);
+    top->addWidget(actions);
 
     m_bar = new QProgressBar(this);
     m_bar->setRange(0, 1000);

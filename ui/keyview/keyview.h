@@ -3,6 +3,8 @@
 // log through LogView). Read-only; refreshed while shown, one read in flight at most.
 #pragma once
 
+#include "keyactions.h"
+
 #include "keyformat.h"
 #include "keytext.h" // displayKey: how the view and its tab name the key
 #include "limiter.h"
@@ -75,6 +77,8 @@ signals:
     void loaded();
     void refreshed(); // every good read, once drawn
     void pinRequested(const QByteArray &key);
+    // The "Actions" menu: burst, change limit, edit policy, reset (see keyactions.h).
+    void keyActionRequested(ratescope::ui::KeyAction action, const QList<QByteArray> &keys);
 
 protected:
     void showEvent(QShowEvent *event) override;

@@ -1,5 +1,7 @@
 #include "mainwindow.h"
 
+#include "auditpage.h"
+#include "burstpage.h"
 #include "connectionbanner.h"
 #include "connectiondialog.h"
 #include "keybrowser.h"
@@ -9,8 +11,10 @@
 #include "monitorpage.h"
 #include "overviewpage.h"
 #include "passwordvault.h"
+#include "policiespage.h"
 #include "profilestore.h"
 #include "redisclient.h"
+#include "resetdialog.h"
 #include "serverstatusbar.h"
 
 #include <QAction>
@@ -107,8 +111,16 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_tabs->addTab(m_overview, QStringLiteral("Overview"));
     m_tabs->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);
     m_monitor = new MonitorPage(m_tabs);
-    m_tabs->addTab(m_monitor, QStringLiteral("Monitor"));
-    m_tabs->tabBar()->setTabButton(1, QTabBar::RightSide, nullptr);
+    m_burst = new BurstPage(m_tabs);
+    m_policies = new PoliciesPage(m_tabs);
+    m_audit = new AuditPage(m_tabs);
+    for (const auto &[page, title] : {std::pair<QWidget *, const char *>{m_monitor, "Monitor"},
+                                      {m_burst, "Burst"},
+                                      {m_policies, "Policies"},
+                                      {m_audit, "Audit"}}) {
+        const int at = m_tabs->addTab(page, QLatin1String(title));
+        m_tabs->tabBar()->setTabButton(at, QTabBar::RightSide, nullptr);
+    }
     connect(m_tabs, &QTabWidget::tabCloseRequested, this, [this](int index) {
         if (!isPinnedTab(index))
             delete m_tabs->widget(index); // its requests are dropped with it
@@ -144,6 +156,11 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     connect(m_overview, &OverviewPage::loaded, this, &MainWindow::checkSettled);
     connect(m_monitor, &MonitorPage::loaded, this, &MainWindow::checkSettled);
     connect(m_browser, &KeyBrowser::pinKeyRequested, this, &MainWindow::pinKey);
+    connect(m_browser, &KeyBrowser::keyActionRequested, this, &MainWindow::runKeyAction);
+    connect(m_browser, &KeyBrowser::resetGroupRequested, this,
+            [this](const QByteArray &pattern) { openReset({}, pattern); });
+    connect(m_policies, &PoliciesPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_audit, &AuditPage::loaded, this, &MainWindow::checkSettled);
     connect(m_banner, &ConnectionBanner::editProfileRequested, this,
             [this] { editProfile(m_current.name); });
     connect(m_picker, &QComboBox::currentIndexChanged, this, &MainWindow::updateActions);
@@ -158,6 +175,9 @@ MainWindow::~MainWindow()
     m_browser->setClient(nullptr, {}, {});
     m_overview->setClient(nullptr, {});
     m_monitor->setClient(nullptr, {});
+    m_burst->setClient(nullptr, {}, {});
+    m_policies->setClient(nullptr, {});
+    m_audit->setClient(nullptr, {});
     delete m_client;
 }
 
@@ -324,6 +344,10 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     m_browser->setClient(m_client, profile.ns.toUtf8(), profile.separator.toUtf8());
     m_overview->setClient(m_client, profile.ns);
     m_monitor->setClient(m_client, profile.ns.toUtf8());
+    m_options = options;
+    m_burst->setClient(m_client, options, profile.ns.toUtf8());
+    m_policies->setClient(m_client, profile.ns.toUtf8());
+    m_audit->setClient(m_client, profile.ns.toUtf8());
     m_client->open();
     setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
     const int at = m_picker->findData(profile.name);
@@ -346,6 +370,10 @@ void MainWindow::disconnectFromServer()
     m_browser->setClient(nullptr, {}, {});
     m_overview->setClient(nullptr, {});
     m_monitor->setClient(nullptr, {}); // the pins and their history stay, shown as stale
+    m_burst->setClient(nullptr, {}, {});
+    m_policies->setClient(nullptr, {});
+    m_audit->setClient(nullptr, {});
+    m_options = {};
     m_status->setClient(nullptr);
     m_banner->setClient(nullptr);
     m_client->retire(); // no waiting on the network here
@@ -375,6 +403,7 @@ void MainWindow::openKey(const QByteArray &key)
     auto *view = new KeyView(m_client, key, m_current.ns.toUtf8(), m_tabs);
     connect(view, &KeyView::pinRequested, this, &MainWindow::pinKey);
     connect(view, &KeyView::loaded, this, &MainWindow::checkSettled);
+    connect(view, &KeyView::keyActionRequested, this, &MainWindow::runKeyAction);
     const QByteArray sep = m_current.separator.toUtf8();
     const qsizetype cut = sep.isEmpty() ? -1 : key.lastIndexOf(sep);
     // Keys are bytes: the tab shows them escaped, never as markup or raw control characters.
@@ -458,7 +487,41 @@ void MainWindow::deleteProfile()
 bool MainWindow::isPinnedTab(int index) const
 {
     const QWidget *w = m_tabs->widget(index);
-    return w == m_overview || w == m_monitor;
+    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_audit;
+}
+
+void MainWindow::runKeyAction(KeyAction action, const QList<QByteArray> &keys)
+{
+    if (keys.isEmpty() || !m_client)
+        return;
+    switch (action) {
+    case KeyAction::Burst:
+        m_burst->setKey(keys.first());
+        m_tabs->setCurrentWidget(m_burst);
+        break;
+    case KeyAction::ChangeLimit:
+        m_policies->changeKeyLimit(keys.first());
+        m_tabs->setCurrentWidget(m_policies);
+        break;
+    case KeyAction::EditPolicy:
+        m_policies->editPolicyOf(keys.first());
+        m_tabs->setCurrentWidget(m_policies);
+        break;
+    case KeyAction::Reset:
+        openReset(keys, {});
+        break;
+    }
+}
+
+void MainWindow::openReset(const QList<QByteArray> &keys, const QByteArray &pattern)
+{
+    if (!m_client)
+        return;
+    auto *dialog = new ResetDialog(m_client, m_current.ns.toUtf8(), {keys, pattern}, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    // The keys panel and open views show what is left once the keys are gone.
+    connect(dialog, qOverload<qint64>(&ResetDialog::finished), this, &MainWindow::refresh);
+    dialog->open();
 }
 
 void MainWindow::pinKey(const QByteArray &key)
@@ -473,6 +536,12 @@ void MainWindow::showTab(const QString &tab)
         m_tabs->setCurrentWidget(m_overview);
     else if (tab.compare(QLatin1String("monitor"), Qt::CaseInsensitive) == 0)
         m_tabs->setCurrentWidget(m_monitor);
+    else if (tab.compare(QLatin1String("burst"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_burst);
+    else if (tab.compare(QLatin1String("policies"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_policies);
+    else if (tab.compare(QLatin1String("audit"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_audit);
     else if (!tab.isEmpty())
         openKey(tab.toLocal8Bit()); // selects its tab when it is open already
 }
@@ -510,7 +579,9 @@ bool MainWindow::isSettled() const
     for (int i = 0; i < m_tabs->count(); ++i)
         if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())
             return false;
-    return true;
+    // The Policies and Audit tabs read when shown: wait for them only then.
+    const QWidget *shown = m_tabs->currentWidget();
+    return (shown != m_policies || m_policies->isLoaded()) && (shown != m_audit || m_audit->isLoaded());
 }
 
 void MainWindow::checkSettled()

@@ -1,9 +1,11 @@
 // The console's main window: a toolbar (profile picker, connect, read-only lock, refresh, key
-// filter), the keys panel beside tabs (the overview, the monitor, opened keys), a banner while
-// the connection is lost or refused, and the server's vital signs in the status bar.
+// filter), the keys panel beside tabs (overview, monitor, burst, policies, audit, opened keys),
+// a banner while the connection is lost or refused, and the server's vital signs in the status
+// bar. Key actions (burst, limits, reset) from the keys panel and key views arrive here.
 #pragma once
 
 #include "connectionprofile.h"
+#include "keyactions.h"
 #include "passwordvault.h"
 #include "redisclient.h"
 
@@ -24,8 +26,11 @@ class QToolButton;
 namespace ratescope::ui {
 
 class ConnectionBanner;
+class AuditPage;
+class BurstPage;
 class KeyBrowser;
 class MonitorPage;
+class PoliciesPage;
 class OverviewPage;
 class ProfileStore;
 class ServerStatusBar;
@@ -47,7 +52,7 @@ public:
     void openKey(const QByteArray &key);
     // Adds the key to the Monitor tab's chart (and keeps polling it while connected).
     void pinKey(const QByteArray &key);
-    // "overview", "monitor", or a key (opened if it is not).
+    // "overview", "monitor", "burst", "policies", "audit", or a key (opened if it is not).
     void showTab(const QString &tab);
 
     // What the command line asks to see once connected (--open-key, --pin, --tab): applied to
@@ -64,6 +69,13 @@ public:
     KeyBrowser *keyBrowser() const { return m_browser; }
     OverviewPage *overview() const { return m_overview; }
     MonitorPage *monitor() const { return m_monitor; }
+    BurstPage *burst() const { return m_burst; }
+    PoliciesPage *policies() const { return m_policies; }
+    AuditPage *audit() const { return m_audit; }
+    // Burst, change limit, edit policy (their tabs, prefilled) or reset (the preview dialog).
+    void runKeyAction(KeyAction action, const QList<QByteArray> &keys);
+    // The reset dialog for exact keys or a SCAN MATCH pattern (opened, not waited for).
+    void openReset(const QList<QByteArray> &keys, const QByteArray &pattern);
     ConnectionBanner *banner() const { return m_banner; }
     ServerStatusBar *serverStatus() const { return m_status; }
     QTabWidget *tabs() const { return m_tabs; }
@@ -94,7 +106,7 @@ private:
     void checkSettled();
     void applyFilter();
     void applyStartupView();
-    bool isPinnedTab(int index) const; // the Overview and Monitor tabs stay
+    bool isPinnedTab(int index) const; // the pages stay; key tabs close
 
     ProfileStore &m_profiles;
     PasswordVault &m_vault;
@@ -121,6 +133,10 @@ private:
     QTabWidget *m_tabs;
     OverviewPage *m_overview;
     MonitorPage *m_monitor;
+    BurstPage *m_burst;
+    PoliciesPage *m_policies;
+    AuditPage *m_audit;
+    ConnectionOptions m_options; // the current connection's, for the burst engine's own connections
     ServerStatusBar *m_status;
 };
 

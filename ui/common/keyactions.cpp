@@ -1,0 +1,53 @@
+#include "keyactions.h"
+
+#include "displayformat.h"
+#include "redisclient.h"
+
+#include <QMenu>
+
+namespace ratescope::ui {
+
+QString whyReadOnly(const RedisClient *client)
+{
+    if (!client)
+        return QStringLiteral("Not connected to a server");
+    if (client->isReadOnly())
+        return QStringLiteral("Read-only: changes are locked for this connection (the toolbar's lock, the "
+                              "profile's read-only setting or --read-only)");
+    return {};
+}
+
+void addKeyActions(QMenu *menu, const RedisClient *client, const QList<QByteArray> &keys,
+                   const std::function<void(KeyAction, const QList<QByteArray> &)> &trigger)
+{
+    if (keys.isEmpty())
+        return;
+    menu->setToolTipsVisible(true);
+    const QString locked = whyReadOnly(client);
+    const bool one = keys.size() == 1;
+    auto add = [&](const QString &text, KeyAction action, bool mutates, bool needsOne, const QString &tip) {
+        QAction *a = menu->addAction(text, menu, [trigger, action, keys] { trigger(action, keys); });
+        const bool connected = client != nullptr;
+        if (needsOne && !one) {
+            a->setEnabled(false);
+            a->setToolTip(QStringLiteral("One key at a time"));
+        } else if (!connected || (mutates && !locked.isEmpty())) {
+            a->setEnabled(false);
+            a->setToolTip(locked);
+        } else {
+            a->setToolTip(tip);
+        }
+    };
+    // Opening an editor changes nothing by itself: the editor refuses to save when locked.
+    add(QStringLiteral("Burst…"), KeyAction::Burst, true, true,
+        QStringLiteral("Fire a test burst at this key (it consumes the key's real quota)"));
+    add(QStringLiteral("Change this key's limit…"), KeyAction::ChangeLimit, false, true,
+        QStringLiteral("A temporary override for this key, prefilled with the limits in force"));
+    add(QStringLiteral("Edit its policy…"), KeyAction::EditPolicy, false, true,
+        QStringLiteral("The policy that gives this key its limits"));
+    menu->addSeparator();
+    add(one ? QStringLiteral("Reset…") : QStringLiteral("Reset %1 keys…").arg(formatCount(keys.size())),
+        KeyAction::Reset, true, false, QStringLiteral("Delete the limiter state (a preview comes first)"));
+}
+
+} // namespace ratescope::ui
