@@ -49,6 +49,7 @@ private slots:
     void overviewAndMonitorTabsStay();
     void keyActionsOpenTheirPages();
     void keyActionsLockedWhenReadOnly();
+    void pagesLeaveRoomForTheKeysPanel();
     void lostConnectionIsShownAsLost();
 
 private:
@@ -255,6 +256,24 @@ void TestMainWindow::keyActionsLockedWhenReadOnly()
     QCOMPARE(locked.value(QStringLiteral("Burst…")), false);
     QCOMPARE(locked.value(QStringLiteral("Reset…")), false);
     QVERIFY(!whyReadOnly(client).isEmpty());
+}
+
+void TestMainWindow::pagesLeaveRoomForTheKeysPanel()
+{
+    // At 1280 px the keys panel keeps its columns only if no page insists on more than the rest.
+    MainWindow::StartupView view;
+    view.openKeys = {"app:log:alice", "app:gcra:bob"};
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    QStringList wide;
+    for (int i = 0; i < window->tabs()->count(); ++i) {
+        QWidget *page = window->tabs()->widget(i);
+        const int w = page->minimumSizeHint().width();
+        if (w > 850)
+            wide << QStringLiteral("%1: %2 px").arg(window->tabs()->tabText(i)).arg(w);
+    }
+    QVERIFY2(wide.isEmpty(), qPrintable(wide.join(QStringLiteral(", "))));
+    QCOMPARE(window->width(), 1280);
 }
 
 void TestMainWindow::lostConnectionIsShownAsLost()

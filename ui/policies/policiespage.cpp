@@ -21,6 +21,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
@@ -156,9 +157,17 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     rl->addWidget(m_editors, 1);
     rl->addWidget(m_deleteStrip);
 
+    // The editor scrolls rather than widening the window: beside the keys panel at 1280 px the
+    // tab area has about 850 px.
+    auto *rightScroll = new QScrollArea;
+    rightScroll->setWidget(right);
+    rightScroll->setWidgetResizable(true);
+    rightScroll->setFrameShape(QFrame::NoFrame);
+    rightScroll->setMinimumWidth(320);
+
     auto *splitter = new QSplitter(Qt::Horizontal);
     splitter->addWidget(left);
-    splitter->addWidget(right);
+    splitter->addWidget(rightScroll);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     splitter->setChildrenCollapsible(false);
