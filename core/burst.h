@@ -71,7 +71,7 @@ struct BurstSummary {
 
     // Decisions (allowed + denied) per second.
     double throughput() const;
-    // The JSON summary of DESIGN §7 plus p999, min, mean, connection_errors, first_error,
+    // The JSON summary of docs/cli.md plus p999, min, mean, connection_errors, first_error,
     // cancelled. Without the timeline.
     QJsonObject toJson() const;
 };

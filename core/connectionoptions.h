@@ -1,4 +1,4 @@
-// Where and how to connect: the parsed form of a Ratescope connection URL (DESIGN §6).
+// Where and how to connect: the parsed form of a Ratescope connection URL (docs/urls.md).
 #pragma once
 
 #include <QList>
@@ -43,7 +43,7 @@ struct ConnectionOptions {
     int commandTimeoutMs = 5000;
     QString clientName = QStringLiteral("ratescope");
 
-    // Parses any URL form of DESIGN §6. Throws UsageError with a message that names the
+    // Parses any URL form of docs/urls.md. Throws UsageError with a message that names the
     // problem and never repeats the password.
     static ConnectionOptions fromUrl(const QString &url);
 

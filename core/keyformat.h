@@ -1,4 +1,4 @@
-// Recognising limiter keys: Ratescope's own formats and those other services write (DESIGN §4).
+// Recognising limiter keys: Ratescope's own formats and those other services write (docs/key-formats.md).
 #pragma once
 
 #include "algorithm.h"

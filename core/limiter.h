@@ -10,7 +10,7 @@ namespace ratescope {
 
 class Connection;
 
-// A limiter's answer (DESIGN §3). Times are microseconds.
+// A limiter's answer (docs/scripts.md). Times are microseconds.
 struct Decision {
     bool allowed = false;
     qint64 limit = 0;

@@ -1,5 +1,5 @@
 // Policies (which limits apply to which keys) and overrides (temporary limits for one key),
-// stored under Ratescope's namespace (DESIGN §5).
+// stored under Ratescope's namespace (docs/key-formats.md).
 #pragma once
 
 #include "algorithm.h"

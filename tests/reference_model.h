@@ -1,4 +1,4 @@
-// Reference models of the five limiter algorithms (DESIGN.md section 3, lua/*.lua headers).
+// Reference models of the five limiter algorithms (docs/scripts.md, lua/*.lua headers).
 //
 // The oracle for tests that replay random steps against the Lua scripts. Written for clarity,
 // not speed, and deliberately NOT a transliteration of the Lua:

@@ -1,4 +1,4 @@
-// URL and duration parsing: every form of DESIGN §6, and clear errors for bad input.
+// URL and duration parsing: every form of docs/urls.md, and clear errors for bad input.
 #include "connectionoptions.h"
 #include "duration.h"
 #include "errors.h"

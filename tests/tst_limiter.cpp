@@ -121,7 +121,7 @@ void TestLimiter::init()
 
 void TestLimiter::slidingCounterWorkedExample()
 {
-    // DESIGN §3: window 60 s, previous window 8, current 3, 45 s in, limit 5: 2 + 3 + 1 > 5.
+    // docs/scripts.md: window 60 s, previous window 8, current 3, 45 s in, limit 5: 2 + 3 + 1 > 5.
     const qint64 w = 60 * kSecond;
     const qint64 id = kT0 / w;
     m_conn->command({"HSET", "ex", "w", QByteArray::number(id), "c", "3", "p", "8"});

@@ -165,7 +165,7 @@ int Cli::fail(const std::exception &e)
     int code = ExitServer;
     QString kind = QStringLiteral("server");
     if (auto *reply = dynamic_cast<const ReplyError *>(&e)) {
-        // A key of the wrong type for the algorithm is a validation problem (DESIGN §7).
+        // A key of the wrong type for the algorithm is a validation problem (docs/cli.md).
         if (reply->prefix() == QLatin1String("WRONGTYPE")) {
             code = ExitUsage;
             kind = QStringLiteral("usage");

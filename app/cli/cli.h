@@ -1,4 +1,4 @@
-// The headless front end: global options, subcommand dispatch, output and exit codes (DESIGN §7).
+// The headless front end: global options, subcommand dispatch, output and exit codes (docs/cli.md).
 #pragma once
 
 #include "connection.h"
@@ -14,7 +14,7 @@
 
 namespace ratescope::cli {
 
-// Exit codes of DESIGN §7.
+// Exit codes of docs/cli.md.
 enum ExitCode {
     ExitOk = 0,
     ExitUsage = 2,
