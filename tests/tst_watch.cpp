@@ -90,9 +90,10 @@ void TestWatch::jsonReadingsMatchPeek()
     Connection c(m_server.options());
     const qint64 dbsize = c.command({"DBSIZE"}).toInteger();
     const qint64 writes = commandCalls(c, "evalsha") + commandCalls(c, "zadd") + commandCalls(c, "hset");
-    const CliResult r = runCli(cli({QStringLiteral("--read-only"), QStringLiteral("--json"), QStringLiteral("watch"), QStringLiteral("w:log"),
-                                    QStringLiteral("w:bucket"), QStringLiteral("w:gcra"), QStringLiteral("partner:log"), QStringLiteral("--count"),
-                                    QStringLiteral("4"), QStringLiteral("--interval"), QStringLiteral("100ms")}));
+    const CliResult r =
+        runCli(cli({QStringLiteral("--read-only"), QStringLiteral("--json"), QStringLiteral("watch"), QStringLiteral("w:log"),
+                    QStringLiteral("w:bucket"), QStringLiteral("w:gcra"), QStringLiteral("partner:log"), QStringLiteral("--count"),
+                    QStringLiteral("4"), QStringLiteral("--interval"), QStringLiteral("100ms")}));
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
     QCOMPARE(lines.size(), 4 * 4);
@@ -135,8 +136,8 @@ void TestWatch::jsonReadingsMatchPeek()
 
 void TestWatch::humanLines()
 {
-    const CliResult r = runCli(cli({QStringLiteral("watch"), QStringLiteral("w:log"), QStringLiteral("partner:log"), QStringLiteral("--count"),
-                                    QStringLiteral("3"), QStringLiteral("--interval"), QStringLiteral("50ms")}));
+    const CliResult r = runCli(cli({QStringLiteral("watch"), QStringLiteral("w:log"), QStringLiteral("partner:log"),
+                                    QStringLiteral("--count"), QStringLiteral("3"), QStringLiteral("--interval"), QStringLiteral("50ms")}));
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
     // Not a terminal: the header once, then appended lines (no cursor movement).
@@ -156,10 +157,10 @@ void TestWatch::humanLines()
 void TestWatch::limitsFromFlags()
 {
     // A key no policy covers: the flags say what it is, and it reads as a fresh limiter.
-    const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("watch"), QStringLiteral("flagged:none"), QStringLiteral("--algo"),
-                                    QStringLiteral("fixed-window"), QStringLiteral("--limit"), QStringLiteral("7"), QStringLiteral("--window"),
-                                    QStringLiteral("1m"), QStringLiteral("--count"), QStringLiteral("2"), QStringLiteral("--interval"),
-                                    QStringLiteral("10ms")}));
+    const CliResult r = runCli(
+        cli({QStringLiteral("--json"), QStringLiteral("watch"), QStringLiteral("flagged:none"), QStringLiteral("--algo"),
+             QStringLiteral("fixed-window"), QStringLiteral("--limit"), QStringLiteral("7"), QStringLiteral("--window"),
+             QStringLiteral("1m"), QStringLiteral("--count"), QStringLiteral("2"), QStringLiteral("--interval"), QStringLiteral("10ms")}));
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
     QCOMPARE(lines.size(), 2);
@@ -201,7 +202,8 @@ void TestWatch::unreadableKeys()
         {QStringLiteral("w:nothing"), "'w:nothing' does not exist and no policy matches it"},
     };
     for (const Case &c : cases) {
-        const CliResult r = runCli(cli({QStringLiteral("watch"), QStringLiteral("w:log"), c.key, QStringLiteral("--count"), QStringLiteral("1")}));
+        const CliResult r =
+            runCli(cli({QStringLiteral("watch"), QStringLiteral("w:log"), c.key, QStringLiteral("--count"), QStringLiteral("1")}));
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(c.says), r.err.constData());
         QVERIFY(r.out.isEmpty()); // nothing printed before every key is known

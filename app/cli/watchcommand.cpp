@@ -25,12 +25,14 @@ namespace ratescope::cli {
 
 namespace {
 
-const QCommandLineOption kInterval(QStringLiteral("interval"), QStringLiteral("Time between readings (10ms..1h, default 1s)."), QStringLiteral("D"));
-const QCommandLineOption kCount(QStringLiteral("count"), QStringLiteral("Stop after N readings (default: until Ctrl-C)."), QStringLiteral("N"));
+const QCommandLineOption kInterval(QStringLiteral("interval"), QStringLiteral("Time between readings (10ms..1h, default 1s)."),
+                                   QStringLiteral("D"));
+const QCommandLineOption kCount(QStringLiteral("count"), QStringLiteral("Stop after N readings (default: until Ctrl-C)."),
+                                QStringLiteral("N"));
 const QCommandLineOption kCost(QStringLiteral("cost"), QStringLiteral("Cost of the request asked about (default: the policy's, else 1)."),
                                QStringLiteral("C"));
-const QCommandLineOption kScoreUnit(QStringLiteral("score-unit"), QStringLiteral("Time unit of a foreign sliding log's scores: auto, s, ms or us."),
-                                    QStringLiteral("U"));
+const QCommandLineOption kScoreUnit(QStringLiteral("score-unit"),
+                                    QStringLiteral("Time unit of a foreign sliding log's scores: auto, s, ms or us."), QStringLiteral("U"));
 
 std::atomic<bool> g_stop{false};
 
@@ -113,13 +115,16 @@ std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flag
         if (!kind.isLimiter()) {
             const QByteArray type = c.command({"TYPE", key}).bytes();
             if (type != "none")
-                throw UsageError(QStringLiteral("'%1' is a %2, not a limiter key Ratescope can read").arg(displayKey(key), QString::fromUtf8(type)));
+                throw UsageError(
+                    QStringLiteral("'%1' is a %2, not a limiter key Ratescope can read").arg(displayKey(key), QString::fromUtf8(type)));
             if (!spec)
-                throw UsageError(QStringLiteral("'%1' does not exist and no policy matches it: give --algo, --limit and --window").arg(displayKey(key)));
+                throw UsageError(
+                    QStringLiteral("'%1' does not exist and no policy matches it: give --algo, --limit and --window").arg(displayKey(key)));
             kind.format = ownFormat(spec->algorithm); // not there (yet): a fresh limiter of the policy's algorithm
         }
         if (!spec)
-            throw UsageError(QStringLiteral("no policy matches '%1' (%2): give --algo, --limit and --window").arg(displayKey(key), kind.label()));
+            throw UsageError(
+                QStringLiteral("no policy matches '%1' (%2): give --algo, --limit and --window").arg(displayKey(key), kind.label()));
         const QByteArray subject = kind.format == KeyFormat::CounterWindow ? kind.base : key;
         watched.push_back({key, displayKey(key), {subject, kind, *spec}});
     }
@@ -134,7 +139,9 @@ qint64 msRoundedUp(qint64 us)
 class Printer {
 public:
     Printer(Cli &cli, const std::vector<Watched> &watched)
-        : m_cli(cli), m_watched(watched), m_tty(!cli.json() && ::isatty(STDOUT_FILENO))
+        : m_cli(cli)
+        , m_watched(watched)
+        , m_tty(!cli.json() && ::isatty(STDOUT_FILENO))
     {
         for (const Watched &w : watched)
             m_keyWidth = std::max(m_keyWidth, w.shown.size());
@@ -155,7 +162,8 @@ public:
                     o.insert(QStringLiteral("remaining"), std::max<qint64>(0, u->decision.limit - u->usedNow));
                     o.insert(QStringLiteral("retry_after_ms"), msRoundedUp(u->decision.retryAfterUs));
                 } else {
-                    o.insert(QStringLiteral("error"), QStringLiteral("not readable as %1 (its type changed?)").arg(m_watched[i].target.kind.label()));
+                    o.insert(QStringLiteral("error"),
+                             QStringLiteral("not readable as %1 (its type changed?)").arg(m_watched[i].target.kind.label()));
                 }
                 m_cli.printJson(o);
             }
@@ -171,7 +179,8 @@ public:
             if (const auto &u = usage[i])
                 lines << row(time, m_watched[i].shown, QString::number(u->usedNow), QString::number(u->decision.limit),
                              QString::number(std::max<qint64>(0, u->decision.limit - u->usedNow)),
-                             u->decision.retryAfterUs > 0 ? formatDurationUs(msRoundedUp(u->decision.retryAfterUs) * 1000) : QStringLiteral("-"));
+                             u->decision.retryAfterUs > 0 ? formatDurationUs(msRoundedUp(u->decision.retryAfterUs) * 1000)
+                                                          : QStringLiteral("-"));
             else
                 lines << row(time, m_watched[i].shown, QStringLiteral("?"), QStringLiteral("?"), QStringLiteral("?"),
                              QStringLiteral("not readable as %1").arg(m_watched[i].target.kind.label()));
@@ -218,9 +227,11 @@ int runWatch(Cli &cli)
         throw UsageError(QStringLiteral("give at least one KEY to watch"));
     const qint64 intervalUs = cli.durationOptionUs(QStringLiteral("interval"), 1000000);
     if (intervalUs < 10000 || intervalUs > 3600LL * 1000000)
-        throw UsageError(QStringLiteral("--interval must be between 10ms and 1h, not %1").arg(cli.args().value(QStringLiteral("interval"))));
-    const std::optional<qint64> count =
-        cli.args().isSet(QStringLiteral("count")) ? std::optional<qint64>(cli.integerOption(QStringLiteral("count"), 1, 1000000000)) : std::nullopt;
+        throw UsageError(
+            QStringLiteral("--interval must be between 10ms and 1h, not %1").arg(cli.args().value(QStringLiteral("interval"))));
+    const std::optional<qint64> count = cli.args().isSet(QStringLiteral("count"))
+                                            ? std::optional<qint64>(cli.integerOption(QStringLiteral("count"), 1, 1000000000))
+                                            : std::nullopt;
     const Flags flags = readFlags(cli);
 
     // The server's clock, read once: ticks run on this machine's clock plus that offset, so
@@ -266,7 +277,9 @@ void registerWatch(QList<Subcommand> &commands)
                                     "each). Writes nothing.\n"
                                     "Limits come from policies and overrides, or from the flags; on a terminal the table is\n"
                                     "redrawn in place, otherwise lines are appended; --json prints one object per key per reading."),
-                     {kInterval, kCount, algoOption(), limitOption(), windowOption(), kCost, kScoreUnit}, false, runWatch});
+                     {kInterval, kCount, algoOption(), limitOption(), windowOption(), kCost, kScoreUnit},
+                     false,
+                     runWatch});
 }
 
 } // namespace ratescope::cli
