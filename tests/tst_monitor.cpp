@@ -20,10 +20,10 @@
 #include <QFile>
 #include <QStyle>
 #include <QStyleFactory>
-#include <QTemporaryDir>
-#include <QTest>
 #include <QtCharts/QChart>
 #include <QtCharts/QLineSeries>
+#include <QTemporaryDir>
+#include <QTest>
 
 using namespace ratescope;
 using namespace ratescope::ui;
@@ -41,9 +41,9 @@ struct Pinned {
 
 // Ratescope's five formats plus a partner's log with millisecond scores, each with a policy.
 const std::vector<Pinned> kKeys = {
-    {"mon:log", {Algorithm::SlidingLog, 10, kWindowUs, 1}, 4},     {"mon:counter", {Algorithm::SlidingCounter, 10, kWindowUs, 1}, 3},
-    {"mon:fixed", {Algorithm::FixedWindow, 5, kWindowUs, 1}, 5},   {"mon:bucket", {Algorithm::TokenBucket, 10, kWindowUs, 1}, 6},
-    {"mon:gcra", {Algorithm::Gcra, 10, kWindowUs, 1}, 2},          {"partner:log", {Algorithm::SlidingLog, 8, kWindowUs, 1}, 7},
+    {"mon:log", {Algorithm::SlidingLog, 10, kWindowUs, 1}, 4},   {"mon:counter", {Algorithm::SlidingCounter, 10, kWindowUs, 1}, 3},
+    {"mon:fixed", {Algorithm::FixedWindow, 5, kWindowUs, 1}, 5}, {"mon:bucket", {Algorithm::TokenBucket, 10, kWindowUs, 1}, 6},
+    {"mon:gcra", {Algorithm::Gcra, 10, kWindowUs, 1}, 2},        {"partner:log", {Algorithm::SlidingLog, 8, kWindowUs, 1}, 7},
 };
 
 // Now, moved back to 10 s into the current minute: the 60 s fixed windows filled just
@@ -424,7 +424,10 @@ void TestMonitor::screens()
         {"api:upload:bob", {Algorithm::SlidingCounter, 40, kWindowUs, 1}, 0},
         {"api:export:carol", {Algorithm::FixedWindow, 30, kWindowUs, 1}, 0},
         {"api:login:dave", {Algorithm::TokenBucket, 20, 20 * 1000000, 1}, 0},
-        {"api:webhook:\x01" "eve", {Algorithm::Gcra, 50, kWindowUs, 1}, 0},
+        {"api:webhook:\x01"
+         "eve",
+         {Algorithm::Gcra, 50, kWindowUs, 1},
+         0},
     };
     for (const Pinned &k : keys)
         declare(c, k);

@@ -7,7 +7,10 @@
 
 namespace ratescope::ui {
 
-MonitorLegendModel::MonitorLegendModel(QObject *parent) : QAbstractTableModel(parent) {}
+MonitorLegendModel::MonitorLegendModel(QObject *parent)
+    : QAbstractTableModel(parent)
+{
+}
 
 int MonitorLegendModel::rowCount(const QModelIndex &parent) const
 {

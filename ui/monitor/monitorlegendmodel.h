@@ -9,11 +9,11 @@ namespace ratescope::ui {
 
 struct LegendRow {
     QByteArray key;
-    QString shownKey;  // escaped: never rich text
+    QString shownKey; // escaped: never rich text
     QColor color;
-    QString kind;      // "sliding-log", "sliding-log (ms scores)", ...
-    QString current;   // "12 / 100 remaining"
-    QString status;    // "", "denied now, retry in 1.2 s", "no limits known: add a policy", ...
+    QString kind;    // "sliding-log", "sliding-log (ms scores)", ...
+    QString current; // "12 / 100 remaining"
+    QString status;  // "", "denied now, retry in 1.2 s", "no limits known: add a policy", ...
     bool drawn = false;
     bool denied = false;
 };

@@ -22,14 +22,14 @@
 #include <QSaveFile>
 #include <QSplitter>
 #include <QTableView>
-#include <QToolTip>
-#include <QVBoxLayout>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QDateTimeAxis>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
+#include <QToolTip>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +49,7 @@ struct MonitorPin {
     QString policy;
     QString problem;
     QByteArray type;
-    bool absent = false;        // read as a fresh limiter: the key did not exist when classified
+    bool absent = false; // read as a fresh limiter: the key did not exist when classified
     bool needsClassify = true;
     bool classifying = false;
     qint64 classifiedAtUs = 0;
@@ -95,7 +95,9 @@ const QList<int> &MonitorPage::intervalChoicesMs()
     return choices;
 }
 
-MonitorPage::MonitorPage(QWidget *parent) : QWidget(parent), m_requests(new QObject(this))
+MonitorPage::MonitorPage(QWidget *parent)
+    : QWidget(parent)
+    , m_requests(new QObject(this))
 {
     m_intervalBox = new QComboBox;
     for (int ms : intervalChoicesMs())
@@ -357,9 +359,10 @@ void MonitorPage::pin(const QByteArray &key)
     m_pins.push_back(std::move(p));
     m_legend->append({});
     refreshLegendRow(pin);
-    if (m_wasLoaded) {
-        m_wasLoaded = false;
-    }
+    if (m_pins.size() == 21)
+        for (auto &p : m_pins)
+            styleSeries(*p); // thin lines from now on
+    m_wasLoaded = false;     // loaded() again once this key has its first reading
     requestClassification();
     restartTimer();
     redraw();
@@ -382,6 +385,9 @@ void MonitorPage::unpin(const QByteArray &key)
         }
         m_pins.erase(m_pins.begin() + qsizetype(i));
         m_legend->remove(int(i));
+        if (m_pins.size() == 20)
+            for (auto &other : m_pins)
+                styleSeries(*other);
         break;
     }
     restartTimer();
@@ -670,8 +676,8 @@ void MonitorPage::refreshLegendRow(MonitorPin &p)
         r.status = QStringLiteral("reading…");
         break;
     case MonitorPin::Status::NoLimits:
-        r.status = p.absent ? QStringLiteral("no such key, and no limits known: add a policy")
-                            : QStringLiteral("no limits known: add a policy");
+        r.status =
+            p.absent ? QStringLiteral("no such key, and no limits known: add a policy") : QStringLiteral("no limits known: add a policy");
         break;
     case MonitorPin::Status::NotLimiter:
         r.status = p.ring.empty() ? QStringLiteral("not a limiter (a %1): not drawn").arg(QString::fromUtf8(p.type))
@@ -696,8 +702,8 @@ void MonitorPage::refreshLegendRow(MonitorPin &p)
             const MonitorSample &s = p.ring.newest();
             r.current = QStringLiteral("%1 / %2").arg(formatCount(s.remaining()), formatCount(s.limit));
             r.denied = s.denied();
-            r.status = r.denied ? QStringLiteral("denied now: a request passes in %1").arg(formatSpan(s.retryAfterUs))
-                                : QStringLiteral("allowed");
+            r.status =
+                r.denied ? QStringLiteral("denied now: a request passes in %1").arg(formatSpan(s.retryAfterUs)) : QStringLiteral("allowed");
             if (p.absent && s.used == 0)
                 r.status += QStringLiteral(" (no such key: a fresh limiter)");
         } else if (!p.problem.isEmpty()) {
@@ -713,7 +719,7 @@ void MonitorPage::refreshLegendRow(MonitorPin &p)
 void MonitorPage::styleSeries(MonitorPin &p)
 {
     QPen pen(p.color);
-    pen.setWidthF(2);
+    pen.setWidthF(m_pins.size() > 20 ? 1 : 2); // thin lines paint much faster, and a hundred overlap less
     for (QLineSeries *s : p.segments)
         s->setPen(pen);
     if (p.limitLine) {
@@ -775,9 +781,9 @@ void MonitorPage::redraw()
     m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(left / 1000), QDateTime::fromMSecsSinceEpoch((right + pad) / 1000));
     m_timeAxis->setTickCount(12);
 
-    // Points per line: one per pixel; with many keys one per two (each point costs in Qt
+    // Points per line: one per pixel; with many keys one per six (each point costs in Qt
     // Charts' geometry and hover shape on every tick, and lines that many overlap anyway).
-    const int maxPoints = std::max(200, int(m_chart->plotArea().width()) / (m_pins.size() > 20 ? 2 : 1));
+    const int maxPoints = std::max(200, int(m_chart->plotArea().width()) / (m_pins.size() > 20 ? 6 : 1));
     // Antialiased wide lines cost the most to paint: with many keys, crisp lines instead.
     m_chartView->setRenderHint(QPainter::Antialiasing, m_pins.size() <= 20);
     qint64 maxLimit = 0;
@@ -897,9 +903,10 @@ void MonitorPage::redraw()
         m_valueAxis->applyNiceNumbers();
         m_valueAxis->setTitleText(QStringLiteral("Remaining (units of cost)"));
     }
-    m_chart->setTitle(m_pins.empty() ? QStringLiteral("No keys pinned: pin keys from the keys panel (right click) to watch their remaining quota")
-                      : m_percent   ? QStringLiteral("Remaining quota per key · dashed: the limit (100 %) · red square: denied now")
-                                    : QStringLiteral("Remaining quota per key · dashed: each key's limit, in its colour · red square: denied now"));
+    m_chart->setTitle(
+        m_pins.empty() ? QStringLiteral("No keys pinned: pin keys from the keys panel (right click) to watch their remaining quota")
+        : m_percent    ? QStringLiteral("Remaining quota per key · dashed: the limit (100 %) · red square: denied now")
+                       : QStringLiteral("Remaining quota per key · dashed: each key's limit, in its colour · red square: denied now"));
 }
 
 void MonitorPage::showHover(quint64 id, const QPointF &point, bool state)
@@ -953,7 +960,8 @@ void MonitorPage::updateStatus()
     if (m_pins.empty())
         text = QStringLiteral("No keys pinned.");
     else if (m_lost)
-        text = QStringLiteral("Not reading: the connection was lost at %1; reading resumes by itself once it is back.").arg(clockText(m_lostAtUs));
+        text = QStringLiteral("Not reading: the connection was lost at %1; reading resumes by itself once it is back.")
+                   .arg(clockText(m_lostAtUs));
     else if (!m_client)
         text = QStringLiteral("%1 pinned; not connected.").arg(formatKeys(qint64(m_pins.size())));
     else if (m_paused)

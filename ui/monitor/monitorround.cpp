@@ -87,7 +87,8 @@ MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTar
             if (isScriptFormat(t.kind.format)) {
                 LimitSpec spec = t.spec;
                 spec.algorithm = t.kind.algorithm().value_or(t.spec.algorithm);
-                mine.push_back(LimiterScript::forAlgorithm(spec.algorithm).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true));
+                mine.push_back(
+                    LimiterScript::forAlgorithm(spec.algorithm).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true));
             } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
                 mine = foreignLogCommands(t, nowUs);
             }

@@ -16,8 +16,8 @@ class Connection;
 namespace ratescope::ui {
 
 struct MonitorRound {
-    qint64 nowUs = 0;                      // the time the limiters were read at
-    std::optional<qint64> serverTimeUs;    // TIME from the same pipeline (absent when refused)
+    qint64 nowUs = 0;                        // the time the limiters were read at
+    std::optional<qint64> serverTimeUs;      // TIME from the same pipeline (absent when refused)
     std::vector<std::optional<Usage>> usage; // per target; nullopt: not readable as classified
     std::vector<QString> problems;           // per target: why not, in the server's words
     int roundTrips = 0;                      // 1, plus one per counter window and script reload

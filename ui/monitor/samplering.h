@@ -10,8 +10,8 @@
 namespace ratescope::ui {
 
 struct MonitorSample {
-    qint64 timeUs = 0;       // the clock the limiter was read at (the server's, or a frozen one)
-    qint64 used = 0;         // units of cost in use before a request
+    qint64 timeUs = 0; // the clock the limiter was read at (the server's, or a frozen one)
+    qint64 used = 0;   // units of cost in use before a request
     qint64 limit = 0;
     qint64 retryAfterUs = 0; // when a request of the policy's cost would pass; 0: it would now
     bool gap = false;        // no reading here (connection lost, paused): the line breaks
