@@ -445,6 +445,8 @@ void TestKeyBrowser::pinKeysToMonitor()
     QPointer<QMenu> menu = openContextMenu(browser, k1);
     QVERIFY(menu);
     QCOMPARE(actionTexts(menu), (QStringList{QStringLiteral("Open"), QStringLiteral("Pin to monitor"),
+                                             QStringLiteral("Burst…"), QStringLiteral("Change this key's limit…"),
+                                             QStringLiteral("Edit its policy…"), QStringLiteral("Reset…"),
                                              QStringLiteral("Copy name")}));
     actionNamed(menu, QStringLiteral("Pin to monitor"))->trigger();
     QCOMPARE(pinned.size(), 1);
@@ -463,6 +465,18 @@ void TestKeyBrowser::pinKeysToMonitor()
     QVERIFY(menu);
     QAction *pinAll = actionNamed(menu, QStringLiteral("Pin 3 keys to monitor"));
     QVERIFY2(pinAll, qPrintable(actionTexts(menu).join(QStringLiteral(", "))));
+    // The same selection is what a reset takes: one request with the three keys.
+    QSignalSpy acted(&browser, &KeyBrowser::keyActionRequested);
+    QAction *resetAll = actionNamed(menu, QStringLiteral("Reset 3 keys…"));
+    QVERIFY2(resetAll && resetAll->isEnabled(), qPrintable(actionTexts(menu).join(QStringLiteral(", "))));
+    QVERIFY(!actionNamed(menu, QStringLiteral("Burst…"))->isEnabled()); // one key at a time
+    resetAll->trigger();
+    QCOMPARE(acted.size(), 1);
+    QCOMPARE(acted.first().at(0).value<KeyAction>(), KeyAction::Reset);
+    QCOMPARE(acted.first().at(1).value<QList<QByteArray>>(), (QList<QByteArray>{keyOf(k0), keyOf(k2), keyOf(k3)}));
+    menu = openContextMenu(browser, k2);
+    QVERIFY(menu);
+    pinAll = actionNamed(menu, QStringLiteral("Pin 3 keys to monitor"));
     pinAll->trigger();
     QCOMPARE(pinned.size(), 3);
     QCOMPARE(pinned.at(0).at(0).toByteArray(), keyOf(k0));
@@ -489,11 +503,30 @@ void TestKeyBrowser::pinKeysToMonitor()
     selection->select(QItemSelection(m->index(0, 0, gcra), m->index(2, 0, gcra)),
                       QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
 
-    // A group has nothing to pin.
+    // A group has nothing to pin; it can be reset as a whole (the dialog previews its pattern).
     menu = openContextMenu(browser, gcra);
     QVERIFY(menu);
     for (const QString &text : actionTexts(menu))
         QVERIFY2(!text.startsWith(QStringLiteral("Pin")), qPrintable(text));
+    QSignalSpy groupReset(&browser, &KeyBrowser::resetGroupRequested);
+    QAction *resetGroup = actionNamed(menu, QStringLiteral("Reset all keys of this group…"));
+    QVERIFY(resetGroup && resetGroup->isEnabled());
+    resetGroup->trigger();
+    QCOMPARE(groupReset.size(), 1);
+    QCOMPARE(groupReset.first().at(0).toByteArray(), QByteArray("t:gcra:*"));
+    if (menu)
+        menu->close();
+    // Under the read-only lock the changes are offered disabled, saying why.
+    client.setReadOnly(true);
+    QPointer<QMenu> lockedMenu = openContextMenu(browser, gcra);
+    QVERIFY(lockedMenu);
+    QAction *lockedReset = actionNamed(lockedMenu, QStringLiteral("Reset all keys of this group…"));
+    QVERIFY(lockedReset && !lockedReset->isEnabled());
+    QVERIFY(lockedReset->toolTip().contains(QStringLiteral("Read-only")));
+    lockedMenu->close();
+    client.setReadOnly(false);
+    menu = openContextMenu(browser, gcra);
+    QVERIFY(menu);
     QVERIFY(menu->isVisible());
     menu->grab().save(QStringLiteral("/tmp/br-pin-menu-group.png"));
     menu->close(); // deletes itself
