@@ -15,6 +15,7 @@
 #include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
+#include <QToolButton>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -117,25 +118,31 @@ MonitorPage::MonitorPage(QWidget *parent)
     m_unpinButton = new QPushButton(QStringLiteral("Unpin"));
     m_unpinButton->setEnabled(false);
     m_unpinButton->setToolTip(QStringLiteral("Stop monitoring the selected keys"));
-    auto *pngButton = new QPushButton(QStringLiteral("Export PNG…"));
-    auto *csvButton = new QPushButton(QStringLiteral("Export CSV…"));
+    // One button for both exports keeps the controls within the tab beside the keys panel.
+    auto *exportButton = new QToolButton;
+    exportButton->setText(QStringLiteral("Export"));
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto *exportMenu = new QMenu(exportButton);
+    exportMenu->setToolTipsVisible(true);
+    QAction *pngButton = exportMenu->addAction(QStringLiteral("Chart as PNG…"));
+    QAction *csvButton = exportMenu->addAction(QStringLiteral("Readings as CSV…"));
     csvButton->setToolTip(QStringLiteral("One row per tick per key: time_us, key, used, limit, remaining, retry_after_ms"));
+    exportButton->setMenu(exportMenu);
 
     auto *controls = new QHBoxLayout;
     controls->addWidget(new QLabel(QStringLiteral("Read every")));
     controls->addWidget(m_intervalBox);
-    controls->addSpacing(12);
+    controls->addSpacing(8);
     controls->addWidget(new QLabel(QStringLiteral("Show")));
     controls->addWidget(m_spanBox);
-    controls->addSpacing(12);
+    controls->addSpacing(8);
     controls->addWidget(new QLabel(QStringLiteral("Remaining in")));
     controls->addWidget(m_modeBox);
-    controls->addSpacing(12);
+    controls->addSpacing(8);
     controls->addWidget(m_pauseButton);
     controls->addStretch(1);
     controls->addWidget(m_unpinButton);
-    controls->addWidget(pngButton);
-    controls->addWidget(csvButton);
+    controls->addWidget(exportButton);
 
     m_note = new QLabel;
     m_note->setTextFormat(Qt::PlainText);
@@ -221,14 +228,14 @@ MonitorPage::MonitorPage(QWidget *parent)
         menu.addAction(QStringLiteral("Copy key"), this, [key] { QApplication::clipboard()->setText(QString::fromUtf8(key)); });
         menu.exec(m_legendView->viewport()->mapToGlobal(at));
     });
-    connect(pngButton, &QPushButton::clicked, this, [this] {
+    connect(pngButton, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export the chart"), QStringLiteral("monitor.png"),
                                                           QStringLiteral("PNG images (*.png)"));
         QString error;
         if (!path.isEmpty() && !exportPng(path, &error))
             m_status->setText(error);
     });
-    connect(csvButton, &QPushButton::clicked, this, [this] {
+    connect(csvButton, &QAction::triggered, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export the samples"), QStringLiteral("monitor.csv"),
                                                           QStringLiteral("CSV files (*.csv)"));
         QString error;
