@@ -81,6 +81,21 @@ bool isScriptFormat(KeyFormat f)
 
 } // namespace
 
+std::vector<Command> counterWindowCommands(const UsageTarget &t, qint64 nowUs)
+{
+    const auto [curr, prev] = windowKeys(t.kind.base.isEmpty() ? t.key : t.kind.base, t.kind, t.spec, nowUs);
+    return {{"GET", curr}, {"GET", prev}};
+}
+
+Usage counterWindowUsage(const UsageTarget &t, const Reply &current, const Reply &previous, qint64 nowUs)
+{
+    const qint64 curr = current.isNil() ? 0 : current.toInteger();
+    const qint64 prev = previous.isNil() ? 0 : previous.toInteger();
+    const qint64 w = t.kind.windowSeconds ? t.kind.windowSeconds * 1000000 : t.spec.windowUs;
+    const Decision d = counterDecision(t.spec, w, prev, curr, nowUs, t.spec.algorithm == Algorithm::SlidingCounter);
+    return {d.used - (d.allowed ? t.spec.cost : 0), d};
+}
+
 std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs)
 {
     std::vector<std::optional<Usage>> result(targets.size());
@@ -103,9 +118,8 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
             commands.push_back(logCount(t.key, t.kind, t.spec, nowUs));
             owner.emplace_back(i, 1);
         } else if (t.kind.format == KeyFormat::CounterWindow) {
-            const auto [curr, prev] = windowKeys(t.key, t.kind, t.spec, nowUs);
-            commands.push_back({"GET", curr});
-            commands.push_back({"GET", prev});
+            for (Command &c : counterWindowCommands(t, nowUs))
+                commands.push_back(std::move(c));
             owner.emplace_back(i, 2);
         }
     }
@@ -130,12 +144,7 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
                 result[i] = peekAnyFormat(connection, t.key, t.kind, t.spec, nowUs);
                 Q_UNUSED(r);
             } else {
-                const qint64 curr = r.isNil() ? 0 : r.toInteger();
-                const qint64 prev = replies[at - 1].isNil() ? 0 : replies[at - 1].toInteger();
-                const bool sliding = t.spec.algorithm == Algorithm::SlidingCounter;
-                const qint64 w = t.kind.windowSeconds ? t.kind.windowSeconds * 1000000 : t.spec.windowUs;
-                const Decision d = counterDecision(t.spec, w, prev, curr, nowUs, sliding);
-                result[i] = Usage{d.used - (d.allowed ? t.spec.cost : 0), d};
+                result[i] = counterWindowUsage(t, r, replies[at - 1], nowUs);
             }
         } catch (const Error &) {
             result[i] = std::nullopt; // changed type or vanished meanwhile
@@ -154,13 +163,9 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClas
         return {d.used - (d.allowed ? spec.cost : 0), d};
     }
     if (kind.format == KeyFormat::CounterWindow) {
-        const auto [currKey, prevKey] = windowKeys(kind.base.isEmpty() ? key : kind.base, kind, spec, nowUs);
-        const auto r = connection.pipeline({{"GET", currKey}, {"GET", prevKey}});
-        const qint64 curr = r[0].isNil() ? 0 : r[0].toInteger();
-        const qint64 prev = r[1].isNil() ? 0 : r[1].toInteger();
-        const qint64 w = kind.windowSeconds ? kind.windowSeconds * 1000000 : spec.windowUs;
-        const Decision d = counterDecision(spec, w, prev, curr, nowUs, spec.algorithm == Algorithm::SlidingCounter);
-        return {d.used - (d.allowed ? spec.cost : 0), d};
+        const UsageTarget t{key, kind, spec};
+        const auto r = connection.pipeline(counterWindowCommands(t, nowUs));
+        return counterWindowUsage(t, r[0], r[1], nowUs);
     }
     if (kind.format != KeyFormat::ForeignSlidingLog)
         throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(QString::fromUtf8(key), kind.label()));

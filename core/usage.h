@@ -4,6 +4,7 @@
 
 #include "keyformat.h"
 #include "limiter.h"
+#include "resp.h"
 
 #include <optional>
 #include <vector>
@@ -27,6 +28,13 @@ struct Usage {
 // One pipelined round (plus a second for foreign logs that are over their limit).
 // A target whose state cannot be read gets std::nullopt (wrong type meanwhile, unknown format).
 std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs);
+
+// A counter limiter (<base>:<window id> strings): the GETs of its current and previous window,
+// for a caller's pipeline, and its usage from their two replies. readUsage and peekAnyFormat
+// read counters this way; callers that read many limiters in one round of their own (the
+// console's monitor) do too. The base is t.kind.base, else t.key.
+std::vector<Command> counterWindowCommands(const UsageTarget &t, qint64 nowUs);
+Usage counterWindowUsage(const UsageTarget &t, const Reply &current, const Reply &previous, qint64 nowUs);
 
 // Peek for one key of any recognised format; throws UsageError for a key that is not a
 // limiter of a known format.

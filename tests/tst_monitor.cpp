@@ -130,6 +130,7 @@ private Q_SLOTS:
     void initTestCase();
     void onePipelinedRoundTripPerTick();
     void csvMatchesPeekAtEachTick();
+    void counterWindowsInTheSameRound();
     void ringStaysBounded();
     void vanishedAndRetypedKeys();
     void lostConnectionBreaksTheLines();
@@ -204,6 +205,42 @@ void TestMonitor::onePipelinedRoundTripPerTick()
     }
     QVERIFY2(measured, "a heartbeat fell into every measurement");
     QCOMPARE(page.ticksSkipped(), 0);
+}
+
+void TestMonitor::counterWindowsInTheSameRound()
+{
+    // Another service's INCR windows (<base>:<window id>): read with the others, in the tick's
+    // one round trip (two GETs), and told as core's peek tells them.
+    qint64 now = wallUs();
+    Connection c(m_server.options());
+    fill(c, now);
+    const LimitSpec legacy{Algorithm::FixedWindow, 10, kWindowUs, 1};
+    const QByteArray window = "legacy:acme:" + QByteArray::number(now / kWindowUs);
+    c.command({"SET", window, "3", "PX", "120000"});
+    declare(c, {"legacy:*", legacy, 0});
+    RedisClient client(m_server.options());
+    MonitorPage page;
+    open(client, page, &now);
+    page.pin(window);
+    page.pin("mon:gcra");
+    QVERIFY(settle(page));
+    page.tickNow();
+    QVERIFY(settle(page));
+    const int row = legendRow(page.legend(), window);
+    QVERIFY(row >= 0);
+    QVERIFY2(page.legend()->row(row).drawn, qPrintable(page.legend()->row(row).status));
+    QVERIFY2(page.legend()->row(row).current.startsWith(QStringLiteral("7 / 10")), qPrintable(page.legend()->row(row).current));
+
+    const qint64 gets0 = infoField(c, "commandstats", "cmdstat_get");
+    const qint64 trips0 = page.roundTrips();
+    constexpr int kTicks = 5;
+    for (int t = 0; t < kTicks; ++t) {
+        now += kTickUs;
+        page.tickNow();
+        QVERIFY(settle(page));
+    }
+    QCOMPARE(page.roundTrips() - trips0, kTicks);
+    QCOMPARE(infoField(c, "commandstats", "cmdstat_get") - gets0, 2 * kTicks);
 }
 
 void TestMonitor::csvMatchesPeekAtEachTick()

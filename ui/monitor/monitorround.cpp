@@ -91,6 +91,8 @@ MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTar
                     LimiterScript::forAlgorithm(spec.algorithm).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true));
             } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
                 mine = foreignLogCommands(t, nowUs);
+            } else if (t.kind.format == KeyFormat::CounterWindow) {
+                mine = counterWindowCommands(t, nowUs);
             }
             owned[i] = {commands.size(), mine.size()};
             commands.insert(commands.end(), mine.begin(), mine.end());
@@ -122,9 +124,8 @@ MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTar
                 round.usage[i] = Usage{d.used - (d.allowed ? spec.cost : 0), d};
             } else if (t.kind.format == KeyFormat::ForeignSlidingLog && n == 3) {
                 round.usage[i] = foreignLogUsage(t, nowUs, replies[first], replies[first + 1], replies[first + 2]);
-            } else if (t.kind.format == KeyFormat::CounterWindow) {
-                round.usage[i] = peekAnyFormat(connection, t.key, t.kind, t.spec, nowUs);
-                ++round.roundTrips;
+            } else if (t.kind.format == KeyFormat::CounterWindow && n == 2) {
+                round.usage[i] = counterWindowUsage(t, replies[first], replies[first + 1], nowUs);
             } else {
                 round.problems[i] = QStringLiteral("not a limiter Ratescope can read");
             }
