@@ -783,10 +783,12 @@ void MonitorPage::redraw()
     const qint64 left = right - qint64(m_spanMinutes) * 60 * 1000000;
     const double leftMs = double(left) / 1000.0, rightMs = double(right) / 1000.0;
     // A little room after the newest reading, so that its denied mark is not cut in half.
-    // A tenth of the span: 12 ticks then fall every 6 s, 30 s or 1 min.
-    const qint64 pad = qint64(m_spanMinutes) * 60 * 1000000 / 10;
+    // A tenth of the span: 12 ticks then fall every 6 s, 30 s or 1 min. Where 12 labels
+    // ("18:33:00") do not fit, a fifth: 7 ticks every 12 s, 1 min or 2 min.
+    const bool roomy = m_chart->plotArea().width() >= 11 * 75;
+    const qint64 pad = qint64(m_spanMinutes) * 60 * 1000000 / (roomy ? 10 : 5);
     m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(left / 1000), QDateTime::fromMSecsSinceEpoch((right + pad) / 1000));
-    m_timeAxis->setTickCount(12);
+    m_timeAxis->setTickCount(roomy ? 12 : 7);
 
     // Points per line: one per pixel; with many keys one per six (each point costs in Qt
     // Charts' geometry and hover shape on every tick, and lines that many overlap anyway).
