@@ -1,4 +1,5 @@
 #include "burstcharts.h"
+#include "chartpalette.h"
 
 #include "displayformat.h"
 
@@ -97,7 +98,6 @@ void BurstChartView::changeEvent(QEvent *event)
 void BurstChartView::applyPalette()
 {
     const QPalette pal = palette();
-    const bool dark = pal.color(QPalette::Window).lightness() < 128;
     QChart *c = chart();
     std::vector<std::pair<QAbstractSeries *, std::pair<QPen, QBrush>>> kept;
     for (QAbstractSeries *s : c->series()) {
@@ -106,9 +106,7 @@ void BurstChartView::applyPalette()
         else if (auto *line = qobject_cast<QLineSeries *>(s))
             kept.push_back({s, {line->pen(), QBrush()}});
     }
-    const QFont titleFont = c->titleFont();
-    c->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    c->setTitleFont(titleFont);
+    applyChartPalette(c, pal);
     for (auto &[s, style] : kept) {
         if (auto *area = qobject_cast<QAreaSeries *>(s)) {
             area->setPen(style.first);
@@ -117,23 +115,11 @@ void BurstChartView::applyPalette()
             line->setPen(style.first);
         }
     }
-    c->setBackgroundBrush(pal.color(QPalette::Window));
-    c->setBackgroundPen(Qt::NoPen);
-    c->setTitleBrush(pal.color(QPalette::WindowText));
-    c->legend()->setLabelColor(pal.color(QPalette::WindowText));
     setBackgroundBrush(pal.color(QPalette::Window));
-    QColor grid = pal.color(QPalette::WindowText);
-    grid.setAlpha(40);
-    for (QAbstractAxis *axis : c->axes()) {
-        axis->setLabelsBrush(pal.color(QPalette::WindowText));
-        axis->setTitleBrush(pal.color(QPalette::WindowText));
-        axis->setGridLineColor(grid);
-        QColor minor = grid;
-        minor.setAlpha(18);
+    QColor minor = pal.color(QPalette::WindowText);
+    minor.setAlpha(18);
+    for (QAbstractAxis *axis : c->axes())
         axis->setMinorGridLinePen(QPen(minor, 1));
-        axis->setLinePenColor(grid);
-        axis->setShadesVisible(false);
-    }
     legendChanged();
 }
 

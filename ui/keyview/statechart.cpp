@@ -1,4 +1,5 @@
 #include "statechart.h"
+#include "chartpalette.h"
 
 #include <QAreaSeries>
 #include <QChart>
@@ -358,27 +359,9 @@ void StateChart::styleSeries(const QString &role)
 void StateChart::applyPalette()
 {
     const QPalette pal = palette();
-    const bool dark = pal.color(QPalette::Window).lightness() < 128;
-    QChart *c = chart();
-    const QFont titleFont = c->titleFont();
-    c->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    c->setTitleFont(titleFont);
-    // Blend with the window around it rather than the theme's own gradient.
-    c->setBackgroundBrush(pal.color(QPalette::Window));
-    c->setBackgroundPen(Qt::NoPen);
-    c->setTitleBrush(pal.color(QPalette::WindowText));
-    c->legend()->setLabelColor(pal.color(QPalette::WindowText));
-    m_label->setBrush(kLimit.lighter(dark ? 130 : 90));
+    applyChartPalette(chart(), pal);
+    m_label->setBrush(kLimit.lighter(isDarkPalette(pal) ? 130 : 90));
     setBackgroundBrush(pal.color(QPalette::Window));
-    QColor grid = pal.color(QPalette::WindowText);
-    grid.setAlpha(40);
-    for (QAbstractAxis *axis : c->axes()) {
-        axis->setLabelsBrush(pal.color(QPalette::WindowText));
-        axis->setTitleBrush(pal.color(QPalette::WindowText));
-        axis->setGridLineColor(grid);
-        axis->setLinePenColor(grid);
-        axis->setShadesVisible(false);
-    }
     for (auto it = m_shown.cbegin(); it != m_shown.cend(); ++it)
         styleSeries(it.key());
 }

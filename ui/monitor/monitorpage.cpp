@@ -1,4 +1,5 @@
 #include "monitorpage.h"
+#include "chartpalette.h"
 
 #include "displayformat.h"
 #include "duration.h"
@@ -740,20 +741,10 @@ void MonitorPage::styleSeries(MonitorPin &p)
 void MonitorPage::applyTheme()
 {
     const QPalette pal = palette();
-    const bool dark = pal.color(QPalette::Window).lightness() < 128;
-    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    m_chart->setBackgroundBrush(pal.color(QPalette::Base));
-    m_chart->setBackgroundRoundness(0);
+    const bool dark = isDarkPalette(pal);
+    applyChartPalette(m_chart, pal, QPalette::Base);
     m_chart->legend()->hide();
     const QColor text = pal.color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlpha(40);
-    for (QAbstractAxis *a : {static_cast<QAbstractAxis *>(m_timeAxis), static_cast<QAbstractAxis *>(m_valueAxis)}) {
-        a->setLabelsColor(text);
-        a->setTitleBrush(text);
-        a->setGridLineColor(grid);
-        a->setLinePenColor(grid);
-    }
     m_chart->setTitleBrush(pal.color(QPalette::PlaceholderText));
     m_chart->setTitleFont(font());
     QPen limitPen(text);

@@ -1,4 +1,5 @@
 #include "logview.h"
+#include "chartpalette.h"
 
 #include "connection.h"
 #include "displayformat.h"
@@ -774,20 +775,9 @@ void LogView::changeEvent(QEvent *event)
 void LogView::applyPalette()
 {
     const QPalette pal = palette();
-    const bool dark = pal.color(QPalette::Window).lightnessF() < 0.5;
-    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    m_chart->setBackgroundBrush(pal.color(QPalette::Base));
-    m_chart->setBackgroundRoundness(0);
+    const bool dark = isDarkPalette(pal);
+    applyChartPalette(m_chart, pal, QPalette::Base);
     const QColor text = pal.color(QPalette::Text);
-    for (QValueAxis *a : {m_axisX, m_axisY, m_axisBuckets}) {
-        a->setLabelsColor(text);
-        a->setTitleBrush(text);
-        QColor grid = text;
-        grid.setAlphaF(0.12f);
-        a->setGridLineColor(grid);
-        a->setLinePenColor(pal.color(QPalette::Mid));
-    }
-    m_chart->legend()->setLabelColor(text);
     // Colours that read on white and on near-black alike.
     const QColor usedColor(dark ? 0x60a5fa : 0x1d4ed8), entryColor(dark ? 0xfbbf24 : 0xb45309), limitColor(dark ? 0xf87171 : 0xdc2626),
         oneColor(dark ? 0x4ade80 : 0x15803d), costColor(dark ? 0x2dd4bf : 0x0f766e), bucketColor(dark ? 0xa78bfa : 0x7c3aed);
