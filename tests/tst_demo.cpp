@@ -20,6 +20,8 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QTest>
 #include <QTreeView>
 
@@ -198,8 +200,12 @@ void TestDemo::readOnlyLock()
     QVERIFY(window.client()->isReadOnly());
     QVERIFY(window.lockAction()->isChecked());
     QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Read-only")));
-    window.lockAction()->trigger(); // unlock
-    QVERIFY(!window.client()->isReadOnly());
+    window.lockAction()->trigger(); // unlock: asked first, and recorded before it opens
+    QVERIFY(window.client()->isReadOnly());
+    auto *question = window.findChild<QMessageBox *>(QStringLiteral("unlockQuestion"));
+    QVERIFY(question);
+    question->button(QMessageBox::Yes)->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.client()->isReadOnly(), 10000);
     QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Writable")));
     window.setReadOnly(true); // --read-only: locked for the session
     QVERIFY(window.client()->isReadOnly());

@@ -2,6 +2,7 @@
 // --tab) once connected, pins from a key view and from the key browser reaching the Monitor tab,
 // the Overview and Monitor tabs staying put, and a lost connection shown as lost (the banner, key
 // views and the monitor marked stale), never as live numbers. Real redis-server, offscreen.
+#include "audit.h"
 #include "auditpage.h"
 #include "burstpage.h"
 #include "connection.h"
@@ -22,6 +23,8 @@
 #include "sandboxserver.h"
 
 #include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTabBar>
@@ -50,6 +53,7 @@ private slots:
     void keyActionsOpenTheirPages();
     void keyActionsLockedWhenReadOnly();
     void pagesLeaveRoomForTheKeysPanel();
+    void unlockingAsksAndIsAudited();
     void lostConnectionIsShownAsLost();
 
 private:
@@ -274,6 +278,43 @@ void TestMainWindow::pagesLeaveRoomForTheKeysPanel()
     }
     QVERIFY2(wide.isEmpty(), qPrintable(wide.join(QStringLiteral(", "))));
     QCOMPARE(window->width(), 1280);
+}
+
+void TestMainWindow::unlockingAsksAndIsAudited()
+{
+    const auto window = openWindow({});
+    QVERIFY(window);
+    RedisClient *client = window->client();
+    Connection c(m_server->options());
+    const auto unlocks = [&c] {
+        int n = 0;
+        for (const AuditEntry &e : AuditLog(c, QStringLiteral("ratescope:")).list(1000))
+            n += e.action == QStringLiteral("readonly.unlock");
+        return n;
+    };
+    const int before = unlocks();
+    window->lockAction()->trigger(); // lock: no question
+    QVERIFY(client->isReadOnly());
+    QVERIFY(!window->findChild<QMessageBox *>(QStringLiteral("unlockQuestion")));
+
+    // Unlock, cancelled: still locked, nothing recorded.
+    window->lockAction()->trigger();
+    QVERIFY(window->lockAction()->isChecked());
+    auto *question = window->findChild<QMessageBox *>(QStringLiteral("unlockQuestion"));
+    QVERIFY(question);
+    question->button(QMessageBox::Cancel)->click();
+    QTRY_VERIFY(!window->findChild<QMessageBox *>(QStringLiteral("unlockQuestion")));
+    QVERIFY(client->isReadOnly());
+    QCOMPARE(unlocks(), before);
+
+    // Unlock, confirmed: open once the entry is written, exactly one entry.
+    window->lockAction()->trigger();
+    question = window->findChild<QMessageBox *>(QStringLiteral("unlockQuestion"));
+    QVERIFY(question);
+    question->button(QMessageBox::Yes)->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!client->isReadOnly(), 10000);
+    QVERIFY(!window->lockAction()->isChecked());
+    QCOMPARE(unlocks(), before + 1);
 }
 
 void TestMainWindow::lostConnectionIsShownAsLost()

@@ -1,8 +1,10 @@
 #include "mainwindow.h"
 
+#include "audit.h"
 #include "auditpage.h"
 #include "burstpage.h"
 #include "connectionbanner.h"
+#include "connection.h"
 #include "connectiondialog.h"
 #include "keybrowser.h"
 #include "keytext.h"
@@ -25,6 +27,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStatusBar>
@@ -73,6 +76,14 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_lockAction->setToolTip(QStringLiteral("Read-only lock: while it is on, every change (reset, "
                                             "override, burst) is refused before anything is sent"));
     connect(m_lockAction, &QAction::toggled, this, [this](bool on) {
+        if (m_client && !on) {
+            // Unlocking allows changes to the server: the lock stays closed until the operator
+            // confirms and the unlock is on record.
+            const QSignalBlocker block(m_lockAction);
+            m_lockAction->setChecked(true);
+            askUnlock();
+            return;
+        }
         if (m_client)
             m_client->setReadOnly(on);
         m_lockAction->setText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
@@ -480,6 +491,48 @@ void MainWindow::deleteProfile()
         m_vault.forget(name);
         m_vault.forget(name, PasswordVault::Secret::Sentinel);
         reloadProfiles();
+    });
+    box->open();
+}
+
+void MainWindow::askUnlock()
+{
+    if (!m_client || findChild<QMessageBox *>(QStringLiteral("unlockQuestion")))
+        return;
+    auto *box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Allow changes"),
+                                QStringLiteral("Allow changes to %1?\n\nResets, limit changes and bursts will be "
+                                               "sent to this server. The unlock is recorded in the audit trail.")
+                                    .arg(m_client->endpoint()),
+                                QMessageBox::Yes | QMessageBox::Cancel, this);
+    box->setObjectName(QStringLiteral("unlockQuestion"));
+    box->setTextFormat(Qt::PlainText);
+    box->button(QMessageBox::Yes)->setText(QStringLiteral("Allow changes"));
+    box->setDefaultButton(QMessageBox::Cancel);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::finished, this, [this](int button) {
+        if (button != QMessageBox::Yes || !m_client)
+            return;
+        // The record first: no unlock that the audit trail does not show.
+        AuditEntry entry;
+        entry.action = QStringLiteral("readonly.unlock");
+        entry.target = m_client->url();
+        entry.before = QStringLiteral("{\"read_only\":true}");
+        entry.after = QStringLiteral("{\"read_only\":false}");
+        entry.count = 1;
+        m_client->request(
+            this, [entry, ns = m_current.ns](Connection &c) { return AuditLog(c, ns).append(entry); },
+            [this](const Outcome<QString> &o) {
+                if (!o.ok()) {
+                    statusBar()->showMessage(
+                        QStringLiteral("Still read-only: the unlock could not be recorded (%1)").arg(o.failure().message), 15000);
+                    return;
+                }
+                m_client->setReadOnly(false);
+                const QSignalBlocker block(m_lockAction);
+                m_lockAction->setChecked(false);
+                m_lockAction->setText(QStringLiteral("Writable"));
+                statusBar()->showMessage(QStringLiteral("Changes allowed (recorded in the audit trail)"), 10000);
+            });
     });
     box->open();
 }

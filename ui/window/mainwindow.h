@@ -106,6 +106,7 @@ private:
     void checkSettled();
     void applyFilter();
     void applyStartupView();
+    void askUnlock(); // the read-only lock opens once confirmed and recorded
     bool isPinnedTab(int index) const; // the pages stay; key tabs close
 
     ProfileStore &m_profiles;
