@@ -1,5 +1,7 @@
 #include "overrideeditor.h"
 
+#include "editorfields.h"
+
 #include "displayformat.h"
 #include "duration.h"
 #include "errors.h"
@@ -19,24 +21,6 @@ namespace ratescope::ui {
 namespace {
 
 constexpr qint64 kMinuteUs = 60LL * 1000000;
-
-QLabel *plainLabel(const QString &text = {})
-{
-    auto *l = new QLabel(text);
-    l->setTextFormat(Qt::PlainText);
-    l->setWordWrap(true);
-    return l;
-}
-
-QLabel *problemLabelFor(QWidget *parent)
-{
-    QLabel *l = plainLabel();
-    QPalette pal = l->palette();
-    pal.setColor(QPalette::WindowText, problemColor(parent->palette()));
-    l->setPalette(pal);
-    l->hide();
-    return l;
-}
 
 } // namespace
 
@@ -72,16 +56,7 @@ OverrideEditor::OverrideEditor(QWidget *parent)
 
     auto *form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
-    auto addField = [&](const QString &label, QWidget *field, QLabel *problem) {
-        auto *box = new QWidget;
-        auto *v = new QVBoxLayout(box);
-        v->setContentsMargins(0, 0, 0, 0);
-        v->setSpacing(2);
-        v->addWidget(field);
-        if (problem)
-            v->addWidget(problem);
-        form->addRow(label, box);
-    };
+    auto addField = [form](const QString &label, QWidget *field, QLabel *problem) { addFieldRow(form, label, field, problem); };
     addField(QStringLiteral("Key"), m_key, m_keyProblem);
     form->addRow(QStringLiteral("In force now"), m_inForce);
     addField(QStringLiteral("Temporary limit"), m_limit, m_limitProblem);

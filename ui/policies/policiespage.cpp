@@ -1,5 +1,7 @@
 #include "policiespage.h"
 
+#include "editorfields.h"
+
 #include "connection.h"
 #include "displayformat.h"
 #include "errors.h"

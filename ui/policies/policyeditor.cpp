@@ -1,5 +1,7 @@
 #include "policyeditor.h"
 
+#include "editorfields.h"
+
 #include "displayformat.h"
 #include "duration.h"
 #include "errors.h"
@@ -19,11 +21,6 @@
 
 namespace ratescope::ui {
 
-QColor problemColor(const QPalette &palette)
-{
-    return palette.color(QPalette::Window).lightness() < 128 ? QColor(0xff, 0x8a, 0x80) : QColor(0xb3, 0x26, 0x1e);
-}
-
 QString policySummary(const Policy &p)
 {
     QString s = QStringLiteral("%1, %2 on %3").arg(algorithmName(p.spec.algorithm), formatLimit(p.spec), displayKey(p.match));
@@ -35,24 +32,6 @@ QString policySummary(const Policy &p)
 }
 
 namespace {
-
-QLabel *plainLabel(const QString &text = {})
-{
-    auto *l = new QLabel(text);
-    l->setTextFormat(Qt::PlainText); // names, globs and keys come from the server
-    l->setWordWrap(true);
-    return l;
-}
-
-QLabel *problemLabelFor(QWidget *parent)
-{
-    QLabel *l = plainLabel();
-    QPalette pal = l->palette();
-    pal.setColor(QPalette::WindowText, problemColor(parent->palette()));
-    l->setPalette(pal);
-    l->hide();
-    return l;
-}
 
 // A number field: empty or not a number reads as 0, which the core's validation names.
 qint64 numberIn(const QLineEdit *e, bool *ok = nullptr)
@@ -103,16 +82,7 @@ PolicyEditor::PolicyEditor(QWidget *parent)
 
     auto *form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
-    auto addField = [&](const QString &label, QWidget *field, QLabel *problem) {
-        auto *box = new QWidget;
-        auto *v = new QVBoxLayout(box);
-        v->setContentsMargins(0, 0, 0, 0);
-        v->setSpacing(2);
-        v->addWidget(field);
-        if (problem)
-            v->addWidget(problem);
-        form->addRow(label, box);
-    };
+    auto addField = [form](const QString &label, QWidget *field, QLabel *problem) { addFieldRow(form, label, field, problem); };
     addField(QStringLiteral("Name"), m_name, m_nameProblem);
     addField(QStringLiteral("Keys"), m_match, m_matchProblem);
     addField(QStringLiteral("Algorithm"), m_algorithm, nullptr);

@@ -121,7 +121,5 @@ private:
 
 // "sliding-log, 40 per 10 s (cost 1) on api:* · enforced": one line for a policy.
 QString policySummary(const Policy &p);
-// The colour problems are written in: readable on light and dark palettes alike.
-QColor problemColor(const QPalette &palette);
 
 } // namespace ratescope::ui
