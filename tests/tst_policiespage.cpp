@@ -312,8 +312,9 @@ void TestPoliciesPage::globPreviewListsAndCounts()
     for (int i = 1; i < e->previewList()->count(); ++i) // the first found, listed in order
         QVERIFY(e->previewList()->item(i - 1)->text() < e->previewList()->item(i)->text());
     setText(e->matchEdit(), QStringLiteral("pv:*"));
-    QTRY_VERIFY_WITH_TIMEOUT(
-        m_page->previewPending() && !m_page->policyEditor()->previewSummary()->text().startsWith(QStringLiteral("25,000")), kWaitMs);
+    // The old answer goes with its pattern: the new walk is under way, or already done (on a
+    // quiet machine it can finish before the first look).
+    QTRY_VERIFY_WITH_TIMEOUT(!m_page->policyEditor()->previewSummary()->text().startsWith(QStringLiteral("25,000")), kWaitMs);
     setText(e->matchEdit(), QStringLiteral("pv:b:*"));
     waitIdle();
     QCOMPARE(e->previewSummary()->text(), QStringLiteral("6 keys match."));
