@@ -1,5 +1,6 @@
 #include "boundaryscenario.h"
 
+#include "keytext.h"
 #include "connection.h"
 #include "duration.h"
 #include "errors.h"
@@ -105,7 +106,7 @@ BoundaryResult BoundaryScenario::run()
     m_spec.validate();
     if (m_connection.command({"EXISTS", m_key}).integer() != 0)
         throw UsageError(
-            QStringLiteral("key '%1' already exists: the boundary scenario needs a key without state").arg(QString::fromUtf8(m_key)));
+            QStringLiteral("key '%1' already exists: the boundary scenario needs a key without state").arg(displayKey(m_key)));
     LimiterScript::forAlgorithm(m_spec.algorithm).load(m_connection);
 
     const qint64 window = m_spec.windowUs;

@@ -1,5 +1,6 @@
 #include "inspector.h"
 
+#include "keytext.h"
 #include "connection.h"
 #include "errors.h"
 #include "logwindow.h"
@@ -71,7 +72,9 @@ QJsonObject logState(Connection &c, const QByteArray &key, const KeyClass &kind,
     });
     auto entry = [&](const QByteArray &member, const QByteArray &score) {
         const qint64 us = qint64(std::llround(score.toDouble() * unit));
-        return QJsonObject{{QStringLiteral("member"), QString::fromUtf8(member)}, {QStringLiteral("time_us"), us}, {QStringLiteral("age_us"), o.nowUs - us}};
+        QJsonObject e{{QStringLiteral("time_us"), us}, {QStringLiteral("age_us"), o.nowUs - us}};
+        insertBytes(e, QStringLiteral("member"), member);
+        return e;
     };
     QJsonObject s{{QStringLiteral("entries_total"), r[0].toInteger()}, {QStringLiteral("score_unit"), scoreUnitName(kind.unit)}};
     if (spec)
@@ -98,7 +101,7 @@ QJsonObject hashState(Connection &c, const QByteArray &key, const KeyClass &kind
         h.insert(all[i].bytes(), all[i + 1].bytes());
     QJsonObject fields;
     for (auto it = h.cbegin(); it != h.cend(); ++it)
-        fields.insert(QString::fromUtf8(it.key()), QString::fromUtf8(it.value()));
+        fields.insert(displayKey(it.key()), isUtf8(it.value()) ? QString::fromUtf8(it.value()) : displayKey(it.value()));
     QJsonObject s{{QStringLiteral("fields"), fields}};
     const qint64 w = spec ? spec->windowUs : 0;
     switch (kind.format) {
@@ -151,13 +154,17 @@ QJsonObject counterState(Connection &c, const KeyClass &kind, qint64 nowUs)
     const auto r = c.pipeline({{"GET", cur}, {"GET", prev}, {"PTTL", cur}});
     const qint64 curr = r[0].isNil() ? 0 : r[0].toInteger(), previous = r[1].isNil() ? 0 : r[1].toInteger();
     const double weight = double(w - nowUs % w) / double(w);
-    return {{QStringLiteral("base"), QString::fromUtf8(kind.base)},
-            {QStringLiteral("window_seconds"), kind.windowSeconds},
-            {QStringLiteral("current"), QJsonObject{{QStringLiteral("key"), QString::fromUtf8(cur)}, {QStringLiteral("count"), curr},
-                                                     {QStringLiteral("ttl_ms"), r[2].integer()}}},
-            {QStringLiteral("previous"), QJsonObject{{QStringLiteral("key"), QString::fromUtf8(prev)}, {QStringLiteral("count"), previous}}},
-            {QStringLiteral("window_ends_in_us"), w - nowUs % w},
-            {QStringLiteral("sliding_estimate"), double(previous) * weight + double(curr)}};
+    QJsonObject current{{QStringLiteral("count"), curr}, {QStringLiteral("ttl_ms"), r[2].integer()}};
+    insertBytes(current, QStringLiteral("key"), cur);
+    QJsonObject before{{QStringLiteral("count"), previous}};
+    insertBytes(before, QStringLiteral("key"), prev);
+    QJsonObject s{{QStringLiteral("window_seconds"), kind.windowSeconds},
+                  {QStringLiteral("current"), current},
+                  {QStringLiteral("previous"), before},
+                  {QStringLiteral("window_ends_in_us"), w - nowUs % w},
+                  {QStringLiteral("sliding_estimate"), double(previous) * weight + double(curr)}};
+    insertBytes(s, QStringLiteral("base"), kind.base);
+    return s;
 }
 
 } // namespace
@@ -173,15 +180,15 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
         if (!o.bucketSpanUs && !spec)
             throw UsageError(QStringLiteral("buckets need a span or known limits (a policy, or --limit and --window)"));
         if (kind.format != KeyFormat::SlidingLog && kind.format != KeyFormat::ForeignSlidingLog && kind.format != KeyFormat::Other)
-            throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(QString::fromUtf8(key), kind.label()));
+            throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(displayKey(key), kind.label()));
     }
 
     const auto meta = connection.pipeline({{"TYPE", key}, {"OBJECT", "ENCODING", key}, {"PTTL", key}, {"MEMORY", "USAGE", key, "SAMPLES", "0"}});
-    QJsonObject out{{QStringLiteral("key"), QString::fromUtf8(key)},
-                    {QStringLiteral("now_us"), o.nowUs},
+    QJsonObject out{{QStringLiteral("now_us"), o.nowUs},
                     {QStringLiteral("type"), meta[0].text()},
                     {QStringLiteral("exists"), meta[0].text() != QLatin1String("none")},
                     {QStringLiteral("format"), kind.label()}};
+    insertBytes(out, QStringLiteral("key"), key);
     if (!meta[1].isError() && !meta[1].isNil())
         out.insert(QStringLiteral("encoding"), meta[1].text());
     if (meta[2].isInteger())
@@ -229,7 +236,7 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
         out.insert(QStringLiteral("buckets"), buckets);
         out.insert(QStringLiteral("bucket_span_us"), span);
     } else if (o.buckets > 0) {
-        throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(QString::fromUtf8(key), meta[0].text()));
+        throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(displayKey(key), meta[0].text()));
     }
     if (spec && (kind.isLimiter() || meta[0].text() == QLatin1String("none"))) {
         // A missing key is a fresh limiter of the policy's algorithm.

@@ -104,4 +104,42 @@ QString displayKey(const QByteArray &key)
     return out;
 }
 
+QString escapeControls(const QString &text)
+{
+    const QByteArray bytes = text.toUtf8();
+    QString out;
+    out.reserve(text.size());
+    for (qsizetype i = 0; i < bytes.size();) {
+        char32_t c = 0;
+        const int n = std::max(decodeUtf8(bytes, i, &c), 1); // toUtf8 never yields invalid bytes
+        if (isShownAsIs(c)) {
+            out += QString::fromUtf8(bytes.constData() + i, n);
+        } else {
+            for (int j = 0; j < n; ++j)
+                out += QStringLiteral("\\x%1").arg(uchar(bytes[i + j]), 2, 16, QLatin1Char('0'));
+        }
+        i += n;
+    }
+    return out;
+}
+
+bool isUtf8(const QByteArray &bytes)
+{
+    for (qsizetype i = 0; i < bytes.size();) {
+        char32_t c = 0;
+        const int n = decodeUtf8(bytes, i, &c);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+void insertBytes(QJsonObject &object, const QString &name, const QByteArray &bytes)
+{
+    object.insert(name, isUtf8(bytes) ? QString::fromUtf8(bytes) : displayKey(bytes));
+    if (!isPlainKey(bytes)) // also text with a NUL, which no command line can carry
+        object.insert(name + QStringLiteral("_base64"), QString::fromLatin1(bytes.toBase64()));
+}
+
 } // namespace ratescope

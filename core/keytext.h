@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QJsonObject>
 #include <QString>
 
 namespace ratescope {
@@ -16,5 +17,21 @@ bool isPlainKey(const QByteArray &key);
 // The key as itself when plain; else "..." with \\ \" \n \r \t \a \b escapes, printable
 // characters as they are, and every other byte as \xNN (lowercase hex, as redis-cli prints).
 QString displayKey(const QByteArray &key);
+
+// Server-supplied or user-supplied text for a terminal or a label (names, descriptions,
+// operators, members, error messages): as it is, except that control characters (C0, DEL, C1)
+// and bidirectional or zero-width format characters become \xNN escapes of their UTF-8 bytes,
+// so the text cannot move the cursor, retitle a terminal, forge a line or reorder what follows.
+QString escapeControls(const QString &text);
+
+// True when the bytes are valid UTF-8 (shortest form, no surrogates), i.e. survive a round trip
+// through QString unchanged.
+bool isUtf8(const QByteArray &bytes);
+
+// Puts arbitrary bytes into a JSON object the way the CLI's --json output carries keys and
+// members: `name` holds the text when the bytes are valid UTF-8, otherwise the escaped form of
+// displayKey; `name`_base64 adds the exact bytes whenever the key is not plain (isPlainKey), so
+// that keys with control characters or a NUL can be given back with --base64-keys.
+void insertBytes(QJsonObject &object, const QString &name, const QByteArray &bytes);
 
 } // namespace ratescope

@@ -1,5 +1,6 @@
 #include "policy.h"
 
+#include "keytext.h"
 #include "connection.h"
 #include "duration.h"
 #include "errors.h"
@@ -248,20 +249,22 @@ Policy PolicyStore::remove(const QString &name, qint64 basedOnVersion, const QSt
 
 QJsonObject Override::toJson() const
 {
-    return {
-        {QStringLiteral("key"), QString::fromUtf8(key)},
+    QJsonObject o{
         {QStringLiteral("limit"), limit},
         {QStringLiteral("window_us"), windowUs},
         {QStringLiteral("set_at"), setAt.toMSecsSinceEpoch()},
         {QStringLiteral("set_by"), setBy},
         {QStringLiteral("expires_at"), expiresAt.toMSecsSinceEpoch()},
     };
+    insertBytes(o, QStringLiteral("key"), key); // key_base64 too when it is not text
+    return o;
 }
 
 Override Override::fromJson(const QJsonObject &o)
 {
     Override v;
-    v.key = o.value(QStringLiteral("key")).toString().toUtf8();
+    const QJsonValue base64 = o.value(QStringLiteral("key_base64"));
+    v.key = base64.isString() ? QByteArray::fromBase64(base64.toString().toLatin1()) : o.value(QStringLiteral("key")).toString().toUtf8();
     v.limit = o.value(QStringLiteral("limit")).toInteger();
     v.windowUs = o.value(QStringLiteral("window_us")).toInteger();
     v.setAt = QDateTime::fromMSecsSinceEpoch(o.value(QStringLiteral("set_at")).toInteger(), Qt::UTC);
@@ -337,7 +340,7 @@ void OverrideStore::publish(const char *type, const QByteArray &key, const QStri
 {
     m_connection.command({"PUBLISH", m_ns.toUtf8() + "events",
                           QJsonDocument(QJsonObject{{QStringLiteral("type"), QLatin1String(type)},
-                                                    {QStringLiteral("key"), QString::fromUtf8(key)},
+                                                    {QStringLiteral("key"), displayKey(key)},
                                                     {QStringLiteral("by"), actor}})
                               .toJson(QJsonDocument::Compact)});
 }
@@ -390,13 +393,13 @@ AuditEntry policyDeleteAuditEntry(const Policy &removed)
 
 AuditEntry overrideSetAuditEntry(const QByteArray &key, const std::optional<Override> &previous, const std::optional<Override> &stored)
 {
-    return auditEntry(QStringLiteral("override.set"), QString::fromUtf8(key), previous ? compactJson(previous->toJson()) : QString(),
+    return auditEntry(QStringLiteral("override.set"), displayKey(key), previous ? compactJson(previous->toJson()) : QString(),
                       stored ? compactJson(stored->toJson()) : QString(), 1);
 }
 
 AuditEntry overrideClearAuditEntry(const QByteArray &key, const std::optional<Override> &removed)
 {
-    return auditEntry(QStringLiteral("override.clear"), QString::fromUtf8(key), removed ? compactJson(removed->toJson()) : QString(), QString(),
+    return auditEntry(QStringLiteral("override.clear"), displayKey(key), removed ? compactJson(removed->toJson()) : QString(), QString(),
                       removed ? 1 : 0);
 }
 

@@ -1,5 +1,6 @@
 #include "usage.h"
 
+#include "keytext.h"
 #include "connection.h"
 #include "errors.h"
 #include "limiterscript.h"
@@ -168,7 +169,7 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClas
         return counterWindowUsage(t, r[0], r[1], nowUs);
     }
     if (kind.format != KeyFormat::ForeignSlidingLog)
-        throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(QString::fromUtf8(key), kind.label()));
+        throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(displayKey(key), kind.label()));
 
     // A foreign log: entries in the window by ZCOUNT; never pruned on read.
     const double unit = double(scoreUnitUs(kind.unit));

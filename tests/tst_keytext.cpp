@@ -2,6 +2,7 @@
 // redis-cli prints it, so no key can hide bytes, forge a line or reorder text around it.
 #include "keytext.h"
 
+#include <QJsonObject>
 #include <QTest>
 
 using namespace ratescope;
@@ -47,6 +48,45 @@ private slots:
         QVERIFY(displayKey("u:\xff") != displayKey("u:\xfe"));
         QVERIFY(displayKey(QByteArray("a\nb")) != displayKey(QByteArray("a\\nb")));
         QVERIFY(displayKey(QByteArray("\"a\"")) != displayKey(QByteArray("a")));
+    }
+
+    void escapeControls_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("shown");
+        QTest::newRow("plain text stays") << QStringLiteral("no policy named 'api' (v3)") << QStringLiteral("no policy named 'api' (v3)");
+        QTest::newRow("html stays text") << QStringLiteral("<img src=x>") << QStringLiteral("<img src=x>");
+        QTest::newRow("terminal title") << QStringLiteral("o:\x1b]0;title\x07") << QStringLiteral("o:\\x1b]0;title\\x07");
+        QTest::newRow("forged row") << QStringLiteral("root\nFAKE") << QStringLiteral("root\\x0aFAKE");
+        QTest::newRow("C1 and DEL") << QStringLiteral("a\u0085b\x7f") << QStringLiteral("a\\xc2\\x85b\\x7f");
+        QTest::newRow("bidi override") << QStringLiteral("x\u202ey") << QStringLiteral("x\\xe2\\x80\\xaey");
+        QTest::newRow("non-latin stays") << QStringLiteral("東京 😀") << QStringLiteral("東京 😀");
+    }
+    void escapeControls()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, shown);
+        QCOMPARE(ratescope::escapeControls(text), shown);
+    }
+
+    void utf8AndJson()
+    {
+        QVERIFY(isUtf8("plain:key"));
+        QVERIFY(isUtf8(QByteArray("a\x00b", 3)));
+        QVERIFY(!isUtf8("u:\xff"));
+        QVERIFY(!isUtf8("\xed\xa0\x80"));
+
+        QJsonObject text, control, binary;
+        insertBytes(text, QStringLiteral("key"), "клиент:1");
+        QCOMPARE(text.value(QStringLiteral("key")).toString(), QStringLiteral("клиент:1"));
+        QVERIFY(!text.contains(QStringLiteral("key_base64")));
+        // Valid UTF-8 with a NUL: the text as it is, and base64 since no argv can carry it.
+        insertBytes(control, QStringLiteral("key"), QByteArray("a\x00\nb", 4));
+        QCOMPARE(control.value(QStringLiteral("key")).toString(), QString::fromUtf8(QByteArray("a\x00\nb", 4)));
+        QCOMPARE(QByteArray::fromBase64(control.value(QStringLiteral("key_base64")).toString().toLatin1()), QByteArray("a\x00\nb", 4));
+        insertBytes(binary, QStringLiteral("member"), "m\xff");
+        QCOMPARE(binary.value(QStringLiteral("member")).toString(), QStringLiteral("\"m\\xff\""));
+        QCOMPARE(binary.value(QStringLiteral("member_base64")).toString(), QString::fromLatin1(QByteArray("m\xff").toBase64()));
     }
 };
 

@@ -51,12 +51,23 @@ int runReset(Cli &cli)
     Resetter resetter(cli.connection(), cli.ns());
     QByteArrayList exact;
     for (const QString &k : keys)
-        exact << k.toUtf8();
-    const ResetPlan plan = byPattern ? resetter.planPattern(cli.args().value(QStringLiteral("match")).toUtf8()) : resetter.planKeys(exact);
+        exact << cli.keyBytes(k);
+    const ResetPlan plan = byPattern ? resetter.planPattern(cli.bytes(cli.args().value(QStringLiteral("match")))) : resetter.planKeys(exact);
 
-    QJsonArray listed;
-    for (const QByteArray &k : plan.keys)
-        listed.append(QString::fromUtf8(k));
+    // JSON: "keys" as text (escaped when not UTF-8); then "keys_base64", all of them exactly.
+    QJsonArray listed, listedBase64;
+    bool allPlain = true;
+    for (const QByteArray &k : plan.keys) {
+        allPlain = allPlain && isPlainKey(k);
+        listed.append(isUtf8(k) ? QString::fromUtf8(k) : displayKey(k));
+        listedBase64.append(QString::fromLatin1(k.toBase64()));
+    }
+    const auto withKeys = [&](QJsonObject o) {
+        o.insert(QStringLiteral("keys"), listed);
+        if (!allPlain)
+            o.insert(QStringLiteral("keys_base64"), listedBase64);
+        return o;
+    };
     if (!cli.json()) {
         const qsizetype shown = std::min<qsizetype>(plan.keys.size(), 50);
         for (qsizetype i = 0; i < shown; ++i)
@@ -68,8 +79,7 @@ int runReset(Cli &cli)
     }
     if (dryRun || plan.keys.isEmpty()) {
         if (cli.json())
-            cli.printJson({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), 0}, {QStringLiteral("dry_run"), dryRun},
-                           {QStringLiteral("keys"), listed}});
+            cli.printJson(withKeys({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), 0}, {QStringLiteral("dry_run"), dryRun}}));
         return ExitOk;
     }
     if (!cli.args().isSet(QStringLiteral("yes")) && !confirmOnTerminal(cli, plan.keys.size())) {
@@ -80,8 +90,7 @@ int runReset(Cli &cli)
     // The console's reset writes the very same entry (core builds it).
     AuditLog(cli.connection(), cli.ns()).append(resetAuditEntry(plan, deleted), cli.operatorName());
     if (cli.json())
-        cli.printJson({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false},
-                       {QStringLiteral("keys"), listed}});
+        cli.printJson(withKeys({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false}}));
     else
         cli.out() << "deleted " << deleted << (deleted == 1 ? " key\n" : " keys\n");
     return ExitOk;
@@ -97,7 +106,7 @@ void printPolicy(Cli &cli, const Policy &p)
     }
     cli.printFields({
         {QStringLiteral("name"), p.name},
-        {QStringLiteral("match"), QString::fromUtf8(p.match)},
+        {QStringLiteral("match"), displayKey(p.match)},
         {QStringLiteral("algorithm"), algorithmName(p.spec.algorithm)},
         {QStringLiteral("limit"), QStringLiteral("%1 per %2").arg(p.spec.limit).arg(formatDurationUs(p.spec.windowUs))},
         {QStringLiteral("cost"), QString::number(p.spec.cost)},
@@ -128,7 +137,7 @@ int runPolicy(Cli &cli)
             if (cli.json())
                 cli.printJson(pol.toJson());
             else
-                cli.out() << pol.name.leftJustified(24) << ' ' << QString::fromUtf8(pol.match).leftJustified(32) << ' '
+                cli.out() << escapeControls(pol.name).leftJustified(24) << ' ' << displayKey(pol.match).leftJustified(32) << ' '
                           << algorithmName(pol.spec.algorithm).leftJustified(16) << ' '
                           << QStringLiteral("%1/%2").arg(pol.spec.limit).arg(formatDurationUs(pol.spec.windowUs)) << "  v" << pol.version << '\n';
         }
@@ -151,7 +160,7 @@ int runPolicy(Cli &cli)
         pol.name = name;
         if (!cli.args().isSet(QStringLiteral("match")))
             throw UsageError(QStringLiteral("--match is required"));
-        pol.match = cli.args().value(QStringLiteral("match")).toUtf8();
+        pol.match = cli.bytes(cli.args().value(QStringLiteral("match")));
         if (!cli.args().isSet(QStringLiteral("algo")))
             throw UsageError(QStringLiteral("--algo is required"));
         pol.spec.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
@@ -200,7 +209,7 @@ void printOverride(Cli &cli, const Override &o)
         return;
     }
     cli.printFields({
-        {QStringLiteral("key"), QString::fromUtf8(o.key)},
+        {QStringLiteral("key"), displayKey(o.key)},
         {QStringLiteral("limit"), QString::number(o.limit)},
         {QStringLiteral("window"), o.windowUs ? formatDurationUs(o.windowUs) : QStringLiteral("(the policy's)")},
         {QStringLiteral("set"), QStringLiteral("%1 by %2").arg(o.setAt.toString(Qt::ISODate), o.setBy)},
@@ -219,18 +228,18 @@ int runOverride(Cli &cli)
             if (cli.json())
                 cli.printJson(o.toJson());
             else
-                cli.out() << QString::fromUtf8(o.key).leftJustified(40) << " limit " << o.limit << " until " << o.expiresAt.toString(Qt::ISODate)
-                          << " by " << o.setBy << '\n';
+                cli.out() << displayKey(o.key).leftJustified(40) << " limit " << o.limit << " until " << o.expiresAt.toString(Qt::ISODate)
+                          << " by " << escapeControls(o.setBy) << '\n';
         }
         return ExitOk;
     }
-    if (p.size() != 1 || p[0].isEmpty())
+    if (p.size() != 1)
         throw UsageError(QStringLiteral("expected exactly one KEY"));
-    const QByteArray key = p[0].toUtf8();
+    const QByteArray key = cli.keyBytes(p[0]);
     if (action == QLatin1String("get")) {
         const auto o = OverrideStore(cli.connection(), cli.ns()).get(key);
         if (!o)
-            throw UsageError(QStringLiteral("no override for '%1'").arg(p[0]));
+            throw UsageError(QStringLiteral("no override for %1").arg(displayKey(key)));
         printOverride(cli, *o);
         return ExitOk;
     }
@@ -281,8 +290,10 @@ int runAudit(Cli &cli)
                            {QStringLiteral("count"), e.count}});
             continue;
         }
-        cli.out() << e.time.toString(Qt::ISODate) << "  " << e.actor.leftJustified(12) << ' ' << e.host.leftJustified(14) << ' '
-                  << e.action.leftJustified(15) << ' ' << e.target << "  (" << e.count << ")\n";
+        // Every field may come from another writer of the stream: none may move the cursor or forge a line.
+        cli.out() << e.time.toString(Qt::ISODate) << "  " << escapeControls(e.actor).leftJustified(12) << ' '
+                  << escapeControls(e.host).leftJustified(14) << ' ' << escapeControls(e.action).leftJustified(15) << ' '
+                  << escapeControls(e.target) << "  (" << e.count << ")\n";
     }
     return ExitOk;
 }

@@ -1,4 +1,5 @@
 // `ratescope-cli burst` and `boundary`: load tests against one limiter, audited as mutations.
+#include "keytext.h"
 #include "cli.h"
 #include "limitoptions.h"
 
@@ -73,10 +74,10 @@ double rateOption(const Cli &cli)
 BurstConfig burstConfig(const Cli &cli)
 {
     const QStringList p = cli.positional();
-    if (p.size() != 1 || p[0].isEmpty())
+    if (p.size() != 1)
         throw UsageError(QStringLiteral("expected exactly one KEY"));
     BurstConfig c;
-    c.key = p[0].toUtf8();
+    c.key = cli.keyBytes(p[0]);
     c.spec = specFromOptions(cli, true);
     if (cli.args().isSet(QStringLiteral("requests")))
         c.requests = cli.integerOption(QStringLiteral("requests"), 1, kMaxLimit);
@@ -250,10 +251,7 @@ int runBurst(Cli &cli)
 QByteArray boundaryKey(const Cli &cli, const LimitSpec &spec)
 {
     if (cli.args().isSet(QStringLiteral("key"))) {
-        const QString key = cli.args().value(QStringLiteral("key"));
-        if (key.isEmpty())
-            throw UsageError(QStringLiteral("--key must not be empty"));
-        return key.toUtf8();
+        return cli.keyBytes(cli.args().value(QStringLiteral("key")));
     }
     const QString suffix = QString::number(QRandomGenerator::global()->generate64(), 16);
     return (cli.ns() + QStringLiteral("boundary:") + algorithmName(spec.algorithm) + QLatin1Char(':') + suffix).toUtf8();
@@ -263,7 +261,7 @@ void printBoundary(Cli &cli, const QByteArray &key, const LimitSpec &spec, const
 {
     if (cli.json()) {
         QJsonObject o = r.toJson();
-        o.insert(QStringLiteral("key"), QString::fromUtf8(key));
+        insertBytes(o, QStringLiteral("key"), key);
         o.insert(QStringLiteral("algo"), algorithmName(spec.algorithm));
         o.insert(QStringLiteral("limit"), spec.limit);
         o.insert(QStringLiteral("window_us"), spec.windowUs);
@@ -271,7 +269,7 @@ void printBoundary(Cli &cli, const QByteArray &key, const LimitSpec &spec, const
         return;
     }
     cli.printFields({
-        {QStringLiteral("key"), QString::fromUtf8(key)},
+        {QStringLiteral("key"), displayKey(key)},
         {QStringLiteral("admitted"), QStringLiteral("%1 of %2 requests (%3x the limit of %4)")
                                          .arg(r.admitted())
                                          .arg(2 * r.requestsPerBurst)

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "duration.h"
+#include "keytext.h"
 
 #include <QJsonDocument>
 #include <QProcessEnvironment>
@@ -37,6 +38,10 @@ Cli::Cli() : m_out(stdout), m_err(stderr)
     registerAdministration(m_commands);
     registerBursts(m_commands);
     registerWatch(m_commands);
+    // Every command that takes a key (KEY arguments, or boundary's --key) can take it in base64.
+    for (Subcommand &c : m_commands)
+        if (c.synopsis.contains(QLatin1String("KEY")) || c.synopsis.contains(QLatin1String("--key ")))
+            c.options.append(base64KeysOption());
 }
 
 const Subcommand *Cli::find(const QString &name) const
@@ -53,6 +58,67 @@ QStringList Cli::positional() const
     if (!p.isEmpty())
         p.removeFirst(); // the subcommand itself
     return p;
+}
+
+QByteArray Cli::bytes(const QString &argument) const
+{
+    const auto raw = m_rawArguments.constFind(argument);
+    return raw != m_rawArguments.cend() ? *raw : argument.toUtf8();
+}
+
+QCommandLineOption Cli::base64KeysOption()
+{
+    return {QStringLiteral("base64-keys"), QStringLiteral("Read KEY arguments as base64 (the key_base64 of --json output).")};
+}
+
+QByteArray Cli::keyBytes(const QString &argument) const
+{
+    QByteArray key = bytes(argument);
+    if (m_parser.isSet(QStringLiteral("base64-keys"))) {
+        auto decoded = QByteArray::fromBase64Encoding(key, QByteArray::AbortOnBase64DecodingErrors);
+        if (!decoded || decoded.decoded.toBase64() != key)
+            throw UsageError(QStringLiteral("--base64-keys: '%1' is not base64").arg(displayKey(key)));
+        key = decoded.decoded;
+    }
+    if (key.isEmpty())
+        throw UsageError(QStringLiteral("a KEY must not be empty"));
+    return key;
+}
+
+// QCommandLineParser works on text; an argument that is not valid UTF-8 is given to it as a
+// stand-in of noncharacters that cannot occur in the other arguments, and bytes() maps the
+// stand-in back. "--opt=VALUE" keeps its option name readable.
+QStringList Cli::decodeArguments(const QList<QByteArray> &arguments)
+{
+    qsizetype longestRun = 0;
+    for (const QByteArray &a : arguments) {
+        if (!isUtf8(a))
+            continue;
+        qsizetype run = 0;
+        for (const QChar ch : QString::fromUtf8(a)) {
+            run = ch == QChar(0xFDD0) ? run + 1 : 0;
+            longestRun = std::max(longestRun, run);
+        }
+    }
+    const QString prefix(longestRun + 1, QChar(0xFDD0));
+    QStringList text;
+    for (qsizetype i = 0; i < arguments.size(); ++i) {
+        const QByteArray &a = arguments[i];
+        if (isUtf8(a)) {
+            text << QString::fromUtf8(a);
+            continue;
+        }
+        const QString standIn = prefix + QString::number(i) + QChar(0xFDD1);
+        const qsizetype eq = a.indexOf('=');
+        if (a.startsWith("--") && eq > 2 && isUtf8(a.left(eq))) {
+            m_rawArguments.insert(standIn, a.mid(eq + 1));
+            text << QString::fromUtf8(a.left(eq + 1)) + standIn;
+        } else {
+            m_rawArguments.insert(standIn, a);
+            text << standIn;
+        }
+    }
+    return text;
 }
 
 QString Cli::globalHelp() const
@@ -118,8 +184,8 @@ void Cli::printFields(const QList<QPair<QString, QString>> &fields)
     qsizetype width = 0;
     for (const auto &f : fields)
         width = std::max(width, f.first.size());
-    for (const auto &f : fields)
-        m_out << f.first.leftJustified(width + 2) << f.second << '\n';
+    for (const auto &f : fields) // values may be server-supplied text: escaped
+        m_out << f.first.leftJustified(width + 2) << escapeControls(f.second) << '\n';
     m_out.flush();
 }
 
@@ -183,7 +249,8 @@ int Cli::fail(const std::exception &e)
         code = ExitConnection;
         kind = QStringLiteral("connection");
     }
-    const QString message = QString::fromUtf8(e.what());
+    // Messages quote keys, names and server replies: no control character reaches the terminal.
+    const QString message = escapeControls(QString::fromUtf8(e.what()));
     if (m_json)
         printJson({{QStringLiteral("error"), QJsonObject{{QStringLiteral("kind"), kind}, {QStringLiteral("message"), message}}}});
     m_err << "ratescope-cli: " << message << '\n';
@@ -191,10 +258,10 @@ int Cli::fail(const std::exception &e)
     return code;
 }
 
-int Cli::run(const QStringList &arguments)
+int Cli::run(const QList<QByteArray> &arguments)
 {
     try {
-        return dispatch(arguments);
+        return dispatch(decodeArguments(arguments));
     } catch (const std::exception &e) {
         return fail(e);
     }

@@ -6,6 +6,7 @@
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
+#include <QHash>
 #include <QJsonObject>
 #include <QTextStream>
 
@@ -45,11 +46,20 @@ void registerWatch(QList<Subcommand> &commands);
 class Cli {
 public:
     Cli();
-    int run(const QStringList &arguments);
+    // argv as given, argv[0] first. Arguments are bytes: one that is not valid UTF-8 (a key
+    // such as u:\xff) is kept exactly and handed out by bytes() and keyArguments().
+    int run(const QList<QByteArray> &arguments);
 
     // For subcommands.
     const QCommandLineParser &args() const { return m_parser; }
     QStringList positional() const;
+    // The exact bytes of a positional argument or option value taken from positional() or
+    // args().value(): its UTF-8 when it was valid UTF-8 on the command line, else the bytes given.
+    QByteArray bytes(const QString &argument) const;
+    // KEY arguments as Redis keys: their exact bytes, or decoded from base64 with --base64-keys
+    // (a command that takes KEY lists base64KeysOption()). Empty keys and bad base64 are usage errors.
+    QByteArray keyBytes(const QString &argument) const;
+    static QCommandLineOption base64KeysOption();
     bool json() const { return m_json; }
     bool readOnly() const { return m_readOnly; }
     // For commands whose sub-actions decide whether they mutate: throws ReadOnlyError (exit 5)
@@ -74,6 +84,7 @@ public:
 
 private:
     int dispatch(const QStringList &arguments);
+    QStringList decodeArguments(const QList<QByteArray> &arguments);
     int fail(const std::exception &e);
     QString globalHelp() const;
     QString commandHelp(const Subcommand &c) const;
@@ -89,6 +100,7 @@ private:
     QString m_namespace = QStringLiteral("ratescope:");
     QString m_url;
     QString m_operator;
+    QHash<QString, QByteArray> m_rawArguments; // stand-in text -> bytes of arguments that are not UTF-8
     std::unique_ptr<SandboxServer> m_sandbox;
     std::unique_ptr<Connection> m_connection;
 };

@@ -1,4 +1,5 @@
 // `ratescope-cli check` and `peek`: one limiter decision, consuming or not.
+#include "keytext.h"
 #include "cli.h"
 #include "limitoptions.h"
 
@@ -58,7 +59,7 @@ LimitSpec specFor(Cli &cli, const QByteArray &key, const EffectiveLimits &limits
                                                  : missing.mid(0, missing.size() - 1).join(QStringLiteral(", ")) +
                                                        QStringLiteral(" and ") + missing.last();
         throw UsageError(QStringLiteral("no policy matches '%1': %2give %3")
-                             .arg(QString::fromUtf8(key), missing.size() < 3 ? QStringLiteral("also ") : QString(), list));
+                             .arg(displayKey(key), missing.size() < 3 ? QStringLiteral("also ") : QString(), list));
     }
     LimitSpec spec = base.value_or(LimitSpec{});
     if (hasAlgo)
@@ -85,9 +86,7 @@ QByteArray keyArgument(const Cli &cli)
     const QStringList p = cli.positional();
     if (p.size() != 1)
         throw UsageError(QStringLiteral("expected exactly one KEY, got %1").arg(p.size()));
-    if (p[0].isEmpty())
-        throw UsageError(QStringLiteral("the key must not be empty"));
-    return p[0].toUtf8(); // the Redis key as given: no implicit prefix
+    return cli.keyBytes(p[0]); // the Redis key as given: no implicit prefix
 }
 
 void printDecision(Cli &cli, const Decision &d)
@@ -142,7 +141,7 @@ int runPeek(Cli &cli)
     const KeyClass kind = classifyKey(c, key, now, unit, spec);
     const bool foreign = kind.format == KeyFormat::ForeignSlidingLog || kind.format == KeyFormat::CounterWindow;
     if (foreign && cli.args().isSet(QStringLiteral("algo")) && kind.algorithm() && *kind.algorithm() != spec.algorithm)
-        throw UsageError(QStringLiteral("'%1' is a %2; --algo %3 does not fit it").arg(QString::fromUtf8(key), kind.label(), algorithmName(spec.algorithm)));
+        throw UsageError(QStringLiteral("'%1' is a %2; --algo %3 does not fit it").arg(displayKey(key), kind.label(), algorithmName(spec.algorithm)));
     const Decision d = foreign ? peekAnyFormat(c, kind.format == KeyFormat::CounterWindow ? kind.base : key, kind, spec, now).decision
                                : Limiter(c).peek(key, spec, explicitNow ? explicitNow : std::optional<qint64>(now));
     printDecision(cli, d);

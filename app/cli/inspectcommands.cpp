@@ -1,4 +1,5 @@
 // `ratescope-cli keys` and `inspect`: what limiters a database holds, and one in full. Read-only.
+#include "keytext.h"
 #include "cli.h"
 
 #include "duration.h"
@@ -51,10 +52,10 @@ public:
     void print(const Row &r)
     {
         if (m_cli.json()) {
-            QJsonObject o{{QStringLiteral("key"), QString::fromUtf8(r.key)},
-                          {QStringLiteral("type"), r.type},
+            QJsonObject o{{QStringLiteral("type"), r.type},
                           {QStringLiteral("format"), r.label},
                           {QStringLiteral("ttl_ms"), r.pttlMs}};
+            insertBytes(o, QStringLiteral("key"), r.key); // key_base64 too when it is not text
             if (r.algorithm)
                 o.insert(QStringLiteral("algorithm"), algorithmName(*r.algorithm));
             if (!r.policy.isEmpty())
@@ -77,7 +78,7 @@ public:
                  QStringLiteral("TTL"), QStringLiteral("MEMORY"));
         }
         const QString dash = QStringLiteral("-");
-        line(QString::fromUtf8(r.key), r.label, r.usage ? QString::number(r.usage->usedNow) : dash,
+        line(displayKey(r.key), r.label, r.usage ? QString::number(r.usage->usedNow) : dash,
              r.usage ? QString::number(r.usage->decision.limit) : dash,
              r.usage ? QString::number(r.usage->decision.limit - r.usage->usedNow) : dash, ttlText(r.pttlMs),
              r.memory >= 0 ? formatBytes(r.memory) : dash);
@@ -105,7 +106,7 @@ int runKeys(Cli &cli)
 {
     Connection &c = cli.connection();
     KeyScanner::Options options;
-    options.match = cli.args().value(QStringLiteral("match")).toUtf8();
+    options.match = cli.bytes(cli.args().value(QStringLiteral("match")));
     options.type = cli.args().value(QStringLiteral("type")).toUtf8();
     options.memory = cli.args().isSet(QStringLiteral("memory"));
     options.nowUs = nowOption(cli);
@@ -186,7 +187,8 @@ void flatten(const QString &prefix, const QJsonValue &v, QList<QPair<QString, QS
     if (v.isObject()) {
         const QJsonObject o = v.toObject();
         for (auto it = o.begin(); it != o.end(); ++it)
-            flatten(prefix.isEmpty() ? it.key() : prefix + QLatin1Char('.') + it.key(), it.value(), out);
+            if (!it.key().endsWith(QLatin1String("_base64"))) // the escaped form is shown instead
+                flatten(prefix.isEmpty() ? it.key() : prefix + QLatin1Char('.') + it.key(), it.value(), out);
     } else if (v.isArray()) {
         const QJsonArray a = v.toArray();
         for (qsizetype i = 0; i < a.size(); ++i)
@@ -224,9 +226,9 @@ QString timeText(qint64 us)
 int runInspect(Cli &cli)
 {
     const QStringList p = cli.positional();
-    if (p.size() != 1 || p[0].isEmpty())
+    if (p.size() != 1)
         throw UsageError(QStringLiteral("expected exactly one KEY"));
-    const QByteArray key = p[0].toUtf8();
+    const QByteArray key = cli.keyBytes(p[0]);
     Connection &c = cli.connection();
     InspectOptions o;
     o.nowUs = nowOption(cli).value_or(0);
@@ -265,6 +267,7 @@ int runInspect(Cli &cli)
     }
     const QJsonArray buckets = state.take(QStringLiteral("buckets")).toArray();
     state.remove(QStringLiteral("bucket_span_us"));
+    state.insert(QStringLiteral("key"), displayKey(key));
     QList<QPair<QString, QString>> lines;
     flatten(QString(), state, lines);
     if (!buckets.isEmpty()) {

@@ -153,9 +153,8 @@ public:
         if (m_cli.json()) {
             for (size_t i = 0; i < m_watched.size(); ++i) {
                 const QByteArray &key = m_watched[i].key;
-                QJsonObject o{{QStringLiteral("time_us"), nowUs}, {QStringLiteral("key"), QString::fromUtf8(key)}};
-                if (QString::fromUtf8(key).toUtf8() != key)
-                    o.insert(QStringLiteral("key_base64"), QString::fromLatin1(key.toBase64()));
+                QJsonObject o{{QStringLiteral("time_us"), nowUs}};
+                insertBytes(o, QStringLiteral("key"), key);
                 if (const auto &u = usage[i]) {
                     o.insert(QStringLiteral("used"), u->usedNow);
                     o.insert(QStringLiteral("limit"), u->decision.limit);
@@ -218,11 +217,8 @@ private:
 int runWatch(Cli &cli)
 {
     QList<QByteArray> keys;
-    for (const QString &k : cli.positional()) {
-        if (k.isEmpty())
-            throw UsageError(QStringLiteral("a key must not be empty"));
-        keys << k.toUtf8();
-    }
+    for (const QString &k : cli.positional())
+        keys << cli.keyBytes(k);
     if (keys.isEmpty())
         throw UsageError(QStringLiteral("give at least one KEY to watch"));
     const qint64 intervalUs = cli.durationOptionUs(QStringLiteral("interval"), 1000000);

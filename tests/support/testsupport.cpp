@@ -251,10 +251,12 @@ void TestSentinel::failover()
         30000, "the failover to complete");
 }
 
-CliResult runCli(const QStringList &args, const QByteArray &stdinData, int timeoutMs)
+namespace {
+
+CliResult runProcess(const QString &program, const QStringList &args, const QByteArray &stdinData, int timeoutMs)
 {
     QProcess p;
-    p.start(QStringLiteral(RATESCOPE_CLI_PATH), args);
+    p.start(program, args);
     CliResult r;
     if (!p.waitForStarted(10000))
         return r;
@@ -271,6 +273,26 @@ CliResult runCli(const QStringList &args, const QByteArray &stdinData, int timeo
     r.out = p.readAllStandardOutput();
     r.err = p.readAllStandardError();
     return r;
+}
+
+} // namespace
+
+CliResult runCli(const QStringList &args, const QByteArray &stdinData, int timeoutMs)
+{
+    return runProcess(QStringLiteral(RATESCOPE_CLI_PATH), args, stdinData, timeoutMs);
+}
+
+CliResult runCliBytes(const QList<QByteArray> &args, const QByteArray &stdinData, int timeoutMs)
+{
+    QString script = QStringLiteral("exec '%1'").arg(QStringLiteral(RATESCOPE_CLI_PATH));
+    for (const QByteArray &a : args) {
+        Q_ASSERT(!a.contains('\0'));
+        script += QStringLiteral(" $'");
+        for (const char c : a)
+            script += QStringLiteral("\\x%1").arg(uchar(c), 2, 16, QLatin1Char('0'));
+        script += QLatin1Char('\'');
+    }
+    return runProcess(QStringLiteral("/bin/bash"), {QStringLiteral("-c"), script}, stdinData, timeoutMs);
 }
 
 } // namespace ratescope::test

@@ -69,5 +69,8 @@ struct CliResult {
 };
 // Runs the built ratescope-cli with a bounded wait.
 CliResult runCli(const QStringList &args, const QByteArray &stdinData = {}, int timeoutMs = 60000);
+// The same with arguments as bytes (keys that are not UTF-8, such as u:\xff), passed through
+// bash's $'\xNN' quoting so that they reach the CLI's argv exactly. A NUL cannot be in argv.
+CliResult runCliBytes(const QList<QByteArray> &args, const QByteArray &stdinData = {}, int timeoutMs = 60000);
 
 } // namespace ratescope::test
