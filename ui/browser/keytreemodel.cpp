@@ -1,6 +1,7 @@
 #include "keytreemodel.h"
 
 #include "displayformat.h"
+#include "keytext.h"
 
 #include <QColor>
 #include <QDeadlineTimer>
@@ -465,9 +466,9 @@ QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
         return {};
     case Qt::ToolTipRole:
         if (column == KeyColumn)
-            return QStringLiteral("%1%2*\n%3")
-                .arg(QString::fromUtf8(m_tree.groupPath(group)),
-                     QString::fromUtf8(m_tree.separator()), formatKeys(qint64(g.keyCount)));
+            return plainToolTip(QStringLiteral("%1\n%2")
+                                    .arg(displayKey(m_tree.groupPath(group) + m_tree.separator() + "*"),
+                                         formatKeys(qint64(g.keyCount))));
         return {};
     case KeyRole:
         return m_tree.groupPath(group);
@@ -518,9 +519,9 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
     case Qt::DisplayRole:
         break;
     case Qt::ToolTipRole: {
-        QString tip = QString::fromUtf8(m_tree.fullKey(key));
+        QString tip = displayKey(m_tree.fullKey(key));
         if (!d)
-            return tip;
+            return plainToolTip(tip);
         tip += QStringLiteral("\n%1 · %2")
                    .arg(QString::fromUtf8(d->type),
                         d->kind.isLimiter() ? d->kind.label() : QStringLiteral("not a limiter"));
@@ -547,7 +548,7 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
         else if (d->kind.isLimiter() && !d->spec)
             tip +=
                 QStringLiteral("\nNo policy matches this key: declare one to see how full it is.");
-        return tip;
+        return plainToolTip(tip);
     }
     default:
         return {};

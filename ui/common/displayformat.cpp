@@ -1,5 +1,7 @@
 #include "displayformat.h"
 
+#include <QTextDocument> // Qt::mightBeRichText
+
 namespace ratescope::ui {
 
 QString formatCount(qint64 n)
@@ -90,6 +92,13 @@ QString formatLimit(const LimitSpec &spec)
     if (spec.cost != 1)
         text += QStringLiteral(" (cost %1)").arg(spec.cost);
     return text;
+}
+
+QString plainToolTip(const QString &text)
+{
+    if (!Qt::mightBeRichText(text))
+        return text;
+    return QStringLiteral("<qt>%1</qt>").arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QLatin1String("<br>")));
 }
 
 } // namespace ratescope::ui

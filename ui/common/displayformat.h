@@ -15,4 +15,9 @@ QString formatTtl(qint64 pttlMs); // -1 -> "no expiry", -2 -> "gone", -3 -> "?",
 QString formatRoundTrip(double ms);         // 0.214 -> "0.21 ms", 12.3 -> "12 ms"
 QString formatLimit(const LimitSpec &spec); // "60 per 10 s", "120 per 1 m (cost 2)"
 
+// A tooltip holding server-supplied text (keys, names, operators): Qt reads any tooltip whose
+// first line looks like markup as rich text, so such text is escaped and wrapped; a key named
+// <img src=...> shows as itself. Line breaks are kept.
+QString plainToolTip(const QString &text);
+
 } // namespace ratescope::ui

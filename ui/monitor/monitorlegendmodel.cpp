@@ -1,5 +1,7 @@
 #include "monitorlegendmodel.h"
 
+#include "displayformat.h"
+
 #include <QBrush>
 #include <QFont>
 #include <QGuiApplication>
@@ -42,9 +44,9 @@ QVariant MonitorLegendModel::data(const QModelIndex &index, int role) const
         break;
     case Qt::ToolTipRole:
         if (index.column() == KeyColumn)
-            return r.shownKey;
+            return plainToolTip(r.shownKey);
         if (index.column() == StatusColumn && !r.status.isEmpty())
-            return r.status;
+            return plainToolTip(r.status);
         break;
     case Qt::DecorationRole:
         if (index.column() == KeyColumn)

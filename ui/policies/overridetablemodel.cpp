@@ -75,10 +75,10 @@ QVariant OverrideTableModel::data(const QModelIndex &index, int role) const
     if (role == Qt::ToolTipRole) {
         switch (index.column()) {
         case KeyColumn:
-            return displayKey(o.key);
+            return plainToolTip(displayKey(o.key));
         case SetByColumn:
-            return QStringLiteral("granted by %1 at %2")
-                .arg(o.setBy, o.setAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+            return plainToolTip(QStringLiteral("granted by %1 at %2")
+                                    .arg(o.setBy, o.setAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))));
         case ExpiresColumn:
             return QStringLiteral("expires at %1 (it removes itself; nobody needs to clear it)")
                 .arg(o.expiresAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
