@@ -1,9 +1,9 @@
 #include "boundaryscenario.h"
 
-#include "keytext.h"
 #include "connection.h"
 #include "duration.h"
 #include "errors.h"
+#include "keytext.h"
 #include "limiter.h"
 #include "limiterscript.h"
 

@@ -1,8 +1,8 @@
 #include "inspector.h"
 
-#include "keytext.h"
 #include "connection.h"
 #include "errors.h"
+#include "keytext.h"
 #include "logwindow.h"
 #include "usage.h"
 

@@ -1,10 +1,10 @@
 #include "policy.h"
 
-#include "keytext.h"
 #include "connection.h"
 #include "duration.h"
 #include "errors.h"
 #include "glob.h"
+#include "keytext.h"
 
 #include <QJsonDocument>
 

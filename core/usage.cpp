@@ -1,8 +1,8 @@
 #include "usage.h"
 
-#include "keytext.h"
 #include "connection.h"
 #include "errors.h"
+#include "keytext.h"
 #include "limiterscript.h"
 
 #include <cmath>

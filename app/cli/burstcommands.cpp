@@ -1,5 +1,4 @@
 // `ratescope-cli burst` and `boundary`: load tests against one limiter, audited as mutations.
-#include "keytext.h"
 #include "cli.h"
 #include "limitoptions.h"
 
@@ -8,6 +7,7 @@
 #include "burst.h"
 #include "duration.h"
 #include "errors.h"
+#include "keytext.h"
 
 #include <QRandomGenerator>
 #include <QSaveFile>

@@ -1,12 +1,13 @@
 // `ratescope-cli check` and `peek`: one limiter decision, consuming or not.
-#include "keytext.h"
 #include "cli.h"
 #include "limitoptions.h"
 
 #include "duration.h"
 #include "errors.h"
+#include "httpheaders.h"
 #include "inspector.h"
 #include "keyscanner.h"
+#include "keytext.h"
 #include "limiter.h"
 #include "policy.h"
 #include "usage.h"
@@ -89,17 +90,28 @@ QByteArray keyArgument(const Cli &cli)
     return cli.keyBytes(p[0]); // the Redis key as given: no implicit prefix
 }
 
-void printDecision(Cli &cli, const Decision &d)
+// With --headers, also the HTTP response fields a service would send for this decision.
+void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const EffectiveLimits &limits)
 {
+    const bool withHeaders = cli.args().isSet(QStringLiteral("headers"));
+    const auto headers = withHeaders ? rateLimitHeaders(d, spec, limits.policy ? limits.policy->name : QString())
+                                     : QList<QPair<QString, QString>>();
     if (cli.json()) {
-        cli.printJson({
+        QJsonObject o{
             {QStringLiteral("allowed"), d.allowed},
             {QStringLiteral("limit"), d.limit},
             {QStringLiteral("used"), d.used},
             {QStringLiteral("remaining"), d.remaining},
             {QStringLiteral("retry_after_ms"), msRoundedUp(d.retryAfterUs)},
             {QStringLiteral("reset_after_ms"), msRoundedUp(d.resetAfterUs)},
-        });
+        };
+        if (withHeaders) {
+            QJsonObject h;
+            for (const auto &[name, value] : headers)
+                h.insert(name, value);
+            o.insert(QStringLiteral("headers"), h);
+        }
+        cli.printJson(o);
         return;
     }
     cli.printFields({
@@ -109,6 +121,12 @@ void printDecision(Cli &cli, const Decision &d)
         {QStringLiteral("retry_after"), formatDurationUs(d.retryAfterUs)},
         {QStringLiteral("reset_after"), formatDurationUs(d.resetAfterUs)},
     });
+    if (withHeaders) {
+        cli.out() << '\n';
+        for (const auto &[name, value] : headers)
+            cli.out() << name << ": " << escapeControls(value) << '\n';
+        cli.out().flush();
+    }
 }
 
 int runCheck(Cli &cli)
@@ -116,11 +134,12 @@ int runCheck(Cli &cli)
     const QByteArray key = keyArgument(cli);
     if (!flagsComplete(cli))
         cli.connection(); // the policy lookup needs the server; flags alone are validated first
-    const LimitSpec spec = specFor(cli, key, limitsFor(cli, key));
+    const EffectiveLimits limits = limitsFor(cli, key);
+    const LimitSpec spec = specFor(cli, key, limits);
     std::optional<qint64> now;
     if (cli.args().isSet(QStringLiteral("now-us")))
         now = cli.integerOption(QStringLiteral("now-us"), 0, 9000000000000000LL);
-    printDecision(cli, Limiter(cli.connection()).check(key, spec, now));
+    printDecision(cli, Limiter(cli.connection()).check(key, spec, now), spec, limits);
     return ExitOk;
 }
 
@@ -144,7 +163,7 @@ int runPeek(Cli &cli)
         throw UsageError(QStringLiteral("'%1' is a %2; --algo %3 does not fit it").arg(displayKey(key), kind.label(), algorithmName(spec.algorithm)));
     const Decision d = foreign ? peekAnyFormat(c, kind.format == KeyFormat::CounterWindow ? kind.base : key, kind, spec, now).decision
                                : Limiter(c).peek(key, spec, explicitNow ? explicitNow : std::optional<qint64>(now));
-    printDecision(cli, d);
+    printDecision(cli, d, spec, limits);
     return ExitOk;
 }
 
@@ -152,15 +171,17 @@ int runPeek(Cli &cli)
 
 void registerDecisions(QList<Subcommand> &commands)
 {
-    commands.append({QStringLiteral("check"), QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T]"),
+    const QCommandLineOption kHeaders(QStringLiteral("headers"),
+                                      QStringLiteral("Also the HTTP response fields a service would send: Retry-After, RateLimit-Policy, RateLimit."));
+    commands.append({QStringLiteral("check"), QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--headers]"),
                      QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed.\n"
                                     "Limits not given as flags come from the policy matching KEY (and its override)."),
-                     {kAlgo, kLimit, kWindow, kCost, kNow}, true, runCheck});
+                     {kAlgo, kLimit, kWindow, kCost, kNow, kHeaders}, true, runCheck});
     commands.append({QStringLiteral("peek"),
-                     QStringLiteral("peek KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--score-unit auto|s|ms|us]"),
+                     QStringLiteral("peek KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--score-unit auto|s|ms|us] [--headers]"),
                      QStringLiteral("What check would answer, without consuming or writing anything. Reads Ratescope's keys,\n"
                                     "foreign sliding logs (scores in s, ms or us) and <base>:<window id> counters."),
-                     {kAlgo, kLimit, kWindow, kCost, kNow, kScoreUnit}, false, runPeek});
+                     {kAlgo, kLimit, kWindow, kCost, kNow, kScoreUnit, kHeaders}, false, runPeek});
 }
 
 } // namespace ratescope::cli

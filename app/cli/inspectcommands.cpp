@@ -1,11 +1,11 @@
 // `ratescope-cli keys` and `inspect`: what limiters a database holds, and one in full. Read-only.
-#include "keytext.h"
 #include "cli.h"
 
 #include "duration.h"
 #include "errors.h"
 #include "inspector.h"
 #include "keyscanner.h"
+#include "keytext.h"
 #include "logwindow.h"
 #include "serverinfo.h"
 #include "usage.h"

@@ -3,6 +3,7 @@
 #include "connection.h"
 #include "displayformat.h"
 #include "errors.h"
+#include "httpheaders.h"
 #include "inspector.h"
 #include "keytext.h"
 #include "logview.h"
@@ -10,6 +11,7 @@
 
 #include <QComboBox>
 #include <QDateTime>
+#include <QFontDatabase>
 #include <QGraphicsOpacityEffect>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -190,6 +192,13 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
         m_fieldLabels.value(QLatin1String(name))
             ->setToolTip(QStringLiteral("What the limiter would answer a request now (read with its peek, nothing consumed); "
                                         "reset after counts that request when it would pass"));
+    // What a service would send its client for that answer, across the whole width.
+    QLabel *headers = addField(QStringLiteral("Headers"), 5, 0);
+    m_grid->addWidget(headers, 5, 1, 1, 5);
+    headers->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_fieldLabels.value(QStringLiteral("Headers"))
+        ->setToolTip(QStringLiteral("The HTTP response fields a service would send for the answer above: Retry-After on a denial, and "
+                                    "RateLimit-Policy / RateLimit of the IETF draft (the same as ratescope-cli check --headers)"));
     m_grid->setColumnStretch(1, 3);
     m_grid->setColumnStretch(3, 2);
     m_grid->setColumnStretch(5, 2);
@@ -437,6 +446,11 @@ void KeyView::showHeader(const KeyRead &read)
         set("Remaining", formatCount(std::max<qint64>(0, d.limit - m_usedNow)));
         set("Retry after", d.allowed ? QStringLiteral("now: a request would pass") : formatSpan(d.retryAfterUs));
         set("Reset after", d.resetAfterUs > 0 ? formatSpan(d.resetAfterUs) : QStringLiteral("full capacity now"));
+        QStringList headers;
+        if (read.spec)
+            for (const auto &[name, value] : rateLimitHeaders(d, *read.spec, read.policy ? read.policy->name : QString()))
+                headers << name + QStringLiteral(": ") + value;
+        set("Headers", headers.join(QStringLiteral("   ")));
         const double f = d.limit > 0 ? double(m_usedNow) / double(d.limit) : 0;
         m_bar->setVisible(true);
         m_bar->setValue(int(std::min(1000.0, f * 1000)));
@@ -448,7 +462,7 @@ void KeyView::showHeader(const KeyRead &read)
         p.setColor(QPalette::Inactive, QPalette::Highlight, fill); // disabled (stale) keeps the palette's grey
         m_bar->setPalette(p);
     } else {
-        for (const char *name : {"Used", "Remaining", "Retry after", "Reset after"})
+        for (const char *name : {"Used", "Remaining", "Retry after", "Reset after", "Headers"})
             set(name, QString());
         m_bar->setValue(0);
         m_bar->setVisible(kind.isLimiter());
