@@ -5,6 +5,7 @@
 // across SCRIPT FLUSH and a restart, and `ratescope-cli scripts` (status, drift, deploy on
 // every master of a cluster, downgrade refused, read-only, audit).
 #include "audit.h"
+#include "burst.h"
 #include "connection.h"
 #include "errors.h"
 #include "limiter.h"
@@ -100,6 +101,7 @@ private Q_SLOTS:
     void onlyThisBuildsLibraryIsCalled();
     void functionNotFoundIsRecoveredOnce();
     void survivesScriptFlushAndRestart();
+    void burstThroughTheLibrary();
     void serverWithoutFunctions();
     void statusReportsDrift();
     void cliShowStatusAndDeploy();
@@ -428,6 +430,41 @@ void TestFunctions::survivesScriptFlushAndRestart()
     QCOMPARE(statCount(c, "commandstats", "cmdstat_script|load"), 0);
     QCOMPARE(statCount(c, "commandstats", "cmdstat_fcall"), 1);
     QCOMPARE(statCount(c, "commandstats", "cmdstat_fcall_ro"), 2); // detection, then the peek
+}
+
+void TestFunctions::burstThroughTheLibrary()
+{
+    loadLibrary(*m_conn);
+    BurstConfig config;
+    config.key = "burst:fcall";
+    config.spec = {Algorithm::TokenBucket, 50, 3600 * kSecond, 1}; // refills 0.005 tokens in the burst's 0.4 s
+    config.requests = 200;
+    config.rate = 500;
+    config.connections = 2;
+    config.pipeline = 5;
+    BurstEngine engine(as(QStringLiteral("admin"), QStringLiteral("adminpw")), config);
+    // The library is deleted while the burst runs: the requests that met "Function not
+    // found" go once more as EVALSHA, and every request is counted exactly once.
+    Connection other(as(QStringLiteral("admin"), QStringLiteral("adminpw")));
+    bool deleted = false;
+    engine.setProgressCallback([&](const BurstProgress &p) {
+        if (!deleted && p.sent >= 40) {
+            other.command({"FUNCTION", "DELETE", "ratescope"});
+            deleted = true;
+        }
+    });
+    const BurstSummary s = engine.run();
+    QVERIFY(deleted);
+    QCOMPARE(s.sent, 200);
+    QCOMPARE(s.errors, 0);
+    QCOMPARE(s.allowed, 50);
+    QCOMPARE(s.denied, 150);
+    const qint64 fcalls = statCount(*m_conn, "commandstats", "cmdstat_fcall");
+    const qint64 evalshas = statCount(*m_conn, "commandstats", "cmdstat_evalsha");
+    QVERIFY2(fcalls >= 40 && evalshas > 0, qPrintable(QStringLiteral("%1 FCALL, %2 EVALSHA").arg(fcalls).arg(evalshas)));
+    // Each request ran once: the FCALLs that found no function ran nothing and went again.
+    QCOMPARE(fcalls - statCount(*m_conn, "errorstats", "errorstat_ERR") + evalshas - statCount(*m_conn, "errorstats", "errorstat_NOSCRIPT"),
+             200);
 }
 
 void TestFunctions::serverWithoutFunctions()
