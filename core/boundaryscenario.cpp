@@ -57,8 +57,9 @@ qint64 BoundaryScenario::estimateBurstUs()
 {
     const LimiterScript &script = LimiterScript::forAlgorithm(m_spec.algorithm);
     const qint64 sample = std::min<qint64>(m_spec.limit, 500);
-    // Peek mode through plain EVALSHA: writes nothing, and works before Redis 7 (no EVALSHA_RO).
-    const Command peek = script.command(m_key, Limiter::arguments(m_key, m_spec, std::nullopt, true), false);
+    // Peek mode through plain EVALSHA or FCALL: writes nothing, and works before Redis 7 (no
+    // EVALSHA_RO).
+    const Command peek = script.command(m_key, Limiter::arguments(m_key, m_spec, std::nullopt, true), false, LimiterScript::callsOn(m_connection));
     QElapsedTimer timer;
     timer.start();
     serverTimeUs();
@@ -75,7 +76,7 @@ qint64 BoundaryScenario::estimateBurstUs()
 qint64 BoundaryScenario::fire()
 {
     const LimiterScript &script = LimiterScript::forAlgorithm(m_spec.algorithm);
-    const Command check = script.command(m_key, Limiter::arguments(m_key, m_spec, std::nullopt, false), false);
+    const Command check = script.command(m_key, Limiter::arguments(m_key, m_spec, std::nullopt, false), false, LimiterScript::callsOn(m_connection));
     qint64 allowed = 0;
     for (qint64 done = 0; done < m_spec.limit; done += kChunk) {
         const size_t n = size_t(std::min(kChunk, m_spec.limit - done));
@@ -107,7 +108,8 @@ BoundaryResult BoundaryScenario::run()
     if (m_connection.command({"EXISTS", m_key}).integer() != 0)
         throw UsageError(
             QStringLiteral("key '%1' already exists: the boundary scenario needs a key without state").arg(displayKey(m_key)));
-    LimiterScript::forAlgorithm(m_spec.algorithm).load(m_connection);
+    if (LimiterScript::callsOn(m_connection) == ScriptCalls::Evalsha)
+        LimiterScript::forAlgorithm(m_spec.algorithm).load(m_connection);
 
     const qint64 window = m_spec.windowUs;
     const qint64 lead = std::max(3 * estimateBurstUs() + kMinLeadUs, std::min(window / 8, kComfortLeadUs));

@@ -117,18 +117,22 @@ public:
         : m_options(options)
         , m_config(config)
         , m_script(LimiterScript::forAlgorithm(config.spec.algorithm))
-        , m_command(m_script.command(config.key, Limiter::arguments(config.key, config.spec, std::nullopt, false), false))
+        , m_arguments(Limiter::arguments(config.key, config.spec, std::nullopt, false))
+        , m_command(m_script.command(config.key, m_arguments, false))
         , m_schedule(schedule)
         , m_tally(tally)
     {
     }
 
-    // Before the clock starts: connected, script cached. Throws.
+    // Before the clock starts: connected, the library found or the script cached. Throws.
     void setUp()
     {
         m_connection = std::make_unique<Connection>(m_options);
         m_connection->connect();
-        m_script.load(*m_connection);
+        if (LimiterScript::callsOn(*m_connection) == ScriptCalls::Functions)
+            m_command = m_script.command(m_config.key, m_arguments, false, ScriptCalls::Functions);
+        else
+            m_script.load(*m_connection);
     }
     void tearDown() { m_connection.reset(); }
 
@@ -156,7 +160,7 @@ public:
 private:
     struct Request {
         Nanos intendedNs = 0; // 0: as sent (unpaced)
-        bool resent = false;  // after a NOSCRIPT: never a second time
+        bool resent = false;  // after a NOSCRIPT or "Function not found": never a second time
     };
 
     bool collectDue();
@@ -169,7 +173,8 @@ private:
     const ConnectionOptions &m_options;
     const BurstConfig &m_config;
     const LimiterScript &m_script;
-    const Command m_command; // every request of a burst is the same decision
+    const QList<QByteArray> m_arguments;
+    Command m_command; // every request of a burst is the same decision: FCALL or EVALSHA
     Schedule &m_schedule;
     Tally &m_tally;
     std::unique_ptr<Connection> m_connection;
@@ -250,8 +255,9 @@ void BurstConnection::roundTrip()
 void BurstConnection::settle(const Request &request, const Reply &reply, Nanos at)
 {
     if (reply.isError()) {
-        // NOSCRIPT: the script did not run, so sending it again counts the request once.
-        if (!request.resent && reply.bytes().startsWith("NOSCRIPT"))
+        // NOSCRIPT or "Function not found": nothing ran, so sending it again counts the request
+        // once (after "Function not found" as EVALSHA: the library is gone).
+        if (!request.resent && LimiterScript::notLoaded(reply))
             m_resend.push_back({request.intendedNs, true});
         else
             countError(reply.text(), false);
@@ -266,9 +272,15 @@ void BurstConnection::settle(const Request &request, const Reply &reply, Nanos a
     }
 }
 
-// After NOSCRIPT replies (server restarted, SCRIPT FLUSH): load, then resend those requests.
+// After NOSCRIPT replies (server restarted, SCRIPT FLUSH) or "Function not found" (the
+// library was removed): load the script, then resend those requests with EVALSHA.
 void BurstConnection::reloadScript()
 {
+    if (m_command[0] != "EVALSHA") {
+        LimiterScript::functionMissing(*m_connection);
+        m_command = m_script.command(m_config.key, m_arguments, false);
+        m_commands.clear(); // resize() below fills it with the new command
+    }
     try {
         m_script.load(*m_connection);
     } catch (const Error &e) {

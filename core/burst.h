@@ -100,8 +100,9 @@ QJsonObject boundaryAuditParameters(const LimitSpec &spec);
 //
 // Faults are counted, never fatal and never blindly retried: a request whose connection
 // failed before its reply may have been counted by the server, so it is an error, not sent
-// again. Only an explicit NOSCRIPT reply (the script did not run) loads the script and sends
-// that request once more. After a failure the connection reconnects for its next requests;
+// again. Only an explicit NOSCRIPT or "Function not found" reply (nothing ran) loads the
+// script and sends that request once more (as EVALSHA; requests go as FCALL where this build's
+// functions library is loaded). After a failure the connection reconnects for its next requests;
 // while the server is down those fail fast, so the burst still ends promptly.
 class BurstEngine {
 public:

@@ -32,6 +32,7 @@ bool Connection::isConnected() const
 
 void Connection::connect()
 {
+    m_scriptCalls.reset();
     if (m_cluster)
         m_cluster->connect();
     else
@@ -40,6 +41,7 @@ void Connection::connect()
 
 void Connection::disconnect()
 {
+    m_scriptCalls.reset();
     m_switchWatch.reset();
     if (m_cluster)
         m_cluster->disconnect();

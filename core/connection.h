@@ -6,12 +6,17 @@
 #include "resp.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace ratescope {
 
 class ClusterRouter;
 class NodeConnection;
+
+// How the limiter scripts are called (docs/scripts.md): through the script cache (EVALSHA) or
+// through the ratescope functions library (FCALL).
+enum class ScriptCalls { Evalsha, Functions };
 
 // Callers see one server. In a cluster, commands go to the node owning their key's slot
 // (MOVED and ASK followed, scripts loaded on every master), pipelines split per node, SCAN
@@ -84,6 +89,11 @@ public:
     // (a ConnectionError only when no master answers).
     std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
 
+    // How limiter scripts go on this connection: unknown until LimiterScript::callsOn() has
+    // asked the servers (once per connection); connect() and disconnect() forget it.
+    std::optional<ScriptCalls> scriptCalls() const { return m_scriptCalls; }
+    void setScriptCalls(std::optional<ScriptCalls> calls) { m_scriptCalls = calls; }
+
 private:
     // Sentinel: a subscription to +switch-master, read without waiting before each request,
     // so a failover is followed before anything goes to the demoted master.
@@ -95,6 +105,7 @@ private:
     std::unique_ptr<ClusterRouter> m_cluster;
     std::unique_ptr<NodeConnection> m_switchWatch;
     int m_watchRetryIn = 0;
+    std::optional<ScriptCalls> m_scriptCalls;
 };
 
 } // namespace ratescope

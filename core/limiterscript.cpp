@@ -2,13 +2,24 @@
 
 #include "connection.h"
 #include "errors.h"
+#include "scriptlibrary.h"
 
 #include <QCryptographicHash>
 #include <QFile>
 
 namespace ratescope {
 
-LimiterScript::LimiterScript(Algorithm algorithm) : m_algorithm(algorithm)
+namespace {
+
+bool isFunctionMissing(const QByteArray &errorText)
+{
+    return errorText == "ERR Function not found";
+}
+
+} // namespace
+
+LimiterScript::LimiterScript(Algorithm algorithm)
+    : m_algorithm(algorithm)
 {
     QFile f(QStringLiteral(":/lua/%1.lua").arg(algorithmName(algorithm)));
     if (!f.open(QIODevice::ReadOnly))
@@ -26,22 +37,57 @@ const LimiterScript &LimiterScript::forAlgorithm(Algorithm algorithm)
     return scripts[int(algorithm)];
 }
 
-Command LimiterScript::command(const QByteArray &key, const QList<QByteArray> &argv, bool readOnly) const
+QByteArray LimiterScript::functionName(bool peek) const
 {
-    Command c{readOnly ? QByteArrayLiteral("EVALSHA_RO") : QByteArrayLiteral("EVALSHA"), m_sha1, "1", key};
+    return FunctionLibrary::functionName(m_algorithm, peek);
+}
+
+ScriptCalls LimiterScript::callsOn(Connection &connection)
+{
+    if (const auto known = connection.scriptCalls())
+        return *known;
+    const ScriptCalls calls = detectLibrary(connection) == LibraryPresence::ThisBuild ? ScriptCalls::Functions : ScriptCalls::Evalsha;
+    connection.setScriptCalls(calls);
+    return calls;
+}
+
+Command LimiterScript::command(const QByteArray &key, const QList<QByteArray> &argv, bool readOnly, ScriptCalls calls) const
+{
+    Command c;
+    if (calls == ScriptCalls::Functions)
+        c = {readOnly ? QByteArrayLiteral("FCALL_RO") : QByteArrayLiteral("FCALL"), functionName(readOnly), "1", key};
+    else
+        c = {readOnly ? QByteArrayLiteral("EVALSHA_RO") : QByteArrayLiteral("EVALSHA"), m_sha1, "1", key};
     c += argv;
     return c;
+}
+
+bool LimiterScript::notLoaded(const Reply &reply)
+{
+    return reply.isError() && (reply.bytes().startsWith("NOSCRIPT") || isFunctionMissing(reply.bytes()));
 }
 
 void LimiterScript::load(Connection &connection) const
 {
     const QByteArray sha = connection.command({"SCRIPT", "LOAD", m_source}).bytes();
     if (sha != m_sha1)
-        throw ProtocolError(QStringLiteral("SCRIPT LOAD returned %1, expected %2").arg(QString::fromLatin1(sha), QString::fromLatin1(m_sha1)));
+        throw ProtocolError(
+            QStringLiteral("SCRIPT LOAD returned %1, expected %2").arg(QString::fromLatin1(sha), QString::fromLatin1(m_sha1)));
 }
 
 Reply LimiterScript::run(Connection &connection, const QByteArray &key, const QList<QByteArray> &argv, bool readOnly) const
 {
+    if (callsOn(connection) == ScriptCalls::Functions) {
+        try {
+            return connection.command(command(key, argv, readOnly, ScriptCalls::Functions));
+        } catch (const ReplyError &e) {
+            if (!isFunctionMissing(e.message().toUtf8()))
+                throw;
+        }
+        // The library was removed under us: the function did not run, so EVALSHA now counts
+        // the request exactly once.
+        functionMissing(connection);
+    }
     try {
         return connection.command(command(key, argv, readOnly));
     } catch (const ReplyError &e) {

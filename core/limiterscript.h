@@ -1,13 +1,13 @@
-// One limiter script from lua/: its source as compiled into the binary, and running it
-// by EVALSHA with recovery from an explicit NOSCRIPT only.
+// One limiter script from lua/: its source as compiled into the binary, and running it by
+// FCALL (when the ratescope functions library of this build is loaded) or EVALSHA, with
+// recovery only from an explicit NOSCRIPT or "Function not found" (docs/scripts.md).
 #pragma once
 
 #include "algorithm.h"
+#include "connection.h"
 #include "resp.h"
 
 namespace ratescope {
-
-class Connection;
 
 class LimiterScript {
 public:
@@ -16,13 +16,29 @@ public:
     Algorithm algorithm() const { return m_algorithm; }
     const QByteArray &source() const { return m_source; }
     const QByteArray &sha1() const { return m_sha1; } // hex, as SCRIPT LOAD returns it
+    // The library's function: "ratescope_sliding_log", or its no-writes twin
+    // "ratescope_sliding_log_peek".
+    QByteArray functionName(bool peek) const;
 
-    // EVALSHA (EVALSHA_RO when readOnly) with one key. Only on a NOSCRIPT reply the script
-    // is loaded (EVAL_RO for read-only callers, who may lack SCRIPT LOAD) and run again,
-    // once: any other failure may have counted the request and is thrown as is.
+    // How scripts go on this connection: FCALL when every master answers this build's
+    // library version (FCALL_RO ratescope_version 0), else EVALSHA. Asked once per connection
+    // (Connection::scriptCalls); a NOPERM or a server without functions means EVALSHA.
+    static ScriptCalls callsOn(Connection &connection);
+
+    // One decision with one key: FCALL (FCALL_RO of the _peek twin when readOnly) or EVALSHA
+    // (EVALSHA_RO when readOnly), as callsOn() says. Only when nothing ran is the request
+    // sent again, once: after "Function not found" (the library was removed) as EVALSHA, and
+    // after NOSCRIPT with the script loaded (EVAL_RO for read-only callers, who may lack
+    // SCRIPT LOAD). Any other failure may have counted the request and is thrown as is.
     Reply run(Connection &connection, const QByteArray &key, const QList<QByteArray> &argv, bool readOnly) const;
-    // The EVALSHA command, for callers that pipeline (and handle NOSCRIPT themselves).
-    Command command(const QByteArray &key, const QList<QByteArray> &argv, bool readOnly) const;
+    // The command, for callers that pipeline (and handle notLoaded() replies themselves).
+    Command command(const QByteArray &key, const QList<QByteArray> &argv, bool readOnly, ScriptCalls calls = ScriptCalls::Evalsha) const;
+    // A reply saying the script or function did not run because the server does not have it:
+    // NOSCRIPT, or "ERR Function not found". Sending the request again counts it once.
+    static bool notLoaded(const Reply &reply);
+    // After a "Function not found": the library is gone from some master, so this
+    // connection uses EVALSHA from now on.
+    static void functionMissing(Connection &connection) { connection.setScriptCalls(ScriptCalls::Evalsha); }
     // Makes sure the server has the script cached (SCRIPT LOAD).
     void load(Connection &connection) const;
 

@@ -102,6 +102,7 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
     std::vector<std::optional<Usage>> result(targets.size());
     std::vector<Command> commands;
     std::vector<std::pair<size_t, int>> owner; // target index, commands it owns
+    std::optional<ScriptCalls> calls;          // asked once, and only when a script is run
     for (size_t i = 0; i < targets.size(); ++i) {
         const UsageTarget &t = targets[i];
         try {
@@ -113,7 +114,9 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
             const Algorithm a = t.kind.algorithm().value_or(t.spec.algorithm);
             LimitSpec spec = t.spec;
             spec.algorithm = a;
-            commands.push_back(LimiterScript::forAlgorithm(a).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true));
+            if (!calls)
+                calls = LimiterScript::callsOn(connection);
+            commands.push_back(LimiterScript::forAlgorithm(a).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true, *calls));
             owner.emplace_back(i, 1);
         } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
             commands.push_back(logCount(t.key, t.kind, t.spec, nowUs));
@@ -133,7 +136,7 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
         try {
             if (isScriptFormat(t.kind.format)) {
                 Decision d;
-                if (r.isError() && r.text().startsWith(QStringLiteral("NOSCRIPT"))) {
+                if (LimiterScript::notLoaded(r)) {
                     LimitSpec spec = t.spec;
                     spec.algorithm = t.kind.algorithm().value_or(t.spec.algorithm);
                     d = Limiter(connection).peek(t.key, spec, nowUs); // loads it (EVAL_RO) for the next time

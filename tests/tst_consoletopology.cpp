@@ -339,6 +339,22 @@ void TestConsoleTopology::consoleOnACluster()
             QVERIFY(!n.toObject().value(QStringLiteral("master")).toString().isEmpty());
         }
     QCOMPARE(replicas, 3);
+
+    // The scripts' state: once the library is deployed on every master, the overview says so;
+    // the Deploy button is refused under the read-only lock, saying why.
+    QTRY_VERIFY_WITH_TIMEOUT(window.overview()->scriptsText().startsWith(QStringLiteral("script cache only")), 10000);
+    QVERIFY(window.overview()->deployButton()->isEnabled());
+    QCOMPARE(runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("scripts"), QStringLiteral("deploy")}).exitCode, 0);
+    window.overview()->refresh();
+    const QString library = QStringLiteral("functions library ratescope %1 on 3 of 3 masters").arg(QStringLiteral(RATESCOPE_VERSION));
+    QTRY_COMPARE_WITH_TIMEOUT(window.overview()->scriptsText(), library, 10000);
+    window.client()->setReadOnly(true);
+    QVERIFY(!window.overview()->deployButton()->isEnabled());
+    QVERIFY2(window.overview()->deployButton()->toolTip().startsWith(QStringLiteral("Read-only")),
+             qPrintable(window.overview()->deployButton()->toolTip()));
+    window.client()->setReadOnly(false);
+    QVERIFY(window.overview()->deployButton()->isEnabled());
+    Connection(ConnectionOptions::fromUrl(m_cluster->url())).command({"DEL", "ratescope:audit"}); // the deploy's entry: keys stay 60
 }
 
 void TestConsoleTopology::consoleFollowsAClusterFailover()

@@ -1,11 +1,14 @@
 // The limiter scripts through the core Limiter, against a real redis-server, with explicit
 // time: worked examples, exact retry-after, a reference model over thousands of random
 // steps, concurrency, peek purity, NOSCRIPT recovery, wrong types and invalid input.
+// Runs twice (tests/CMakeLists.txt): through the script cache (EVALSHA), and with
+// RATESCOPE_TEST_SCRIPT_CALLS=functions through the ratescope functions library (FCALL).
 #include "connection.h"
 #include "errors.h"
 #include "limiter.h"
 #include "limiterscript.h"
 #include "reference_model.h"
+#include "scriptlibrary.h"
 #include "testsupport.h"
 
 #include <QJsonDocument>
@@ -103,6 +106,9 @@ private:
     }
     QStringList cliBase() const { return {QStringLiteral("--url"), adminOptions().toUrl(true)}; }
 
+    // The form under test, as the connection detected it.
+    ScriptCalls calls() const { return LimiterScript::callsOn(*m_conn); }
+
     std::unique_ptr<SandboxServer> m_server;
     std::unique_ptr<Connection> m_conn;
 };
@@ -112,6 +118,12 @@ void TestLimiter::initTestCase()
     m_server = std::make_unique<SandboxServer>(aclConfig());
     m_server->start();
     m_conn = std::make_unique<Connection>(adminOptions());
+    const bool functions = qEnvironmentVariable("RATESCOPE_TEST_SCRIPT_CALLS") == QLatin1String("functions");
+    if (functions)
+        m_conn->command({"FUNCTION", "LOAD", FunctionLibrary::instance().code()});
+    // The suite is only worth its name if the connection picked the form asked for.
+    QCOMPARE(LimiterScript::callsOn(*m_conn), functions ? ScriptCalls::Functions : ScriptCalls::Evalsha);
+    qInfo("limiter decisions through %s", functions ? "FCALL" : "EVALSHA");
 }
 
 void TestLimiter::init()
@@ -299,7 +311,8 @@ void TestLimiter::matchesReferenceModel()
         std::vector<Command> batch;
         for (size_t i = first; i < std::min(steps.size(), first + 500); ++i) {
             const Step &s = steps[i];
-            batch.push_back(script.command(keyOf(s), Limiter::arguments(keyOf(s), {algorithm, limit, window, s.cost}, s.now, s.peek), s.peek));
+            batch.push_back(
+                script.command(keyOf(s), Limiter::arguments(keyOf(s), {algorithm, limit, window, s.cost}, s.now, s.peek), s.peek, calls()));
         }
         const auto replies = m_conn->pipeline(batch);
         for (size_t j = 0; j < replies.size(); ++j) {
@@ -335,7 +348,7 @@ void TestLimiter::concurrentDecisionsAdmitExactlyTheLimit()
                     std::vector<Command> batch;
                     // Every thread on the same explicit instant: no refill can blur the count.
                     for (int i = 0; i < 16; ++i)
-                        batch.push_back(script.command(key, Limiter::arguments(key, spec, kT0 + t, false), false));
+                        batch.push_back(script.command(key, Limiter::arguments(key, spec, kT0 + t, false), false, LimiterScript::callsOn(c)));
                     for (const Reply &r : c.pipeline(batch))
                         allowed += Decision::fromReply(r).allowed ? 1 : 0;
                 }
@@ -482,7 +495,7 @@ void TestLimiter::scriptsValidateBeforeWriting()
     QFETCH(QList<QByteArray>, argv);
     const LimiterScript &script = LimiterScript::forAlgorithm(algorithm);
     script.load(*m_conn);
-    const Reply r = m_conn->pipeline({script.command("v", argv, false)}).front();
+    const Reply r = m_conn->pipeline({script.command("v", argv, false, calls())}).front();
     QVERIFY2(r.isError(), qPrintable(r.debugString()));
     QVERIFY2(r.text().startsWith(QStringLiteral("ERR ratescope")), qPrintable(r.text()));
     QCOMPARE(m_conn->command({"EXISTS", "v"}).integer(), 0);

@@ -38,6 +38,7 @@ Cli::Cli() : m_out(stdout), m_err(stderr)
     registerAdministration(m_commands);
     registerBursts(m_commands);
     registerWatch(m_commands);
+    registerScripts(m_commands);
     // Every command that takes a key (KEY arguments, or boundary's --key) can take it in base64.
     for (Subcommand &c : m_commands)
         if (c.synopsis.contains(QLatin1String("KEY")) || c.synopsis.contains(QLatin1String("--key ")))

@@ -42,6 +42,7 @@ void registerInspection(QList<Subcommand> &commands);
 void registerAdministration(QList<Subcommand> &commands);
 void registerBursts(QList<Subcommand> &commands);
 void registerWatch(QList<Subcommand> &commands);
+void registerScripts(QList<Subcommand> &commands);
 
 class Cli {
 public:

@@ -69,7 +69,7 @@ SandboxServer::Config aclConfig()
     c.configLines = {
         QStringLiteral("user default off"),
         QStringLiteral("user admin on >adminpw ~* &* +@all"),
-        QStringLiteral("user reader on >readerpw ~* &* -@all +@read +@connection +evalsha_ro +eval_ro"),
+        QStringLiteral("user reader on >readerpw ~* &* -@all +@read +@connection +evalsha_ro +eval_ro +fcall_ro"),
     };
     return c;
 }

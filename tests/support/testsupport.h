@@ -20,7 +20,8 @@ TlsFiles makeTlsFiles(const QString &dir);
 
 // A server config with ACL users for the tests:
 //   admin/adminpw: everything; reader/readerpw: +@read +@connection and the read-only
-//   script commands, any key (what inspection must get by with).
+//   script and function commands (EVALSHA_RO, EVAL_RO, FCALL_RO), any key (what inspection
+//   must get by with).
 SandboxServer::Config aclConfig();
 
 // A Redis Cluster of `masters` nodes made with `redis-cli --cluster create`, ready

@@ -87,8 +87,8 @@ MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTar
             if (isScriptFormat(t.kind.format)) {
                 LimitSpec spec = t.spec;
                 spec.algorithm = t.kind.algorithm().value_or(t.spec.algorithm);
-                mine.push_back(
-                    LimiterScript::forAlgorithm(spec.algorithm).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true));
+                mine.push_back(LimiterScript::forAlgorithm(spec.algorithm)
+                                   .command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true, LimiterScript::callsOn(connection)));
             } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
                 mine = foreignLogCommands(t, nowUs);
             } else if (t.kind.format == KeyFormat::CounterWindow) {
@@ -115,7 +115,7 @@ MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTar
                 spec.algorithm = t.kind.algorithm().value_or(t.spec.algorithm);
                 const Reply &r = replies[first];
                 Decision d;
-                if (r.isError() && r.text().startsWith(QStringLiteral("NOSCRIPT"))) {
+                if (LimiterScript::notLoaded(r)) {
                     d = Limiter(connection).peek(t.key, spec, nowUs); // loads it for the next ticks
                     ++round.roundTrips;
                 } else {

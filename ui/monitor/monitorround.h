@@ -23,7 +23,7 @@ struct MonitorRound {
     int roundTrips = 0;                      // 1, plus one per counter window and script reload
 };
 
-// One pipeline: TIME, then per target Ratescope's peek (EVALSHA_RO), or ZCOUNT and the entry
+// One pipeline: TIME, then per target Ratescope's peek (FCALL_RO or EVALSHA_RO), or ZCOUNT and the entry
 // whose expiry frees room for a foreign log. Counter windows and a script the server has
 // not cached yet take one round trip more each (core's peekAnyFormat / Limiter::peek).
 MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs);

@@ -1,15 +1,20 @@
 #include "overviewpage.h"
 
+#include "audit.h"
 #include "connection.h"
 #include "displayformat.h"
 #include "errors.h"
+#include "keyactions.h"
 #include "policytablemodel.h"
 #include "redisclient.h"
 #include "serverinfo.h"
 #include "serverstatusbar.h"
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -23,7 +28,41 @@ struct Overview {
     QString eviction;      // maxmemory-policy ("a/b" when masters differ); empty when CONFIG is not allowed
     std::vector<Policy> policies;
     QString policyProblem;
+    std::optional<ScriptsStatus> scripts;
+    QString scriptsProblem;
 };
+
+// What the Deploy button will load: the plan, or why it cannot (no functions, a master down).
+struct DeployPreview {
+    std::optional<DeployPlan> plan;
+    QString problem;
+};
+
+DeployPreview previewDeploy(Connection &c, bool replace)
+{
+    DeployPreview p;
+    try {
+        p.plan = planDeploy(readScriptsStatus(c), replace);
+    } catch (const ReplyError &e) {
+        p.problem = e.message();
+    }
+    return p;
+}
+
+QString planHtml(const DeployPlan &plan)
+{
+    QStringList masters;
+    for (const DeployPlan::Target &t : plan.targets)
+        masters << QStringLiteral("<li>%1: %2</li>").arg(t.address.toHtmlEscaped(), plan.targetText(t).toHtmlEscaped());
+    QStringList functions;
+    for (const QByteArray &f : plan.functions)
+        functions << QString::fromLatin1(f);
+    return QStringLiteral("<p>Functions library <b>%1 %2</b> (FUNCTION LOAD REPLACE), built from this release's "
+                          "scripts:</p><p><code>%3</code></p><p>On %4:</p><ul>%5</ul>")
+        .arg(QString::fromLatin1(plan.library), plan.version, functions.join(QStringLiteral(", ")),
+             plan.targets.size() == 1 ? QStringLiteral("the server") : QStringLiteral("%1 masters").arg(plan.targets.size()),
+             masters.join(QString()));
+}
 
 } // namespace
 
@@ -37,9 +76,14 @@ OverviewPage::OverviewPage(QWidget *parent)
     m_summary->setWordWrap(true);
     m_warning = new QLabel(this);
     m_warning->setWordWrap(true);
-    m_warning->setStyleSheet(
-        QStringLiteral("QLabel { background: #fcefc7; padding: 6px; border-radius: 3px; }"));
+    m_warning->setStyleSheet(QStringLiteral("QLabel { background: #fcefc7; padding: 6px; border-radius: 3px; }"));
     m_warning->hide();
+    m_scripts = new QLabel(this);
+    m_scripts->setWordWrap(true);
+    m_scripts->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_deploy = new QPushButton(QStringLiteral("Deploy…"), this);
+    m_deploy->setToolTip(QStringLiteral("Load this release's functions library on every master (previewed first)"));
+    connect(m_deploy, &QPushButton::clicked, this, &OverviewPage::deploy);
     m_policyNote = new QLabel(this);
     m_policyNote->setWordWrap(true);
     m_policies = new PolicyTableModel(this);
@@ -63,6 +107,11 @@ OverviewPage::OverviewPage(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_summary);
     layout->addWidget(m_warning);
+    auto *scriptsRow = new QHBoxLayout;
+    scriptsRow->addWidget(new QLabel(QStringLiteral("<b>Scripts</b>"), this));
+    scriptsRow->addWidget(m_scripts, 1);
+    scriptsRow->addWidget(m_deploy);
+    layout->addLayout(scriptsRow);
     layout->addSpacing(6);
     layout->addWidget(title);
     layout->addWidget(m_policyNote);
@@ -87,19 +136,22 @@ void OverviewPage::setClient(RedisClient *client, const QString &ns)
     m_loaded = false;
     m_policies->setPolicies({});
     m_warning->hide();
+    m_scripts->clear();
+    updateDeployable();
     if (!client) {
-        m_summary->setText(
-            QStringLiteral("Not connected. Pick a profile in the toolbar, or start <code>ratescope "
-                           "--demo</code> for a sandbox with live traffic."));
+        m_summary->setText(QStringLiteral("Not connected. Pick a profile in the toolbar, or start <code>ratescope "
+                                          "--demo</code> for a sandbox with live traffic."));
         m_policyNote->clear();
         m_timer.stop();
         return;
     }
     m_summary->setText(QStringLiteral("Connecting to %1…").arg(client->endpoint().toHtmlEscaped()));
     connect(client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
+        updateDeployable();
         if (s == RedisClient::State::Connected && !m_loaded)
             refresh();
     });
+    connect(client, &RedisClient::readOnlyChanged, this, &OverviewPage::updateDeployable);
     m_timer.start();
     refresh();
 }
@@ -122,8 +174,7 @@ void OverviewPage::refresh()
             // Every master's (a cluster's may differ); nothing when CONFIG is not allowed.
             QStringList policies;
             for (const auto &replies : c.onEachMaster({{"CONFIG", "GET", "maxmemory-policy"}}))
-                if (!replies.front().isError() && replies.front().size() == 2 &&
-                    !policies.contains(replies.front()[1].text()))
+                if (!replies.front().isError() && replies.front().size() == 2 && !policies.contains(replies.front()[1].text()))
                     policies << replies.front()[1].text();
             o.eviction = policies.join(QLatin1Char('/'));
             try {
@@ -132,6 +183,11 @@ void OverviewPage::refresh()
                 o.policyProblem = e.message();
             } catch (const ProtocolError &e) {
                 o.policyProblem = e.message();
+            }
+            try {
+                o.scripts = readScriptsStatus(c);
+            } catch (const ReplyError &e) {
+                o.scriptsProblem = e.message();
             }
             return o;
         },
@@ -147,49 +203,35 @@ void OverviewPage::refresh()
             const auto &i = o.info;
             QStringList rows;
             auto row = [&rows](const QString &name, const QString &value) {
-                rows
-                    << QStringLiteral(
-                           "<tr><td style='padding-right:14px; color:#666'>%1</td><td>%2</td></tr>")
-                           .arg(name, value.toHtmlEscaped());
+                rows << QStringLiteral("<tr><td style='padding-right:14px; color:#666'>%1</td><td>%2</td></tr>")
+                            .arg(name, value.toHtmlEscaped());
             };
             row(QStringLiteral("Server"), m_client->url());
             const bool cluster = i.mode == QLatin1String("cluster");
             if (o.haveInfo) {
                 QString redis = QStringLiteral("%1 · %2").arg(i.version, i.mode);
                 if (!cluster)
-                    redis += QStringLiteral(" · %1").arg(
-                        i.role == QLatin1String("slave") ? QStringLiteral("replica") : i.role);
+                    redis += QStringLiteral(" · %1").arg(i.role == QLatin1String("slave") ? QStringLiteral("replica") : i.role);
                 const qint64 up = i.uptimeSeconds;
-                redis += QStringLiteral(" · up %1")
-                             .arg(up < 10 ? QStringLiteral("%1 s").arg(up)
-                                          : formatSpan(up * 1000000));
+                redis += QStringLiteral(" · up %1").arg(up < 10 ? QStringLiteral("%1 s").arg(up) : formatSpan(up * 1000000));
                 row(QStringLiteral("Redis"), redis);
             }
-            if (cluster || i.nodes.size() > 1 ||
-                (!i.nodes.empty() && i.nodes.front().role.contains(QLatin1String("sentinel")))) {
+            if (cluster || i.nodes.size() > 1 || (!i.nodes.empty() && i.nodes.front().role.contains(QLatin1String("sentinel")))) {
                 QStringList lines;
                 for (const Connection::Node &n : i.nodes)
                     lines << QStringLiteral("%1 %2").arg(n.address.toString(), n.describe()).toHtmlEscaped();
                 rows << QStringLiteral("<tr><td style='padding-right:14px; color:#666' "
                                        "valign='top'>Nodes</td><td>%1<br>%2</td></tr>")
-                            .arg(ServerStatusBar::nodesSummary(i, cluster).toHtmlEscaped(),
-                                 lines.join(QStringLiteral("<br>")));
+                            .arg(ServerStatusBar::nodesSummary(i, cluster).toHtmlEscaped(), lines.join(QStringLiteral("<br>")));
             }
-            const QString acrossMasters =
-                cluster ? QStringLiteral(" (%1)").arg(ServerStatusBar::overMasters(i)) : QString();
+            const QString acrossMasters = cluster ? QStringLiteral(" (%1)").arg(ServerStatusBar::overMasters(i)) : QString();
             if (o.haveInfo) {
                 row(QStringLiteral("Memory"),
                     QStringLiteral("%1 used%2%3%4")
                         .arg(formatSize(i.usedMemory),
-                             i.maxMemory > 0
-                                 ? QStringLiteral(" of %1").arg(formatSize(i.maxMemory))
-                                 : QStringLiteral(", no maxmemory"),
-                             acrossMasters,
-                             o.eviction.isEmpty()
-                                 ? QString()
-                                 : QStringLiteral(" · eviction %1").arg(o.eviction)));
-                row(QStringLiteral("Clients"),
-                    QStringLiteral("%1 connected%2").arg(formatCount(i.clients), acrossMasters));
+                             i.maxMemory > 0 ? QStringLiteral(" of %1").arg(formatSize(i.maxMemory)) : QStringLiteral(", no maxmemory"),
+                             acrossMasters, o.eviction.isEmpty() ? QString() : QStringLiteral(" · eviction %1").arg(o.eviction)));
+                row(QStringLiteral("Clients"), QStringLiteral("%1 connected%2").arg(formatCount(i.clients), acrossMasters));
             }
             QString keys = formatKeys(i.dbSize);
             if (o.haveInfo)
@@ -204,18 +246,15 @@ void OverviewPage::refresh()
                                               "volatile-* or noeviction keep them.")
                                    .arg(o.eviction));
             m_warning->setVisible(evictsAny);
+            m_scripts->setText(o.scripts ? o.scripts->summary() : QStringLiteral("not readable: %1").arg(o.scriptsProblem));
             m_policies->setPolicies(o.policies);
-            m_policyNote->setText(
-                !o.policyProblem.isEmpty()
-                    ? QStringLiteral("Policies could not be read: %1").arg(o.policyProblem)
-                : o.policies.empty()
-                    ? QStringLiteral(
-                          "No policies in namespace “%1” yet: without one, keys show no limits.")
-                          .arg(m_ns)
-                    : QStringLiteral("%1 policies in namespace “%2”. A key's policy is the most "
-                                     "specific match.")
-                          .arg(o.policies.size())
-                          .arg(m_ns));
+            m_policyNote->setText(!o.policyProblem.isEmpty() ? QStringLiteral("Policies could not be read: %1").arg(o.policyProblem)
+                                  : o.policies.empty()
+                                      ? QStringLiteral("No policies in namespace “%1” yet: without one, keys show no limits.").arg(m_ns)
+                                      : QStringLiteral("%1 policies in namespace “%2”. A key's policy is the most "
+                                                       "specific match.")
+                                            .arg(o.policies.size())
+                                            .arg(m_ns));
             const bool first = !m_loaded;
             m_loaded = true;
             if (first)
@@ -226,6 +265,96 @@ void OverviewPage::refresh()
 QString OverviewPage::summaryText() const
 {
     return m_summary->text();
+}
+
+QString OverviewPage::scriptsText() const
+{
+    return m_scripts->text();
+}
+
+void OverviewPage::updateDeployable()
+{
+    QString why = whyReadOnly(m_client);
+    if (why.isEmpty() && m_client->state() != RedisClient::State::Connected)
+        why = QStringLiteral("Not connected to the server");
+    if (why.isEmpty() && m_deploying)
+        why = QStringLiteral("A deploy is under way");
+    m_deploy->setEnabled(why.isEmpty());
+    m_deploy->setToolTip(why.isEmpty() ? QStringLiteral("Load this release's functions library on every master (previewed first)") : why);
+}
+
+void OverviewPage::deploy()
+{
+    if (!m_client || !whyReadOnly(m_client).isEmpty() || m_deploying)
+        return;
+    m_deploying = true;
+    updateDeployable();
+    m_client->request(
+        &m_requests, [](Connection &c) { return previewDeploy(c, false); },
+        [this](const Outcome<DeployPreview> &o) {
+            m_deploying = false;
+            updateDeployable();
+            if (!o.ok()) {
+                QMessageBox::warning(this, QStringLiteral("Deploy"),
+                                     QStringLiteral("Reading the scripts' state failed: %1").arg(o.failure().message));
+                return;
+            }
+            const DeployPreview &p = o.value();
+            if (!p.plan) {
+                QMessageBox::warning(this, QStringLiteral("Deploy"), QStringLiteral("The library cannot be deployed: %1").arg(p.problem));
+                return;
+            }
+            confirmDeploy(*p.plan);
+        });
+}
+
+void OverviewPage::confirmDeploy(const DeployPlan &plan)
+{
+    QMessageBox box(this);
+    box.setWindowTitle(QStringLiteral("Deploy the functions library"));
+    box.setTextFormat(Qt::RichText);
+    QString text = planHtml(plan);
+    QPushButton *go = nullptr;
+    if (!plan.refusal().isEmpty()) {
+        box.setIcon(QMessageBox::Warning);
+        text += QStringLiteral("<p>%1</p><p>Replace it with this release's library anyway?</p>").arg(plan.refusal().toHtmlEscaped());
+        go = box.addButton(QStringLiteral("Replace"), QMessageBox::DestructiveRole);
+    } else if (!plan.needsLoad()) {
+        box.setIcon(QMessageBox::Information);
+        text += QStringLiteral("<p>Every master already has it: nothing to load.</p>");
+    } else {
+        text += QStringLiteral("<p>Services and Ratescope then call it with FCALL; the scripts stay in use where it is missing.</p>");
+        go = box.addButton(QStringLiteral("Deploy"), QMessageBox::AcceptRole);
+    }
+    box.setText(text);
+    box.addButton(go ? QMessageBox::Cancel : QMessageBox::Close);
+    box.exec();
+    if (!go || box.clickedButton() != go || !m_client || !whyReadOnly(m_client).isEmpty())
+        return;
+    const bool replace = !plan.refusal().isEmpty();
+    m_deploying = true;
+    updateDeployable();
+    m_client->request(
+        &m_requests,
+        [previewed = plan.toJson(), replace, ns = m_ns, op = m_operator](Connection &c) -> QString {
+            // Exactly what was previewed, or nothing: the servers may have changed meanwhile.
+            DeployPlan now = planDeploy(readScriptsStatus(c), replace);
+            if (now.toJson() != previewed)
+                return QStringLiteral("Not deployed: the servers changed since the preview. Look again.");
+            const int loaded = deployLibrary(c, now);
+            if (loaded > 0)
+                AuditLog(c, ns).append(scriptsDeployAuditEntry(now, loaded), op);
+            return {};
+        },
+        [this](const Outcome<QString> &o) {
+            m_deploying = false;
+            updateDeployable();
+            if (!o.ok())
+                QMessageBox::warning(this, QStringLiteral("Deploy"), QStringLiteral("Deploy failed: %1").arg(o.failure().message));
+            else if (!o.value().isEmpty())
+                QMessageBox::warning(this, QStringLiteral("Deploy"), o.value());
+            refresh();
+        });
 }
 
 } // namespace ratescope::ui
