@@ -24,6 +24,50 @@ namespace {
 
 const QString kPassword = QStringLiteral("s3cret-Pa55word");
 
+// A keychain in memory standing in for the system's (none runs offscreen): it answers later,
+// as the real one does, and can be told to refuse (a locked keychain, a closed unlock prompt)
+// or to be missing altogether.
+class MemoryKeychain : public KeychainStore {
+public:
+    QHash<QString, QString> entries;
+    Error readError = Error::None;   // every read fails so, unless None
+    Error removeError = Error::None; // every remove fails so, unless None
+    int reads = 0, removes = 0;
+
+    void read(const QString &key, QObject *owner, Done done) override
+    {
+        ++reads;
+        Result r;
+        if (readError != Error::None)
+            r = {readError, QStringLiteral("refused"), {}};
+        else if (!entries.contains(key))
+            r.error = Error::NotFound;
+        else
+            r.password = entries.value(key);
+        answer(owner, done, r);
+    }
+    void write(const QString &key, const QString &password, QObject *owner, Done done) override
+    {
+        entries.insert(key, password);
+        answer(owner, done, {});
+    }
+    void remove(const QString &key, QObject *owner, Done done) override
+    {
+        ++removes;
+        if (removeError != Error::None) {
+            answer(owner, done, {removeError, QStringLiteral("the keychain is locked"), {}});
+            return;
+        }
+        answer(owner, done, {entries.remove(key) ? Error::None : Error::NotFound, {}, {}});
+    }
+
+private:
+    static void answer(QObject *owner, const Done &done, const Result &r)
+    {
+        QMetaObject::invokeMethod(owner, [done, r] { done(r); }, Qt::QueuedConnection);
+    }
+};
+
 } // namespace
 
 class TestConnectionDialog : public QObject {
@@ -39,6 +83,9 @@ private Q_SLOTS:
     void rightPasswordSavesProfileNotPassword();
     void unreachableOffersSaveAnyway();
     void profilesRoundTrip();
+    void keychainRefusalIsNotAMissingKeychain();
+    void renameRemovesTheOldEntryAfterARefusedRead();
+    void renameSaysWhenTheOldEntryStays();
 
 private:
     void fillFor(ConnectionDialog &d, const QString &name, const QString &password);
@@ -242,6 +289,128 @@ void TestConnectionDialog::profilesRoundTrip()
     QVERIFY(m_store->contains(QStringLiteral("eu-west")));
     m_store->remove(QStringLiteral("eu-west"));
     QVERIFY(m_store->list().isEmpty());
+}
+
+void TestConnectionDialog::keychainRefusalIsNotAMissingKeychain()
+{
+    auto owned = std::make_unique<MemoryKeychain>();
+    MemoryKeychain *keychain = owned.get();
+    keychain->entries.insert(QStringLiteral("profile/prod"), kPassword);
+    PasswordVault vault(std::move(owned));
+    QObject context;
+    std::optional<std::optional<QString>> got;
+    auto fetch = [&] {
+        got.reset();
+        vault.fetch(QStringLiteral("prod"), &context, [&](std::optional<QString> p) { got = p; });
+        QTRY_VERIFY_WITH_TIMEOUT(got.has_value(), 5000);
+    };
+    // The user closes the unlock prompt: no password now, but the keychain is still there.
+    keychain->readError = KeychainStore::Error::Denied;
+    fetch();
+    QVERIFY(!got->has_value());
+    QVERIFY(!vault.keychainMissing());
+    // Asked again next time, and unlocked this time.
+    keychain->readError = KeychainStore::Error::None;
+    fetch();
+    QCOMPARE(got->value_or(QString()), kPassword);
+    QCOMPARE(keychain->reads, 2);
+    // Deleting the profile removes the entry.
+    vault.dropSessionPassword(QStringLiteral("prod"));
+    std::optional<QString> note;
+    vault.forget(QStringLiteral("prod"), PasswordVault::Secret::Server, &context,
+                 [&](const QString &n) { note = n; });
+    QTRY_VERIFY_WITH_TIMEOUT(note.has_value(), 5000);
+    QVERIFY2(note->isEmpty(), qPrintable(*note));
+    QVERIFY(!keychain->entries.contains(QStringLiteral("profile/prod")));
+
+    // No keychain service at all: that one stops the asking for the session...
+    keychain->entries.insert(QStringLiteral("profile/prod"), kPassword);
+    keychain->readError = KeychainStore::Error::NoService;
+    fetch();
+    QVERIFY(vault.keychainMissing());
+    fetch();
+    QCOMPARE(keychain->reads, 3);
+    // ...but a delete still asks (the entry may be from another session), and says when it
+    // cannot remove it.
+    keychain->removeError = KeychainStore::Error::NoService;
+    note.reset();
+    vault.forget(QStringLiteral("prod"), PasswordVault::Secret::Server, &context,
+                 [&](const QString &n) { note = n; });
+    QTRY_VERIFY_WITH_TIMEOUT(note.has_value(), 5000);
+    QCOMPARE(keychain->removes, 2);
+    QVERIFY2(note->contains(QStringLiteral("could not be removed")) &&
+                 note->contains(QStringLiteral("profile/prod")),
+             qPrintable(*note));
+    QVERIFY(!note->contains(kPassword));
+}
+
+namespace {
+
+// The profile "old", its password kept in the keychain, at a port where nothing listens (so
+// that Save needs "Save anyway"), renamed to "new" in the dialog with the password unchanged.
+void renameOldToNew(ProfileStore &store, PasswordVault &vault, ConnectionDialog **out)
+{
+    ConnectionProfile old;
+    old.name = QStringLiteral("old");
+    old.host = QStringLiteral("127.0.0.1");
+    old.port = freeLoopbackPort();
+    old.passwordStorage = ConnectionProfile::PasswordStorage::Keychain;
+    store.save(old);
+    auto *d = new ConnectionDialog(store, vault);
+    d->setProfile(old, true);
+    d->nameEdit()->setText(QStringLiteral("new"));
+    QSignalSpy tested(d, &ConnectionDialog::tested);
+    QTest::mouseClick(d->saveButton(), Qt::LeftButton);
+    QVERIFY(tested.wait(10000));
+    QCOMPARE(d->saveButton()->text(), QStringLiteral("Save anyway"));
+    QSignalSpy saved(d, &ConnectionDialog::saved);
+    QTest::mouseClick(d->saveButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(saved.size(), 1, 5000);
+    *out = d;
+}
+
+} // namespace
+
+void TestConnectionDialog::renameRemovesTheOldEntryAfterARefusedRead()
+{
+    auto owned = std::make_unique<MemoryKeychain>();
+    MemoryKeychain *keychain = owned.get();
+    keychain->entries.insert(QStringLiteral("profile/old"), kPassword);
+    keychain->readError = KeychainStore::Error::Denied; // the unlock prompt closed, each time
+    PasswordVault vault(std::move(owned));
+    ConnectionDialog *d = nullptr;
+    renameOldToNew(*m_store, vault, &d);
+    QVERIFY(d);
+    std::unique_ptr<ConnectionDialog> owner(d);
+    // The password could not be moved (so it is asked for), and the old name's entry is gone.
+    QVERIFY(m_store->contains(QStringLiteral("new")));
+    QCOMPARE(m_store->find(QStringLiteral("new"))->passwordStorage,
+             ConnectionProfile::PasswordStorage::Ask);
+    QVERIFY2(d->saveNote().contains(QStringLiteral("could not be read")), qPrintable(d->saveNote()));
+    QVERIFY(!vault.keychainMissing());
+    QVERIFY(keychain->removes >= 1);
+    QVERIFY(!keychain->entries.contains(QStringLiteral("profile/old")));
+}
+
+void TestConnectionDialog::renameSaysWhenTheOldEntryStays()
+{
+    auto owned = std::make_unique<MemoryKeychain>();
+    MemoryKeychain *keychain = owned.get();
+    keychain->entries.insert(QStringLiteral("profile/old"), kPassword);
+    keychain->removeError = KeychainStore::Error::Other;
+    PasswordVault vault(std::move(owned));
+    ConnectionDialog *d = nullptr;
+    renameOldToNew(*m_store, vault, &d);
+    QVERIFY(d);
+    std::unique_ptr<ConnectionDialog> owner(d);
+    // Moved under the new name; the old entry stays, and the note says so and where.
+    QCOMPARE(keychain->entries.value(QStringLiteral("profile/new")), kPassword);
+    QCOMPARE(m_store->find(QStringLiteral("new"))->passwordStorage,
+             ConnectionProfile::PasswordStorage::Keychain);
+    QVERIFY(keychain->entries.contains(QStringLiteral("profile/old")));
+    QVERIFY2(d->saveNote().contains(QStringLiteral("could not be removed")) &&
+                 d->saveNote().contains(QStringLiteral("profile/old")),
+             qPrintable(d->saveNote()));
 }
 
 QTEST_MAIN(TestConnectionDialog)

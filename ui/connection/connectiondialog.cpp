@@ -498,8 +498,12 @@ void ConnectionDialog::keep(const ConnectionProfile &form)
         if (step.stored != Storage::None && (renamed || !step.used))
             steps->append({step.which, {}, Storage::None, false, nullptr});
         if (!step.field) {
-            m_vault.forget(previous, step.which);
-            (*next)();
+            // The old name's entry: gone, or the user is told it is left in the keychain.
+            m_vault.forget(previous, step.which, this, [this, next](const QString &note) {
+                if (!note.isEmpty())
+                    m_saveNote = m_saveNote.isEmpty() ? note : m_saveNote + QLatin1Char('\n') + note;
+                (*next)();
+            });
             return;
         }
         if (!step.used) {

@@ -7,9 +7,41 @@
 #include <QObject>
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace ratescope::ui {
+
+// The system keychain as the vault sees it: three asynchronous jobs, each answering once with
+// one of a few outcomes. QtKeychain behind it in the console; tests put a keychain of their
+// own here (none runs offscreen).
+class KeychainStore {
+public:
+    enum class Error {
+        None,
+        NotFound,  // no such entry
+        NoService, // no keychain service on this machine (or this build cannot use it)
+        Denied,    // the keychain is there but said no: locked, the unlock prompt closed, ...
+        Other,     // anything else (a failed delete, a D-Bus error)
+    };
+    struct Result {
+        Error error = Error::None;
+        QString message; // the keychain's words, for a note
+        QString password; // read: the password found
+    };
+    using Done = std::function<void(const Result &)>;
+
+    virtual ~KeychainStore() = default;
+    // Each answers on the calling (GUI) thread, later, through done, unless owner is gone.
+    virtual void read(const QString &key, QObject *owner, Done done) = 0;
+    virtual void write(const QString &key, const QString &password, QObject *owner, Done done) = 0;
+    virtual void remove(const QString &key, QObject *owner, Done done) = 0;
+
+    // The one error that means "there is no keychain here": stop asking it for this session.
+    // A locked keychain, a prompt the user closed, a refusal, a failed delete are not: the next
+    // call asks again, and a profile deleted meanwhile still has its entry removed.
+    static bool meansNoKeychain(Error error) { return error == Error::NoService; }
+};
 
 class PasswordVault : public QObject {
     Q_OBJECT
@@ -24,6 +56,9 @@ public:
     enum class Secret { Server, Sentinel };
 
     explicit PasswordVault(Backend backend = Backend::Keychain, QObject *parent = nullptr);
+    // The keychain given (Backend::Keychain): what tests use in place of the system's.
+    explicit PasswordVault(std::unique_ptr<KeychainStore> keychain, QObject *parent = nullptr);
+    ~PasswordVault() override;
 
     // Stores the password of a profile. done(kept, note): note explains a fallback.
     void store(const QString &profile, const QString &password, QObject *context,
@@ -36,7 +71,11 @@ public:
     {
         m_session.insert(keychainKey(profile, which), password);
     }
-    void forget(const QString &profile, Secret which = Secret::Server); // session and keychain
+    // Drops the password from the session and from the keychain (asked even when an earlier
+    // job failed: the entry may be there from an earlier session). done, if given: an empty
+    // note once it is gone (or was never there), else why it could not be removed.
+    void forget(const QString &profile, Secret which = Secret::Server, QObject *context = nullptr,
+                std::function<void(QString)> done = {});
     // After the server refused it: the keychain's copy stays, the session's goes.
     void dropSessionPassword(const QString &profile, Secret which = Secret::Server)
     {
@@ -47,12 +86,21 @@ public:
         return m_session.contains(keychainKey(profile, which));
     }
     int sessionCount() const { return int(m_session.size()); }
+    // A job said there is no keychain service: this session keeps passwords in memory only.
+    bool keychainMissing() const { return m_keychainMissing; }
 
-private:
     static QString keychainKey(const QString &profile, Secret which);
 
+private:
+    void learn(KeychainStore::Error error)
+    {
+        if (KeychainStore::meansNoKeychain(error))
+            m_keychainMissing = true;
+    }
+
     Backend m_backend;
-    bool m_keychainMissing = false; // learnt from a failed job: stop asking it
+    std::unique_ptr<KeychainStore> m_keychain; // nullptr for SessionOnly
+    bool m_keychainMissing = false; // learnt from a job: no service, stop asking it
     QHash<QString, QString> m_session; // by keychain key
 };
 

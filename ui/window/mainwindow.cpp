@@ -487,11 +487,33 @@ void MainWindow::deleteProfile()
             return;
         if (m_current.name == name)
             disconnectFromServer();
+        const auto profile = m_profiles.find(name);
         m_profiles.remove(name);
-        m_vault.forget(name);
-        m_vault.forget(name, PasswordVault::Secret::Sentinel);
+        // Removed from the keychain even when reading it failed earlier this session; when a
+        // password kept there cannot be removed, the user is told where the entry is left.
+        using Storage = ConnectionProfile::PasswordStorage;
+        const std::pair<PasswordVault::Secret, bool> secrets[] = {
+            {PasswordVault::Secret::Server, profile && profile->passwordStorage == Storage::Keychain},
+            {PasswordVault::Secret::Sentinel,
+             profile && profile->sentinelPasswordStorage == Storage::Keychain}};
+        for (const auto &[which, kept] : secrets)
+            m_vault.forget(name, which, this, [this, name, kept](const QString &note) {
+                if (!note.isEmpty() && kept)
+                    reportKeychainProblem(
+                        QStringLiteral("The profile %1 was deleted. %2").arg(name, note));
+            });
         reloadProfiles();
     });
+    box->open();
+}
+
+void MainWindow::reportKeychainProblem(const QString &text)
+{
+    auto *box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Password left in the keychain"),
+                                text, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("keychainProblem"));
+    box->setTextFormat(Qt::PlainText);
+    box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
 }
 

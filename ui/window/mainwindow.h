@@ -101,6 +101,7 @@ private:
     void editProfile(const QString &name);
     void newProfile();
     void deleteProfile();
+    void reportKeychainProblem(const QString &text); // a box, not a passing status line
     void refresh();
     void updateActions();
     void checkSettled();
