@@ -4,6 +4,7 @@
 #include "nodeconnection.h"
 
 #include <QSet>
+#include <chrono>
 #include <exception>
 #include <map>
 
@@ -100,7 +101,9 @@ std::optional<QByteArray> routingKey(const Command &c)
     return c[1];
 }
 
-ClusterRouter::ClusterRouter(ConnectionOptions options) : m_options(std::move(options))
+ClusterRouter::ClusterRouter(ConnectionOptions options)
+    : m_options(std::move(options))
+    , m_clock([] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); })
 {
     m_slots.fill(-1);
 }
@@ -135,7 +138,10 @@ int ClusterRouter::nodeIndex(const HostPort &address)
     o.address = address;
     o.seeds.clear();
     o.db = 0;
-    m_nodes.push_back({address, std::make_unique<NodeConnection>(o)});
+    Node added;
+    added.address = address;
+    added.connection = std::make_unique<NodeConnection>(o);
+    m_nodes.push_back(std::move(added));
     return int(m_nodes.size() - 1);
 }
 
@@ -167,6 +173,39 @@ NodeConnection &ClusterRouter::node(int index)
     return *m_nodes[size_t(index)].connection;
 }
 
+void ClusterRouter::checkPause(int index) const
+{
+    const Node &n = m_nodes[size_t(index)];
+    const qint64 now = m_clock();
+    if (n.paused(now))
+        throw IoError(QStringLiteral("not asked for another %1 ms after %2 failure%3 in a row: %4")
+                          .arg(n.pausedUntilMs - now)
+                          .arg(n.failures)
+                          .arg(n.failures == 1 ? QString() : QStringLiteral("s"))
+                          .arg(n.problem));
+}
+
+void ClusterRouter::noteLoss(int index, const ConnectionError &e)
+{
+    // Refused credentials or a garbled reply are no sign of a node out of reach.
+    if (!dynamic_cast<const IoError *>(&e) && !dynamic_cast<const TimeoutError *>(&e))
+        return;
+    Node &n = m_nodes[size_t(index)];
+    const qint64 now = m_clock();
+    if (n.paused(now))
+        return; // the fail-fast answer itself: nothing new was learnt
+    n.failures = std::min(n.failures + 1, 30);
+    n.problem = e.message();
+    n.pausedUntilMs = now + std::min<qint64>(kBackoffMaxMs, qint64(kBackoffFirstMs) << std::min(n.failures - 1, 10));
+}
+
+void ClusterRouter::noteAnswer(int index)
+{
+    Node &n = m_nodes[size_t(index)];
+    n.failures = 0;
+    n.problem.clear();
+}
+
 void ClusterRouter::refresh()
 {
     // Known nodes first (the map moved, the nodes mostly did not), those connected now
@@ -183,14 +222,15 @@ void ClusterRouter::refresh()
     for (const HostPort &candidate : candidates) {
         Reply slotMap;
         try {
-            NodeConnection &pooled = node(nodeIndex(candidate));
-            if (pooled.outstanding() > 0) {
-                // Its socket has replies on the way (a window of requests): ask on another.
-                NodeConnection side(pooled.options());
-                slotMap = side.command({"CLUSTER", "SLOTS"});
-            } else {
-                slotMap = pooled.command({"CLUSTER", "SLOTS"});
-            }
+            // A paused node (it timed out just now) is not asked: its checkPause() says why.
+            slotMap = onNode(nodeIndex(candidate), [](NodeConnection &pooled) {
+                if (pooled.outstanding() > 0) {
+                    // Its socket has replies on the way (a window of requests): ask on another.
+                    NodeConnection side(pooled.options());
+                    return side.command({"CLUSTER", "SLOTS"});
+                }
+                return pooled.command({"CLUSTER", "SLOTS"});
+            });
         } catch (const Error &e) {
             failures << QStringLiteral("%1:%2: %3").arg(candidate.host).arg(candidate.port).arg(e.message());
             continue;
@@ -278,10 +318,10 @@ Reply ClusterRouter::settle(const Command &command, Reply reply)
         try {
             if (r->first == "MOVED") {
                 refresh(); // the slot has a new owner for good
-                reply = node(target).pipeline({command}).front();
+                reply = onNode(target, [&](NodeConnection &c) { return c.pipeline({command}).front(); });
             } else {
                 // ASK: only this command, only now, goes to the importing node.
-                reply = node(target).pipeline({{"ASKING"}, command}).back();
+                reply = onNode(target, [&](NodeConnection &c) { return c.pipeline({{"ASKING"}, command}).back(); });
             }
         } catch (const ConnectionError &e) {
             m_haveMap = false;
@@ -293,7 +333,7 @@ Reply ClusterRouter::settle(const Command &command, Reply reply)
 
 Reply ClusterRouter::runOn(int nodeIdx, const Command &command)
 {
-    return settle(command, node(nodeIdx).pipeline({command}).front());
+    return settle(command, onNode(nodeIdx, [&](NodeConnection &c) { return c.pipeline({command}).front(); }));
 }
 
 Reply ClusterRouter::scan(const Command &command)
@@ -319,7 +359,7 @@ Reply ClusterRouter::scan(const Command &command)
     c[1] = cursor;
     Reply page;
     try {
-        page = node(all[which]).pipeline({c}).front();
+        page = onNode(all[which], [&](NodeConnection &n) { return n.pipeline({c}).front(); });
     } catch (const ConnectionError &e) {
         // One master out of reach is an error reply, as a refusal would be; all of them, a
         // lost connection.
@@ -354,7 +394,7 @@ std::optional<Reply> ClusterRouter::special(const Command &command)
         std::exception_ptr firstLoss;
         for (int m : masters()) {
             try {
-                parts.push_back(node(m).pipeline({command}).front());
+                parts.push_back(onNode(m, [&](NodeConnection &c) { return c.pipeline({command}).front(); }));
             } catch (const ConnectionError &e) {
                 m_haveMap = false; // it may have failed over
                 if (!firstLoss)
@@ -473,7 +513,10 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
         for (size_t i : indices)
             batch.push_back(commands[i]);
         try {
-            node(n).send(batch);
+            onNode(n, [&](NodeConnection &c) {
+                c.send(batch);
+                return true;
+            });
         } catch (const ConnectionError &e) {
             lose(n, e);
         }
@@ -482,7 +525,7 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
         for (size_t i : indices) {
             if (!down.count(n)) {
                 try {
-                    replies[i] = node(n).receive();
+                    replies[i] = onNode(n, [](NodeConnection &c) { return c.receive(); }, false); // owed
                     continue;
                 } catch (const ConnectionError &e) {
                     lose(n, e);
@@ -506,7 +549,10 @@ void ClusterRouter::send(const Command &command)
 {
     const int n = rereadMapAfterLoss([&] { return route(command); });
     try {
-        node(n).send(command);
+        onNode(n, [&](NodeConnection &c) {
+            c.send(command);
+            return true;
+        });
     } catch (const ConnectionError &) {
         dropWindow();
         throw;
@@ -522,7 +568,7 @@ Reply ClusterRouter::receive()
     m_inFlight.pop_front();
     Reply r;
     try {
-        r = node(f.node).receive();
+        r = onNode(f.node, [](NodeConnection &c) { return c.receive(); }, false); // owed
     } catch (const ConnectionError &) {
         // Callers take the whole window as lost (as on one server): every node's share goes.
         dropWindow();
@@ -572,7 +618,7 @@ std::vector<std::vector<Reply>> ClusterRouter::onEachMaster(const std::vector<Co
     bool anyReached = false;
     for (int m : all) {
         try {
-            out.push_back(node(m).pipeline(commands));
+            out.push_back(onNode(m, [&](NodeConnection &c) { return c.pipeline(commands); }));
             anyReached = true;
         } catch (const ConnectionError &e) {
             m_haveMap = false; // it may have failed over

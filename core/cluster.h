@@ -5,6 +5,7 @@
 #include "errors.h"
 
 #include <array>
+#include <functional>
 #include <deque>
 #include <optional>
 
@@ -36,10 +37,25 @@ public:
     std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
     void refresh(); // reads the slot map from a known node or a seed
 
+    // A node that timed out or could not be reached is not asked again for a while: its
+    // commands answer "DOWN <address>: not asked for another N ms: <why>" at once instead of
+    // each waiting for a timeout. The pause starts at kBackoffFirstMs and doubles with each
+    // failure in a row up to kBackoffMaxMs; an answer ends it. Replies already owed are read
+    // whatever the pause; a slot map is read from the other nodes meanwhile.
+    static constexpr int kBackoffFirstMs = 500;
+    static constexpr int kBackoffMaxMs = 8000;
+    // The clock the pauses are measured on, in milliseconds (steady; tests set their own).
+    using Clock = std::function<qint64()>;
+    void setClock(Clock clock) { m_clock = std::move(clock); }
+
 private:
     struct Node {
         HostPort address;
         std::unique_ptr<NodeConnection> connection;
+        int failures = 0;       // timeouts and connect failures in a row
+        qint64 pausedUntilMs = 0; // on the router's clock, while failures > 0
+        QString problem;        // the last failure, for the fail-fast replies
+        bool paused(qint64 nowMs) const { return failures > 0 && nowMs < pausedUntilMs; }
     };
     struct Replica {
         HostPort address;
@@ -63,6 +79,27 @@ private:
             throw;
         }
     }
+
+    // Runs f(NodeConnection &) on a node, noting a timeout or connect failure (the pause
+    // grows) or an answer (the pause ends). gate: while the node is paused, fail at once with
+    // IoError instead (never for replies already owed).
+    template <typename F>
+    auto onNode(int index, F &&f, bool gate = true)
+    {
+        if (gate)
+            checkPause(index);
+        try {
+            auto result = f(node(index));
+            noteAnswer(index);
+            return result;
+        } catch (const ConnectionError &e) {
+            noteLoss(index, e);
+            throw;
+        }
+    }
+    void checkPause(int index) const;
+    void noteLoss(int index, const ConnectionError &e);
+    void noteAnswer(int index);
 
     void ensureMap();
     int nodeIndex(const HostPort &address);
@@ -89,6 +126,7 @@ private:
     std::vector<Replica> m_replicas;
     bool m_haveMap = false;
     std::deque<InFlight> m_inFlight;
+    Clock m_clock;
 };
 
 } // namespace ratescope

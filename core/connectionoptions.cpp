@@ -304,6 +304,7 @@ ConnectionOptions ConnectionOptions::forSentinel(const HostPort &sentinel) const
     o.connectTimeoutMs = connectTimeoutMs;
     o.commandTimeoutMs = commandTimeoutMs;
     o.clientName = clientName;
+    o.abort = abort;
     return o;
 }
 

@@ -4,6 +4,9 @@
 #include <QList>
 #include <QString>
 
+#include <atomic>
+#include <memory>
+
 namespace ratescope {
 
 struct HostPort {
@@ -25,6 +28,31 @@ struct TlsOptions {
     bool operator==(const TlsOptions &) const = default;
 };
 
+// Raised from any thread to cut short the network waits of every connection made with the
+// options that carry it (the console closing while a request waits on a silent server):
+// socket waits are taken in short slices that look at it, and end with a ConnectionError.
+// Copies share it. Not part of what the options say: it never makes options unequal.
+class AbortSignal {
+public:
+    static AbortSignal create() // a live one; a default-constructed signal is never raised
+    {
+        AbortSignal s;
+        s.m_flag = std::make_shared<std::atomic<bool>>(false);
+        return s;
+    }
+    void raise() const
+    {
+        if (m_flag)
+            m_flag->store(true);
+    }
+    bool raised() const { return m_flag && m_flag->load(); }
+    bool live() const { return bool(m_flag); } // can be raised: waits are sliced
+    bool operator==(const AbortSignal &) const { return true; }
+
+private:
+    std::shared_ptr<std::atomic<bool>> m_flag;
+};
+
 struct ConnectionOptions {
     enum class Transport { Tcp, Tls, Unix, Sentinel, Cluster };
 
@@ -42,6 +70,7 @@ struct ConnectionOptions {
     int connectTimeoutMs = 5000;
     int commandTimeoutMs = 5000;
     QString clientName = QStringLiteral("ratescope");
+    AbortSignal abort; // not in the URL: set by the program that owns the connection
 
     // Parses any URL form of docs/urls.md. Throws UsageError with a message that names the
     // problem and never repeats the password.

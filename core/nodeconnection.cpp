@@ -2,12 +2,25 @@
 
 #include "errors.h"
 
+#include <QDeadlineTimer>
 #include <QFile>
+#include <QHostAddress>
+#include <QHostInfo>
 #include <QLocalSocket>
 #include <QSslConfiguration>
 #include <QSslKey>
 #include <QSslSocket>
 #include <QTcpSocket>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 namespace ratescope {
 
@@ -131,6 +144,82 @@ QSslConfiguration tlsConfiguration(const TlsOptions &tls)
     return config;
 }
 
+// A TCP connect that can be given up: a non-blocking connect() polled in short slices that
+// look at the abort signal, so that closing the console never waits out a connect timeout.
+// The connected descriptor, or TimeoutError / IoError.
+qintptr connectAbortable(const HostPort &peer, int timeoutMs, const AbortSignal &abort, const QString &where)
+{
+    QList<QHostAddress> addresses;
+    QHostAddress literal;
+    if (literal.setAddress(peer.host)) {
+        addresses = {literal};
+    } else {
+        const QHostInfo info = QHostInfo::fromName(peer.host);
+        if (info.error() != QHostInfo::NoError || info.addresses().isEmpty())
+            throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, info.errorString()));
+        addresses = info.addresses();
+    }
+    const QDeadlineTimer deadline(timeoutMs);
+    QString why = QStringLiteral("no address");
+    for (const QHostAddress &a : addresses) {
+        sockaddr_storage ss{};
+        socklen_t len = 0;
+        if (a.protocol() == QAbstractSocket::IPv4Protocol) {
+            auto *in = reinterpret_cast<sockaddr_in *>(&ss);
+            in->sin_family = AF_INET;
+            in->sin_port = htons(peer.port);
+            in->sin_addr.s_addr = htonl(a.toIPv4Address());
+            len = sizeof(sockaddr_in);
+        } else {
+            auto *in6 = reinterpret_cast<sockaddr_in6 *>(&ss);
+            in6->sin6_family = AF_INET6;
+            in6->sin6_port = htons(peer.port);
+            const Q_IPV6ADDR ip = a.toIPv6Address();
+            std::memcpy(&in6->sin6_addr, &ip, sizeof ip);
+            in6->sin6_scope_id = a.scopeId().toUInt();
+            len = sizeof(sockaddr_in6);
+        }
+        const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            why = QString::fromLocal8Bit(std::strerror(errno));
+            continue;
+        }
+        bool connected = ::connect(fd, reinterpret_cast<sockaddr *>(&ss), len) == 0;
+        if (!connected && errno != EINPROGRESS) {
+            why = QString::fromLocal8Bit(std::strerror(errno));
+            ::close(fd);
+            continue;
+        }
+        while (!connected) {
+            if (abort.raised()) {
+                ::close(fd);
+                throw IoError(QStringLiteral("could not connect to %1: given up (the connection is closing)").arg(where));
+            }
+            if (deadline.hasExpired()) {
+                ::close(fd);
+                throw TimeoutError(QStringLiteral("could not connect to %1 within %2 ms").arg(where).arg(timeoutMs));
+            }
+            pollfd p{fd, POLLOUT, 0};
+            const int n = ::poll(&p, 1, int(std::clamp<qint64>(deadline.remainingTime(), 0, NodeConnection::kAbortSliceMs)));
+            if (n <= 0)
+                continue; // a slice passed (or EINTR): look at the signal and the deadline again
+            int err = 0;
+            socklen_t errLen = sizeof err;
+            if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errLen) != 0)
+                err = errno;
+            if (err != 0) {
+                why = QString::fromLocal8Bit(std::strerror(err));
+                break;
+            }
+            connected = true;
+        }
+        if (connected)
+            return fd;
+        ::close(fd);
+    }
+    throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, why));
+}
+
 } // namespace
 
 HostPort NodeConnection::resolveSentinelMaster()
@@ -205,7 +294,15 @@ void NodeConnection::openSocket()
         s->device = std::move(ssl);
     } else {
         auto tcp = std::make_unique<QTcpSocket>();
-        tcp->connectToHost(m_peer.host, m_peer.port);
+        if (m_options.abort.live()) {
+            const qintptr fd = connectAbortable(m_peer, timeout, m_options.abort, where);
+            if (!tcp->setSocketDescriptor(fd)) {
+                ::close(int(fd));
+                throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, tcp->errorString()));
+            }
+        } else {
+            tcp->connectToHost(m_peer.host, m_peer.port);
+        }
         if (!tcp->waitForConnected(timeout)) {
             if (tcp->error() == QAbstractSocket::SocketTimeoutError)
                 throw TimeoutError(QStringLiteral("could not connect to %1 within %2 ms").arg(where).arg(timeout));
@@ -281,6 +378,30 @@ void NodeConnection::fail(const QString &context)
     throw IoError(QStringLiteral("%1: connection to %2 failed: %3").arg(context, where, detail));
 }
 
+void NodeConnection::aborted(const QString &context)
+{
+    const QString where = QStringLiteral("%1:%2").arg(m_peer.host).arg(m_peer.port);
+    disconnect();
+    throw IoError(QStringLiteral("%1: %2 given up (the connection is closing)").arg(context, where));
+}
+
+bool NodeConnection::waitReadable(QIODevice *dev)
+{
+    if (!m_options.abort.live())
+        return dev->waitForReadyRead(m_options.commandTimeoutMs);
+    const QDeadlineTimer deadline(m_options.commandTimeoutMs);
+    for (;;) {
+        if (m_options.abort.raised())
+            aborted(QStringLiteral("waiting for a reply"));
+        const int slice = int(std::clamp<qint64>(deadline.remainingTime(), 0, kAbortSliceMs));
+        if (dev->waitForReadyRead(slice))
+            return true;
+        // A slice that ran out is no failure yet; a closed or broken socket is.
+        if (!m_socket->timedOut() || !m_socket->isConnected() || deadline.hasExpired())
+            return false;
+    }
+}
+
 void NodeConnection::writeRaw(const QByteArray &bytes)
 {
     if (!m_socket || m_socket->device->write(bytes) != bytes.size())
@@ -328,7 +449,7 @@ Reply NodeConnection::receive()
             return std::move(*reply);
         }
         QIODevice *dev = m_socket->device.get();
-        if (dev->bytesAvailable() == 0 && !dev->waitForReadyRead(m_options.commandTimeoutMs))
+        if (dev->bytesAvailable() == 0 && !waitReadable(dev))
             fail(QStringLiteral("waiting for a reply"));
         const QByteArray data = dev->readAll();
         try {

@@ -18,9 +18,13 @@ namespace ratescope {
 // may already have executed (a limiter script may have counted the request).
 //
 // The socket belongs to the thread that first uses the connection; never share one
-// Connection between threads.
+// Connection between threads. Only options.abort may be raised from another thread: TCP
+// connects and every reply wait then end within kAbortSliceMs (a host name lookup, a unix
+// socket connect and a TLS handshake are not cut short).
 class NodeConnection {
 public:
+    static constexpr int kAbortSliceMs = 50;
+
     explicit NodeConnection(ConnectionOptions options);
     ~NodeConnection();
     NodeConnection(const NodeConnection &) = delete;
@@ -64,6 +68,10 @@ private:
     void openSocket();
     void handshake();
     void writeRaw(const QByteArray &bytes);
+    // Waits up to commandTimeoutMs for bytes to read: false on a timeout or a socket error.
+    // With a live abort signal, in short slices; once it is raised, throws IoError.
+    bool waitReadable(QIODevice *device);
+    [[noreturn]] void aborted(const QString &context);
     [[noreturn]] void fail(const QString &context);
 
     ConnectionOptions m_options;

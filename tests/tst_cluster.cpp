@@ -37,6 +37,7 @@ private Q_SLOTS:
     void exactBurstOnOneKey();
     void cliInfoAndNodes();
     void aSlowMasterIsNeverAskedTwice();
+    void aSilentMasterIsPausedNotWaitedFor();
     void aMasterDownLeavesTheOthersReadable(); // last: it kills a node
 
 private:
@@ -226,6 +227,61 @@ void TestCluster_::aSlowMasterIsNeverAskedTwice()
     const qint64 after = Connection(owner.options()).command({"ZCARD", key}).integer();
     QVERIFY2(after == 1 || after == 2, qPrintable(QString::number(after)));
     QCOMPARE(limiter.check(key, spec, kT0 + 2).used, after + 1);
+}
+
+void TestCluster_::aSilentMasterIsPausedNotWaitedFor()
+{
+    // A master stops answering (SIGSTOP: its socket stays open, nothing answers). Its first
+    // command waits for the timeout; then the node is paused on the router's clock (here the
+    // test's): its commands answer DOWN at once, saying so, while the other masters answer;
+    // the pause grows with each failure in a row and ends with an answer.
+    const QByteArray key = "silent:user";
+    const int owner = m_cluster->ownerOf(key);
+    QByteArray elsewhere;
+    for (int i = 0; elsewhere.isEmpty() && i < 1000; ++i)
+        if (m_cluster->ownerOf("other:" + QByteArray::number(i)) != owner)
+            elsewhere = "other:" + QByteArray::number(i);
+    QVERIFY(!elsewhere.isEmpty());
+    ClusterRouter router(ConnectionOptions::fromUrl(m_cluster->url() + QStringLiteral("?timeout=300ms")));
+    qint64 nowMs = 1000000;
+    router.setClock([&nowMs] { return nowMs; });
+    QCOMPARE(router.command({"SET", key, "1"}).text(), QStringLiteral("OK"));
+    const QString address = QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(owner).port());
+    struct Resume { // whatever happens below, the node runs again
+        SandboxServer &node;
+        ~Resume() { node.resume(); }
+    } resume{m_cluster->node(owner)};
+    m_cluster->node(owner).pause();
+
+    auto expectDown = [&](const Reply &r, bool paused) {
+        QVERIFY2(r.isError() && r.text().startsWith(QStringLiteral("DOWN %1: ").arg(address)), qPrintable(r.text()));
+        QVERIFY2(r.text().contains(QStringLiteral("not asked for another")) == paused, qPrintable(r.text()));
+    };
+    expectDown(router.command({"GET", key}), false); // waited for the timeout
+    for (int i = 0; i < 3; ++i)
+        expectDown(router.command({"GET", key}), true); // at once
+    QVERIFY(router.command({"GET", elsewhere}).isNil());
+    const std::vector<Reply> both = router.pipeline({{"GET", key}, {"GET", elsewhere}});
+    expectDown(both[0], true);
+    QVERIFY(both[1].isNil());
+    QVERIFY(router.command({"PING"}).text() == QStringLiteral("PONG")); // keyless: another master
+
+    // The first pause over, it is asked again, fails again: the next pause is longer.
+    nowMs += ClusterRouter::kBackoffFirstMs;
+    expectDown(router.command({"GET", key}), false);
+    nowMs += ClusterRouter::kBackoffFirstMs;
+    expectDown(router.command({"GET", key}), true);
+    QVERIFY2(router.command({"GET", key}).text().contains(QStringLiteral("after 2 failures in a row")), "");
+
+    // Running again: once the pause is over it answers, and the count starts afresh.
+    m_cluster->node(owner).resume();
+    nowMs += ClusterRouter::kBackoffMaxMs;
+    QCOMPARE(router.command({"GET", key}).text(), QStringLiteral("1"));
+    m_cluster->node(owner).pause();
+    expectDown(router.command({"GET", key}), false);
+    expectDown(router.command({"GET", key}), true);
+    QVERIFY2(router.command({"GET", key}).text().contains(QStringLiteral("after 1 failure in a row")), "");
+    m_cluster->node(owner).resume();
 }
 
 void TestCluster_::aMasterDownLeavesTheOthersReadable()

@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "redisclient.h"
 #include "sandboxserver.h"
+#include "testsupport.h"
 
 #include <QSignalSpy>
 #include <QTest>
@@ -34,6 +35,7 @@ private Q_SLOTS:
     void ownerOrderAcrossLanes();
     void cancelAndOwnerGoneInBothLanes();
     void backgroundFailsInPlaceWhileDisconnected();
+    void destroyingGivesUpAWaitOnASilentClusterMaster();
 
 private:
     SandboxServer m_server;
@@ -499,6 +501,45 @@ void TestRedisClient::backgroundFailsInPlaceWhileDisconnected()
     QTRY_VERIFY_WITH_TIMEOUT(second.has_value(), 5000);
     QVERIFY(second->isConnectionLoss());
     QVERIFY2(second->message.contains(QStringLiteral("not connected")), qPrintable(second->message));
+}
+
+void TestRedisClient::destroyingGivesUpAWaitOnASilentClusterMaster()
+{
+    // A cluster master stops (SIGSTOP: its socket stays open, nothing answers) while a request
+    // waits on it with a long timeout. Destroying the client (the window closing) gives the
+    // wait up instead of sitting out the timeout: the request ends with "given up", not with
+    // "no reply within 60000 ms".
+    test::TestCluster cluster(3);
+    const QByteArray key = "closing:user";
+    const int owner = cluster.ownerOf(key);
+    struct Resume { // whatever happens below, the node runs again before the cluster stops
+        SandboxServer &node;
+        ~Resume() { node.resume(); }
+    } resume{cluster.node(owner)};
+    auto *client = new RedisClient(ConnectionOptions::fromUrl(cluster.url() + QStringLiteral("?timeout=60s")));
+    client->open();
+    QTRY_COMPARE_WITH_TIMEOUT(client->state(), RedisClient::State::Connected, 10000);
+    auto started = std::make_shared<std::atomic<bool>>(false);
+    auto ended = std::make_shared<QString>();
+    QObject requester;
+    cluster.node(owner).pause();
+    client->request(
+        &requester,
+        [key, started, ended](Connection &c) {
+            started->store(true);
+            try {
+                return c.command({"GET", key}).text();
+            } catch (const Error &e) {
+                *ended = e.message(); // read after the worker has been joined
+                throw;
+            }
+        },
+        [](const Outcome<QString> &) {});
+    QTRY_VERIFY_WITH_TIMEOUT(started->load(), 10000);
+    QTest::qWait(200); // the request is on the wire, waiting
+    delete client;     // joins the worker
+    QVERIFY2(ended->contains(QStringLiteral("given up")), qPrintable(*ended));
+    QVERIFY2(!ended->contains(QStringLiteral("within")), qPrintable(*ended));
 }
 
 QTEST_MAIN(TestRedisClient)

@@ -55,6 +55,9 @@ RedisClient::RedisClient(ConnectionOptions options, QObject *parent)
 {
     m_thread = new QThread(this);
     m_thread->setObjectName(QStringLiteral("redis %1").arg(m_endpoint));
+    // Raised by the destructor: the request under way stops waiting on the network.
+    options.abort = AbortSignal::create();
+    m_abort = options.abort;
     auto *worker = new ConnectionWorker(std::move(options));
     worker->moveToThread(m_thread);
     connect(m_thread, &QThread::finished, worker, &QObject::deleteLater);
@@ -69,9 +72,18 @@ RedisClient::RedisClient(ConnectionOptions options, QObject *parent)
 
 RedisClient::~RedisClient()
 {
+    // The request under way gives up its network waits (a silent cluster master, a chain of
+    // connect timeouts) within a slice, so the join is short; queued requests never start.
     m_closing.store(true);
+    m_abort.raise();
     m_thread->quit();
-    m_thread->wait();
+    if (!m_thread->wait(QDeadlineTimer(kJoinLimitMs))) {
+        // Only what no slice covers is left: a host name lookup, a TLS handshake. The worker
+        // still uses this object, so it is waited for, and said.
+        qWarning("ratescope: the connection to %s is still busy %d ms after closing; waiting for it",
+                 qPrintable(m_endpoint), kJoinLimitMs);
+        m_thread->wait();
+    }
 }
 
 void RedisClient::retire()

@@ -53,8 +53,11 @@ public:
     static Status probe(Connection &connection);
 
     explicit RedisClient(ConnectionOptions options, QObject *parent = nullptr);
-    // Stops the worker thread, waiting for the request under way (bounded by the timeouts).
+    // Stops the worker thread: the request under way is given up (its network waits end
+    // within a slice, ConnectionOptions::abort), then joined, normally well within
+    // kJoinLimitMs whatever the timeouts.
     ~RedisClient() override;
+    static constexpr int kJoinLimitMs = 2000;
 
     QString endpoint() const { return m_endpoint; }
     QString url() const { return m_url; } // the password redacted
@@ -121,6 +124,7 @@ private:
     QThread *m_thread = nullptr;
     ConnectionWorker *m_worker = nullptr; // lives on m_thread
     std::atomic<bool> m_closing{false};
+    AbortSignal m_abort;
     std::atomic<bool> m_online{true}; // the worker's view: false after a connection error
     QHash<QObject *, Token> m_tokens;
     State m_state = State::Idle;
