@@ -500,13 +500,24 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
     // cannot be reached, or is lost midway, answers "DOWN <address>: why" for its commands
     // (they may have run or not: never repeated) while every other node's replies are still
     // read, so that no connection is left out of step. Only when all are lost is it thrown.
+    //
+    // Any other error on a node (a reply that cannot be parsed, a refusal while connecting)
+    // is held, too, until every other node's owed replies are read; that node's socket is
+    // closed (its remaining replies cannot be told apart), then the error is thrown.
     std::map<int, QByteArray> down;
     std::exception_ptr firstLoss;
+    std::exception_ptr firstOther; // thrown once every owed reply is read
     auto lose = [&](int n, const ConnectionError &e) {
         m_haveMap = false; // it may have failed over
         if (!firstLoss)
             firstLoss = std::current_exception();
         down[n] = downText(n, e);
+    };
+    auto fault = [&](int n, const Error &e) {
+        if (!firstOther)
+            firstOther = std::current_exception();
+        node(n).disconnect();
+        down[n] = "ERR " + e.message().toUtf8();
     };
     for (const auto &[n, indices] : byNode) {
         std::vector<Command> batch;
@@ -519,6 +530,8 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
             });
         } catch (const ConnectionError &e) {
             lose(n, e);
+        } catch (const Error &e) {
+            fault(n, e);
         }
     }
     for (const auto &[n, indices] : byNode) {
@@ -529,17 +542,24 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
                     continue;
                 } catch (const ConnectionError &e) {
                     lose(n, e);
+                } catch (const Error &e) {
+                    fault(n, e);
                 }
             }
             replies[i] = Reply::error(down[n]);
         }
     }
+    if (firstOther)
+        std::rethrow_exception(firstOther);
     if (firstLoss && down.size() == byNode.size() && !clusterReachable())
         std::rethrow_exception(firstLoss);
     for (const auto &[n, indices] : byNode)
         for (size_t i : indices)
             if (redirection(replies[i]))
                 replies[i] = settle(commands[i], replies[i]);
+    // The commands that span nodes, each on its own once the others are read (nothing is
+    // owed on any socket between them): a node out of reach answers DOWN in place, and only
+    // a cluster lost altogether is thrown.
     for (size_t i : specials)
         replies[i] = command(commands[i]);
     return replies;

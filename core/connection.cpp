@@ -4,6 +4,8 @@
 #include "errors.h"
 #include "nodeconnection.h"
 
+#include <chrono>
+
 namespace ratescope {
 
 namespace {
@@ -15,7 +17,9 @@ bool isReadOnlyReply(const Reply &r)
 
 } // namespace
 
-Connection::Connection(ConnectionOptions options) : m_options(std::move(options))
+Connection::Connection(ConnectionOptions options)
+    : m_options(std::move(options))
+    , m_clock([] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); })
 {
     if (m_options.transport == ConnectionOptions::Transport::Cluster)
         m_cluster = std::make_unique<ClusterRouter>(m_options);
@@ -43,6 +47,7 @@ void Connection::disconnect()
 {
     m_scriptCalls.reset();
     m_switchWatch.reset();
+    m_owed.clear();
     if (m_cluster)
         m_cluster->disconnect();
     else
@@ -52,7 +57,7 @@ void Connection::disconnect()
 void Connection::followFailover()
 {
     if (!m_switchWatch) {
-        if (m_watchRetryIn-- > 0)
+        if (m_clock() < m_watchRetryAtMs)
             return; // no sentinel to watch just now: try again a little later
         for (const HostPort &sentinel : m_options.seeds) {
             ConnectionOptions o = m_options.forSentinel(sentinel);
@@ -67,15 +72,23 @@ void Connection::followFailover()
             }
         }
         if (!m_switchWatch) {
-            m_watchRetryIn = 100;
+            m_watchRetryAtMs = m_clock() + kWatchRetryMs;
             return;
         }
     }
     try {
         // "+switch-master" messages: "<master name> <old ip> <old port> <new ip> <new port>"
         while (const auto message = m_switchWatch->tryReceive()) {
-            if (message->size() == 3 && message->elements()[2].bytes().startsWith(m_options.masterName.toUtf8() + ' '))
-                m_node->disconnect(); // the next request asks the sentinels again
+            if (message->size() == 3 && message->elements()[2].bytes().startsWith(m_options.masterName.toUtf8() + ' ')) {
+                // The next request asks the sentinels again. Replies still owed by the old
+                // master (a window of send()s) are read first and kept for receive():
+                // dropping them would lose them, and the caller would take a later
+                // command's reply for theirs. Losing the socket meanwhile loses them, as
+                // any lost connection does.
+                while (m_node->outstanding() > 0)
+                    m_owed.push_back(m_node->receive());
+                m_node->disconnect();
+            }
         }
     } catch (const Error &) {
         m_switchWatch.reset();
@@ -146,6 +159,11 @@ void Connection::send(const Command &command)
 
 Reply Connection::receive()
 {
+    if (!m_owed.empty()) {
+        Reply r = std::move(m_owed.front());
+        m_owed.pop_front();
+        return r;
+    }
     return m_cluster ? m_cluster->receive() : m_node->receive();
 }
 

@@ -5,6 +5,8 @@
 #include "connectionoptions.h"
 #include "resp.h"
 
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -94,9 +96,18 @@ public:
     std::optional<ScriptCalls> scriptCalls() const { return m_scriptCalls; }
     void setScriptCalls(std::optional<ScriptCalls> calls) { m_scriptCalls = calls; }
 
+    // Sentinel: when no sentinel could be subscribed to for +switch-master, the next try is
+    // kWatchRetryMs later on this clock (milliseconds, steady; tests set their own), however
+    // many requests are made meanwhile.
+    static constexpr int kWatchRetryMs = 5000;
+    using Clock = std::function<qint64()>;
+    void setClock(Clock clock) { m_clock = std::move(clock); }
+
 private:
     // Sentinel: a subscription to +switch-master, read without waiting before each request,
-    // so a failover is followed before anything goes to the demoted master.
+    // so a failover is followed before anything goes to the demoted master. Replies owed by
+    // the old master (a window of send()s) are read at the switch and handed out by
+    // receive() first, in order.
     void followFailover();
     bool viaSentinel() const { return m_options.transport == ConnectionOptions::Transport::Sentinel; }
 
@@ -104,7 +115,9 @@ private:
     std::unique_ptr<NodeConnection> m_node;
     std::unique_ptr<ClusterRouter> m_cluster;
     std::unique_ptr<NodeConnection> m_switchWatch;
-    int m_watchRetryIn = 0;
+    qint64 m_watchRetryAtMs = 0; // on m_clock: no new subscription attempt before
+    std::deque<Reply> m_owed; // read from a demoted master at the switch, not yet received
+    Clock m_clock;
     std::optional<ScriptCalls> m_scriptCalls;
 };
 

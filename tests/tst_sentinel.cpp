@@ -23,6 +23,8 @@ class TestSentinel_ : public QObject {
 private Q_SLOTS:
     void decisionsSurviveFailover();
     void sentinelAuthAndDeadSentinels();
+    void aSwitchWhileRepliesAreOwedKeepsThemInOrder();
+    void theSwitchWatchIsRetriedOnTheClock();
 };
 
 void TestSentinel_::decisionsSurviveFailover()
@@ -86,6 +88,69 @@ void TestSentinel_::sentinelAuthAndDeadSentinels()
         QVERIFY2(e.message().contains(QStringLiteral("no sentinel named a master")), qPrintable(e.message()));
     }
     QVERIFY(!ConnectionOptions::fromUrl(url).toUrl().contains(QStringLiteral("s3ntinel")));
+}
+
+void TestSentinel_::aSwitchWhileRepliesAreOwedKeepsThemInOrder()
+{
+    // A window of requests (as the burst engine keeps) is open when the master changes: the
+    // +switch-master message is read before the next send(). The replies owed are still
+    // read, in order, from the old master's socket; the switch is made after them.
+    TestSentinel setup;
+    Connection c(ConnectionOptions::fromUrl(setup.url()));
+    QCOMPARE(c.command({"PING"}).text(), QStringLiteral("PONG")); // connected, watching
+    c.send(std::vector<Command>{{"ECHO", "r1"}, {"ECHO", "r2"}, {"ECHO", "r3"}});
+    setup.failover();
+    QTest::qWait(300); // the message is on the watch's socket
+    bool fourth = true;
+    try {
+        c.send(Command{"ECHO", "r4"});
+    } catch (const ConnectionError &) {
+        fourth = false; // the demoted master's socket may be closed by now: never repeated
+    }
+    for (const QByteArray expected : {"r1", "r2", "r3"}) {
+        try {
+            QCOMPARE(c.receive().bytes(), expected);
+        } catch (const Error &e) {
+            QFAIL(qPrintable(QStringLiteral("%1 lost: %2").arg(QString::fromLatin1(expected), e.message())));
+        }
+    }
+    if (fourth) {
+        try {
+            QCOMPARE(c.receive().bytes(), QByteArray("r4"));
+        } catch (const ConnectionError &) {
+            // the old master closed its clients (sentinel does) before answering it
+        }
+    }
+    // The next request goes to the new master.
+    QCOMPARE(c.command({"SET", "after:switch", "1"}).text(), QStringLiteral("OK"));
+    QCOMPARE(c.nodes().front().address.port, setup.replica().port());
+}
+
+void TestSentinel_::theSwitchWatchIsRetriedOnTheClock()
+{
+    // The sentinel goes away and comes back: the watch is subscribed again after
+    // Connection::kWatchRetryMs on the connection's clock (here the test's), not after a
+    // number of requests: many requests meanwhile do not bring the retry forward.
+    TestSentinel setup;
+    Connection c(ConnectionOptions::fromUrl(setup.url()));
+    qint64 nowMs = 1000000;
+    c.setClock([&nowMs] { return nowMs; });
+    auto subscribers = [&] {
+        const QByteArray list = Connection(setup.sentinel().options()).command({"CLIENT", "LIST"}).bytes();
+        return int(list.count("cmd=subscribe"));
+    };
+    QCOMPARE(c.command({"PING"}).text(), QStringLiteral("PONG"));
+    QCOMPARE(subscribers(), 1);
+    setup.sentinel().stop();
+    for (int i = 0; i < 5; ++i) // the watch is found lost, and a new one cannot be made
+        QCOMPARE(c.command({"PING"}).text(), QStringLiteral("PONG"));
+    setup.sentinel().restart();
+    for (int i = 0; i < 300; ++i)
+        QCOMPARE(c.command({"PING"}).text(), QStringLiteral("PONG"));
+    QCOMPARE(subscribers(), 0);
+    nowMs += Connection::kWatchRetryMs;
+    QCOMPARE(c.command({"PING"}).text(), QStringLiteral("PONG"));
+    QCOMPARE(subscribers(), 1);
 }
 
 QTEST_GUILESS_MAIN(TestSentinel_)
