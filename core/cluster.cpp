@@ -101,11 +101,68 @@ std::optional<QByteArray> routingKey(const Command &c)
     return c[1];
 }
 
+SlotMap SlotMap::fromReply(const Reply &reply, const HostPort &asked, const std::function<int(const HostPort &)> &nodeOf)
+{
+    SlotMap map;
+    auto addressOf = [&asked](const Reply &node) -> HostPort {
+        QString host = node[0].text();
+        if (host.isEmpty() || host == QLatin1String("?"))
+            host = asked.host; // the node did not announce its address: it is the one we asked
+        return {host, quint16(node[1].toInteger())};
+    };
+    for (const Reply &range : reply.elements()) {
+        if (range.size() < 3 || range[2].size() < 2)
+            continue;
+        const int master = nodeOf(addressOf(range[2]));
+        for (qint64 s = range[0].toInteger(); s <= range[1].toInteger() && s < kSlots; ++s)
+            if (s >= 0)
+                map.m_owner[size_t(s)] = master;
+        // Replicas follow the master; listed for status displays, never sent commands.
+        for (size_t r = 3; r < range.size(); ++r) {
+            if (range[r].size() < 2 || range[r][0].text().isEmpty() || range[r][0].text() == QLatin1String("?"))
+                continue;
+            const Replica replica{addressOf(range[r]), master};
+            if (std::find(map.m_replicas.begin(), map.m_replicas.end(), replica) == map.m_replicas.end())
+                map.m_replicas.push_back(replica);
+        }
+    }
+    return map;
+}
+
+bool SlotMap::servesAny() const
+{
+    return std::any_of(m_owner.begin(), m_owner.end(), [](int n) { return n >= 0; });
+}
+
+std::vector<int> SlotMap::owners() const
+{
+    std::vector<int> result;
+    for (int n : m_owner)
+        if (n >= 0 && std::find(result.begin(), result.end(), n) == result.end())
+            result.push_back(n);
+    return result;
+}
+
+QString SlotMap::rangesOf(int node) const
+{
+    QStringList ranges;
+    int start = -1;
+    for (int s = 0; s <= kSlots; ++s) {
+        const bool mine = s < kSlots && m_owner[size_t(s)] == node;
+        if (mine && start < 0)
+            start = s;
+        if (!mine && start >= 0) {
+            ranges << (start == s - 1 ? QString::number(start) : QStringLiteral("%1-%2").arg(start).arg(s - 1));
+            start = -1;
+        }
+    }
+    return ranges.join(QLatin1Char(','));
+}
+
 ClusterRouter::ClusterRouter(ConnectionOptions options)
     : m_options(std::move(options))
     , m_clock([] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); })
 {
-    m_slots.fill(-1);
 }
 
 ClusterRouter::~ClusterRouter() = default;
@@ -235,37 +292,12 @@ void ClusterRouter::refresh()
             failures << QStringLiteral("%1:%2: %3").arg(candidate.host).arg(candidate.port).arg(e.message());
             continue;
         }
-        std::array<int, kSlots> map;
-        map.fill(-1);
-        std::vector<Replica> replicas;
-        auto addressOf = [&candidate](const Reply &node) -> HostPort {
-            QString host = node[0].text();
-            if (host.isEmpty() || host == QLatin1String("?"))
-                host = candidate.host; // the node did not announce its address: it is the one we asked
-            return {host, quint16(node[1].toInteger())};
-        };
-        for (const Reply &range : slotMap.elements()) {
-            if (range.size() < 3 || range[2].size() < 2)
-                continue;
-            const int master = nodeIndex(addressOf(range[2]));
-            for (qint64 s = range[0].toInteger(); s <= range[1].toInteger() && s < kSlots; ++s)
-                map[size_t(s)] = master;
-            // Replicas follow the master; listed for status displays, never sent commands.
-            // One that does not announce its address is left out rather than guessed.
-            for (size_t r = 3; r < range.size(); ++r) {
-                if (range[r].size() < 2 || range[r][0].text().isEmpty() || range[r][0].text() == QLatin1String("?"))
-                    continue;
-                const Replica replica{addressOf(range[r]), master};
-                if (std::find(replicas.begin(), replicas.end(), replica) == replicas.end())
-                    replicas.push_back(replica);
-            }
-        }
-        if (std::all_of(map.begin(), map.end(), [](int n) { return n < 0; })) {
+        SlotMap map = SlotMap::fromReply(slotMap, candidate, [this](const HostPort &a) { return nodeIndex(a); });
+        if (!map.servesAny()) {
             failures << QStringLiteral("%1:%2 serves no slots").arg(candidate.host).arg(candidate.port);
             continue;
         }
-        m_slots = map;
-        m_replicas = std::move(replicas);
+        m_map = std::move(map);
         m_haveMap = true;
         return;
     }
@@ -281,10 +313,7 @@ void ClusterRouter::ensureMap()
 std::vector<int> ClusterRouter::masters()
 {
     ensureMap();
-    std::vector<int> result;
-    for (int n : m_slots)
-        if (n >= 0 && std::find(result.begin(), result.end(), n) == result.end())
-            result.push_back(n);
+    std::vector<int> result = m_map.owners();
     std::sort(result.begin(), result.end(), [&](int a, int b) {
         const HostPort &x = m_nodes[size_t(a)].address, &y = m_nodes[size_t(b)].address;
         return std::pair(x.host, x.port) < std::pair(y.host, y.port);
@@ -298,7 +327,7 @@ int ClusterRouter::route(const Command &command)
     const auto key = routingKey(command);
     if (!key)
         return masters().front();
-    const int n = m_slots[size_t(keySlot(*key))];
+    const int n = m_map.owner(keySlot(*key));
     if (n < 0)
         throw IoError(QStringLiteral("no cluster node serves slot %1").arg(keySlot(*key)));
     return n;
@@ -600,7 +629,7 @@ Reply ClusterRouter::receive()
 HostPort ClusterRouter::masterOf(int slot)
 {
     ensureMap();
-    const int n = slot >= 0 && slot < kSlots ? m_slots[size_t(slot)] : -1;
+    const int n = m_map.owner(slot);
     return n < 0 ? HostPort{QString(), 0} : m_nodes[size_t(n)].address;
 }
 
@@ -608,20 +637,9 @@ std::vector<Connection::Node> ClusterRouter::nodes()
 {
     std::vector<Connection::Node> out;
     for (int m : masters()) {
-        QStringList ranges;
-        int start = -1;
-        for (int s = 0; s <= kSlots; ++s) {
-            const bool mine = s < kSlots && m_slots[size_t(s)] == m;
-            if (mine && start < 0)
-                start = s;
-            if (!mine && start >= 0) {
-                ranges << (start == s - 1 ? QString::number(start) : QStringLiteral("%1-%2").arg(start).arg(s - 1));
-                start = -1;
-            }
-        }
         const HostPort &address = m_nodes[size_t(m)].address;
-        out.push_back({address, QStringLiteral("master"), ranges.join(QLatin1Char(',')), {}, {}, {}});
-        for (const Replica &r : m_replicas)
+        out.push_back({address, QStringLiteral("master"), m_map.rangesOf(m), {}, {}, {}});
+        for (const SlotMap::Replica &r : m_map.replicas())
             if (r.master == m)
                 out.push_back({r.address, QStringLiteral("replica"), {}, address, {}, {}});
     }

@@ -18,6 +18,35 @@ int keySlot(const QByteArray &key);
 // The key a command is routed by; nullopt for commands without one (PING, INFO, SCAN, ...).
 std::optional<QByteArray> routingKey(const Command &command);
 
+// One reading of a cluster's slot map (CLUSTER SLOTS): the node serving each of the 16384
+// slots, as an index into the router's nodes, and the replicas announced with them.
+class SlotMap {
+public:
+    static constexpr int kSlots = 16384;
+    struct Replica {
+        HostPort address;
+        int master; // node index
+        bool operator==(const Replica &) const = default;
+    };
+
+    SlotMap() { m_owner.fill(-1); }
+    // Reads the CLUSTER SLOTS reply of the node at `asked`; nodeOf(address) gives a node's
+    // index (the router adds those it does not know yet). A master that does not announce
+    // its address is `asked` itself; a replica that does not is left out rather than guessed.
+    static SlotMap fromReply(const Reply &reply, const HostPort &asked,
+                             const std::function<int(const HostPort &)> &nodeOf);
+
+    bool servesAny() const;
+    int owner(int slot) const { return slot >= 0 && slot < kSlots ? m_owner[size_t(slot)] : -1; }
+    std::vector<int> owners() const;  // each node serving slots, once, in slot order
+    QString rangesOf(int node) const; // "0-5460", "0-99,200"
+    const std::vector<Replica> &replicas() const { return m_replicas; }
+
+private:
+    std::array<int, kSlots> m_owner;
+    std::vector<Replica> m_replicas;
+};
+
 class ClusterRouter {
 public:
     explicit ClusterRouter(ConnectionOptions options);
@@ -56,11 +85,6 @@ private:
         qint64 pausedUntilMs = 0; // on the router's clock, while failures > 0
         QString problem;        // the last failure, for the fail-fast replies
         bool paused(qint64 nowMs) const { return failures > 0 && nowMs < pausedUntilMs; }
-    };
-    struct Replica {
-        HostPort address;
-        int master; // index into m_nodes
-        bool operator==(const Replica &) const = default;
     };
     struct InFlight {
         int node;
@@ -122,9 +146,8 @@ private:
 
     ConnectionOptions m_options;
     std::vector<Node> m_nodes;
-    std::array<int, 16384> m_slots{};
-    std::vector<Replica> m_replicas;
-    bool m_haveMap = false;
+    SlotMap m_map;
+    bool m_haveMap = false; // m_map is current (false after a node was lost: read it again)
     std::deque<InFlight> m_inFlight;
     Clock m_clock;
 };
