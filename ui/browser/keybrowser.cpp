@@ -128,7 +128,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     connect(m_view, &QTreeView::expanded, this, userShaped);
     connect(m_view, &QTreeView::collapsed, this, userShaped);
     connect(m_view, &QTreeView::expanded, this, [this](const QModelIndex &group) {
-        if (m_scanComplete)
+        if (m_scan == ScanState::Complete)
             m_model->sortGroup(group, kSortGroupLimit); // a no-op once it is in order
     });
 
@@ -189,12 +189,8 @@ void KeyBrowser::refresh()
     m_pending.clear();
     m_pendingAt = 0;
     m_pendingCount = 0;
-    m_pageDeferred = false;
-    m_cursorDone = false;
-    m_scanning = false;
-    m_scanStarted = false;
-    m_scanComplete = false;
-    m_waitingToResume = false;
+    m_scan = ScanState::Idle;
+    m_policies.reset(); // read again with the first page
     m_cursor = "0";
     m_scanned = 0;
     m_dbSize = -1;
@@ -210,8 +206,7 @@ void KeyBrowser::refresh()
 
 void KeyBrowser::startScan()
 {
-    m_scanning = true;
-    m_failed = false;
+    m_scan = ScanState::Starting;
     m_scanClock.start();
     m_sinceFlush.start();
     const QString ns = QString::fromUtf8(m_ns);
@@ -248,7 +243,7 @@ void KeyBrowser::startScan()
                         .arg(o.value().policyProblem));
                 m_problem->show();
             }
-            m_scanStarted = true;
+            m_scan = ScanState::Paging;
             requestPage();
             updateProgress();
         });
@@ -310,15 +305,15 @@ void KeyBrowser::onPage(const QByteArray &cursor, const ScannedNames &names)
         m_pending.push_back(names);
         m_pendingCount += qsizetype(names.size());
     }
-    m_cursorDone = cursor == "0";
-    if (!m_cursorDone) {
-        // Keep the worker busy while this page is inserted, unless insertion lags far behind.
-        if (pendingCount() < kMaxPending)
-            requestPage();
-        else
-            m_pageDeferred = true;
+    const bool last = cursor == "0";
+    if (last) {
+        m_scan = ScanState::Draining;
+    } else if (pendingCount() < kMaxPending) {
+        requestPage(); // keep the worker busy while this page is inserted
+    } else {
+        m_scan = ScanState::PageDeferred; // unless insertion lags far behind
     }
-    if (m_cursorDone || (first && pendingCount() > 0) || m_sinceFlush.elapsed() >= kFlushIntervalMs)
+    if (last || (first && pendingCount() > 0) || m_sinceFlush.elapsed() >= kFlushIntervalMs)
         flush();
     else if (!m_flushTimer.isActive())
         m_flushTimer.start(int(std::max<qint64>(0, kFlushIntervalMs - m_sinceFlush.elapsed())));
@@ -354,12 +349,12 @@ void KeyBrowser::flush()
     }
     if (pendingCount() > 0)
         m_flushTimer.start(0); // the rest after the event loop has had a turn
-    if (m_pageDeferred && m_scanning && pendingCount() < kMaxPending / 2) {
-        m_pageDeferred = false;
+    if (m_scan == ScanState::PageDeferred && pendingCount() < kMaxPending / 2) {
+        m_scan = ScanState::Paging;
         requestPage();
     }
     autoExpand();
-    if (m_scanning && m_cursorDone && pendingCount() == 0)
+    if (m_scan == ScanState::Draining && pendingCount() == 0)
         finish();
     else
         updateProgress();
@@ -367,8 +362,7 @@ void KeyBrowser::flush()
 
 void KeyBrowser::finish()
 {
-    m_scanning = false;
-    m_scanComplete = true;
+    m_scan = ScanState::Complete;
     m_scanMs = m_scanClock.elapsed();
     if (m_model->keyCount() <= kSortLimit)
         m_model->sortByName();
@@ -396,11 +390,10 @@ void KeyBrowser::sortOpenGroups(const QModelIndex &parent)
 
 void KeyBrowser::cancelScan()
 {
-    if (!m_scanning || !m_client)
+    if (!isScanning() || !m_client)
         return;
     m_client->cancel(&m_scanOwner);
-    m_scanning = false;
-    m_waitingToResume = false;
+    m_scan = ScanState::Stopped;
     flush(); // what was found stays listed
     m_scanMs = m_scanClock.elapsed();
     updateProgress();
@@ -410,11 +403,9 @@ void KeyBrowser::cancelScan()
 
 void KeyBrowser::interrupted(const QString &why, bool connectionLoss)
 {
-    m_scanning = false;
+    m_scan = connectionLoss ? ScanState::Paused : ScanState::Failed;
     flush();
     m_scanMs = m_scanClock.elapsed();
-    m_waitingToResume = connectionLoss;
-    m_failed = !connectionLoss;
     m_problem->setText(
         connectionLoss
             ? QStringLiteral(
@@ -431,15 +422,16 @@ void KeyBrowser::onClientState()
 {
     if (!m_client || m_client->state() != RedisClient::State::Connected)
         return;
-    if (m_waitingToResume) {
-        // The SCAN cursor lives in the request, not the connection: carry on from it.
-        m_waitingToResume = false;
+    if (m_scan == ScanState::Paused) {
+        // The SCAN cursor lives in the request, not the connection: carry on from it (or
+        // start over, when it was lost before the first page was asked for).
         m_problem->hide();
-        m_scanning = true;
-        if (m_scanStarted)
+        if (m_policies) {
+            m_scan = ScanState::Paging;
             requestPage();
-        else
+        } else {
             startScan();
+        }
         updateProgress();
     }
     scheduleDetails();
@@ -462,25 +454,25 @@ void KeyBrowser::updateProgress()
     QString text;
     if (!m_client) {
         text = QStringLiteral("Not connected");
-    } else if (m_scanning) {
+    } else if (isScanning()) {
         if (filtered)
             text = QStringLiteral("Scanning for %1: %2 found, %3 keys in the database")
                        .arg(QString::fromUtf8(m_match), formatCount(m_scanned), about);
         else
             text = QStringLiteral("Scanned %1 of about %2 keys").arg(formatCount(m_scanned), about);
-    } else if (m_waitingToResume) {
+    } else if (m_scan == ScanState::Paused) {
         text = QStringLiteral("Paused at %1 keys: waiting for the connection")
                    .arg(formatCount(m_scanned));
-    } else if (m_failed) {
+    } else if (m_scan == ScanState::Failed) {
         text = QStringLiteral("Listing stopped by an error: %1 keys listed")
                    .arg(formatCount(m_model->keyCount()));
-    } else if (m_scanComplete) {
+    } else if (m_scan == ScanState::Complete) {
         text = QStringLiteral("%1%2 · read in %3")
                    .arg(formatKeys(m_model->keyCount()),
                         filtered ? QStringLiteral(" matching %1").arg(QString::fromUtf8(m_match))
                                  : QString(),
                         formatSpan(m_scanMs * 1000));
-    } else if (m_scanStarted || m_scanned > 0) {
+    } else if (m_scan == ScanState::Stopped || m_scanned > 0) {
         text = QStringLiteral("Stopped: %1 keys listed, of about %2")
                    .arg(formatCount(m_model->keyCount()), about);
     } else {
@@ -490,9 +482,10 @@ void KeyBrowser::updateProgress()
         text += QStringLiteral(" · %1 keys with names over 1 MiB not listed")
                     .arg(formatCount(m_model->unlistedCount()));
     m_progressLabel->setText(text);
-    m_cancel->setVisible(m_scanning);
-    m_progress->setVisible(m_scanning);
-    if (m_scanning) {
+    const bool scanning = isScanning();
+    m_cancel->setVisible(scanning);
+    m_progress->setVisible(scanning);
+    if (scanning) {
         if (filtered || m_dbSize <= 0)
             m_progress->setRange(
                 0, 0); // busy: how much of the keyspace is behind the cursor is unknown
@@ -584,14 +577,14 @@ void KeyBrowser::fetchVisibleDetails()
 
 bool KeyBrowser::isSettled() const
 {
-    if (m_scanning || pendingCount() > 0 || m_detailsInFlight > 0 || m_detailsTimer.isActive())
+    if (isScanning() || pendingCount() > 0 || m_detailsInFlight > 0 || m_detailsTimer.isActive())
         return false;
     if (!m_client || m_client->state() != RedisClient::State::Connected)
         return false;
     for (quint32 id : visibleKeyIds())
         if (!m_model->details(id))
             return false;
-    return m_scanComplete || m_scanStarted || m_failed;
+    return m_scan != ScanState::Idle; // (Paused: not connected, above)
 }
 
 void KeyBrowser::checkSettled()

@@ -40,7 +40,24 @@ public:
     void refresh();
     void cancelScan();
 
-    bool isScanning() const { return m_scanning; }
+    // Where the walk of the keyspace is: one state instead of a flag per fact.
+    enum class ScanState {
+        Idle,         // nothing asked for: no client yet
+        Starting,     // DBSIZE and the policies asked for
+        Paging,       // a SCAN page asked for
+        PageDeferred, // the next page waits for insertion to catch up
+        Draining,     // the last page has arrived; what was found is still being inserted
+        Complete,     // the cursor came back to 0 and every key found is listed
+        Stopped,      // the user stopped it: what was found stays listed
+        Paused,       // the connection was lost: it carries on from the cursor once back
+        Failed,       // the server refused the listing (not a lost connection)
+    };
+    ScanState scanState() const { return m_scan; }
+    bool isScanning() const
+    {
+        return m_scan == ScanState::Starting || m_scan == ScanState::Paging ||
+               m_scan == ScanState::PageDeferred || m_scan == ScanState::Draining;
+    }
     qint64 scannedCount() const { return m_scanned; }
     // The scan is over and the rows in view have their columns.
     bool isSettled() const;
@@ -112,12 +129,8 @@ private:
     QObject m_scanOwner;
     QObject m_detailsOwner;
 
-    std::shared_ptr<const std::vector<Policy>> m_policies;
-    bool m_scanning = false;
-    bool m_scanStarted = false;  // the first page was asked for
-    bool m_scanComplete = false; // the cursor came back to 0
-    bool m_waitingToResume = false;
-    bool m_failed = false;       // the server refused the listing (not a lost connection)
+    std::shared_ptr<const std::vector<Policy>> m_policies; // set once the scan has started
+    ScanState m_scan = ScanState::Idle;
     QByteArray m_cursor = "0";
     qint64 m_scanned = 0;
     qint64 m_dbSize = -1;
@@ -126,8 +139,6 @@ private:
     std::deque<ScannedNames> m_pending; // found, not inserted yet
     size_t m_pendingAt = 0;             // in the first page
     qsizetype m_pendingCount = 0;
-    bool m_cursorDone = false;   // the last page has arrived
-    bool m_pageDeferred = false; // the next page waits for insertion to catch up
     QElapsedTimer m_sinceFlush;
     QTimer m_flushTimer;
     int m_detailsInFlight = 0;
