@@ -1,5 +1,6 @@
-// What the key browser shows about a key beyond its name (type, algorithm, used/limit,
-// remaining, TTL, memory), read on the worker for the rows in view, a batch at a time.
+// What the console shows about a key beyond its name (type, algorithm, used/limit,
+// remaining, TTL, memory): read for the key panel's rows in view a batch at a time, for the
+// monitor, the reset preview and the burst page.
 #pragma once
 
 #include "keyformat.h"
@@ -10,10 +11,8 @@
 #include <vector>
 
 namespace ratescope {
-class Connection;
-}
 
-namespace ratescope::ui {
+class Connection;
 
 struct KeyDetails {
     QByteArray type;    // as TYPE says; "none" when the key is gone
@@ -38,12 +37,12 @@ struct KeyDetails {
     }
 };
 
-// Three pipelined round trips for the whole batch: TYPE, PTTL, MEMORY USAGE and overrides;
-// the samples that tell limiter formats apart; then usage (scripts' peek, or counted here for
-// foreign formats). Nothing is written. ns is Ratescope's metadata prefix ("ratescope:").
+// Three pipelined round trips for the whole batch: TYPE, PTTL, MEMORY USAGE and overrides,
+// then the samples that tell limiter formats apart (the round readKeyRecords makes for the
+// key scanner too); then usage (scripts' peek, or counted here for foreign formats). Nothing is written. ns is Ratescope's metadata prefix ("ratescope:").
 // Throws the core's ConnectionError when the connection fails; per-key problems (WRONGTYPE,
 // NOPERM, ...) are reported in KeyDetails::problem.
 std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector<QByteArray> &keys,
                                        const std::vector<Policy> &policies, const QByteArray &ns);
 
-} // namespace ratescope::ui
+} // namespace ratescope

@@ -24,6 +24,90 @@ qint64 serverTimeUs(Connection &connection)
     return t[0].toInteger() * 1000000 + t[1].toInteger();
 }
 
+KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArray> &keys, const KeyRound &round)
+{
+    KeyRoundResult out;
+    out.records.resize(keys.size());
+    out.alsoRead.resize(keys.size());
+    out.alsoSampled.resize(keys.size());
+    if (keys.empty()) {
+        out.nowUs = round.nowUs.value_or(0);
+        return out;
+    }
+
+    // Round 1: what each key is (and the server's clock when none was given).
+    const size_t perKey = round.memory ? 3 : 2;
+    const size_t first = round.nowUs ? 0 : 1;
+    std::vector<Command> meta;
+    std::vector<std::pair<size_t, size_t>> extra; // per key: first reply, count
+    meta.reserve(first + keys.size() * (perKey + 1));
+    if (!round.nowUs)
+        meta.push_back({"TIME"});
+    for (const QByteArray &key : keys) {
+        meta.push_back({"TYPE", key});
+        meta.push_back({"PTTL", key});
+        if (round.memory)
+            meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
+        const std::vector<Command> more = round.alsoRead ? round.alsoRead(key) : std::vector<Command>{};
+        extra.emplace_back(meta.size(), more.size());
+        meta.insert(meta.end(), more.begin(), more.end());
+    }
+    const std::vector<Reply> metaReplies = connection.pipeline(meta);
+    if (round.nowUs) {
+        out.nowUs = *round.nowUs;
+    } else {
+        // TIME is not in @read: a read-only user's windows are read on this machine's clock.
+        const Reply &time = metaReplies[0];
+        out.nowUs = !time.isError() && time.size() == 2 ? time[0].toInteger() * 1000000 + time[1].toInteger()
+                                                         : QDateTime::currentMSecsSinceEpoch() * 1000;
+    }
+    size_t at = first;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        KeyRecord &r = out.records[i];
+        r.key = keys[i];
+        const Reply &type = metaReplies[at];
+        const Reply &ttl = metaReplies[at + 1];
+        r.type = type.isError() ? QByteArray("?") : type.bytes();
+        if (type.isError())
+            r.problem = type.text();
+        r.pttlMs = ttl.isInteger() ? ttl.integer() : -3;
+        if (round.memory) {
+            const Reply &mem = metaReplies[at + 2];
+            r.memory = mem.isInteger() ? mem.integer() : -1;
+        }
+        const auto [from, n] = extra[i];
+        out.alsoRead[i].assign(metaReplies.begin() + qsizetype(from), metaReplies.begin() + qsizetype(from + n));
+        at = from + n;
+    }
+
+    // Round 2: a sample that tells the formats apart.
+    std::vector<Command> samples;
+    std::vector<std::pair<size_t, size_t>> ranges, sampledExtra; // per key: first reply, count
+    for (const KeyRecord &r : out.records) {
+        const auto cmds = sampleCommands(r.key, r.type);
+        ranges.emplace_back(samples.size(), cmds.size());
+        samples.insert(samples.end(), cmds.begin(), cmds.end());
+        const std::vector<Command> more = round.alsoSample ? round.alsoSample(r) : std::vector<Command>{};
+        sampledExtra.emplace_back(samples.size(), more.size());
+        samples.insert(samples.end(), more.begin(), more.end());
+    }
+    const std::vector<Reply> sampleReplies = connection.pipeline(samples);
+    static const std::vector<Policy> kNoPolicies;
+    const std::vector<Policy> &policies = round.policies ? *round.policies : kNoPolicies;
+    for (size_t i = 0; i < out.records.size(); ++i) {
+        KeyRecord &r = out.records[i];
+        const auto [from, n] = ranges[i];
+        const std::vector<Reply> mine(sampleReplies.begin() + qsizetype(from), sampleReplies.begin() + qsizetype(from + n));
+        if (n > 0 && mine[0].isError() && r.problem.isEmpty())
+            r.problem = mine[0].text();
+        const auto policy = matchPolicy(policies, r.key);
+        r.kind = classify(r.key, r.type, mine, out.nowUs, policy ? policy->scoreUnit : ScoreUnit::Auto);
+        const auto [efrom, en] = sampledExtra[i];
+        out.alsoSampled[i].assign(sampleReplies.begin() + qsizetype(efrom), sampleReplies.begin() + qsizetype(efrom + en));
+    }
+    return out;
+}
+
 KeyScanner::KeyScanner(Connection &connection, Options options) : m_connection(connection), m_options(std::move(options))
 {
     if (m_options.match.isEmpty())
@@ -46,53 +130,18 @@ std::vector<KeyRecord> KeyScanner::nextPage()
     m_started = true;
     m_cursor = page[0].bytes();
 
-    std::vector<KeyRecord> records;
-    records.reserve(page[1].size());
+    std::vector<QByteArray> keys;
+    keys.reserve(page[1].size());
     for (const Reply &k : page[1].elements())
-        records.push_back({k.bytes(), {}, -1, -1, {}});
-    m_scanned += qint64(records.size());
-    if (records.empty())
-        return records;
-
-    // Round 1: what each key is.
-    const int perKey = m_options.memory ? 3 : 2;
-    std::vector<Command> meta;
-    meta.reserve(records.size() * size_t(perKey));
-    for (const KeyRecord &r : records) {
-        meta.push_back({"TYPE", r.key});
-        meta.push_back({"PTTL", r.key});
-        if (m_options.memory)
-            meta.push_back({"MEMORY", "USAGE", r.key, "SAMPLES", "0"});
-    }
-    const auto metaReplies = m_connection.pipeline(meta);
-    for (size_t i = 0; i < records.size(); ++i) {
-        KeyRecord &r = records[i];
-        r.type = metaReplies[i * size_t(perKey)].bytes();
-        const Reply &ttl = metaReplies[i * size_t(perKey) + 1];
-        r.pttlMs = ttl.isInteger() ? ttl.integer() : -1;
-        if (m_options.memory) {
-            const Reply &mem = metaReplies[i * size_t(perKey) + 2];
-            r.memory = mem.isInteger() ? mem.integer() : -1;
-        }
-    }
-
-    // Round 2: a sample that tells the formats apart.
-    std::vector<Command> samples;
-    std::vector<std::pair<size_t, size_t>> ranges; // per record: first sample, count
-    for (const KeyRecord &r : records) {
-        const auto cmds = sampleCommands(r.key, r.type);
-        ranges.emplace_back(samples.size(), cmds.size());
-        samples.insert(samples.end(), cmds.begin(), cmds.end());
-    }
-    const auto sampleReplies = m_connection.pipeline(samples);
-    for (size_t i = 0; i < records.size(); ++i) {
-        KeyRecord &r = records[i];
-        const auto [first, n] = ranges[i];
-        std::vector<Reply> mine(sampleReplies.begin() + qsizetype(first), sampleReplies.begin() + qsizetype(first + n));
-        const auto policy = matchPolicy(m_options.policies, r.key);
-        r.kind = classify(r.key, r.type, mine, m_nowUs, policy ? policy->scoreUnit : ScoreUnit::Auto);
-    }
-    return records;
+        keys.push_back(k.bytes());
+    m_scanned += qint64(keys.size());
+    if (keys.empty())
+        return {};
+    KeyRound round;
+    round.nowUs = m_nowUs;
+    round.memory = m_options.memory;
+    round.policies = &m_options.policies;
+    return readKeyRecords(m_connection, keys, round).records;
 }
 
 } // namespace ratescope

@@ -2,7 +2,10 @@
 #pragma once
 
 #include "keyformat.h"
+#include "resp.h"
 
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace ratescope {
@@ -11,11 +14,36 @@ class Connection;
 
 struct KeyRecord {
     QByteArray key;
-    QByteArray type;     // as TYPE says: "zset", "hash", "string", ...
-    qint64 pttlMs = -1;  // -1: no expiry; -2: gone meanwhile
-    qint64 memory = -1;  // MEMORY USAGE in bytes; -1 when not asked for
+    QByteArray type;     // as TYPE says: "zset", "hash", "string", ...; "?" when refused
+    qint64 pttlMs = -1;  // -1: no expiry; -2: gone meanwhile; -3: not known (PTTL refused)
+    qint64 memory = -1;  // MEMORY USAGE in bytes; -1 when not asked for, or refused
     KeyClass kind;
+    QString problem;     // the server's refusal of TYPE or of the format sample, if any
 };
+
+// What a batch of keys is: one pipeline of TYPE, PTTL (and MEMORY USAGE), then one of the
+// samples that tell the limiter formats apart, classified with the declared score units of
+// the policies matching each key. Shared by the key scanner (the CLI's keys) and the
+// console's key details, so that both read and classify a key alike. Nothing is written.
+// Error replies are kept per key (type "?", pttl -3, memory -1, problem); a lost connection
+// is thrown.
+struct KeyRound {
+    std::optional<qint64> nowUs; // classify against this; unset: TIME, read in the first
+                                 // pipeline (this machine's clock when it is refused)
+    bool memory = false;
+    const std::vector<Policy> *policies = nullptr;
+    // More commands per key, sent with the first pipeline and with the samples; their
+    // replies come back per key in KeyRoundResult::alsoRead / alsoSampled.
+    std::function<std::vector<Command>(const QByteArray &key)> alsoRead;
+    std::function<std::vector<Command>(const KeyRecord &record)> alsoSample;
+};
+struct KeyRoundResult {
+    std::vector<KeyRecord> records;
+    qint64 nowUs = 0;
+    std::vector<std::vector<Reply>> alsoRead;    // per key
+    std::vector<std::vector<Reply>> alsoSampled; // per key
+};
+KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArray> &keys, const KeyRound &round);
 
 class KeyScanner {
 public:
