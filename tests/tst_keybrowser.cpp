@@ -93,6 +93,7 @@ private Q_SLOTS:
     void columnsInViewArriveWhileScanning();
     void pinKeysToMonitor();
     void contextMenuFollowsItsGroupDuringScan();
+    void contextMenuActsOnItsOwnRowsAfterTheModelWasCleared();
 
 private:
     void startLarge();
@@ -595,6 +596,80 @@ void TestKeyBrowser::contextMenuFollowsItsGroupDuringScan()
     QVERIFY(browser.view()->isExpanded(group));
     QVERIFY(!browser.view()->isExpanded(nowAtRow));
     menu->close();
+}
+
+void TestKeyBrowser::contextMenuActsOnItsOwnRowsAfterTheModelWasCleared()
+{
+    // Menus opened on a group and on a key; then the keyspace is read again (the model is
+    // cleared and filled anew, in scan order, then sorted) before their actions are chosen.
+    // The group's Expand acts on no group (its group is gone), the key's Open on its key.
+    SandboxServer server;
+    server.start();
+    {
+        Connection c(server.options());
+        std::vector<Command> batch;
+        for (int g = 0; g < 6; ++g)
+            for (int i = 0; i < 100; ++i) // too many to open by themselves
+                batch.push_back({"SET", "grp" + QByteArray::number(g) + ":k" + QByteArray::number(i), "1"});
+        c.pipeline(batch);
+    }
+    RedisClient client(server.options());
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+    KeyBrowser browser;
+    browser.resize(1100, 700);
+    browser.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&browser));
+    const KeyTreeModel *m = browser.model();
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+    browser.setClient(&client, "ratescope:", ":");
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(browser.scanState(), KeyBrowser::ScanState::Complete);
+
+    auto menuAt = [&](const QModelIndex &index) -> QMenu * {
+        const auto before = browser.findChildren<QMenu *>();
+        emit browser.view()->customContextMenuRequested(browser.view()->visualRect(index).center());
+        for (QMenu *menu : browser.findChildren<QMenu *>())
+            if (!before.contains(menu))
+                return menu;
+        return nullptr;
+    };
+    const QModelIndex group1 = childNamed(m, {}, QStringLiteral("grp1 ("));
+    QVERIFY(group1.isValid());
+    browser.view()->expand(group1);
+    QModelIndex key;
+    for (int r = 0; r < m->rowCount(group1) && !key.isValid(); ++r)
+        if (m->index(r, 0, group1).data(KeyTreeModel::KeyRole).toByteArray() == "grp1:k5")
+            key = m->index(r, 0, group1);
+    QVERIFY(key.isValid());
+    QPointer<QMenu> keyMenu = menuAt(key);
+    QVERIFY(keyMenu);
+    browser.view()->collapse(group1);
+    const QModelIndex group3 = childNamed(m, {}, QStringLiteral("grp3 ("));
+    QVERIFY(group3.isValid());
+    QPointer<QMenu> groupMenu = menuAt(group3);
+    QVERIFY(groupMenu);
+
+    finished.clear();
+    browser.refresh();
+    QVERIFY(finished.wait(30000));
+    QCOMPARE(m->rowCount(), 6);
+    for (int r = 0; r < m->rowCount(); ++r)
+        QVERIFY(!browser.view()->isExpanded(m->index(r, 0)));
+
+    QAction *expand = actionNamed(groupMenu, QStringLiteral("Expand"));
+    QVERIFY2(expand, qPrintable(actionTexts(groupMenu).join(QStringLiteral(", "))));
+    expand->trigger();
+    for (int r = 0; r < m->rowCount(); ++r)
+        QVERIFY2(!browser.view()->isExpanded(m->index(r, 0)), qPrintable(m->index(r, 0).data().toString()));
+    QSignalSpy opened(&browser, &KeyBrowser::openKeyRequested);
+    QAction *open = actionNamed(keyMenu, QStringLiteral("Open"));
+    QVERIFY(open);
+    open->trigger();
+    QCOMPARE(opened.size(), 1);
+    QCOMPARE(opened.front().front().toByteArray(), QByteArray("grp1:k5"));
+    groupMenu->close();
+    keyMenu->close();
 }
 
 QTEST_MAIN(TestKeyBrowser)
