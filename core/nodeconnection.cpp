@@ -279,8 +279,30 @@ void NodeConnection::openSocket()
         auto ssl = std::make_unique<QSslSocket>();
         ssl->setSslConfiguration(tlsConfiguration(m_options.tls));
         const QString peerName = m_options.tls.sni.isEmpty() ? m_peer.host : m_options.tls.sni;
-        ssl->connectToHostEncrypted(m_peer.host, m_peer.port, peerName);
-        if (!ssl->waitForEncrypted(timeout)) {
+        bool encrypted = false;
+        if (m_options.abort.live()) {
+            // The TCP connect, then the handshake, each wait in slices that look at the signal.
+            const QDeadlineTimer deadline(timeout);
+            const qintptr fd = connectAbortable(m_peer, timeout, m_options.abort, where);
+            if (!ssl->setSocketDescriptor(fd)) {
+                ::close(int(fd));
+                throw IoError(QStringLiteral("TLS connection to %1 failed: %2").arg(where, ssl->errorString()));
+            }
+            ssl->setPeerVerifyName(peerName); // the name sent (SNI) and verified
+            ssl->startClientEncryption();
+            while (!encrypted) {
+                if (m_options.abort.raised())
+                    throw IoError(QStringLiteral("TLS connection to %1: given up (the connection is closing)").arg(where));
+                encrypted = ssl->waitForEncrypted(int(std::clamp<qint64>(deadline.remainingTime(), 0, kAbortSliceMs)));
+                if (!encrypted && (ssl->error() != QAbstractSocket::SocketTimeoutError ||
+                                   ssl->state() != QAbstractSocket::ConnectedState || deadline.hasExpired()))
+                    break;
+            }
+        } else {
+            ssl->connectToHostEncrypted(m_peer.host, m_peer.port, peerName);
+            encrypted = ssl->waitForEncrypted(timeout);
+        }
+        if (!encrypted) {
             QStringList why;
             for (const QSslError &e : ssl->sslHandshakeErrors())
                 why << e.errorString();

@@ -19,8 +19,8 @@ namespace ratescope {
 //
 // The socket belongs to the thread that first uses the connection; never share one
 // Connection between threads. Only options.abort may be raised from another thread: TCP
-// connects and every reply wait then end within kAbortSliceMs (a host name lookup, a unix
-// socket connect and a TLS handshake are not cut short).
+// connects, TLS handshakes and every reply wait then end within kAbortSliceMs (a host name
+// lookup and a unix socket connect, which does not wait on the server, are not cut short).
 class NodeConnection {
 public:
     static constexpr int kAbortSliceMs = 50;

@@ -11,6 +11,11 @@
 #include <csignal>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 using namespace ratescope;
 using namespace ratescope::test;
 
@@ -33,6 +38,7 @@ private Q_SLOTS:
     void tls();
     void tlsClientCertificate();
     void unreachableSentinelsAndClusterSeeds();
+    void anAbortEndsAConnectWait();
 
 private:
     std::unique_ptr<SandboxServer> m_server;
@@ -274,6 +280,19 @@ void TestConnection::tls()
     Connection sniWrong(ConnectionOptions::fromUrl(base + QStringLiteral("?cacert=") + files.ca + QStringLiteral("&sni=other.example")));
     QVERIFY_THROWS_EXCEPTION(IoError, sniWrong.command({"PING"}));
 
+    // The console's connections (an abort signal: connect and handshake in slices) verify
+    // alike, and send the server name asked for.
+    for (const QString &query : {QStringLiteral("?cacert=") + files.ca, QStringLiteral("?cacert=") + files.ca + QStringLiteral("&sni=localhost"),
+                                 QStringLiteral("?cacert=") + files.ca + QStringLiteral("&sni=other.example"), QString()}) {
+        ConnectionOptions o = ConnectionOptions::fromUrl(base + query);
+        o.abort = AbortSignal::create();
+        Connection c(o);
+        if (query.isEmpty() || query.contains(QStringLiteral("other.example")))
+            QVERIFY_THROWS_EXCEPTION(IoError, c.command({"PING"}));
+        else
+            QCOMPARE(c.command({"PING"}).text(), QStringLiteral("PONG"));
+    }
+
     // The CLI over TLS.
     const CliResult r = runCli({QStringLiteral("--json"), QStringLiteral("--url"), base + QStringLiteral("?cacert=") + files.ca, QStringLiteral("info")});
     QCOMPARE(r.exitCode, 0);
@@ -315,6 +334,49 @@ void TestConnection::unreachableSentinelsAndClusterSeeds()
     // A plain server is no cluster node: a clear error, not a hang.
     Connection notCluster(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://127.0.0.1:%1").arg(m_server->port())));
     QVERIFY_THROWS_EXCEPTION(IoError, notCluster.command({"PING"}));
+}
+
+void TestConnection::anAbortEndsAConnectWait()
+{
+    // A listener that never accepts, its queue full: the kernel drops further SYNs, so a
+    // connect to it waits (here up to a minute). Raising the abort signal from another
+    // thread ends the wait with "given up", as the console does when its window closes.
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    QVERIFY(listener >= 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof at;
+    QVERIFY(::bind(listener, reinterpret_cast<sockaddr *>(&at), sizeof at) == 0);
+    QVERIFY(::listen(listener, 0) == 0);
+    QVERIFY(::getsockname(listener, reinterpret_cast<sockaddr *>(&at), &len) == 0);
+    std::vector<int> fillers;
+    for (int i = 0; i < 4; ++i) {
+        const int f = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        ::connect(f, reinterpret_cast<sockaddr *>(&at), sizeof at);
+        fillers.push_back(f);
+    }
+    ConnectionOptions o = ConnectionOptions::fromUrl(
+        QStringLiteral("redis://127.0.0.1:%1?connect_timeout=60s&timeout=60s").arg(ntohs(at.sin_port)));
+    o.abort = AbortSignal::create();
+    Connection c(o);
+    std::thread raiser([abort = o.abort] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the connect is waiting by then
+        abort.raise();
+    });
+    QString message;
+    try {
+        c.command({"PING"});
+    } catch (const ConnectionError &e) {
+        message = e.message();
+    }
+    raiser.join();
+    for (int f : fillers)
+        ::close(f);
+    ::close(listener);
+    QVERIFY2(message.contains(QStringLiteral("given up")), qPrintable(message));
+    QVERIFY2(!message.contains(QStringLiteral("within")), qPrintable(message));
+    qInfo("%s", qPrintable(message));
 }
 
 QTEST_GUILESS_MAIN(TestConnection)

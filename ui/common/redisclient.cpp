@@ -78,8 +78,8 @@ RedisClient::~RedisClient()
     m_abort.raise();
     m_thread->quit();
     if (!m_thread->wait(QDeadlineTimer(kJoinLimitMs))) {
-        // Only what no slice covers is left: a host name lookup, a TLS handshake. The worker
-        // still uses this object, so it is waited for, and said.
+        // Only what no slice covers is left: a host name lookup. The worker still uses this
+        // object, so it is waited for, and said.
         qWarning("ratescope: the connection to %s is still busy %d ms after closing; waiting for it",
                  qPrintable(m_endpoint), kJoinLimitMs);
         m_thread->wait();
