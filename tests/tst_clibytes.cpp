@@ -85,7 +85,7 @@ private:
 
 void TestCliBytes::keyArgumentsAreTheBytesGiven()
 {
-    for (const QByteArray key : {QByteArray("u:\xff"), QByteArray("u:\xfe")}) {
+    for (const QByteArray &key : {QByteArray("u:\xff"), QByteArray("u:\xfe")}) {
         const CliResult r = runCliBytes(args({"check", key, "--algo", "fixed-window", "--limit", "5", "--window", "60s"}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
     }
@@ -159,7 +159,7 @@ void TestCliBytes::keysJsonRoundTripsThroughReset()
 void TestCliBytes::matchTakesBytes()
 {
     Connection c(m_server.options());
-    for (const QByteArray key : {QByteArray("u:\xff" "1"), QByteArray("u:\xff" "2"), QByteArray("u:\xfe" "1"), QByteArray("u:\xef\xbf\xbd" "1")})
+    for (const QByteArray &key : {QByteArray("u:\xff" "1"), QByteArray("u:\xff" "2"), QByteArray("u:\xfe" "1"), QByteArray("u:\xef\xbf\xbd" "1")})
         c.command({"ZADD", key, "1", "m"});
     const CliResult r = runCliBytes(args({"--json", "keys", "--all", "--match", "u:\xff*"}));
     QVERIFY2(r.exitCode == 0, r.err.constData());
