@@ -84,14 +84,17 @@ local function parse_args()
           peek = ARGV[5] == 'peek'}
 end
 
--- A key of another type is reported, never overwritten. Returns the type found ('none' too).
-local function key_type(key, expected, algo)
-  local found = redis.call('TYPE', key).ok
-  if found ~= 'none' and found ~= expected then
+-- The first command on the key runs under redis.pcall instead of a TYPE call on every request: a
+-- key of another type is reported (asking TYPE only then), never overwritten; any other error is
+-- raised as redis.call raises it.
+local function first_read(key, expected, algo, ...)
+  local reply = redis.pcall(...)
+  if type(reply) == 'table' and reply.err then
+    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
     return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-      key, found, algo, expected))
+      key, redis.call('TYPE', key).ok, algo, expected))
   end
-  return found
+  return reply
 end
 
 -- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
@@ -109,39 +112,33 @@ local function ms_ceil(us)
   return q
 end
 
--- Reads our integer hash fields. A hash this script did not write (fields missing or not
--- integers) is an error, not something to overwrite.
-local function read_fields(key, kind, spec)
-  local names = {}
-  for i, field in ipairs(spec) do names[i] = field[1] end
-  local raw = redis.call('HMGET', key, unpack(names))
+-- Reads our integer hash fields with HMGET, the first command on the key: nil state for a
+-- missing key; an error for another type or a hash this script did not write (fields missing or
+-- not integers), which is never overwritten.
+local function load_state(key, algo, kind, names, maxima)
+  local raw, err = first_read(key, 'hash', algo, 'HMGET', key, unpack(names))
+  if err then return nil, err end
   local state = {}
-  for i, field in ipairs(spec) do
+  for i, name in ipairs(names) do
     local digits = raw[i] and string.match(raw[i], '^%d+$')
     local n = digits and #digits <= 16 and tonumber(digits)
-    if not n or n > field[2] then
+    if not n or n > maxima[i] then
+      -- A missing key misses every field, the first one included: only then ask whether it exists.
+      if i == 1 and not raw[1] and redis.call('EXISTS', key) == 0 then return nil end
       local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
       return nil, redis.error_reply(string.format(
         "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
-        key, kind, field[1], shown))
+        key, kind, name, shown))
     end
-    state[field[1]] = n
+    state[name] = n
   end
   return state
-end
-
--- Missing key: nil state. Wrong type or foreign hash: error.
-local function load_state(key, algo, kind, spec)
-  local found, err = key_type(key, 'hash', algo)
-  if err then return nil, err end
-  if found == 'none' then return nil end
-  return read_fields(key, kind, spec)
 end
 
 local function decide(args)
   local key, limit, window, cost = args.key, args.limit, args.window, args.cost
   local state, err = load_state(key, 'fixed-window', 'fixed window',
-    {{'w', MAX_NOW}, {'n', MAX_LIMIT}})
+    {'w', 'n'}, {MAX_NOW, MAX_LIMIT})
   if err then return err end
   local id, elapsed = divmod(args.now, window)
   local count = 0

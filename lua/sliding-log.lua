@@ -97,14 +97,17 @@ local function parse_args()
           peek = ARGV[5] == 'peek'}
 end
 
--- A key of another type is reported, never overwritten. Returns the type found ('none' too).
-local function key_type(key, expected, algo)
-  local found = redis.call('TYPE', key).ok
-  if found ~= 'none' and found ~= expected then
+-- The first command on the key runs under redis.pcall instead of a TYPE call on every request: a
+-- key of another type is reported (asking TYPE only then), never overwritten; any other error is
+-- raised as redis.call raises it.
+local function first_read(key, expected, algo, ...)
+  local reply = redis.pcall(...)
+  if type(reply) == 'table' and reply.err then
+    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
     return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-      key, found, algo, expected))
+      key, redis.call('TYPE', key).ok, algo, expected))
   end
-  return found
+  return reply
 end
 
 -- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
@@ -137,6 +140,10 @@ local function tickets_between(a_hi, a_lo, b_hi, b_lo)
 end
 
 local function encode_member(hi, lo, cost)
+  if hi == 0 and lo < 100000000 and cost == 1 then -- the common case: '1'..'8' and the digits
+    local digits = fmt(lo)
+    return #digits .. digits
+  end
   local digits = hi > 0 and string.format('%d%014d', hi, lo) or fmt(lo)
   local member = string.rep('9', math.floor(#digits / 9)) .. fmt(#digits % 9) .. digits
   if cost > 1 then member = member .. ':' .. fmt(cost) end
@@ -145,11 +152,18 @@ end
 
 -- Returns {hi, lo, cost} or nil for a member this script could not have written.
 local function decode_member(member)
+  -- The common case first: cost 1 and a ticket of 1..8 digits ('17' is ticket 7, '241' is 41).
+  local code = string.byte(member, 1)
+  if code and code >= 49 and code <= 56 and #member == code - 47 and string.byte(member, 2) ~= 48
+      and not string.find(member, '%D') then
+    code = code - 48
+    return {hi = 0, lo = tonumber(member) - code * 10 ^ code, cost = 1}
+  end
   local body, cost = string.match(member, '^(%d+):([1-9]%d*)$')
   if not body then body, cost = string.match(member, '^%d+$'), '1' end
   if not body or #cost > 13 then return nil end
   local nines = #string.match(body, '^9*')
-  local code = tonumber(string.sub(body, nines + 1, nines + 1))
+  code = tonumber(string.sub(body, nines + 1, nines + 1))
   local digits = string.sub(body, nines + 2)
   local n = code and 9 * nines + code
   if not n or n < 1 or n > 28 or #digits ~= n or string.sub(digits, 1, 1) == '0' then
@@ -164,8 +178,9 @@ local function decode_member(member)
   return {hi = hi, lo = lo, cost = cost}
 end
 
-local function entry_at(key, rank)
-  local reply = redis.call('ZRANGE', key, fmt(rank), fmt(rank), 'WITHSCORES')
+-- The entry of a ZRANGE ... WITHSCORES reply of one member, or an error for one this script
+-- could not have written.
+local function entry_of(key, reply)
   local entry = decode_member(reply[1])
   local time = tonumber(reply[2])
   if not entry or not time or time ~= math.floor(time) then
@@ -177,14 +192,26 @@ local function entry_at(key, rank)
   return entry
 end
 
+-- The entry at a rank; an empty reply (nil) when the rank is past the end.
+local function entry_at(key, rank)
+  local reply = redis.call('ZRANGE', key, fmt(rank), fmt(rank), 'WITHSCORES')
+  if not reply[1] then return nil end
+  return entry_of(key, reply)
+end
+
 -- The request fits once the entry owning ticket base + target has expired (tickets are
--- counted from base, the first ticket of the oldest live entry). Every entry owns at least one
--- ticket, so that entry sits at live index <= target - 1: exact when every cost is 1, one read;
--- otherwise a binary search below it, O(log^2 n), on the deny path only.
-local function owner_of(key, expired, live, base_hi, base_lo, target)
+-- counted from base, the first ticket of the oldest live entry, which sits at rank expired).
+-- Every entry owns at least one ticket, so that entry sits at live index <= target - 1: exact
+-- when every cost is 1, one read (past the end, the newest entry is the bound); otherwise a
+-- binary search below it, O(log^2 n), on the deny path only.
+local function owner_of(key, expired, base_hi, base_lo, target)
   local function top(entry) return tickets_between(entry.hi, entry.lo, base_hi, base_lo) end
-  local guess = math.min(target - 1, live - 1)
+  local guess = target - 1
   local entry, err = entry_at(key, expired + guess)
+  if not entry and not err then
+    guess = redis.call('ZCARD', key) - expired - 1
+    entry, err = entry_at(key, expired + guess)
+  end
   if err or top(entry) - entry.cost < target then return entry, err end
   local lo, hi = 0, guess - 1
   while lo < hi do
@@ -198,28 +225,37 @@ end
 
 local function admit(key, now, window, newest, live, cost)
   local hi, lo = 0, 0 -- an empty set starts a new busy period: tickets restart, members stay short
-  if live > 0 then hi, lo = newest.hi, newest.lo end
+  if live then hi, lo = newest.hi, newest.lo end
   hi, lo = ticket_add(hi, lo, cost)
   redis.call('ZADD', key, fmt(now), encode_member(hi, lo, cost))
   redis.call('PEXPIRE', key, fmt(ms_ceil(window)))
 end
 
+-- Reads: the newest entry (WRONGTYPE comes from this one), then the first; only when the first
+-- has expired, the oldest live one. Nothing is written before every entry used is validated.
 local function decide(args)
   local key, limit, window, cost, now = args.key, args.limit, args.window, args.cost, args.now
-  local _, err = key_type(key, 'zset', 'sliding-log')
+  local reply, err = first_read(key, 'zset', 'sliding-log', 'ZRANGE', key, '-1', '-1', 'WITHSCORES')
   if err then return err end
-  local size, newest = redis.call('ZCARD', key), nil
-  if size > 0 then
-    newest, err = entry_at(key, size - 1)
+  local newest
+  if reply[1] then
+    newest, err = entry_of(key, reply)
     if err then return err end
     if newest.time > now then now = newest.time end
   end
-  local expired = 0
-  if size > 0 then expired = redis.call('ZCOUNT', key, '-inf', fmt(now - window)) end
-  local live, used, base_hi, base_lo = size - expired, 0, 0, 0
-  if live > 0 then
-    local oldest
-    oldest, err = entry_at(key, expired)
+  local cut = now - window -- an entry at or before cut has expired
+  local live = newest ~= nil and newest.time > cut
+  -- expired: the number of expired entries, 0 when there is none, nil when some (not counted)
+  local expired, oldest = 0, nil
+  local used, base_hi, base_lo = 0, 0, 0
+  if live then
+    reply = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
+    local first_time = tonumber(reply[2])
+    if not (first_time and first_time > cut) then
+      expired = nil
+      reply = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(cut), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+    end
+    oldest, err = entry_of(key, reply)
     if err then return err end
     base_hi, base_lo = ticket_add(oldest.hi, oldest.lo, -oldest.cost)
     used = tickets_between(newest.hi, newest.lo, base_hi, base_lo)
@@ -227,19 +263,24 @@ local function decide(args)
       return redis.error_reply(string.format(
         "ERR ratescope: key '%s' is not a ratescope sliding log (tickets out of order)", key))
     end
+  elseif newest then
+    expired = nil -- every entry has expired
   end
   local allowed = used + cost <= limit
   local retry, reset = 0, 0
   if allowed then
     reset = window
-  elseif live > 0 then
-    local owner
-    owner, err = owner_of(key, expired, live, base_hi, base_lo, used + cost - limit)
-    if err then return err end
+  elseif live then
+    local target, owner = used + cost - limit, oldest
+    if target > oldest.cost then -- the oldest live entry alone does not make room
+      if not expired then expired = redis.call('ZCOUNT', key, '-inf', fmt(cut)) end
+      owner, err = owner_of(key, expired, base_hi, base_lo, target)
+      if err then return err end
+    end
     retry, reset = owner.time + window - now, newest.time + window - now
   end
   if not args.peek then
-    if expired > 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - window)) end
+    if expired ~= 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(cut)) end
     if allowed then admit(key, now, window, newest, live, cost) end
   end
   if allowed then used = used + cost end

@@ -87,14 +87,17 @@ local function parse_args()
           peek = ARGV[5] == 'peek'}
 end
 
--- A key of another type is reported, never overwritten. Returns the type found ('none' too).
-local function key_type(key, expected, algo)
-  local found = redis.call('TYPE', key).ok
-  if found ~= 'none' and found ~= expected then
+-- The first command on the key runs under redis.pcall instead of a TYPE call on every request: a
+-- key of another type is reported (asking TYPE only then), never overwritten; any other error is
+-- raised as redis.call raises it.
+local function first_read(key, expected, algo, ...)
+  local reply = redis.pcall(...)
+  if type(reply) == 'table' and reply.err then
+    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
     return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-      key, found, algo, expected))
+      key, redis.call('TYPE', key).ok, algo, expected))
   end
-  return found
+  return reply
 end
 
 -- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
@@ -113,11 +116,16 @@ local function ms_ceil(us)
 end
 
 -- floor(a * b / c) and (a * b) mod c, exactly, for 0 <= a, b < 2^53 and 1 <= c < 2^45 (the
--- quotient itself must stay below 2^53). a * b can reach 2^106, so it is never formed: with
--- b = bq * c + br, a * b / c = a * bq + a * br / c, and a * br is divided by c taking a one byte
--- at a time from the top. The remainder r stays below c < 2^45, so r * 256 and
--- r + byte * br both stay below 2^53.
+-- quotient itself must stay below 2^53). Below 2^53 the product is exact and one fmod does. Above,
+-- a * b can reach 2^106, so it is not used: with b = bq * c + br, a * b / c = a * bq + a * br / c,
+-- and a * br is divided by c taking a one byte at a time from the top. The remainder r stays
+-- below c < 2^45, so r * 256 and r + byte * br both stay below 2^53.
 local function muldiv(a, b, c)
+  local p = a * b
+  if p >= 0 and p < 9007199254740992 then
+    local r = math.fmod(p, c)
+    return (p - r) / c, r
+  end
   local bq, br = divmod(b, c)
   local bytes, rest = {}, a
   while rest > 0 do
@@ -134,39 +142,27 @@ local function muldiv(a, b, c)
   return a * bq + q, r
 end
 
-local function ceil_muldiv(a, b, c)
-  local q, r = muldiv(a, b, c)
-  if r > 0 then q = q + 1 end
-  return q
-end
-
--- Reads our integer hash fields. A hash this script did not write (fields missing or not
--- integers) is an error, not something to overwrite.
-local function read_fields(key, kind, spec)
-  local names = {}
-  for i, field in ipairs(spec) do names[i] = field[1] end
-  local raw = redis.call('HMGET', key, unpack(names))
+-- Reads our integer hash fields with HMGET, the first command on the key: nil state for a
+-- missing key; an error for another type or a hash this script did not write (fields missing or
+-- not integers), which is never overwritten.
+local function load_state(key, algo, kind, names, maxima)
+  local raw, err = first_read(key, 'hash', algo, 'HMGET', key, unpack(names))
+  if err then return nil, err end
   local state = {}
-  for i, field in ipairs(spec) do
+  for i, name in ipairs(names) do
     local digits = raw[i] and string.match(raw[i], '^%d+$')
     local n = digits and #digits <= 16 and tonumber(digits)
-    if not n or n > field[2] then
+    if not n or n > maxima[i] then
+      -- A missing key misses every field, the first one included: only then ask whether it exists.
+      if i == 1 and not raw[1] and redis.call('EXISTS', key) == 0 then return nil end
       local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
       return nil, redis.error_reply(string.format(
         "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
-        key, kind, field[1], shown))
+        key, kind, name, shown))
     end
-    state[field[1]] = n
+    state[name] = n
   end
   return state
-end
-
--- Missing key: nil state. Wrong type or foreign hash: error.
-local function load_state(key, algo, kind, spec)
-  local found, err = key_type(key, 'hash', algo)
-  if err then return nil, err end
-  if found == 'none' then return nil end
-  return read_fields(key, kind, spec)
 end
 
 local function refill(tk, fr, elapsed, limit, window)
@@ -192,7 +188,7 @@ end
 local function decide(args)
   local key, limit, window, cost, now = args.key, args.limit, args.window, args.cost, args.now
   local state, err = load_state(key, 'token-bucket', 'token bucket',
-    {{'tk', MAX_LIMIT}, {'fr', MAX_WINDOW}, {'ts', MAX_NOW}})
+    {'tk', 'fr', 'ts'}, {MAX_LIMIT, MAX_WINDOW, MAX_NOW})
   if err then return err end
   local tk, fr = limit, 0
   if state then

@@ -17,7 +17,9 @@
 #include <QRegularExpression>
 #include <QTest>
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
 #include <thread>
 
 using namespace ratescope;
@@ -74,6 +76,11 @@ private Q_SLOTS:
     void noscriptIsRecoveredOnce();
     void wrongTypeChangesNothing_data() { addAlgorithmRows(); }
     void wrongTypeChangesNothing();
+    void wrongTypeIsReportedWithTheTypeFound_data() { addAlgorithmRows(); }
+    void wrongTypeIsReportedWithTheTypeFound();
+    void foreignStateChangesNothing();
+    void hotPathCommands_data() { addAlgorithmRows(); }
+    void hotPathCommands();
     void scriptsValidateBeforeWriting_data();
     void scriptsValidateBeforeWriting();
     void cliValidation_data();
@@ -466,6 +473,139 @@ void TestLimiter::wrongTypeChangesNothing()
     QCOMPARE(r.exitCode, 2);
     QVERIFY(r.err.contains("WRONGTYPE"));
     QCOMPARE(m_conn->command({"GET", "s"}).text(), QStringLiteral("customer-42"));
+}
+
+void TestLimiter::wrongTypeIsReportedWithTheTypeFound()
+{
+    // The scripts learn of a wrong type from their first read's WRONGTYPE error (no TYPE call
+    // on the way) and word it as docs/scripts.md shows, for check and peek alike.
+    QFETCH(Algorithm, algorithm);
+    const bool log = algorithm == Algorithm::SlidingLog;
+    const QByteArray key = "other";
+    if (log)
+        m_conn->command({"HSET", key, "tat", "1", "f", "0"}); // a GCRA limiter
+    else
+        m_conn->command({"ZADD", key, QByteArray::number(kT0), "11"}); // a sliding log
+    const QByteArray before = m_conn->command({"DUMP", key}).bytes();
+    const QString expected = QStringLiteral("WRONGTYPE key 'other' holds a %1, %2 needs a %3")
+                                 .arg(log ? QStringLiteral("hash") : QStringLiteral("zset"), algorithmName(algorithm), storageType(algorithm));
+    for (bool isPeek : {false, true}) {
+        try {
+            if (isPeek)
+                peek(key, algorithm, 5, 10 * kSecond, kT0 + 20 * kSecond);
+            else
+                check(key, algorithm, 5, 10 * kSecond, kT0 + 20 * kSecond);
+            QFAIL("wrong type accepted");
+        } catch (const ReplyError &e) {
+            QCOMPARE(e.message(), expected);
+        }
+    }
+    QCOMPARE(m_conn->command({"DUMP", key}).bytes(), before);
+}
+
+void TestLimiter::foreignStateChangesNothing()
+{
+    // A hash or sorted set of the right type that the script did not write is an error, and
+    // nothing is written first: not the state, not a prune, not an expiry.
+    const qint64 w = 10 * kSecond;
+    auto expectError = [&](const QByteArray &key, Algorithm a, qint64 now, const QString &start) {
+        const QByteArray before = m_conn->command({"DUMP", key}).bytes();
+        const qint64 expiry = m_conn->command({"PEXPIRETIME", key}).integer();
+        for (bool isPeek : {false, true}) {
+            try {
+                if (isPeek)
+                    peek(key, a, 5, w, now);
+                else
+                    check(key, a, 5, w, now);
+                QFAIL(qPrintable(QStringLiteral("%1 accepted %2").arg(algorithmName(a), QString::fromUtf8(key))));
+            } catch (const ReplyError &e) {
+                QVERIFY2(e.message().startsWith(start), qPrintable(e.message()));
+            }
+        }
+        QCOMPARE(m_conn->command({"DUMP", key}).bytes(), before);
+        QCOMPARE(m_conn->command({"PEXPIRETIME", key}).integer(), expiry);
+    };
+    // A hash with none of our fields: the missing key is told apart from it.
+    m_conn->command({"HSET", "h", "customer", "42"});
+    const QPair<Algorithm, QString> hashes[] = {
+        {Algorithm::SlidingCounter, QStringLiteral("sliding counter (field w is missing)")},
+        {Algorithm::FixedWindow, QStringLiteral("fixed window (field w is missing)")},
+        {Algorithm::TokenBucket, QStringLiteral("token bucket (field tk is missing)")},
+        {Algorithm::Gcra, QStringLiteral("GCRA limiter (field tat is missing)")},
+    };
+    for (const auto &[a, what] : hashes)
+        expectError("h", a, kT0, QStringLiteral("ERR ratescope: key 'h' is not a ratescope ") + what);
+    // One field of ours, the next one not.
+    m_conn->command({"HSET", "h2", "w", "1"});
+    expectError("h2", Algorithm::FixedWindow, kT0, QStringLiteral("ERR ratescope: key 'h2' is not a ratescope fixed window (field n is missing)"));
+
+    const QString notALog = QStringLiteral("ERR ratescope: key 'z' is not a ratescope sliding log");
+    // Every entry long expired: still not ours, so not pruned and taken over.
+    m_conn->command({"ZADD", "z", QByteArray::number(kT0 - 5 * w), "alice", QByteArray::number(kT0 - 4 * w), "bob"});
+    expectError("z", Algorithm::SlidingLog, kT0, notALog);
+    // Our newest entry, an expired first one, and a live one between that is not ours: the
+    // expired entry stays (the prune comes after every read).
+    m_conn->command({"DEL", "z"});
+    m_conn->command({"ZADD", "z", QByteArray::number(kT0 - 2 * w), "13", QByteArray::number(kT0 - kSecond), "bob",
+                     QByteArray::number(kT0), "14"});
+    m_conn->command({"PEXPIRE", "z", "600000"});
+    expectError("z", Algorithm::SlidingLog, kT0, notALog);
+    // The same with that entry first.
+    m_conn->command({"ZREM", "z", "13"});
+    expectError("z", Algorithm::SlidingLog, kT0, notALog);
+}
+
+void TestLimiter::hotPathCommands()
+{
+    // What a decision asks of the server, counted by INFO commandstats (the script's or the
+    // function's own commands, whichever form runs): no TYPE call, one read for a hash and two
+    // for a log (newest and oldest entries), then the write and its expiry.
+    QFETCH(Algorithm, algorithm);
+    const bool log = algorithm == Algorithm::SlidingLog;
+    const qint64 w = 60 * kSecond;
+    auto commandsOf = [&](const std::function<void()> &run) {
+        m_conn->command({"CONFIG", "RESETSTAT"});
+        run();
+        QMap<QString, qint64> calls;
+        const QString info = m_conn->command({"INFO", "commandstats"}).text();
+        static const QRegularExpression re(QStringLiteral("^cmdstat_([a-z_|]+):calls=(\\d+)"), QRegularExpression::MultilineOption);
+        for (auto it = re.globalMatch(info); it.hasNext();) {
+            const auto m = it.next();
+            const QString name = m.captured(1);
+            static const QStringList callers = {QStringLiteral("config"), QStringLiteral("info"), QStringLiteral("evalsha"),
+                                                QStringLiteral("fcall"), QStringLiteral("function"), QStringLiteral("script")};
+            if (std::none_of(callers.begin(), callers.end(), [&](const QString &c) { return name.startsWith(c); }))
+                calls.insert(name, m.captured(2).toLongLong());
+        }
+        return calls;
+    };
+    using Calls = QMap<QString, qint64>;
+    const LimiterScript &script = LimiterScript::forAlgorithm(algorithm);
+    script.load(*m_conn);
+    for (int i = 0; i < 3; ++i)
+        check("hot", algorithm, 4, w, kT0 + i);
+    const QString read = log ? QStringLiteral("zrange") : QStringLiteral("hmget");
+    const QString write = log ? QStringLiteral("zadd") : QStringLiteral("hset");
+    const qint64 reads = log ? 2 : 1;
+    // Admitted (the fourth of four), then denied, then a peek: explicit time, nothing expired.
+    QCOMPARE(commandsOf([&] { QVERIFY(check("hot", algorithm, 4, w, kT0 + 3).allowed); }),
+             (Calls{{read, reads}, {write, 1}, {QStringLiteral("pexpire"), 1}}));
+    QCOMPARE(commandsOf([&] { QVERIFY(!check("hot", algorithm, 4, w, kT0 + 4).allowed); }), (Calls{{read, reads}}));
+    QCOMPARE(commandsOf([&] { QVERIFY(!peek("hot", algorithm, 4, w, kT0 + 4).allowed); }), (Calls{{read, reads}}));
+    // The server's clock costs one TIME (the first decision on a fresh key has nothing to
+    // read but the newest entry, resp. the fields and whether the key exists).
+    const LimitSpec spec{algorithm, 1, 3600 * kSecond, 1};
+    QCOMPARE(commandsOf([&] { QVERIFY(Limiter(*m_conn).check("hot2", spec).allowed); }),
+             (Calls{{QStringLiteral("time"), 1}, {read, 1}, {log ? QStringLiteral("zadd") : QStringLiteral("exists"), 1}, {write, 1},
+                    {QStringLiteral("pexpire"), 1}}));
+    bool allowed = false;
+    const Calls calls = commandsOf([&] { allowed = Limiter(*m_conn).check("hot2", spec).allowed; });
+    Calls expected{{QStringLiteral("time"), 1}, {read, reads}};
+    if (allowed) { // a window boundary fell between the two
+        expected.insert(write, 1);
+        expected.insert(QStringLiteral("pexpire"), 1);
+    }
+    QCOMPARE(calls, expected);
 }
 
 void TestLimiter::scriptsValidateBeforeWriting_data()

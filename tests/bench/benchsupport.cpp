@@ -9,12 +9,14 @@
 
 namespace ratescope::bench {
 
-Throughput redisBenchmark(quint16 port, int connections, int pipeline, int requests, const QStringList &command)
+Throughput redisBenchmark(quint16 port, int connections, int pipeline, int requests, const QStringList &command, int keyspace)
 {
     QProcess p;
     QStringList args = {QStringLiteral("-h"), QStringLiteral("127.0.0.1"), QStringLiteral("-p"), QString::number(port),
                         QStringLiteral("-c"), QString::number(connections), QStringLiteral("-P"), QString::number(pipeline),
                         QStringLiteral("-n"), QString::number(requests), QStringLiteral("-q")};
+    if (keyspace > 0)
+        args += {QStringLiteral("-r"), QString::number(keyspace)};
     p.start(QStringLiteral("redis-benchmark"), args + command);
     if (!p.waitForFinished(600000) || p.exitCode() != 0)
         throw std::runtime_error("redis-benchmark failed: " + p.readAllStandardError().toStdString());

@@ -15,7 +15,9 @@ struct Throughput {
 };
 
 // redis-benchmark -c C -P P -n N <command...> against 127.0.0.1:port; the rate it prints.
-Throughput redisBenchmark(quint16 port, int connections, int pipeline, int requests, const QStringList &command);
+// keyspace > 0 adds -r keyspace: each __rand_int__ in the command becomes one of that many
+// numbers.
+Throughput redisBenchmark(quint16 port, int connections, int pipeline, int requests, const QStringList &command, int keyspace = 0);
 
 // Runs `requests` commands over `connections` threads, each with its own Connection,
 // `pipeline` in flight per round trip. makeCommand(i) builds request i.
