@@ -11,6 +11,7 @@
 #include "limiter.h"
 #include "limiterscript.h"
 #include "sandboxserver.h"
+#include "scriptlibrary.h"
 #include "serverinfo.h"
 
 #include "benchsupport.h"
@@ -79,15 +80,16 @@ QByteArray naiveSource(Algorithm a)
 
 // The issue 14 setting: 50 connections, pipeline 16, 10,000 random keys, limit 100 per 60 s,
 // cost 1, the server's clock. Starts from an empty server.
-double decisionsPerSecond(Connection &c, quint16 port, const QByteArray &sha, int requests)
+// `how` is EVALSHA with a script's SHA-1, or FCALL with a function's name.
+double decisionsPerSecond(Connection &c, quint16 port, const QString &how, const QByteArray &shaOrFunction, int requests)
 {
-    c.command({"FLUSHALL"});
-    const QStringList command = {QStringLiteral("EVALSHA"), QString::fromLatin1(sha), QStringLiteral("1"),
+    c.command({"FLUSHALL"}); // keys only: the functions library stays
+    const QStringList command = {how, QString::fromLatin1(shaOrFunction), QStringLiteral("1"),
                                  QStringLiteral("bench:__rand_int__"), QStringLiteral("100"), QStringLiteral("60000000"),
                                  QStringLiteral("1"), QString(), QStringLiteral("check")};
     const double rate = bench::redisBenchmark(port, 50, 16, requests, command, 10000).requestsPerSecond;
     if (c.command({"DBSIZE"}).integer() < 9000) // every run must have written its keys
-        throw std::runtime_error("the script under test did not write its keys: " + sha.toStdString());
+        throw std::runtime_error("the script under test did not write its keys: " + shaOrFunction.toStdString());
     return rate;
 }
 
@@ -112,20 +114,26 @@ int main(int argc, char **argv)
     server.start();
     Connection c(server.options());
 
-    std::printf("Decisions per second, redis-benchmark EVALSHA: 50 connections, pipeline 16, %d requests over 10,000\n"
-                "random keys, limit 100 per 60 s, cost 1, server clock; best of %d run(s) each, alternating\n",
+    std::printf("Decisions per second, redis-benchmark: 50 connections, pipeline 16, %d requests over 10,000\n"
+                "random keys, limit 100 per 60 s, cost 1, server clock; best of %d run(s) each, alternating.\n"
+                "Ours through EVALSHA and through FCALL (the functions library), the naive script through EVALSHA.\n",
                 requests, rounds);
-    std::printf("%-16s %12s %12s %8s\n", "algorithm", "ratescope", "naive", "ratio");
+    c.command({"FUNCTION", "LOAD", "REPLACE", FunctionLibrary::instance().code()});
+    std::printf("%-16s %12s %12s %12s %8s %8s\n", "algorithm", "evalsha", "fcall", "naive", "ratio", "ratio");
+    std::printf("%-16s %12s %12s %12s %8s %8s\n", "", "", "", "", "evalsha", "fcall");
     for (Algorithm a : kAllAlgorithms) {
         const LimiterScript &ours = LimiterScript::forAlgorithm(a);
         ours.load(c);
         const QByteArray naive = c.command({"SCRIPT", "LOAD", naiveSource(a)}).bytes();
-        double best = 0, bestNaive = 0;
+        const QByteArray function = FunctionLibrary::functionName(a, false);
+        double best = 0, bestFcall = 0, bestNaive = 0;
         for (int r = 0; r < rounds; ++r) {
-            best = std::max(best, decisionsPerSecond(c, server.port(), ours.sha1(), requests));
-            bestNaive = std::max(bestNaive, decisionsPerSecond(c, server.port(), naive, requests));
+            best = std::max(best, decisionsPerSecond(c, server.port(), QStringLiteral("EVALSHA"), ours.sha1(), requests));
+            bestFcall = std::max(bestFcall, decisionsPerSecond(c, server.port(), QStringLiteral("FCALL"), function, requests));
+            bestNaive = std::max(bestNaive, decisionsPerSecond(c, server.port(), QStringLiteral("EVALSHA"), naive, requests));
         }
-        std::printf("%-16s %12.0f %12.0f %8.2f\n", qPrintable(algorithmName(a)), best, bestNaive, best / bestNaive);
+        std::printf("%-16s %12.0f %12.0f %12.0f %8.2f %8.2f\n", qPrintable(algorithmName(a)), best, bestFcall, bestNaive,
+                    best / bestNaive, bestFcall / bestNaive);
         std::fflush(stdout);
     }
     c.command({"FLUSHALL"});
