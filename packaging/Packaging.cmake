@@ -1,0 +1,51 @@
+# What makes an installed Ratescope a Debian application: man pages, shell completion, AppStream
+# metadata, the copyright file, and the .deb itself (CPack; `cmake --build build --target package`
+# or tools/package.sh). Included from the top-level CMakeLists.txt after the executables.
+
+set(RATESCOPE_PACKAGE_MAINTAINER "Ratescope <dev@ratescope.invalid>" CACHE STRING
+    "Maintainer field of the Debian package (the project's own commit identity by default)")
+
+set(_pkg_doc_dir "${CMAKE_INSTALL_DATADIR}/doc/ratescope")
+find_program(RATESCOPE_GZIP gzip REQUIRED)
+
+install(FILES "${PROJECT_SOURCE_DIR}/packaging/copyright" DESTINATION "${_pkg_doc_dir}")
+# A package built outside Debian's archive is native: its changelog is changelog.gz, one entry
+# for this version (dated now, or SOURCE_DATE_EPOCH for a reproducible build).
+string(TIMESTAMP _pkg_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+file(WRITE "${PROJECT_BINARY_DIR}/packaging/changelog"
+     "ratescope (${PROJECT_VERSION}) unstable; urgency=medium\n\n"
+     "  * Ratescope ${PROJECT_VERSION}, packaged with CPack from its sources.\n\n"
+     " -- ${RATESCOPE_PACKAGE_MAINTAINER}  ${_pkg_date}\n")
+add_custom_command(OUTPUT "${PROJECT_BINARY_DIR}/packaging/changelog.gz"
+    COMMAND "${RATESCOPE_GZIP}" -9nkf "${PROJECT_BINARY_DIR}/packaging/changelog"
+    DEPENDS "${PROJECT_BINARY_DIR}/packaging/changelog"
+    VERBATIM)
+add_custom_target(package_changelog ALL DEPENDS "${PROJECT_BINARY_DIR}/packaging/changelog.gz")
+install(FILES "${PROJECT_BINARY_DIR}/packaging/changelog.gz" DESTINATION "${_pkg_doc_dir}")
+
+# The Debian package. Depends comes from the binaries (dpkg-shlibdeps).
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME ratescope)
+set(CPACK_PACKAGE_VENDOR Ratescope)
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${RATESCOPE_PACKAGE_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_SECTION database)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS redis-tools)
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS redis-server) # --demo and --sandbox start one
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION [=[admin console and live monitor for rate limiters kept in Redis
+Ratescope shows, tests and administers rate limiters that keep their state
+in Redis, running the very same Lua limiter scripts as the services
+(sliding-window log, sliding-window counter, fixed window, token bucket,
+GCRA): which keys are hot, how full each window is, when a client gets
+capacity back, test bursts, policies and overrides, resets with an audit
+trail.
+.
+This package holds the desktop console (ratescope), the headless CLI
+(ratescope-cli) and the limiter scripts under /usr/share/ratescope.]=])
+include(CPack)
