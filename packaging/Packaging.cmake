@@ -2,11 +2,42 @@
 # metadata, the copyright file, and the .deb itself (CPack; `cmake --build build --target package`
 # or tools/package.sh). Included from the top-level CMakeLists.txt after the executables.
 
+option(RATESCOPE_BUILD_MANPAGES "Generate the man pages by running the built executables" ON)
 set(RATESCOPE_PACKAGE_MAINTAINER "Ratescope <dev@ratescope.invalid>" CACHE STRING
     "Maintainer field of the Debian package (the project's own commit identity by default)")
 
 set(_pkg_doc_dir "${CMAKE_INSTALL_DATADIR}/doc/ratescope")
 find_program(RATESCOPE_GZIP gzip REQUIRED)
+
+# Man pages: each executable prints its own from the option lists that print its --help
+# (`ratescope-cli help --man`, `ratescope --help-man`), so a page cannot drift from the help;
+# tests/tst_manpages.cpp compares the two. (help2man cannot: it knows nothing of subcommands.)
+if(RATESCOPE_BUILD_MANPAGES)
+    set(_man_pages)
+    set(_man_targets ratescope-cli)
+    if(RATESCOPE_BUILD_GUI)
+        list(APPEND _man_targets ratescope)
+    endif()
+    foreach(_exe ${_man_targets})
+        if(_exe STREQUAL "ratescope-cli")
+            set(_arg "help;--man")
+            set(_frame "${PROJECT_SOURCE_DIR}/app/cli/ratescope-cli.1.in")
+        else()
+            set(_arg "--help-man")
+            set(_frame "${PROJECT_SOURCE_DIR}/app/gui/ratescope.1.in")
+        endif()
+        set(_out "${PROJECT_BINARY_DIR}/man/${_exe}.1.gz")
+        add_custom_command(OUTPUT "${_out}"
+            COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:${_exe}>" "-DARG=${_arg}" "-DOUT=${_out}"
+                    "-DGZIP=${RATESCOPE_GZIP}" -P "${PROJECT_SOURCE_DIR}/packaging/manpage.cmake"
+            DEPENDS ${_exe} "${_frame}" "${PROJECT_SOURCE_DIR}/packaging/manpage.cmake"
+            COMMENT "Writing the man page ${_exe}(1)"
+            VERBATIM)
+        list(APPEND _man_pages "${_out}")
+    endforeach()
+    add_custom_target(manpages ALL DEPENDS ${_man_pages})
+    install(FILES ${_man_pages} DESTINATION "${CMAKE_INSTALL_MANDIR}/man1")
+endif()
 
 install(FILES "${PROJECT_SOURCE_DIR}/packaging/copyright" DESTINATION "${_pkg_doc_dir}")
 # A package built outside Debian's archive is native: its changelog is changelog.gz, one entry

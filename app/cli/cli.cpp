@@ -273,6 +273,7 @@ int Cli::dispatch(const QStringList &arguments)
     // The subcommand decides which options exist, so find it first: the first word that
     // is neither an option nor the value of a global option.
     QString name;
+    int nameAt = 0;
     for (int i = 1; i < arguments.size(); ++i) {
         const QString &a = arguments[i];
         if (kGlobalValueOptions.contains(a)) {
@@ -281,14 +282,13 @@ int Cli::dispatch(const QStringList &arguments)
         }
         if (!a.startsWith(QLatin1Char('-'))) {
             name = a;
+            nameAt = i;
             break;
         }
     }
     const Subcommand *command = name.isEmpty() ? nullptr : find(name);
-    if (name == QLatin1String("help")) {
-        m_out << globalHelp();
-        return ExitOk;
-    }
+    if (name == QLatin1String("help"))
+        return help(arguments.mid(nameAt + 1));
 
     m_parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
     m_parser.addOptions(m_globalOptions);

@@ -89,6 +89,10 @@ private:
     int fail(const std::exception &e);
     QString globalHelp() const;
     QString commandHelp(const Subcommand &c) const;
+    // `help` and its forms for tools (--man, --commands, --options [COMMAND], --algorithms):
+    // helpcommand.cpp. rest: the arguments after the word `help`.
+    int help(const QStringList &rest);
+    QString manPage() const;
     const Subcommand *find(const QString &name) const;
 
     QList<Subcommand> m_commands;

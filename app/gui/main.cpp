@@ -1,5 +1,6 @@
 // ratescope: the desktop console. --demo starts a private sandbox with live traffic.
 #include "quitonsignal.h"
+#include "troff.h"
 
 #include "connectionoptions.h"
 #include "demosession.h"
@@ -13,6 +14,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QFile>
 #include <QIcon>
 #include <QTimer>
 
@@ -98,8 +100,12 @@ int main(int argc, char **argv)
                                   QStringLiteral("Show this help."));
     const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")},
                                      QStringLiteral("Show the version."));
-    parser.addOptions({url, profile, demo, readOnly, openKey, pin, tab, screenshot,
-                       screenshotAfter, help, version});
+    // The man page: the frame's prose with these very options (packaging/Packaging.cmake).
+    QCommandLineOption helpMan(QStringLiteral("help-man"), QStringLiteral("Print the man page (troff)."));
+    helpMan.setFlags(QCommandLineOption::HiddenFromHelp);
+    QList<QCommandLineOption> options{url, profile, demo, readOnly, openKey, pin, tab, screenshot, screenshotAfter, help, version};
+    options.append(helpMan); // hidden: neither in --help nor in the page
+    parser.addOptions(options);
     if (!parser.parse(arguments(argc, argv))) {
         print(stderr,
               QStringLiteral("ratescope: %1\nTry ratescope --help.\n").arg(parser.errorText()));
@@ -109,6 +115,20 @@ int main(int argc, char **argv)
         // Without an application object Qt cannot know the program's name.
         print(stdout, parser.helpText().replace(QStringLiteral("<executable_name>"),
                                                 QStringLiteral("ratescope")));
+        return 0;
+    }
+    if (parser.isSet(helpMan)) {
+        QFile frame(QStringLiteral(":/man/ratescope.1.in"));
+        if (!frame.open(QIODevice::ReadOnly)) {
+            print(stderr, QStringLiteral("ratescope: the man page's frame is missing from this build\n"));
+            return 1;
+        }
+        QString page = QString::fromUtf8(frame.readAll());
+        QString summary = parser.applicationDescription().chopped(1); // without its full stop
+        summary[0] = summary[0].toLower();
+        page.replace(QStringLiteral("%%HEADER%%\n"), man::header(QStringLiteral("ratescope"), QStringLiteral(RATESCOPE_VERSION), summary));
+        page.replace(QStringLiteral("%%OPTIONS%%\n"), man::options(options));
+        print(stdout, page);
         return 0;
     }
     if (parser.isSet(version)) {
