@@ -39,6 +39,15 @@ if(RATESCOPE_BUILD_MANPAGES)
     install(FILES ${_man_pages} DESTINATION "${CMAKE_INSTALL_MANDIR}/man1")
 endif()
 
+# Bash completion. The scripts ask the executables for their commands and options, so they
+# follow the installed version (packaging/completion, tests/tst_completion.cpp).
+install(FILES "${PROJECT_SOURCE_DIR}/packaging/completion/ratescope-cli.bash"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions" RENAME ratescope-cli)
+if(RATESCOPE_BUILD_GUI)
+    install(FILES "${PROJECT_SOURCE_DIR}/packaging/completion/ratescope.bash"
+            DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions" RENAME ratescope)
+endif()
+
 install(FILES "${PROJECT_SOURCE_DIR}/packaging/copyright" DESTINATION "${_pkg_doc_dir}")
 # A package built outside Debian's archive is native: its changelog is changelog.gz, one entry
 # for this version (dated now, or SOURCE_DATE_EPOCH for a reproducible build).

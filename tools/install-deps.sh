@@ -12,6 +12,7 @@ packages=(
   redis-server redis-tools                  # private servers for tests, demo and benchmarks
   openssl                                   # TLS certificates made at test time
   fonts-dejavu-core                         # text in offscreen screenshots
+  bash-completion                           # the completion test runs under it too
 )
 
 missing=()
