@@ -5,6 +5,8 @@
 option(RATESCOPE_BUILD_MANPAGES "Generate the man pages by running the built executables" ON)
 set(RATESCOPE_PACKAGE_MAINTAINER "Ratescope <dev@ratescope.invalid>" CACHE STRING
     "Maintainer field of the Debian package (the project's own commit identity by default)")
+set(RATESCOPE_APPSTREAM_ID "invalid.ratescope.ratescope" CACHE STRING
+    "AppStream component ID: reverse-DNS of a domain the project controls")
 
 set(_pkg_doc_dir "${CMAKE_INSTALL_DATADIR}/doc/ratescope")
 find_program(RATESCOPE_GZIP gzip REQUIRED)
@@ -46,6 +48,14 @@ install(FILES "${PROJECT_SOURCE_DIR}/packaging/completion/ratescope-cli.bash"
 if(RATESCOPE_BUILD_GUI)
     install(FILES "${PROJECT_SOURCE_DIR}/packaging/completion/ratescope.bash"
             DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions" RENAME ratescope)
+endif()
+
+# AppStream metadata of the console (its desktop entry and icons install with it, app/gui).
+if(RATESCOPE_BUILD_GUI)
+    configure_file("${PROJECT_SOURCE_DIR}/packaging/ratescope.metainfo.xml.in"
+                   "${PROJECT_BINARY_DIR}/packaging/${RATESCOPE_APPSTREAM_ID}.metainfo.xml" @ONLY)
+    install(FILES "${PROJECT_BINARY_DIR}/packaging/${RATESCOPE_APPSTREAM_ID}.metainfo.xml"
+            DESTINATION "${CMAKE_INSTALL_DATADIR}/metainfo")
 endif()
 
 install(FILES "${PROJECT_SOURCE_DIR}/packaging/copyright" DESTINATION "${_pkg_doc_dir}")

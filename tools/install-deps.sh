@@ -12,6 +12,7 @@ packages=(
   redis-server redis-tools                  # private servers for tests, demo and benchmarks
   openssl                                   # TLS certificates made at test time
   fonts-dejavu-core                         # text in offscreen screenshots
+  desktop-file-utils appstream              # the packaging check validates the desktop metadata
   bash-completion                           # the completion test runs under it too
 )
 
