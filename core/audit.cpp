@@ -81,7 +81,7 @@ std::vector<AuditEntry> AuditLog::newerThan(const QString &id, int max)
 AuditEntry AuditLog::fromStreamItem(const Reply &item)
 {
     if (item.size() != 2)
-        throw ProtocolError(QStringLiteral("unexpected stream entry %1").arg(item.debugString()));
+        throw UnexpectedReplyError(QStringLiteral("unexpected stream entry %1").arg(item.debugString()));
     AuditEntry e;
     e.id = item[0].text();
     const auto &fields = item[1].elements();

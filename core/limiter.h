@@ -19,7 +19,7 @@ struct Decision {
     qint64 retryAfterUs = 0; // 0 when allowed; else exactly when this request would pass
     qint64 resetAfterUs = 0; // until the limiter is back to full capacity
 
-    // The scripts' reply: six integers. Throws ProtocolError for anything else, and
+    // The scripts' reply: six integers. Throws UnexpectedReplyError for anything else, and
     // ReplyError for an error reply.
     static Decision fromReply(const Reply &reply);
     bool operator==(const Decision &) const = default;

@@ -153,7 +153,7 @@ Policy Policy::fromJson(const QJsonObject &o)
         p.updatedBy = o.value(QStringLiteral("updated_by")).toString();
         return p;
     } catch (const UsageError &e) {
-        throw ProtocolError(QStringLiteral("malformed policy record: %1").arg(e.message()));
+        throw UnexpectedReplyError(QStringLiteral("malformed policy record: %1").arg(e.message()));
     }
 }
 
@@ -172,12 +172,18 @@ std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QBy
 
 PolicyStore::PolicyStore(Connection &connection, QString ns) : m_connection(connection), m_ns(std::move(ns)) {}
 
-std::vector<Policy> PolicyStore::list()
+std::vector<Policy> PolicyStore::list(QStringList *skipped)
 {
     const Reply r = m_connection.command({"HGETALL", hashKey()});
     std::vector<Policy> policies;
-    for (size_t i = 0; i + 1 < r.size(); i += 2)
-        policies.push_back(Policy::fromJson(QJsonDocument::fromJson(r[i + 1].bytes()).object()));
+    for (size_t i = 0; i + 1 < r.size(); i += 2) {
+        try {
+            policies.push_back(Policy::fromJson(QJsonDocument::fromJson(r[i + 1].bytes()).object()));
+        } catch (const UnexpectedReplyError &e) {
+            if (skipped)
+                *skipped << QStringLiteral("policy record '%1' skipped: %2").arg(displayKey(r[i].bytes()), e.message());
+        }
+    }
     std::sort(policies.begin(), policies.end(), [](const Policy &a, const Policy &b) { return a.name < b.name; });
     return policies;
 }
@@ -213,7 +219,10 @@ QJsonObject PolicyStore::compareAndSet(const QString &name, qint64 basedOnVersio
     if (r[0].integer() == 1)
         return current;
     if (current.isEmpty())
-        throw ConflictError(QStringLiteral("policy '%1' was deleted by someone else meanwhile (your edit was based on version %2)").arg(name).arg(basedOnVersion));
+        // Never existed, or deleted since: the store cannot tell which, so it says neither.
+        throw ConflictError(QStringLiteral("policy '%1' does not exist (your edit was based on version %2; --based-on 0 creates it)")
+                                .arg(name)
+                                .arg(basedOnVersion));
     const Policy theirs = Policy::fromJson(current);
     if (basedOnVersion == 0)
         throw ConflictError(QStringLiteral("policy '%1' already exists (version %2, by %3 at %4)")

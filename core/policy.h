@@ -46,7 +46,7 @@ struct Policy {
     void validate() const; // throws UsageError (the first of problems(), naming the policy)
     std::vector<PolicyProblem> problems() const;
     QJsonObject toJson() const;
-    static Policy fromJson(const QJsonObject &o); // throws ProtocolError for a malformed record
+    static Policy fromJson(const QJsonObject &o); // throws UnexpectedReplyError for a malformed record
 };
 
 // The policy for a key: an exact (literal) match beats any glob; among globs the most
@@ -60,7 +60,10 @@ public:
     QByteArray hashKey() const { return m_ns.toUtf8() + "policies"; }
     QByteArray eventsChannel() const { return m_ns.toUtf8() + "events"; }
 
-    std::vector<Policy> list();
+    // Every policy this build can read. A record it cannot parse (written by a newer build,
+    // or by hand) is skipped, not fatal: the others keep working; when `skipped` is given,
+    // one line per skipped record is appended to it ("policy record 'x' skipped: ...").
+    std::vector<Policy> list(QStringList *skipped = nullptr);
     std::optional<Policy> get(const QString &name);
     // Writes the policy if its current version is still `basedOnVersion` (0: it must not
     // exist yet). Otherwise throws ConflictError naming who changed it and when. Publishes

@@ -132,7 +132,7 @@ int runPolicy(Cli &cli)
         throw UsageError(QStringLiteral("policy needs an action: list, get NAME, set NAME ..., delete NAME"));
     const QString action = p.takeFirst();
     if (action == QLatin1String("list")) {
-        const auto policies = PolicyStore(cli.connection(), cli.ns()).list();
+        const auto policies = cli.policies();
         for (const Policy &pol : policies) {
             if (cli.json())
                 cli.printJson(pol.toJson());

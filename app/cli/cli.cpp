@@ -146,7 +146,7 @@ QString Cli::globalHelp() const
     }
     text += QStringLiteral("\nDurations: 250ms, 60s, 5m, 2h, 1d (a bare number is seconds).\n"
                            "Exit codes: 0 ok (a denied decision too), 2 usage or validation, 3 connection,\n"
-                           "4 server error reply, 5 refused by read-only mode.\n");
+                           "4 server error reply, 5 refused by read-only mode, 6 edit conflict.\n");
     return text;
 }
 
@@ -172,6 +172,16 @@ Connection &Cli::connection()
         m_connection->connect();
     }
     return *m_connection;
+}
+
+std::vector<Policy> Cli::policies()
+{
+    QStringList skipped;
+    std::vector<Policy> found = PolicyStore(connection(), m_namespace).list(&skipped);
+    for (const QString &warning : skipped)
+        m_err << "ratescope-cli: warning: " << warning << '\n';
+    m_err.flush();
+    return found;
 }
 
 void Cli::printJson(const QJsonObject &object)
@@ -233,7 +243,10 @@ int Cli::fail(const std::exception &e)
     QString kind = QStringLiteral("server");
     if (auto *reply = dynamic_cast<const ReplyError *>(&e)) {
         // A key of the wrong type for the algorithm is a validation problem (docs/cli.md).
-        if (reply->prefix() == QLatin1String("WRONGTYPE")) {
+        // So is a key of the right type whose fields are not a Ratescope limiter's (the
+        // scripts' "ERR ratescope: key '...' is not a ratescope ..." refusal).
+        if (reply->prefix() == QLatin1String("WRONGTYPE") ||
+            (reply->message().startsWith(QLatin1String("ERR ratescope: key ")) && reply->message().contains(QLatin1String(" is not a ratescope ")))) {
             code = ExitUsage;
             kind = QStringLiteral("usage");
         } else if (reply->prefix() == QLatin1String("DOWN")) { // a cluster node out of reach
@@ -246,6 +259,12 @@ int Cli::fail(const std::exception &e)
     } else if (dynamic_cast<const ReadOnlyError *>(&e)) {
         code = ExitReadOnly;
         kind = QStringLiteral("read-only");
+    } else if (dynamic_cast<const ConflictError *>(&e)) {
+        code = ExitConflict;
+        kind = QStringLiteral("conflict");
+    } else if (dynamic_cast<const UnexpectedReplyError *>(&e)) {
+        code = ExitServer; // the server answered, with something this build cannot use
+        kind = QStringLiteral("unexpected-reply");
     } else if (dynamic_cast<const ConnectionError *>(&e)) {
         code = ExitConnection;
         kind = QStringLiteral("connection");

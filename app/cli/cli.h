@@ -2,6 +2,7 @@
 #pragma once
 
 #include "connection.h"
+#include "policy.h"
 #include "sandboxserver.h"
 
 #include <QCommandLineOption>
@@ -22,6 +23,7 @@ enum ExitCode {
     ExitConnection = 3,
     ExitServer = 4,
     ExitReadOnly = 5,
+    ExitConflict = 6,
 };
 
 class Cli;
@@ -71,6 +73,9 @@ public:
     QString operatorName() const { return m_operator; }
     // The shared connection, opened on first use.
     Connection &connection();
+    // The namespace's policies; a record this build cannot read is skipped with a warning
+    // on stderr (the others keep working).
+    std::vector<Policy> policies();
     // For commands that open connections of their own (bursts: one per thread).
     ConnectionOptions connectionOptions() const { return ConnectionOptions::fromUrl(m_url); }
     QTextStream &out() { return m_out; }

@@ -79,7 +79,7 @@ EffectiveLimits limitsFor(Cli &cli, const QByteArray &key)
     if (flagsComplete(cli))
         return {};
     Connection &c = cli.connection();
-    return effectiveLimits(PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), key);
+    return effectiveLimits(cli.policies(), OverrideStore(c, cli.ns()).get(key), key);
 }
 
 QByteArray keyArgument(const Cli &cli)

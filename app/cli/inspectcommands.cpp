@@ -110,7 +110,7 @@ int runKeys(Cli &cli)
     options.type = cli.args().value(QStringLiteral("type")).toUtf8();
     options.memory = cli.args().isSet(QStringLiteral("memory"));
     options.nowUs = nowOption(cli);
-    options.policies = PolicyStore(c, cli.ns()).list();
+    options.policies = cli.policies();
     const qint64 max = cli.integerOption(QStringLiteral("max"), 1, std::numeric_limits<qint64>::max(), std::numeric_limits<qint64>::max());
     const bool all = cli.args().isSet(QStringLiteral("all"));
     const QByteArray ns = cli.ns().toUtf8();
@@ -256,7 +256,7 @@ int runInspect(Cli &cli)
         if (o.bucketSpanUs < o.buckets || o.bucketSpanUs > 10 * kMaxWindowUs)
             throw UsageError(QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
     }
-    QJsonObject state = inspectKey(c, key, PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), o);
+    QJsonObject state = inspectKey(c, key, cli.policies(), OverrideStore(c, cli.ns()).get(key), o);
     if (const auto placed = c.placementOf(key)) { // where the key lives in a cluster
         state.insert(QStringLiteral("slot"), placed->slot);
         state.insert(QStringLiteral("node"), placed->master.toString());

@@ -572,7 +572,7 @@ void PoliciesPage::previewStep(PreviewResult soFar)
             for (int step = 0; step < kPagesPerStep; ++step) {
                 const Reply page = c.command({"SCAN", r.cursor, "MATCH", r.glob, "COUNT", QByteArray::number(count)});
                 if (page.size() != 2 || !page[1].isArray())
-                    throw ProtocolError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
+                    throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
                 r.cursor = page[0].bytes();
                 ++r.pages;
                 for (const Reply &k : page[1].elements()) {
