@@ -185,6 +185,15 @@ AuditEntry resetAuditEntry(const ResetPlan &plan, qint64 deleted)
     return e;
 }
 
+AuditEntry resetIntentAuditEntry(const ResetPlan &plan)
+{
+    AuditEntry e = resetAuditEntry(plan, 0);
+    e.action = QStringLiteral("reset.intent");
+    e.after.clear();
+    e.count = plan.keys.size();
+    return e;
+}
+
 AuditEntry resetAuditEntry(const ResetPlan &plan, const ResetRun &run)
 {
     AuditEntry e = resetAuditEntry(plan, run.deleted);

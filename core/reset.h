@@ -69,6 +69,10 @@ private:
 // entry: target the keys asked for (or "match:<pattern>"), before the plan (its first 100 keys
 // as people read them, and its size), after how many were deleted, count the deletions.
 AuditEntry resetAuditEntry(const ResetPlan &plan, qint64 deleted);
+// The entry written before the first key is deleted ("reset.intent": the plan, its size as
+// the count), so that a reset cut short by a dying server or connection still leaves a trace;
+// the "reset" entry with what was deleted follows when the run ends and can be recorded.
+AuditEntry resetIntentAuditEntry(const ResetPlan &plan);
 // For a run that may have ended early: the same entry, and when it did not finish, after also
 // says how far it got ("processed") and why it stopped ("cancelled" or "error").
 AuditEntry resetAuditEntry(const ResetPlan &plan, const ResetRun &run);

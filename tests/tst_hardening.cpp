@@ -44,6 +44,14 @@ private Q_SLOTS:
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
 
+    // A mutation and its audit entry succeed or fail together.
+    void noChangeWithoutAnAuditEntry_data();
+    void noChangeWithoutAnAuditEntry();
+    void namespaceCollidingWithAppKeys();
+    void interruptedResetRecordsIntentAndConfirmedCount();
+    void clearingNothingIsNotAudited();
+    void burstAndBoundaryNeedTheirRecord();
+
 private:
     ConnectionOptions as(const char *user, const char *password) const
     {
@@ -149,6 +157,96 @@ void TestHardening::conflictsHaveTheirOwnExitCode()
     const CliResult exists = runCli(cli(set + args({"--based-on", "0"})));
     QCOMPARE(exists.exitCode, 6);
     QVERIFY(exists.err.contains("already exists"));
+}
+
+void TestHardening::noChangeWithoutAnAuditEntry_data()
+{
+    QTest::addColumn<QStringList>("command");
+    QTest::newRow("reset") << args({"reset", "nx:1", "--yes"});
+    QTest::newRow("reset match") << args({"reset", "--match", "nx:*", "--yes"});
+    QTest::newRow("policy set") << args({"policy", "set", "p2", "--match", "p2:*", "--algo", "gcra", "--limit", "5", "--window", "1s"});
+    QTest::newRow("policy delete") << args({"policy", "delete", "p"});
+    QTest::newRow("override set") << args({"override", "set", "nx:1", "--limit", "5", "--for", "1h"});
+    QTest::newRow("override clear") << args({"override", "clear", "nx:2"});
+}
+
+void TestHardening::noChangeWithoutAnAuditEntry()
+{
+    QFETCH(QStringList, command);
+    m_conn->command({"ACL", "SETUSER", "noxadd", "reset", "on", ">noxaddpw", "~*", "&*", "+@all", "-xadd"});
+    m_conn->command({"SET", "nx:1", "1"});
+    QCOMPARE(runCli(cli(args({"policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+    QCOMPARE(runCli(cli(args({"override", "set", "nx:2", "--limit", "5", "--for", "1h"}))).exitCode, 0);
+    const QByteArray before = snapshot();
+    const CliResult r = runCli(cli(command, "noxadd", "noxaddpw"));
+    QVERIFY2(r.exitCode == 4, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    QVERIFY2(r.err.contains("NOPERM") && r.err.contains("nothing was changed"), r.err.constData());
+    QCOMPARE(snapshot(), before);
+}
+
+void TestHardening::namespaceCollidingWithAppKeys()
+{
+    m_conn->command({"SET", "app:audit", "the application's own string"});
+    const QByteArray before = snapshot();
+    const CliResult r = runCli(cli(args({"--namespace", "app:", "policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5",
+                                         "--window", "1s"})));
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("'app:audit' is a string, not a stream"), r.err.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "app:policies"}).integer(), 0);
+    QCOMPARE(snapshot(), before);
+}
+
+void TestHardening::interruptedResetRecordsIntentAndConfirmedCount()
+{
+    // A user that may delete a:* but only read b:*: the plan (sorted: a:* first) meets the
+    // refusal in its third batch, after two batches (1000 keys) were deleted and confirmed.
+    m_conn->command({"ACL", "SETUSER", "partial", "reset", "on", ">partialpw", "~a:*", "%R~b:*", "~ratescope:*", "&*", "+@all"});
+    std::vector<Command> fill;
+    for (int i = 0; i < 1200; ++i)
+        fill.push_back({"SET", QByteArray("a:") + QByteArray::number(i).rightJustified(4, '0'), "1"});
+    for (int i = 0; i < 300; ++i)
+        fill.push_back({"SET", QByteArray("b:") + QByteArray::number(i).rightJustified(4, '0'), "1"});
+    m_conn->pipeline(fill);
+    const CliResult r = runCli(cli(args({"--json", "reset", "--match", "[ab]:*", "--yes"}), "partial", "partialpw"));
+    QCOMPARE(r.exitCode, 4);
+    QVERIFY2(r.err.contains("1000 deletions confirmed"), r.err.constData());
+    const QJsonObject result = QJsonDocument::fromJson(r.out.split('\n').first()).object();
+    QCOMPARE(result.value(QStringLiteral("deleted")).toInt(), 1000);
+    QCOMPARE(result.value(QStringLiteral("complete")).toBool(true), false);
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 500 + 1); // 200 a:*, 300 b:*, the audit stream
+    const auto entries = AuditLog(*m_conn, kNs).list(10);
+    QCOMPARE(entries.size(), size_t(2));
+    QCOMPARE(entries[1].action, QStringLiteral("reset.intent"));
+    QCOMPARE(entries[1].count, 1500);
+    QCOMPARE(entries[0].action, QStringLiteral("reset"));
+    QCOMPARE(entries[0].count, 1000);
+    const QJsonObject after = QJsonDocument::fromJson(entries[0].after.toUtf8()).object();
+    QCOMPARE(after.value(QStringLiteral("processed")).toInt(), 1000);
+    QVERIFY(after.value(QStringLiteral("error")).toString().contains(QStringLiteral("NOPERM")));
+}
+
+void TestHardening::clearingNothingIsNotAudited()
+{
+    const CliResult r = runCli(cli(args({"override", "clear", "nothing:here"})));
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(r.out.contains("nothing audited"));
+    QCOMPARE(auditLength(), 0);
+    QCOMPARE(runCli(cli(args({"override", "set", "k", "--limit", "5", "--for", "1h"}))).exitCode, 0);
+    QCOMPARE(runCli(cli(args({"override", "clear", "k"}))).exitCode, 0);
+    QCOMPARE(auditLength(), 2);
+}
+
+void TestHardening::burstAndBoundaryNeedTheirRecord()
+{
+    m_conn->command({"ACL", "SETUSER", "noxadd", "reset", "on", ">noxaddpw", "~*", "&*", "+@all", "-xadd"});
+    const CliResult burst = runCli(
+        cli(args({"burst", "b:1", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "10"}), "noxadd", "noxaddpw"));
+    QCOMPARE(burst.exitCode, 4);
+    QCOMPARE(m_conn->command({"EXISTS", "b:1"}).integer(), 0);
+    const CliResult boundary =
+        runCli(cli(args({"boundary", "--algo", "gcra", "--limit", "5", "--window", "1s", "--key", "b:2"}), "noxadd", "noxaddpw"));
+    QCOMPARE(boundary.exitCode, 4);
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestHardening)

@@ -23,6 +23,25 @@ QString actor(const Cli &cli)
     return cli.operatorName().isEmpty() ? AuditLog::osUser() : cli.operatorName();
 }
 
+// Before a change: its audit entry must be writable, else nothing is changed.
+void ensureAuditable(Cli &cli)
+{
+    AuditLog(cli.connection(), cli.ns()).ensureWritable();
+}
+
+// After a change: the entry. If it cannot be written after all (the connection died in
+// between), say that the change itself was made.
+void recordChange(Cli &cli, const AuditEntry &entry)
+{
+    try {
+        AuditLog(cli.connection(), cli.ns()).append(entry, cli.operatorName());
+    } catch (const Error &) {
+        cli.err() << "ratescope-cli: " << entry.action << " was done, but its audit entry could not be written:\n";
+        cli.err().flush();
+        throw;
+    }
+}
+
 // ---- reset ---------------------------------------------------------------------------
 
 bool confirmOnTerminal(Cli &cli, qsizetype count)
@@ -48,6 +67,8 @@ int runReset(Cli &cli)
     if (!dryRun && !cli.args().isSet(QStringLiteral("yes")) && !interactive)
         throw UsageError(QStringLiteral("reset deletes keys: add --yes (not on a terminal, so there is nobody to ask), or --dry-run to preview"));
 
+    if (!dryRun)
+        ensureAuditable(cli);
     Resetter resetter(cli.connection(), cli.ns());
     QByteArrayList exact;
     for (const QString &k : keys)
@@ -86,13 +107,40 @@ int runReset(Cli &cli)
         cli.err() << "cancelled: nothing deleted\n";
         return ExitUsage;
     }
-    const qint64 deleted = resetter.execute(plan);
-    // The console's reset writes the very same entry (core builds it).
-    AuditLog(cli.connection(), cli.ns()).append(resetAuditEntry(plan, deleted), cli.operatorName());
-    if (cli.json())
-        cli.printJson(withKeys({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false}}));
-    else
-        cli.out() << "deleted " << deleted << (deleted == 1 ? " key\n" : " keys\n");
+    // The intent first: a reset cut short (server killed, connection lost) still leaves a trace.
+    AuditLog log(cli.connection(), cli.ns());
+    log.append(resetIntentAuditEntry(plan), cli.operatorName());
+    const ResetRun run = resetter.execute(plan, {}); // never throws: a failure ends the run
+    const qint64 deleted = run.deleted;
+    QString auditProblem;
+    try {
+        // The console's reset writes the very same entry (core builds it).
+        log.append(resetAuditEntry(plan, run), cli.operatorName());
+    } catch (const Error &e) {
+        auditProblem = e.message();
+    }
+    if (cli.json()) {
+        QJsonObject o = withKeys({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false}});
+        if (!run.finished()) {
+            o.insert(QStringLiteral("complete"), false);
+            o.insert(QStringLiteral("processed"), run.processed);
+        }
+        cli.printJson(o);
+    } else {
+        cli.out() << "deleted " << deleted << (deleted == 1 ? " key" : " keys") << (run.finished() ? "\n" : " (confirmed)\n");
+        cli.out().flush();
+    }
+    if (!auditProblem.isEmpty()) {
+        cli.err() << "ratescope-cli: the reset's outcome could not be recorded (its intent was): " << auditProblem << '\n';
+        cli.err().flush();
+    }
+    if (run.failure) {
+        cli.err() << "ratescope-cli: reset stopped after " << run.processed << " of " << run.planned << " keys: " << deleted
+                  << " deletions confirmed; the batch under way (up to " << Resetter::kBatchSize
+                  << " keys) may or may not have been deleted\n";
+        cli.err().flush();
+        std::rethrow_exception(run.failure);
+    }
     return ExitOk;
 }
 
@@ -173,11 +221,12 @@ int runPolicy(Cli &cli)
         pol.enforced = !cli.args().isSet(QStringLiteral("declared-only"));
         pol.validate(); // before anything is sent
         PolicyStore store(cli.connection(), cli.ns());
+        ensureAuditable(cli);
         const auto current = store.get(name);
         // Based on what the caller says it saw, else on what is there now.
         const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 0, std::numeric_limits<qint64>::max(), current ? current->version : 0);
         const Policy stored = store.set(pol, basedOn, actor(cli));
-        AuditLog(cli.connection(), cli.ns()).append(policySetAuditEntry(current, stored), cli.operatorName());
+        recordChange(cli, policySetAuditEntry(current, stored));
         printPolicy(cli, stored);
         return ExitOk;
     }
@@ -189,8 +238,9 @@ int runPolicy(Cli &cli)
         if (!current)
             throw UsageError(QStringLiteral("no policy named '%1'").arg(name));
         const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 1, std::numeric_limits<qint64>::max(), current->version);
+        ensureAuditable(cli);
         const Policy removed = store.remove(name, basedOn, actor(cli));
-        AuditLog(cli.connection(), cli.ns()).append(policyDeleteAuditEntry(removed), cli.operatorName());
+        recordChange(cli, policyDeleteAuditEntry(removed));
         if (cli.json())
             cli.printJson({{QStringLiteral("deleted"), name}});
         else
@@ -251,21 +301,24 @@ int runOverride(Cli &cli)
         o.windowUs = cli.args().isSet(QStringLiteral("window")) ? cli.durationOptionUs(QStringLiteral("window")) : 0;
         const qint64 forUs = cli.durationOptionUs(QStringLiteral("for"));
         OverrideStore store(cli.connection(), cli.ns());
+        ensureAuditable(cli);
         const auto previous = store.set(o, forUs, actor(cli));
         const auto stored = store.get(key);
-        AuditLog(cli.connection(), cli.ns()).append(overrideSetAuditEntry(key, previous, stored), cli.operatorName());
+        recordChange(cli, overrideSetAuditEntry(key, previous, stored));
         if (stored)
             printOverride(cli, *stored);
         return ExitOk;
     }
     if (action == QLatin1String("clear")) {
         cli.requireWritable(QStringLiteral("override clear"));
+        ensureAuditable(cli);
         const auto removed = OverrideStore(cli.connection(), cli.ns()).clear(key, actor(cli));
-        AuditLog(cli.connection(), cli.ns()).append(overrideClearAuditEntry(key, removed), cli.operatorName());
+        if (removed) // clearing nothing changed nothing: no entry
+            recordChange(cli, overrideClearAuditEntry(key, removed));
         if (cli.json())
             cli.printJson({{QStringLiteral("cleared"), removed.has_value()}});
         else
-            cli.out() << (removed ? "override cleared\n" : "there was no override\n");
+            cli.out() << (removed ? "override cleared\n" : "there was no override: nothing changed, nothing audited\n");
         return ExitOk;
     }
     throw UsageError(QStringLiteral("unknown override action '%1' (set, clear, get, list)").arg(action));

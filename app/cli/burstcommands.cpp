@@ -221,6 +221,7 @@ void showProgress(Cli &cli, const BurstProgress &p)
 int runBurst(Cli &cli)
 {
     const BurstConfig config = burstConfig(cli);
+    AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no burst without its record
     BurstEngine engine(cli.connectionOptions(), config);
     const bool live = !cli.json() && ::isatty(STDERR_FILENO);
     if (live)
@@ -290,6 +291,7 @@ int runBoundary(Cli &cli)
     const LimitSpec spec = specFromOptions(cli, false);
     const QByteArray key = boundaryKey(cli, spec);
     const QJsonObject before = boundaryAuditParameters(spec);
+    AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no run without its record
     BoundaryScenario scenario(cli.connection(), key, spec);
     BoundaryResult result;
     try {

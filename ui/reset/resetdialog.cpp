@@ -499,6 +499,7 @@ void ResetDialog::startReset()
         this,
         [ns, plan, op, shared, hook](Connection &c) {
             RunOutcome out;
+            AuditLog(c, ns).ensureWritable(); // throws before anything is deleted: no reset without its record
             Resetter resetter(c, ns);
             out.run = resetter.execute(plan, [&](const ResetRun &run) {
                 shared->done = run.processed;
