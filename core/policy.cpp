@@ -48,38 +48,6 @@ qint64 scoreUnitUs(ScoreUnit u)
     return 0;
 }
 
-QString globSyntaxProblem(const QByteArray &pattern)
-{
-    // The same walk as Redis's stringmatchlen(): '\\' escapes the next byte, also inside a class.
-    const qsizetype n = pattern.size();
-    for (qsizetype i = 0; i < n; ++i) {
-        if (pattern[i] == '\\') {
-            if (i + 1 == n)
-                return QStringLiteral("a trailing '\\' escapes nothing");
-            ++i;
-        } else if (pattern[i] == '[') {
-            qsizetype j = i + 1;
-            if (j < n && pattern[j] == '^')
-                ++j;
-            bool closed = false;
-            for (; j < n; ++j) {
-                if (pattern[j] == '\\') {
-                    if (j + 1 == n)
-                        break;
-                    ++j;
-                } else if (pattern[j] == ']') {
-                    closed = true;
-                    break;
-                }
-            }
-            if (!closed)
-                return QStringLiteral("unbalanced '[' at position %1").arg(i + 1);
-            i = j;
-        }
-    }
-    return {};
-}
-
 std::vector<PolicyProblem> Policy::problems() const
 {
     std::vector<PolicyProblem> found;
@@ -234,6 +202,13 @@ QJsonObject PolicyStore::compareAndSet(const QString &name, qint64 basedOnVersio
 Policy PolicyStore::set(Policy policy, qint64 basedOnVersion, const QString &actor)
 {
     policy.validate();
+    // Ratescope's own records are no limiters: a policy covering them would have services
+    // enforce limits on, and the console read, the policies hash itself.
+    const QByteArray ns = m_ns.toUtf8();
+    for (const QByteArray &own : {ns + "policies", ns + "audit", ns + "override:x"})
+        if (globMatch(policy.match, own))
+            throw UsageError(QStringLiteral("policy '%1': the pattern '%2' covers Ratescope's own records under '%3' (%4); make it narrower")
+                                 .arg(policy.name, QString::fromUtf8(policy.match), m_ns, QString::fromUtf8(own)));
     policy.version = basedOnVersion + 1;
     policy.updatedAt = QDateTime::currentDateTimeUtc();
     policy.updatedBy = actor;

@@ -4,6 +4,7 @@
 
 #include "algorithm.h"
 #include "audit.h"
+#include "glob.h"
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -20,10 +21,6 @@ QString scoreUnitName(ScoreUnit u); // "auto", "s", "ms", "us"
 ScoreUnit parseScoreUnit(const QString &name); // throws UsageError
 qint64 scoreUnitUs(ScoreUnit u);               // 1000000, 1000, 1 (Auto: 0)
 
-// Where a glob is broken for SCAN MATCH and the policy's own matching: an unclosed '['
-// ("unbalanced '['") or a trailing '\' that escapes nothing. Empty when it is well formed.
-// Redis accepts both silently and matches something nobody meant.
-QString globSyntaxProblem(const QByteArray &pattern);
 
 // The fields of a policy a problem belongs to, so an editor can say it next to that field.
 enum class PolicyField { Name, Match, Limit, Window, Cost };

@@ -323,8 +323,12 @@ void TestAdmin::patternResetSparesMetadata()
     QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("deleted")).toInt(), 1);
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 1);
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:audit"}).integer(), 1);
-    // Named explicitly, metadata goes too.
+    // Named explicitly, metadata goes too, but only with --include-metadata.
     r = runCli(cli({QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("ratescope:pol*"), QStringLiteral("--yes")}));
+    QCOMPARE(r.exitCode, 2);
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 1);
+    r = runCli(cli({QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("ratescope:pol*"), QStringLiteral("--yes"),
+                    QStringLiteral("--include-metadata")}));
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 0);
 }

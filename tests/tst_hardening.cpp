@@ -52,6 +52,13 @@ private Q_SLOTS:
     void clearingNothingIsNotAudited();
     void burstAndBoundaryNeedTheirRecord();
 
+    // Deletes that must be asked for explicitly; broken globs.
+    void resetRefusesNonLimiterTypes();
+    void resetRefusesMetadata();
+    void brokenGlobsAreRejected_data();
+    void brokenGlobsAreRejected();
+    void policyGlobMustNotCoverTheNamespace();
+
 private:
     ConnectionOptions as(const char *user, const char *password) const
     {
@@ -247,6 +254,89 @@ void TestHardening::burstAndBoundaryNeedTheirRecord()
         runCli(cli(args({"boundary", "--algo", "gcra", "--limit", "5", "--window", "1s", "--key", "b:2"}), "noxadd", "noxaddpw"));
     QCOMPARE(boundary.exitCode, 4);
     QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0);
+}
+
+void TestHardening::resetRefusesNonLimiterTypes()
+{
+    m_conn->command({"XADD", "q:stream", "*", "a", "1"});
+    m_conn->command({"RPUSH", "q:list", "a"});
+    m_conn->command({"SADD", "q:set", "a"});
+    m_conn->command({"SET", "q:limiter", "1"});
+    const QByteArray before = snapshot();
+    for (const QStringList &a : {args({"reset", "q:list", "--yes"}), args({"reset", "--match", "q:*", "--yes"}),
+                                 args({"reset", "--match", "q:*", "--dry-run"}), args({"reset", "q:stream", "q:limiter", "--yes"})}) {
+        const CliResult r = runCli(cli(a));
+        QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' '))));
+        QVERIFY2(r.err.contains("--force") && r.err.contains("no limiter uses"), r.err.constData());
+    }
+    const CliResult named = runCli(cli(args({"reset", "--match", "q:*", "--yes"})));
+    QVERIFY(named.err.contains("q:list") && named.err.contains("q:set") && named.err.contains("q:stream"));
+    QVERIFY(!named.err.contains("q:limiter"));
+    QCOMPARE(snapshot(), before);
+    // Limiter types go without --force; the others with it.
+    QCOMPARE(runCli(cli(args({"reset", "q:limiter", "--yes"}))).exitCode, 0);
+    QCOMPARE(runCli(cli(args({"reset", "--match", "q:*", "--yes", "--force"}))).exitCode, 0);
+    QCOMPARE(m_conn->command({"KEYS", "q:*"}).size(), size_t(0));
+}
+
+void TestHardening::resetRefusesMetadata()
+{
+    QCOMPARE(runCli(cli(args({"override", "set", "k", "--limit", "5", "--for", "1h"}))).exitCode, 0);
+    QCOMPARE(auditLength(), 1);
+    const QByteArray before = snapshot();
+    for (const QStringList &a : {args({"reset", "ratescope:audit", "--yes"}), args({"reset", "--match", "ratescope:*", "--yes"}),
+                                 args({"--namespace", "other:", "reset", "other:audit", "ratescope:override:k", "--yes"})}) {
+        const CliResult r = runCli(cli(a));
+        if (a.contains(QStringLiteral("other:"))) { // another namespace's audit trail does not exist: only ratescope's keys are limiters there
+            QCOMPARE(r.exitCode, 0);
+            continue;
+        }
+        QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' '))));
+        QVERIFY2(r.err.contains("--include-metadata") && r.err.contains("ratescope:audit"), r.err.constData());
+    }
+    Q_UNUSED(before);
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:audit"}).integer(), 1);
+    // Asked for explicitly, it goes (and the reset's own entries start a new trail).
+    const CliResult r = runCli(cli(args({"reset", "ratescope:audit", "--yes", "--include-metadata", "--force"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(auditLength(), 1); // the outcome; the intent went with the old trail
+}
+
+void TestHardening::brokenGlobsAreRejected_data()
+{
+    QTest::addColumn<QStringList>("command");
+    QTest::addColumn<QByteArray>("message");
+    QTest::newRow("reset [") << args({"reset", "--match", "a[^", "--yes"}) << QByteArray("unbalanced '['");
+    QTest::newRow("reset \\") << args({"reset", "--match", "a\\", "--yes"}) << QByteArray("trailing");
+    QTest::newRow("reset dry [") << args({"reset", "--match", "a[", "--dry-run"}) << QByteArray("unbalanced '['");
+    QTest::newRow("keys [") << args({"keys", "--match", "a[b"}) << QByteArray("unbalanced '['");
+    QTest::newRow("keys \\") << args({"keys", "--match", "a\\"}) << QByteArray("trailing");
+    QTest::newRow("policy [") << args({"policy", "set", "p", "--match", "a[^", "--algo", "gcra", "--limit", "5", "--window", "1s"})
+                              << QByteArray("unbalanced '['");
+}
+
+void TestHardening::brokenGlobsAreRejected()
+{
+    QFETCH(QStringList, command);
+    QFETCH(QByteArray, message);
+    for (const char *k : {"a", "a*", "a\\", "ab", "a["})
+        m_conn->command({"SET", k, "1"});
+    const QByteArray before = snapshot();
+    const CliResult r = runCli(cli(command));
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(message), r.err.constData());
+    QCOMPARE(snapshot(), before);
+}
+
+void TestHardening::policyGlobMustNotCoverTheNamespace()
+{
+    for (const char *glob : {"*", "ratescope:*", "rate*", "ratescope:pol?cies"}) {
+        const CliResult r = runCli(cli(args({"policy", "set", "p", "--match", glob, "--algo", "gcra", "--limit", "5", "--window", "1s"})));
+        QVERIFY2(r.exitCode == 2, glob);
+        QVERIFY2(r.err.contains("covers Ratescope's own records"), r.err.constData());
+    }
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 0);
+    QCOMPARE(runCli(cli(args({"policy", "set", "p", "--match", "api:*", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
 }
 
 QTEST_GUILESS_MAIN(TestHardening)

@@ -5,6 +5,7 @@
 #include "audit.h"
 #include "duration.h"
 #include "errors.h"
+#include "glob.h"
 #include "keytext.h"
 #include "policy.h"
 #include "reset.h"
@@ -67,6 +68,8 @@ int runReset(Cli &cli)
     if (!dryRun && !cli.args().isSet(QStringLiteral("yes")) && !interactive)
         throw UsageError(QStringLiteral("reset deletes keys: add --yes (not on a terminal, so there is nobody to ask), or --dry-run to preview"));
 
+    if (byPattern)
+        requireWellFormedGlob(cli.bytes(cli.args().value(QStringLiteral("match"))), QStringLiteral("--match"));
     if (!dryRun)
         ensureAuditable(cli);
     Resetter resetter(cli.connection(), cli.ns());
@@ -74,6 +77,30 @@ int runReset(Cli &cli)
     for (const QString &k : keys)
         exact << cli.keyBytes(k);
     const ResetPlan plan = byPattern ? resetter.planPattern(cli.bytes(cli.args().value(QStringLiteral("match")))) : resetter.planKeys(exact);
+
+    // Ratescope's own records and keys no limiter could be are deleted only when asked for by
+    // name (the refusal says which and how); a dry run refuses alike, so it previews truly.
+    auto named = [](const QByteArrayList &keys) {
+        QStringList shown;
+        for (qsizetype i = 0; i < std::min<qsizetype>(keys.size(), 10); ++i)
+            shown << displayKey(keys[i]);
+        return shown.join(QStringLiteral(", ")) + (keys.size() > 10 ? QStringLiteral(" and %1 more").arg(keys.size() - 10) : QString());
+    };
+    if (const QByteArrayList meta = resetter.metadataKeys(plan); !meta.isEmpty() && !cli.args().isSet(QStringLiteral("include-metadata")))
+        throw UsageError(QStringLiteral("refusing to delete Ratescope's own records under '%1': %2 (add --include-metadata to delete them too)")
+                             .arg(cli.ns(), named(meta)));
+    if (const auto foreign = resetter.nonLimiterTypes(plan); !foreign.empty() && !cli.args().isSet(QStringLiteral("force"))) {
+        QByteArrayList keys;
+        QStringList types;
+        for (const auto &[k, t] : foreign) {
+            keys << k;
+            if (!types.contains(QString::fromUtf8(t)))
+                types << QString::fromUtf8(t);
+        }
+        throw UsageError(QStringLiteral("refusing to delete keys of a type no limiter uses (%1): %2 (limiters are zset, string or hash; "
+                                        "add --force to delete them anyway)")
+                             .arg(types.join(QStringLiteral(", ")), named(keys)));
+    }
 
     // JSON: "keys" as text (escaped when not UTF-8); then "keys_base64", all of them exactly.
     QJsonArray listed, listedBase64;
@@ -355,11 +382,13 @@ int runAudit(Cli &cli)
 
 void registerAdministration(QList<Subcommand> &commands)
 {
-    commands.append({QStringLiteral("reset"), QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes]"),
+    commands.append({QStringLiteral("reset"), QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes] [--force] [--include-metadata]"),
                      QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\n"
                                     "previewed first; exactly the previewed keys are deleted. Counter bases take their windows."),
                      {{QStringLiteral("match"), QStringLiteral("Keys matching this glob (metadata only if the glob starts with the namespace)."), QStringLiteral("GLOB")},
                       {QStringLiteral("dry-run"), QStringLiteral("Only show what would be deleted.")},
+                      {QStringLiteral("force"), QStringLiteral("Also delete keys of types no limiter uses (stream, list, set, ...).")},
+                      {QStringLiteral("include-metadata"), QStringLiteral("Also delete Ratescope's own records (policies, overrides, audit trail).")},
                       {QStringLiteral("yes"), QStringLiteral("Do not ask (required when not on a terminal).")}},
                      false, runReset});
     commands.append({QStringLiteral("policy"),

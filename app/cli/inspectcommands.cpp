@@ -3,6 +3,8 @@
 
 #include "duration.h"
 #include "errors.h"
+#include "glob.h"
+#include "reset.h"
 #include "inspector.h"
 #include "keyscanner.h"
 #include "keytext.h"
@@ -104,10 +106,14 @@ private:
 
 int runKeys(Cli &cli)
 {
-    Connection &c = cli.connection();
     KeyScanner::Options options;
     options.match = cli.bytes(cli.args().value(QStringLiteral("match")));
+    requireWellFormedGlob(options.match, QStringLiteral("--match"));
     options.type = cli.args().value(QStringLiteral("type")).toUtf8();
+    if (cli.args().isSet(QStringLiteral("type")) && !isLimiterType(options.type))
+        throw UsageError(QStringLiteral("--type must be a type limiters are stored in (zset, hash or string), not '%1'")
+                             .arg(cli.args().value(QStringLiteral("type"))));
+    Connection &c = cli.connection();
     options.memory = cli.args().isSet(QStringLiteral("memory"));
     options.nowUs = nowOption(cli);
     options.policies = cli.policies();
