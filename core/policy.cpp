@@ -4,6 +4,7 @@
 #include "duration.h"
 #include "errors.h"
 #include "glob.h"
+#include "inputcheck.h"
 #include "keytext.h"
 
 #include <QJsonDocument>
@@ -51,8 +52,16 @@ qint64 scoreUnitUs(ScoreUnit u)
 std::vector<PolicyProblem> Policy::problems() const
 {
     std::vector<PolicyProblem> found;
-    if (name.trimmed().isEmpty() || name.size() > 200)
-        found.push_back({PolicyField::Name, QStringLiteral("a policy needs a name (1-200 characters)")});
+    if (name.trimmed().isEmpty() || name.size() > kMaxPolicyNameLength)
+        found.push_back({PolicyField::Name, QStringLiteral("a policy needs a name (1-%1 characters)").arg(kMaxPolicyNameLength)});
+    else if (const QString bad = unsafeCharacterProblem(name); !bad.isEmpty())
+        found.push_back({PolicyField::Name, QStringLiteral("the policy name %1").arg(bad)});
+    if (description.size() > kMaxPolicyDescriptionLength)
+        found.push_back({PolicyField::Name, QStringLiteral("the description is too long (%1 characters; at most %2)")
+                                                .arg(description.size())
+                                                .arg(kMaxPolicyDescriptionLength)});
+    else if (const QString bad = unsafeCharacterProblem(description); !bad.isEmpty())
+        found.push_back({PolicyField::Name, QStringLiteral("the description %1").arg(bad)});
     if (match.isEmpty())
         found.push_back({PolicyField::Match, QStringLiteral("policy '%1' needs a key pattern (--match)").arg(name)});
     else if (const QString glob = globSyntaxProblem(match); !glob.isEmpty())

@@ -29,6 +29,9 @@ struct PolicyProblem {
     QString message; // LimitSpec::validate's words for the limits, without the policy's name
 };
 
+constexpr int kMaxPolicyNameLength = 200;         // characters, none of them control or invisible formatting
+constexpr int kMaxPolicyDescriptionLength = 1000; // the same, and one line
+
 struct Policy {
     QString name;
     QByteArray match;       // key glob (Redis semantics); a literal key is an exact match

@@ -59,6 +59,12 @@ private Q_SLOTS:
     void brokenGlobsAreRejected();
     void policyGlobMustNotCoverTheNamespace();
 
+    // Input taken strictly.
+    void looseInputIsRefused_data();
+    void looseInputIsRefused();
+    void missingUnixSocketIsNamed();
+    void nowFarAheadOnAnExistingKey();
+
 private:
     ConnectionOptions as(const char *user, const char *password) const
     {
@@ -337,6 +343,83 @@ void TestHardening::policyGlobMustNotCoverTheNamespace()
     }
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 0);
     QCOMPARE(runCli(cli(args({"policy", "set", "p", "--match", "api:*", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+}
+
+void TestHardening::looseInputIsRefused_data()
+{
+    QTest::addColumn<QStringList>("command");
+    QTest::addColumn<QByteArray>("message");
+    const QStringList check = args({"check", "k", "--algo", "gcra", "--window", "1s"});
+    QTest::newRow("namespace empty") << args({"--namespace", "", "keys"}) << QByteArray("--namespace must be 1 to 64");
+    QTest::newRow("namespace glob") << args({"--namespace", "*", "keys"}) << QByteArray("--namespace may hold only");
+    QTest::newRow("namespace newline") << args({"--namespace", "a\nb:", "keys"}) << QByteArray("--namespace may hold only");
+    QTest::newRow("namespace 5000") << QStringList{QStringLiteral("--namespace"), QString(5000, QLatin1Char('a')), QStringLiteral("keys")}
+                                    << QByteArray("--namespace must be 1 to 64");
+    QTest::newRow("operator escape") << args({"--operator", "root\x1b[2J", "override", "set", "k", "--limit", "5", "--for", "1h"})
+                                     << QByteArray("--operator contains a control character (U+001B)");
+    QTest::newRow("operator newline") << args({"--operator", "x\nroot", "override", "set", "k", "--limit", "5", "--for", "1h"})
+                                      << QByteArray("control character (U+000A)");
+    QTest::newRow("operator bidi") << args({"--operator", "\u202Eeman", "override", "set", "k", "--limit", "5", "--for", "1h"})
+                                   << QByteArray("invisible formatting character (U+202E)");
+    QTest::newRow("operator long") << QStringList{QStringLiteral("--operator"), QString(101, QLatin1Char('o')), QStringLiteral("override"),
+                                                  QStringLiteral("set"), QStringLiteral("k"), QStringLiteral("--limit"), QStringLiteral("5"),
+                                                  QStringLiteral("--for"), QStringLiteral("1h")}
+                                   << QByteArray("too long");
+    QTest::newRow("policy name control") << args({"policy", "set", "a\tb", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"})
+                                         << QByteArray("control character (U+0009)");
+    QTest::newRow("description newline") << args({"policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s",
+                                                  "--description", "one\nFAKE"})
+                                         << QByteArray("description contains a control character");
+    QTest::newRow("limit space") << check + args({"--limit", " 5"}) << QByteArray("--limit must be an integer");
+    QTest::newRow("limit plus") << check + args({"--limit", "+5"}) << QByteArray("--limit must be an integer");
+    QTest::newRow("window inner space") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "60 s"}) << QByteArray("invalid duration");
+    QTest::newRow("window newline") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "60s\n"}) << QByteArray("invalid duration");
+    QTest::newRow("limit twice") << check + args({"--limit", "5", "--limit", "6"}) << QByteArray("--limit given twice");
+    QTest::newRow("flag twice") << args({"--json", "--json", "keys"}) << QByteArray("--json given twice");
+    QTest::newRow("override window 0") << args({"override", "set", "k", "--limit", "5", "--window", "0", "--for", "1h"})
+                                       << QByteArray("--window must be between 1ms");
+    QTest::newRow("keys type list") << args({"keys", "--type", "list"}) << QByteArray("--type must be");
+    QTest::newRow("now beyond 2^52") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us", "4503599627370497"})
+                                     << QByteArray("--now-us must be between 0 and 4503599627370496");
+    QTest::newRow("peek now beyond 2^52") << args({"peek", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us", "9000000000000000"})
+                                          << QByteArray("--now-us must be between");
+    QTest::newRow("rate space") << args({"burst", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "1", "--rate", " 5"})
+                                << QByteArray("--rate must be");
+}
+
+void TestHardening::looseInputIsRefused()
+{
+    QFETCH(QStringList, command);
+    QFETCH(QByteArray, message);
+    const CliResult r = runCli(cli(command));
+    QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    QVERIFY2(r.err.contains(message), r.err.constData());
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0); // nothing written, under any name
+}
+
+void TestHardening::missingUnixSocketIsNamed()
+{
+    const QString path = m_server->dir() + QStringLiteral("/nothing-here.sock");
+    const CliResult r = runCli({QStringLiteral("--url"), QStringLiteral("unix://") + path, QStringLiteral("info")});
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.err.contains("no such socket: " + path.toUtf8()), r.err.constData());
+}
+
+void TestHardening::nowFarAheadOnAnExistingKey()
+{
+    const qint64 serverNow = m_conn->command({"TIME"})[0].toInteger() * 1000000;
+    const QStringList check = args({"--json", "check", "g:1", "--algo", "gcra", "--limit", "5", "--window", "1s"});
+    const QString farAhead = QString::number(serverNow + 3600LL * 1000000);
+    // A new key may be decided at any time (replays, tests).
+    QCOMPARE(runCli(cli(check + QStringList{QStringLiteral("--now-us"), farAhead})).exitCode, 0);
+    const QByteArray state = m_conn->command({"DUMP", "g:1"}).bytes();
+    // An existing one only within a minute of the server's clock, or forced.
+    const CliResult refused = runCli(cli(check + QStringList{QStringLiteral("--now-us"), farAhead}));
+    QCOMPARE(refused.exitCode, 2);
+    QVERIFY2(refused.err.contains("ahead of the server's clock") && refused.err.contains("--force"), refused.err.constData());
+    QCOMPARE(m_conn->command({"DUMP", "g:1"}).bytes(), state);
+    QCOMPARE(runCli(cli(check + QStringList{QStringLiteral("--now-us"), QString::number(serverNow + 30 * 1000000)})).exitCode, 0);
+    QCOMPARE(runCli(cli(check + QStringList{QStringLiteral("--now-us"), farAhead, QStringLiteral("--force")})).exitCode, 0);
 }
 
 QTEST_GUILESS_MAIN(TestHardening)

@@ -325,7 +325,14 @@ int runOverride(Cli &cli)
         Override o;
         o.key = key;
         o.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
-        o.windowUs = cli.args().isSet(QStringLiteral("window")) ? cli.durationOptionUs(QStringLiteral("window")) : 0;
+        o.windowUs = 0; // the policy's
+        if (cli.args().isSet(QStringLiteral("window"))) {
+            // Given, it is a window like check's: 0 is not "the policy's", it is refused.
+            o.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+            if (o.windowUs < kMinWindowUs || o.windowUs > kMaxWindowUs)
+                throw UsageError(QStringLiteral("--window must be between %1 and %2, not %3")
+                                     .arg(formatDurationUs(kMinWindowUs), formatDurationUs(kMaxWindowUs), formatDurationUs(o.windowUs)));
+        }
         const qint64 forUs = cli.durationOptionUs(QStringLiteral("for"));
         OverrideStore store(cli.connection(), cli.ns());
         ensureAuditable(cli);

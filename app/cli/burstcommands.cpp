@@ -10,6 +10,7 @@
 #include "keytext.h"
 
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QSaveFile>
 
 #include <atomic>
@@ -63,8 +64,9 @@ double rateOption(const Cli &cli)
 {
     if (!cli.args().isSet(QStringLiteral("rate")))
         return 0;
-    bool ok = false;
-    const double rate = cli.args().value(QStringLiteral("rate")).toDouble(&ok);
+    static const QRegularExpression number(QRegularExpression::anchoredPattern(QStringLiteral("[0-9]{1,12}(\\.[0-9]{1,12})?")));
+    bool ok = number.match(cli.args().value(QStringLiteral("rate"))).hasMatch(); // no spaces, signs, exponents
+    const double rate = ok ? cli.args().value(QStringLiteral("rate")).toDouble(&ok) : 0;
     if (!ok || !(rate > 0))
         throw UsageError(QStringLiteral("--rate must be a positive number of requests per second, not '%1'")
                              .arg(cli.args().value(QStringLiteral("rate"))));

@@ -3,6 +3,7 @@
 #include "errors.h"
 #include "duration.h"
 #include "keytext.h"
+#include "inputcheck.h"
 
 #include <QJsonDocument>
 #include <QProcessEnvironment>
@@ -14,6 +15,7 @@ namespace ratescope::cli {
 namespace {
 
 const QString kDefaultUrl = QStringLiteral("redis://127.0.0.1:6379/0");
+constexpr int kMaxOperatorLength = 100;
 
 // Global options that take a value: needed to find the subcommand before the full parse.
 const QStringList kGlobalValueOptions = {QStringLiteral("--url"), QStringLiteral("--namespace"), QStringLiteral("--operator")};
@@ -209,7 +211,7 @@ qint64 Cli::integerOption(const QString &name, qint64 min, qint64 max, std::opti
     }
     const QString text = m_parser.value(name);
     bool ok = false;
-    const qint64 v = text.toLongLong(&ok);
+    const qint64 v = parseStrictInteger(text, &ok); // digits only: no " 5", "5 ", "+5"
     if (!ok)
         throw UsageError(QStringLiteral("--%1 must be an integer, not '%2'").arg(name, text));
     if (v < min || v > max)
@@ -319,6 +321,15 @@ int Cli::dispatch(const QStringList &arguments)
         throw UsageError(m_parser.errorText() + QStringLiteral(" (see ratescope-cli %1--help)").arg(command ? name + QLatin1Char(' ') : QString()));
     }
     m_json = m_parser.isSet(QStringLiteral("json"));
+    // A repeated option is a mistake (which value was meant?), not last-wins.
+    {
+        QStringList seen;
+        for (const QString &option : m_parser.optionNames()) {
+            if (seen.contains(option))
+                throw UsageError(QStringLiteral("%1%2 given twice").arg(option.size() == 1 ? QStringLiteral("-") : QStringLiteral("--"), option));
+            seen << option;
+        }
+    }
     if (m_parser.isSet(QStringLiteral("version"))) {
         m_out << "ratescope-cli " << RATESCOPE_VERSION << '\n';
         return ExitOk;
@@ -337,7 +348,13 @@ int Cli::dispatch(const QStringList &arguments)
     m_readOnly = m_parser.isSet(QStringLiteral("read-only"));
     if (m_parser.isSet(QStringLiteral("namespace")))
         m_namespace = m_parser.value(QStringLiteral("namespace"));
-    m_operator = m_parser.value(QStringLiteral("operator")).trimmed();
+    requireValidNamespace(m_namespace);
+    if (m_parser.isSet(QStringLiteral("operator"))) {
+        m_operator = m_parser.value(QStringLiteral("operator"));
+        requireSafeText(m_operator, QStringLiteral("--operator"), kMaxOperatorLength);
+        if (m_operator.trimmed() != m_operator)
+            throw UsageError(QStringLiteral("--operator must not start or end with spaces"));
+    }
     m_url = m_parser.isSet(QStringLiteral("url")) ? m_parser.value(QStringLiteral("url"))
                                                   : QProcessEnvironment::systemEnvironment().value(QStringLiteral("RATESCOPE_URL"), kDefaultUrl);
     if (m_parser.isSet(QStringLiteral("sandbox"))) {

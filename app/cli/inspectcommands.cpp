@@ -24,7 +24,7 @@ std::optional<qint64> nowOption(const Cli &cli)
 {
     if (!cli.args().isSet(QStringLiteral("now-us")))
         return std::nullopt;
-    return cli.integerOption(QStringLiteral("now-us"), 0, 9000000000000000LL);
+    return cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs);
 }
 
 QString ttlText(qint64 pttlMs)
