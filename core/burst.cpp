@@ -553,22 +553,22 @@ BurstSummary BurstEngine::run()
                                   .arg(QString::fromLocal8Bit(e.what())));
         };
         try {
-        threads.emplace_back([&, i] {
-            BurstConnection &c = *connections[i];
-            try {
-                c.setUp();
-            } catch (...) {
-                setUpErrors[i] = std::current_exception();
-            }
-            ready.count_down();
-            startGate.wait();
-            if (!abort.load())
-                c.run();
-            c.tearDown();
-            std::lock_guard lock(mutex);
-            ++finished;
-            finishedChanged.notify_all();
-        });
+            threads.emplace_back([&, i] {
+                BurstConnection &c = *connections[i];
+                try {
+                    c.setUp();
+                } catch (...) {
+                    setUpErrors[i] = std::current_exception();
+                }
+                ready.count_down();
+                startGate.wait();
+                if (!abort.load())
+                    c.run();
+                c.tearDown();
+                std::lock_guard lock(mutex);
+                ++finished;
+                finishedChanged.notify_all();
+            });
         } catch (const std::system_error &e) {
             throw startFailed(e);
         }

@@ -65,9 +65,9 @@ struct BurstSummary {
     qint64 sent = 0;
     qint64 allowed = 0;
     qint64 denied = 0;
-    qint64 errors = 0;  // answered with an error reply (or a reply that is no decision)
-    qint64 unknown = 0; // sent, but the reply never came (timeout, drop): may have been admitted
-    qint64 notSent = 0; // never written: the connection could not be (re)established
+    qint64 errors = 0;           // answered with an error reply (or a reply that is no decision)
+    qint64 unknown = 0;          // sent, but the reply never came (timeout, drop): may have been admitted
+    qint64 notSent = 0;          // never written: the connection could not be (re)established
     qint64 connectionErrors = 0; // unknown + notSent: lost to a failed connection
     QString firstError;          // the earliest error's text, empty when none
     bool cancelled = false;

@@ -15,8 +15,8 @@ QString codePoint(char32_t c)
 
 bool isInvisibleFormat(char32_t c)
 {
-    return (c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x206F) || c == 0x061C ||
-           c == 0xFEFF || c == 0x00AD || c == 0x180E;
+    return (c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x206F) || c == 0x061C || c == 0xFEFF ||
+           c == 0x00AD || c == 0x180E;
 }
 
 bool isControl(char32_t c)

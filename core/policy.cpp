@@ -216,8 +216,9 @@ Policy PolicyStore::set(Policy policy, qint64 basedOnVersion, const QString &act
     const QByteArray ns = m_ns.toUtf8();
     for (const QByteArray &own : {ns + "policies", ns + "audit", ns + "override:x"})
         if (globMatch(policy.match, own))
-            throw UsageError(QStringLiteral("policy '%1': the pattern '%2' covers Ratescope's own records under '%3' (%4); make it narrower")
-                                 .arg(policy.name, QString::fromUtf8(policy.match), m_ns, QString::fromUtf8(own)));
+            throw UsageError(
+                QStringLiteral("policy '%1': the pattern '%2' covers Ratescope's own records under '%3' (%4); make it narrower")
+                    .arg(policy.name, QString::fromUtf8(policy.match), m_ns, QString::fromUtf8(own)));
     policy.version = basedOnVersion + 1;
     policy.updatedAt = QDateTime::currentDateTimeUtc();
     policy.updatedBy = actor;

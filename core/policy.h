@@ -21,7 +21,6 @@ QString scoreUnitName(ScoreUnit u); // "auto", "s", "ms", "us"
 ScoreUnit parseScoreUnit(const QString &name); // throws UsageError
 qint64 scoreUnitUs(ScoreUnit u);               // 1000000, 1000, 1 (Auto: 0)
 
-
 // The fields of a policy a problem belongs to, so an editor can say it next to that field.
 enum class PolicyField { Name, Match, Limit, Window, Cost };
 struct PolicyProblem {

@@ -379,8 +379,7 @@ void TestBurst::stalledServerFiguresMatchTheServer()
     QVERIFY2(s.errors == 0, qPrintable(describe(s)));
     QVERIFY2(s.unknown > 0, qPrintable(describe(s)));
     QVERIFY2(balanced(s), qPrintable(describe(s)));
-    QVERIFY2(held >= s.allowed && held <= s.allowed + s.unknown,
-             qPrintable(QStringLiteral("server holds %1; ").arg(held) + describe(s)));
+    QVERIFY2(held >= s.allowed && held <= s.allowed + s.unknown, qPrintable(QStringLiteral("server holds %1; ").arg(held) + describe(s)));
     const QJsonObject o = s.toJson();
     QCOMPARE(o.value(QStringLiteral("unknown")).toInteger(), s.unknown);
     QCOMPARE(o.value(QStringLiteral("not_sent")).toInteger(), s.notSent);
@@ -389,10 +388,11 @@ void TestBurst::stalledServerFiguresMatchTheServer()
 // A timeline that cannot be written fails the command before anything is sent or audited.
 void TestBurst::cliTimelineCheckedBeforeSending()
 {
-    const CliResult r = runCli(cliBase() + QStringList{QStringLiteral("burst"), QStringLiteral("tl:1"), QStringLiteral("--algo"),
-                                                       QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"),
-                                                       QStringLiteral("--window"), QStringLiteral("1s"), QStringLiteral("--requests"),
-                                                       QStringLiteral("10"), QStringLiteral("--timeline"), QStringLiteral("/nonexistent/x.csv")});
+    const CliResult r =
+        runCli(cliBase() + QStringList{QStringLiteral("burst"), QStringLiteral("tl:1"), QStringLiteral("--algo"), QStringLiteral("gcra"),
+                                       QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("1s"),
+                                       QStringLiteral("--requests"), QStringLiteral("10"), QStringLiteral("--timeline"),
+                                       QStringLiteral("/nonexistent/x.csv")});
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains("cannot write the timeline to '/nonexistent/x.csv'"), r.err.constData());
     QCOMPARE(m_conn->command({"EXISTS", "tl:1"}).integer(), 0);
@@ -413,10 +413,10 @@ void TestBurst::cliThreadThatCannotStartIsAnError()
     if (underLimit({QStringLiteral("--version")}).first != 0)
         QSKIP("this build cannot run under a 600 MB address-space limit (sanitizers)");
     const auto [code, err] =
-        underLimit(cliBase() + QStringList{QStringLiteral("burst"), QStringLiteral("threads:1"), QStringLiteral("--algo"), QStringLiteral("gcra"),
-                                           QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("1s"),
-                                           QStringLiteral("--requests"), QStringLiteral("1000"), QStringLiteral("--connections"),
-                                           QStringLiteral("256")});
+        underLimit(cliBase() + QStringList{QStringLiteral("burst"), QStringLiteral("threads:1"), QStringLiteral("--algo"),
+                                           QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"),
+                                           QStringLiteral("--window"), QStringLiteral("1s"), QStringLiteral("--requests"),
+                                           QStringLiteral("1000"), QStringLiteral("--connections"), QStringLiteral("256")});
     if (code == 0)
         QSKIP("256 threads started under a 600 MB address-space limit here");
     QVERIFY2(code == 2, err.constData());

@@ -156,19 +156,32 @@ void TestConnectionOptions::badUrls_data()
     QTest::newRow("fragment") << "redis://h#x" << "fragments";
     QTest::newRow("empty host") << "redis://:pw@:6379" << "missing host";
     // Taken too loosely before: decoded to U+FFFD, control characters in the host, signs and spaces in numbers.
-    QTest::newRow("bad percent in user") << "redis://us%er:pw@h" << "bad percent-encoding in the user name";
-    QTest::newRow("bad percent in password") << "redis://u:p%zz@h" << "bad percent-encoding in the password";
-    QTest::newRow("truncated percent") << "redis://u:pw%4@h" << "bad percent-encoding in the password";
-    QTest::newRow("percent not utf-8") << "redis://u%ff:pw@h" << "user name is not UTF-8";
-    QTest::newRow("nul in host") << "redis://h%00x:6379" << "control character (U+0000)";
-    QTest::newRow("newline in host") << "redis://h%0Ax" << "control character (U+000A)";
-    QTest::newRow("space in host") << "redis://h%20x" << "contains a space";
-    QTest::newRow("plus port") << "redis://h:+7601" << "bad port '+7601'";
-    QTest::newRow("space port") << "redis://h: 7601" << "bad port ' 7601'";
-    QTest::newRow("space db") << "redis://h:1/ 0" << "bad database number ' 0'";
-    QTest::newRow("plus db") << "redis://h:1/+1" << "bad database number '+1'";
-    QTest::newRow("unix bad percent") << "unix:///tmp/a%zz.sock" << "bad percent-encoding in the socket path";
-    QTest::newRow("unix newline") << "unix:///tmp/a%0A.sock" << "control character";
+    QTest::newRow("bad percent in user") << "redis://us%er:pw@h"
+                                         << "bad percent-encoding in the user name";
+    QTest::newRow("bad percent in password") << "redis://u:p%zz@h"
+                                             << "bad percent-encoding in the password";
+    QTest::newRow("truncated percent") << "redis://u:pw%4@h"
+                                       << "bad percent-encoding in the password";
+    QTest::newRow("percent not utf-8") << "redis://u%ff:pw@h"
+                                       << "user name is not UTF-8";
+    QTest::newRow("nul in host") << "redis://h%00x:6379"
+                                 << "control character (U+0000)";
+    QTest::newRow("newline in host") << "redis://h%0Ax"
+                                     << "control character (U+000A)";
+    QTest::newRow("space in host") << "redis://h%20x"
+                                   << "contains a space";
+    QTest::newRow("plus port") << "redis://h:+7601"
+                               << "bad port '+7601'";
+    QTest::newRow("space port") << "redis://h: 7601"
+                                << "bad port ' 7601'";
+    QTest::newRow("space db") << "redis://h:1/ 0"
+                              << "bad database number ' 0'";
+    QTest::newRow("plus db") << "redis://h:1/+1"
+                             << "bad database number '+1'";
+    QTest::newRow("unix bad percent") << "unix:///tmp/a%zz.sock"
+                                      << "bad percent-encoding in the socket path";
+    QTest::newRow("unix newline") << "unix:///tmp/a%0A.sock"
+                                  << "control character";
 }
 
 void TestConnectionOptions::badUrls()

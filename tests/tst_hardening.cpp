@@ -109,7 +109,8 @@ void TestHardening::init()
 
 void TestHardening::badPolicyRecordIsSkipped()
 {
-    m_conn->command({"HSET", "ratescope:policies", "future", R"({"name":"future","match":"f:*","algorithm":"quantum","limit":5,"window_us":1000000})"});
+    m_conn->command(
+        {"HSET", "ratescope:policies", "future", R"({"name":"future","match":"f:*","algorithm":"quantum","limit":5,"window_us":1000000})"});
     m_conn->command({"HSET", "ratescope:policies", "garbage", "not json at all"});
     Policy p;
     p.name = QStringLiteral("api");
@@ -134,7 +135,8 @@ void TestHardening::badPolicyRecordIsSkipped()
 
     // Asking for the bad one itself: the server answered, with content this build cannot
     // use: exit 4, not a connection error (3).
-    const CliResult get = runCli(cli({QStringLiteral("--json"), QStringLiteral("policy"), QStringLiteral("get"), QStringLiteral("future")}));
+    const CliResult get =
+        runCli(cli({QStringLiteral("--json"), QStringLiteral("policy"), QStringLiteral("get"), QStringLiteral("future")}));
     QCOMPARE(get.exitCode, 4);
     QCOMPARE(lastJsonLine(get.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
              QStringLiteral("unexpected-reply"));
@@ -166,7 +168,8 @@ void TestHardening::conflictsHaveTheirOwnExitCode()
     QCOMPARE(runCli(cli(set)).exitCode, 0); // now version 2
     const CliResult stale = runCli(cli(QStringList{QStringLiteral("--json")} + set + args({"--based-on", "1"})));
     QCOMPARE(stale.exitCode, 6);
-    QCOMPARE(lastJsonLine(stale.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("conflict"));
+    QCOMPARE(lastJsonLine(stale.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
+             QStringLiteral("conflict"));
     const CliResult exists = runCli(cli(set + args({"--based-on", "0"})));
     QCOMPARE(exists.exitCode, 6);
     QVERIFY(exists.err.contains("already exists"));
@@ -201,8 +204,8 @@ void TestHardening::namespaceCollidingWithAppKeys()
 {
     m_conn->command({"SET", "app:audit", "the application's own string"});
     const QByteArray before = snapshot();
-    const CliResult r = runCli(cli(args({"--namespace", "app:", "policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5",
-                                         "--window", "1s"})));
+    const CliResult r = runCli(
+        cli(args({"--namespace", "app:", "policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"})));
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains("'app:audit' is a string, not a stream"), r.err.constData());
     QCOMPARE(m_conn->command({"EXISTS", "app:policies"}).integer(), 0);
@@ -252,8 +255,8 @@ void TestHardening::clearingNothingIsNotAudited()
 void TestHardening::burstAndBoundaryNeedTheirRecord()
 {
     m_conn->command({"ACL", "SETUSER", "noxadd", "reset", "on", ">noxaddpw", "~*", "&*", "+@all", "-xadd"});
-    const CliResult burst = runCli(
-        cli(args({"burst", "b:1", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "10"}), "noxadd", "noxaddpw"));
+    const CliResult burst =
+        runCli(cli(args({"burst", "b:1", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "10"}), "noxadd", "noxaddpw"));
     QCOMPARE(burst.exitCode, 4);
     QCOMPARE(m_conn->command({"EXISTS", "b:1"}).integer(), 0);
     const CliResult boundary =
@@ -293,7 +296,8 @@ void TestHardening::resetRefusesMetadata()
     for (const QStringList &a : {args({"reset", "ratescope:audit", "--yes"}), args({"reset", "--match", "ratescope:*", "--yes"}),
                                  args({"--namespace", "other:", "reset", "other:audit", "ratescope:override:k", "--yes"})}) {
         const CliResult r = runCli(cli(a));
-        if (a.contains(QStringLiteral("other:"))) { // another namespace's audit trail does not exist: only ratescope's keys are limiters there
+        if (a.contains(
+                QStringLiteral("other:"))) { // another namespace's audit trail does not exist: only ratescope's keys are limiters there
             QCOMPARE(r.exitCode, 0);
             continue;
         }
@@ -361,29 +365,37 @@ void TestHardening::looseInputIsRefused_data()
                                       << QByteArray("control character (U+000A)");
     QTest::newRow("operator bidi") << args({"--operator", "\u202Eeman", "override", "set", "k", "--limit", "5", "--for", "1h"})
                                    << QByteArray("invisible formatting character (U+202E)");
-    QTest::newRow("operator long") << QStringList{QStringLiteral("--operator"), QString(101, QLatin1Char('o')), QStringLiteral("override"),
-                                                  QStringLiteral("set"), QStringLiteral("k"), QStringLiteral("--limit"), QStringLiteral("5"),
-                                                  QStringLiteral("--for"), QStringLiteral("1h")}
+    QTest::newRow("operator long") << QStringList{QStringLiteral("--operator"), QString(101, QLatin1Char('o')),
+                                                  QStringLiteral("override"),   QStringLiteral("set"),
+                                                  QStringLiteral("k"),          QStringLiteral("--limit"),
+                                                  QStringLiteral("5"),          QStringLiteral("--for"),
+                                                  QStringLiteral("1h")}
                                    << QByteArray("too long");
-    QTest::newRow("policy name control") << args({"policy", "set", "a\tb", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"})
+    QTest::newRow("policy name control") << args({"policy", "set", "a\tb", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window",
+                                                  "1s"})
                                          << QByteArray("control character (U+0009)");
-    QTest::newRow("description newline") << args({"policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s",
-                                                  "--description", "one\nFAKE"})
+    QTest::newRow("description newline") << args({"policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window",
+                                                  "1s", "--description", "one\nFAKE"})
                                          << QByteArray("description contains a control character");
     QTest::newRow("limit space") << check + args({"--limit", " 5"}) << QByteArray("--limit must be an integer");
     QTest::newRow("limit plus") << check + args({"--limit", "+5"}) << QByteArray("--limit must be an integer");
-    QTest::newRow("window inner space") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "60 s"}) << QByteArray("invalid duration");
-    QTest::newRow("window newline") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "60s\n"}) << QByteArray("invalid duration");
+    QTest::newRow("window inner space") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "60 s"})
+                                        << QByteArray("invalid duration");
+    QTest::newRow("window newline") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "60s\n"})
+                                    << QByteArray("invalid duration");
     QTest::newRow("limit twice") << check + args({"--limit", "5", "--limit", "6"}) << QByteArray("--limit given twice");
     QTest::newRow("flag twice") << args({"--json", "--json", "keys"}) << QByteArray("--json given twice");
     QTest::newRow("override window 0") << args({"override", "set", "k", "--limit", "5", "--window", "0", "--for", "1h"})
                                        << QByteArray("--window must be between 1ms");
     QTest::newRow("keys type list") << args({"keys", "--type", "list"}) << QByteArray("--type must be");
-    QTest::newRow("now beyond 2^52") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us", "4503599627370497"})
+    QTest::newRow("now beyond 2^52") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us",
+                                              "4503599627370497"})
                                      << QByteArray("--now-us must be between 0 and 4503599627370496");
-    QTest::newRow("peek now beyond 2^52") << args({"peek", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us", "9000000000000000"})
+    QTest::newRow("peek now beyond 2^52") << args({"peek", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us",
+                                                   "9000000000000000"})
                                           << QByteArray("--now-us must be between");
-    QTest::newRow("rate space") << args({"burst", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "1", "--rate", " 5"})
+    QTest::newRow("rate space") << args({"burst", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "1", "--rate",
+                                         " 5"})
                                 << QByteArray("--rate must be");
 }
 

@@ -160,10 +160,10 @@ void printSummary(Cli &cli, const BurstSummary &s)
         {QStringLiteral("allowed"), QString::number(s.allowed)},
         {QStringLiteral("denied"), QString::number(s.denied)},
         {QStringLiteral("errors"), QString::number(s.errors)},
-        {QStringLiteral("unknown"), s.unknown ? QStringLiteral("%1 (sent, no reply: outcome unknown, may have been admitted)").arg(s.unknown)
-                                              : QStringLiteral("0")},
-        {QStringLiteral("not_sent"), s.notSent ? QStringLiteral("%1 (the connection was down: never written)").arg(s.notSent)
-                                               : QStringLiteral("0")},
+        {QStringLiteral("unknown"),
+         s.unknown ? QStringLiteral("%1 (sent, no reply: outcome unknown, may have been admitted)").arg(s.unknown) : QStringLiteral("0")},
+        {QStringLiteral("not_sent"),
+         s.notSent ? QStringLiteral("%1 (the connection was down: never written)").arg(s.notSent) : QStringLiteral("0")},
         {QStringLiteral("elapsed"), us(s.elapsedUs)},
         {QStringLiteral("throughput"), QStringLiteral("%1 decisions/s").arg(qint64(std::llround(s.throughput())))},
         {QStringLiteral("latency"),

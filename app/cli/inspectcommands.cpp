@@ -4,11 +4,11 @@
 #include "duration.h"
 #include "errors.h"
 #include "glob.h"
-#include "reset.h"
 #include "inspector.h"
 #include "keyscanner.h"
 #include "keytext.h"
 #include "logwindow.h"
+#include "reset.h"
 #include "serverinfo.h"
 #include "usage.h"
 
