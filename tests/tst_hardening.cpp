@@ -65,6 +65,10 @@ private Q_SLOTS:
     void missingUnixSocketIsNamed();
     void nowFarAheadOnAnExistingKey();
 
+    // Other services' numbers in 64-bit arithmetic.
+    void hugeForeignCountersDoNotOverflow();
+    void hugeForeignScoresDoNotOverflow();
+
 private:
     ConnectionOptions as(const char *user, const char *password) const
     {
@@ -432,6 +436,44 @@ void TestHardening::nowFarAheadOnAnExistingKey()
     QCOMPARE(m_conn->command({"DUMP", "g:1"}).bytes(), state);
     QCOMPARE(runCli(cli(check + QStringList{QStringLiteral("--now-us"), QString::number(serverNow + 30 * 1000000)})).exitCode, 0);
     QCOMPARE(runCli(cli(check + QStringList{QStringLiteral("--now-us"), farAhead, QStringLiteral("--force")})).exitCode, 0);
+}
+
+void TestHardening::hugeForeignCountersDoNotOverflow()
+{
+    const qint64 nowUs = m_conn->command({"TIME"})[0].toInteger() * 1000000;
+    const QByteArray id = QByteArray::number(nowUs / 60000000);
+    // A counter at INT64_MAX: curr + cost overflowed into "allowed".
+    m_conn->command({"SET", "legacy:api:" + id, "9223372036854775807"});
+    for (const char *algo : {"fixed-window", "sliding-counter"}) {
+        const CliResult r = runCli(cli(args({"--json", "peek", "legacy:api", "--algo", algo, "--limit", "10", "--window", "60s", "--now-us"}) +
+                                       QStringList{QString::number(nowUs + 1000)}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = lastJsonLine(r.out);
+        QVERIFY2(!o.value(QStringLiteral("allowed")).toBool(true), r.out.constData());
+        QCOMPARE(o.value(QStringLiteral("used")).toInteger(), 10);
+        QVERIFY2(o.value(QStringLiteral("retry_after_ms")).toInteger() > 0, r.out.constData());
+    }
+    // A negative counter reads as empty, not as credit.
+    m_conn->command({"SET", "legacy:api:" + id, "-9223372036854775808"});
+    const CliResult r = runCli(cli(args({"--json", "peek", "legacy:api", "--algo", "fixed-window", "--limit", "10", "--window", "60s", "--now-us"}) +
+                                   QStringList{QString::number(nowUs + 1000)}));
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("used")).toInteger(), 1);
+}
+
+void TestHardening::hugeForeignScoresDoNotOverflow()
+{
+    // A foreign log with an absurd score in the window: the wait is huge, never negative or 0.
+    m_conn->command({"ZADD", "partner:x", "1e300", "m"});
+    const CliResult r = runCli(cli(args({"--json", "peek", "partner:x", "--algo", "sliding-log", "--limit", "1", "--window", "60s",
+                                         "--score-unit", "ms"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject o = lastJsonLine(r.out);
+    QVERIFY2(!o.value(QStringLiteral("allowed")).toBool(true), r.out.constData());
+    QVERIFY2(o.value(QStringLiteral("reset_after_ms")).toInteger() > 1000000000000LL, r.out.constData());
+    const CliResult inspect = runCli(cli(args({"--json", "inspect", "partner:x", "--score-unit", "ms"})));
+    QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
+    QVERIFY(lastJsonLine(inspect.out).value(QStringLiteral("state")).toObject().value(QStringLiteral("newest")).toObject()
+                .value(QStringLiteral("time_us")).toInteger() > 0);
 }
 
 QTEST_GUILESS_MAIN(TestHardening)
