@@ -8,7 +8,10 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTest>
+
+#include <csignal>
 
 using namespace ratescope;
 using namespace ratescope::test;
@@ -43,6 +46,8 @@ private Q_SLOTS:
     void badPolicyRecordIsSkipped();
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
+    void interruptedKeysSayIncomplete_data();
+    void interruptedKeysSayIncomplete();
 
     // A mutation and its audit entry succeed or fail together.
     void noChangeWithoutAnAuditEntry_data();
@@ -177,6 +182,65 @@ void TestHardening::conflictsHaveTheirOwnExitCode()
     const CliResult exists = runCli(cli(set + args({"--based-on", "0"})));
     QCOMPARE(exists.exitCode, 6);
     QVERIFY(exists.err.contains("already exists"));
+}
+
+void TestHardening::interruptedKeysSayIncomplete_data()
+{
+    QTest::addColumn<bool>("json");
+    QTest::addColumn<bool>("kill");
+    QTest::newRow("ctrl-c human") << false << false;
+    QTest::newRow("ctrl-c json") << true << false;
+    QTest::newRow("server killed json") << true << true;
+}
+
+// A listing cut short by Ctrl-C or a lost server ends with a marker, never as if complete.
+void TestHardening::interruptedKeysSayIncomplete()
+{
+    QFETCH(bool, json);
+    QFETCH(bool, kill);
+    SandboxServer server;
+    server.start();
+    Connection c(server.options());
+    std::vector<Command> fill;
+    for (int i = 0; i < 50; ++i) {
+        Command mset{"MSET"};
+        for (int j = 0; j < 1000; ++j)
+            mset << "kk:" + QByteArray::number(i) + ":" + QByteArray::number(j) << "1";
+        fill.push_back(mset);
+    }
+    c.pipeline(fill);
+    QProcess cli;
+    QStringList a{QStringLiteral("--url"), server.url()};
+    if (json)
+        a << QStringLiteral("--json");
+    a << QStringLiteral("keys") << QStringLiteral("--all");
+    cli.start(QStringLiteral(RATESCOPE_CLI_PATH), a);
+    QVERIFY(cli.waitForStarted(10000));
+    // Once the first rows are out, the scan is under way (50,000 keys take a while).
+    QByteArray out;
+    for (int i = 0; i < 200 && !out.contains('\n') && cli.state() == QProcess::Running; ++i) {
+        cli.waitForReadyRead(50);
+        out += cli.readAllStandardOutput();
+    }
+    QVERIFY2(cli.state() == QProcess::Running, "the listing ended before it could be interrupted");
+    if (kill)
+        server.kill();
+    else
+        ::kill(pid_t(cli.processId()), SIGINT);
+    QVERIFY(cli.waitForFinished(30000));
+    out += cli.readAllStandardOutput();
+    const QByteArray err = cli.readAllStandardError();
+    QCOMPARE(cli.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(cli.exitCode(), kill ? 3 : 130);
+    QVERIFY2(err.trimmed().split('\n').last().startsWith("incomplete: "), err.constData());
+    if (json) {
+        const QJsonObject last = lastJsonLine(out);
+        QCOMPARE(last.value(QStringLiteral("incomplete")).toBool(), true);
+        QCOMPARE(last.value(QStringLiteral("reason")).toString(), kill ? QStringLiteral("error") : QStringLiteral("interrupted"));
+        const qint64 rows = last.value(QStringLiteral("rows")).toInteger();
+        QVERIFY2(rows > 0 && rows < 50000, out.right(200).constData());
+        QCOMPARE(out.trimmed().split('\n').size(), rows + (kill ? 2 : 1)); // the rows, the error object, the marker
+    }
 }
 
 void TestHardening::noChangeWithoutAnAuditEntry_data()

@@ -81,6 +81,9 @@ public:
     std::vector<Policy> policies();
     // For commands that open connections of their own (bursts: one per thread).
     ConnectionOptions connectionOptions() const { return ConnectionOptions::fromUrl(m_url); }
+    // Reports an error as the command's outcome would (stderr, and the JSON error object)
+    // and returns its exit code: for commands that still have something to say after it.
+    int fail(const std::exception &e);
     QTextStream &out() { return m_out; }
     QTextStream &err() { return m_err; }
     void printJson(const QJsonObject &object);
@@ -94,7 +97,6 @@ public:
 private:
     int dispatch(const QStringList &arguments);
     QStringList decodeArguments(const QList<QByteArray> &arguments);
-    int fail(const std::exception &e);
     QString globalHelp() const;
     QString commandHelp(const Subcommand &c) const;
     const Subcommand *find(const QString &name) const;
