@@ -33,8 +33,17 @@ public:
     // Throws UsageError for invalid input before anything is sent.
     Decision check(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs = {});
     // The same answer without consuming or writing anything (EVALSHA_RO): works for
-    // read-only users and on replicas.
+    // read-only users and on replicas. A user who may read keys but not run scripts
+    // (+@read without EVALSHA_RO: NOPERM) gets the same answer computed here from the
+    // stored fields for the fixed window and the sliding counter (peekFromFields); for the
+    // other algorithms the NOPERM stands.
     Decision peek(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs = {});
+
+    // The scripts' peek of a fixed-window or sliding-counter hash, computed from HMGET with
+    // the scripts' own rules and refusals (WRONGTYPE, "is not a ratescope ..."): plain reads
+    // only. nowUs is required (the scripts' TIME is not in @read). nullopt for algorithms
+    // whose state this cannot read exactly.
+    std::optional<Decision> peekFromFields(const QByteArray &key, const LimitSpec &spec, qint64 nowUs);
 
     // The script arguments (ARGV) for a decision, after validation.
     static QList<QByteArray> arguments(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs, bool peek);

@@ -3,6 +3,7 @@
 #include "audit.h"
 #include "connection.h"
 #include "errors.h"
+#include "limiter.h"
 #include "policy.h"
 #include "testsupport.h"
 
@@ -46,6 +47,8 @@ private Q_SLOTS:
     void badPolicyRecordIsSkipped();
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
+    void peekFromFieldsMatchesTheScripts();
+    void peekWithoutScriptPermission();
     void interruptedKeysSayIncomplete_data();
     void interruptedKeysSayIncomplete();
 
@@ -182,6 +185,72 @@ void TestHardening::conflictsHaveTheirOwnExitCode()
     const CliResult exists = runCli(cli(set + args({"--based-on", "0"})));
     QCOMPARE(exists.exitCode, 6);
     QVERIFY(exists.err.contains("already exists"));
+}
+
+// The plain-read peek gives exactly the scripts' answer, over states of every kind: current,
+// previous and older windows, a window ahead of the clock, counts above a lowered limit.
+void TestHardening::peekFromFieldsMatchesTheScripts()
+{
+    Limiter limiter(*m_conn);
+    quint32 seed = 19;
+    auto next = [&](quint32 n) {
+        seed = seed * 1664525u + 1013904223u;
+        return (seed >> 8) % n;
+    };
+    const qint64 base = 1795400000000000LL;
+    int compared = 0;
+    for (int i = 0; i < 600; ++i) {
+        const bool sliding = i % 2;
+        LimitSpec spec{sliding ? Algorithm::SlidingCounter : Algorithm::FixedWindow, qint64(1 + next(i % 7 == 0 ? 1000000 : 12)),
+                       qint64(1000 + next(90000000)), 1};
+        spec.cost = 1 + qint64(next(quint32(std::min<qint64>(spec.limit, 5))));
+        const qint64 now = base + qint64(next(1000000000));
+        const qint64 id = now / spec.windowUs;
+        const QByteArray key = "pf:" + QByteArray::number(i);
+        if (next(5) != 0) {
+            const qint64 w = id - 2 + qint64(next(4)); // older, previous, current, ahead
+            const QByteArray c = QByteArray::number(next(quint32(spec.limit + 4))), p = QByteArray::number(next(quint32(spec.limit + 4)));
+            if (sliding)
+                m_conn->command({"HSET", key, "w", QByteArray::number(w), "c", c, "p", p});
+            else
+                m_conn->command({"HSET", key, "w", QByteArray::number(w), "n", c});
+        }
+        const Decision script = limiter.peek(key, spec, now);
+        const auto fields = limiter.peekFromFields(key, spec, now);
+        QVERIFY(fields);
+        QVERIFY2(*fields == script, qPrintable(QStringLiteral("%1: state %2, limit %3 window %4 cost %5 now %6")
+                                                   .arg(QString::fromUtf8(key), m_conn->command({"HGETALL", key}).debugString())
+                                                   .arg(spec.limit)
+                                                   .arg(spec.windowUs)
+                                                   .arg(spec.cost)
+                                                   .arg(now)));
+        ++compared;
+    }
+    QCOMPARE(compared, 600);
+    // Refusals in the scripts' words.
+    m_conn->command({"HSET", "pf:foreign", "w", "x1", "n", "2"});
+    QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.peekFromFields("pf:foreign", {Algorithm::FixedWindow, 5, 1000000, 1}, base));
+    m_conn->command({"SET", "pf:string", "1"});
+    QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.peekFromFields("pf:string", {Algorithm::SlidingCounter, 5, 1000000, 1}, base));
+    QVERIFY(!limiter.peekFromFields("pf:1", {Algorithm::Gcra, 5, 1000000, 1}, base));
+}
+
+// A user with +@read but no script commands: peek still answers for what plain reads can
+// decide exactly, and says NOPERM for the rest.
+void TestHardening::peekWithoutScriptPermission()
+{
+    m_conn->command({"ACL", "SETUSER", "plainreader", "reset", "on", ">plainpw", "~*", "&*", "-@all", "+@read", "+@connection"});
+    const QStringList fixed = args({"--json", "peek", "fw:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m"});
+    QCOMPARE(runCli(cli(args({"check", "fw:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m"}))).exitCode, 0);
+    const CliResult asAdmin = runCli(cli(fixed));
+    const CliResult asReader = runCli(cli(fixed, "plainreader", "plainpw"));
+    QVERIFY2(asReader.exitCode == 0, asReader.err.constData());
+    QCOMPARE(lastJsonLine(asReader.out).value(QStringLiteral("used")), lastJsonLine(asAdmin.out).value(QStringLiteral("used")));
+    QCOMPARE(lastJsonLine(asReader.out).value(QStringLiteral("used")).toInt(), 2);
+    const CliResult gcra =
+        runCli(cli(args({"--json", "peek", "g:1", "--algo", "gcra", "--limit", "5", "--window", "1m"}), "plainreader", "plainpw"));
+    QCOMPARE(gcra.exitCode, 4);
+    QVERIFY(gcra.err.contains("NOPERM"));
 }
 
 void TestHardening::interruptedKeysSayIncomplete_data()
