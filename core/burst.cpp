@@ -309,11 +309,9 @@ void BurstConnection::reloadScript()
     try {
         m_script.load(*m_connection);
     } catch (const Error &e) {
-        // The requests to send again were answered NOSCRIPT (not run) and are not sent again.
-        if (dynamic_cast<const ConnectionError *>(&e))
-            countLost(e.message(), m_tally.unknown, qint64(m_resend.size()));
-        else
-            countError(e.message(), false, qint64(m_resend.size()));
+        // The requests to send again were answered NOSCRIPT (nothing ran) and are not sent
+        // again: known not admitted, so errors (not unknown), whatever stopped the reload.
+        countError(e.message(), false, qint64(m_resend.size()));
         m_resend.clear();
     }
 }
