@@ -1,8 +1,8 @@
 #include "limiter.h"
 
+#include "connection.h"
 #include "errors.h"
 #include "limiterscript.h"
-#include "connection.h"
 
 #include <algorithm>
 
@@ -94,7 +94,8 @@ std::optional<std::vector<qint64>> readFields(Connection &c, const QByteArray &k
             digits.remove(0, 1);
         const qint64 v = ok && digits.size() <= 16 ? digits.toLongLong(&ok) : (ok = false, 0);
         if (!ok || v > fields[i].second) {
-            const QString shown = r.isNil() ? QStringLiteral("missing") : QLatin1Char('\'') + QString::fromUtf8(r.bytes().left(64)) + QLatin1Char('\'');
+            const QString shown =
+                r.isNil() ? QStringLiteral("missing") : QLatin1Char('\'') + QString::fromUtf8(r.bytes().left(64)) + QLatin1Char('\'');
             throw ReplyError(QStringLiteral("ERR ratescope: key '%1' is not a ratescope %2 (field %3 is %4)")
                                  .arg(QString::fromUtf8(key), QLatin1String(kind), QString::fromUtf8(fields[i].first), shown));
         }
@@ -135,7 +136,8 @@ std::optional<Decision> Limiter::peekFromFields(const QByteArray &key, const Lim
         d.resetAfterUs = count > 0 ? W - elapsed : 0;
         return d;
     }
-    const auto state = readFields(m_connection, key, "sliding-counter", "sliding counter", {{"w", kMaxNow}, {"c", kMaxLimit}, {"p", kMaxLimit}});
+    const auto state =
+        readFields(m_connection, key, "sliding-counter", "sliding counter", {{"w", kMaxNow}, {"c", kMaxLimit}, {"p", kMaxLimit}});
     qint64 curr = 0, prev = 0;
     if (state) {
         const qint64 w = (*state)[0];

@@ -578,8 +578,9 @@ void TestHardening::hugeForeignCountersDoNotOverflow()
     // A counter at INT64_MAX: curr + cost overflowed into "allowed".
     m_conn->command({"SET", "legacy:api:" + id, "9223372036854775807"});
     for (const char *algo : {"fixed-window", "sliding-counter"}) {
-        const CliResult r = runCli(cli(args({"--json", "peek", "legacy:api", "--algo", algo, "--limit", "10", "--window", "60s", "--now-us"}) +
-                                       QStringList{QString::number(nowUs + 1000)}));
+        const CliResult r =
+            runCli(cli(args({"--json", "peek", "legacy:api", "--algo", algo, "--limit", "10", "--window", "60s", "--now-us"}) +
+                       QStringList{QString::number(nowUs + 1000)}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject o = lastJsonLine(r.out);
         QVERIFY2(!o.value(QStringLiteral("allowed")).toBool(true), r.out.constData());
@@ -588,8 +589,9 @@ void TestHardening::hugeForeignCountersDoNotOverflow()
     }
     // A negative counter reads as empty, not as credit.
     m_conn->command({"SET", "legacy:api:" + id, "-9223372036854775808"});
-    const CliResult r = runCli(cli(args({"--json", "peek", "legacy:api", "--algo", "fixed-window", "--limit", "10", "--window", "60s", "--now-us"}) +
-                                   QStringList{QString::number(nowUs + 1000)}));
+    const CliResult r =
+        runCli(cli(args({"--json", "peek", "legacy:api", "--algo", "fixed-window", "--limit", "10", "--window", "60s", "--now-us"}) +
+                   QStringList{QString::number(nowUs + 1000)}));
     QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("used")).toInteger(), 1);
 }
 
@@ -597,16 +599,21 @@ void TestHardening::hugeForeignScoresDoNotOverflow()
 {
     // A foreign log with an absurd score in the window: the wait is huge, never negative or 0.
     m_conn->command({"ZADD", "partner:x", "1e300", "m"});
-    const CliResult r = runCli(cli(args({"--json", "peek", "partner:x", "--algo", "sliding-log", "--limit", "1", "--window", "60s",
-                                         "--score-unit", "ms"})));
+    const CliResult r = runCli(
+        cli(args({"--json", "peek", "partner:x", "--algo", "sliding-log", "--limit", "1", "--window", "60s", "--score-unit", "ms"})));
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QJsonObject o = lastJsonLine(r.out);
     QVERIFY2(!o.value(QStringLiteral("allowed")).toBool(true), r.out.constData());
     QVERIFY2(o.value(QStringLiteral("reset_after_ms")).toInteger() > 1000000000000LL, r.out.constData());
     const CliResult inspect = runCli(cli(args({"--json", "inspect", "partner:x", "--score-unit", "ms"})));
     QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
-    QVERIFY(lastJsonLine(inspect.out).value(QStringLiteral("state")).toObject().value(QStringLiteral("newest")).toObject()
-                .value(QStringLiteral("time_us")).toInteger() > 0);
+    QVERIFY(lastJsonLine(inspect.out)
+                .value(QStringLiteral("state"))
+                .toObject()
+                .value(QStringLiteral("newest"))
+                .toObject()
+                .value(QStringLiteral("time_us"))
+                .toInteger() > 0);
 }
 
 QTEST_GUILESS_MAIN(TestHardening)

@@ -1,9 +1,9 @@
 #include "cli.h"
 
-#include "errors.h"
 #include "duration.h"
-#include "keytext.h"
+#include "errors.h"
 #include "inputcheck.h"
+#include "keytext.h"
 
 #include <QJsonDocument>
 #include <QProcessEnvironment>
@@ -247,8 +247,8 @@ int Cli::fail(const std::exception &e)
         // A key of the wrong type for the algorithm is a validation problem (docs/cli.md).
         // So is a key of the right type whose fields are not a Ratescope limiter's (the
         // scripts' "ERR ratescope: key '...' is not a ratescope ..." refusal).
-        if (reply->prefix() == QLatin1String("WRONGTYPE") ||
-            (reply->message().startsWith(QLatin1String("ERR ratescope: key ")) && reply->message().contains(QLatin1String(" is not a ratescope ")))) {
+        if (reply->prefix() == QLatin1String("WRONGTYPE") || (reply->message().startsWith(QLatin1String("ERR ratescope: key ")) &&
+                                                              reply->message().contains(QLatin1String(" is not a ratescope ")))) {
             code = ExitUsage;
             kind = QStringLiteral("usage");
         } else if (reply->prefix() == QLatin1String("DOWN")) { // a cluster node out of reach
@@ -326,7 +326,8 @@ int Cli::dispatch(const QStringList &arguments)
         QStringList seen;
         for (const QString &option : m_parser.optionNames()) {
             if (seen.contains(option))
-                throw UsageError(QStringLiteral("%1%2 given twice").arg(option.size() == 1 ? QStringLiteral("-") : QStringLiteral("--"), option));
+                throw UsageError(
+                    QStringLiteral("%1%2 given twice").arg(option.size() == 1 ? QStringLiteral("-") : QStringLiteral("--"), option));
             seen << option;
         }
     }
