@@ -24,6 +24,25 @@ QString AuditLog::hostName()
     return QHostInfo::localHostName();
 }
 
+void AuditLog::ensureWritable()
+{
+    const QString name = QString::fromUtf8(streamKey());
+    const auto replies = m_connection.pipeline({{"TYPE", streamKey()}, {"XADD", streamKey(), "NOMKSTREAM", "0-0", "probe", "1"}});
+    const Reply &type = replies[0];
+    if (type.isError())
+        throw ReplyError(QStringLiteral("%1 (reading the audit trail %2; nothing was changed)").arg(type.text(), name));
+    if (type.bytes() != "stream" && type.bytes() != "none")
+        throw UsageError(QStringLiteral("the audit trail '%1' is a %2, not a stream (is --namespace right?); nothing was changed")
+                             .arg(name, type.text()));
+    const Reply &probe = replies[1];
+    // The one answer that proves XADD would be accepted: the complaint about the ID itself.
+    if (probe.isError() && probe.bytes().contains("must be greater than 0-0"))
+        return;
+    if (probe.isError())
+        throw ReplyError(QStringLiteral("%1 (the audit trail %2 cannot be written; nothing was changed)").arg(probe.text(), name));
+    throw UnexpectedReplyError(QStringLiteral("probing the audit trail %1 returned %2").arg(name, probe.debugString()));
+}
+
 QString AuditLog::append(AuditEntry e, const QString &operatorName)
 {
     if (!e.time.isValid())
@@ -81,7 +100,7 @@ std::vector<AuditEntry> AuditLog::newerThan(const QString &id, int max)
 AuditEntry AuditLog::fromStreamItem(const Reply &item)
 {
     if (item.size() != 2)
-        throw ProtocolError(QStringLiteral("unexpected stream entry %1").arg(item.debugString()));
+        throw UnexpectedReplyError(QStringLiteral("unexpected stream entry %1").arg(item.debugString()));
     AuditEntry e;
     e.id = item[0].text();
     const auto &fields = item[1].elements();

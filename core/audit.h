@@ -31,6 +31,13 @@ public:
     AuditLog(Connection &connection, QString ns);
 
     QByteArray streamKey() const { return m_ns.toUtf8() + "audit"; }
+    // Before a mutation: throws unless an entry could be appended now, so that a change is
+    // never made when its record cannot be. UsageError when the stream key holds another
+    // type (a --namespace that collides with an application's keys), ReplyError with the
+    // server's words when it refuses XADD (NOPERM for an ACL user without it, READONLY,
+    // OOM, ...). Writes nothing: the probe is an XADD with the ID 0-0, which Redis refuses
+    // after the ACL check and before touching the key.
+    void ensureWritable();
     // Appends; fills in time, OS user and host, and actor from operatorName (or the OS user).
     // Returns the stream id.
     QString append(AuditEntry entry, const QString &operatorName = {});

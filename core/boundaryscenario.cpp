@@ -48,7 +48,7 @@ qint64 BoundaryScenario::serverTimeUs()
 {
     const Reply r = m_connection.command({"TIME"});
     if (!r.isArray() || r.size() != 2)
-        throw ProtocolError(QStringLiteral("TIME returned %1").arg(r.debugString()));
+        throw UnexpectedReplyError(QStringLiteral("TIME returned %1").arg(r.debugString()));
     return r[0].toInteger() * 1000000 + r[1].toInteger();
 }
 
@@ -97,7 +97,7 @@ void BoundaryScenario::waitForServerTime(qint64 targetUs)
             return;
         std::this_thread::sleep_for(std::chrono::microseconds(targetUs - now));
     }
-    throw ProtocolError(QStringLiteral("the server's clock did not reach the window boundary"));
+    throw UnexpectedReplyError(QStringLiteral("the server's clock did not reach the window boundary"));
 }
 
 BoundaryResult BoundaryScenario::run()

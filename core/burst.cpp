@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace ratescope {
@@ -105,6 +106,8 @@ struct alignas(64) Tally {
     std::atomic<qint64> allowed{0};
     std::atomic<qint64> denied{0};
     std::atomic<qint64> errors{0};
+    std::atomic<qint64> unknown{0};
+    std::atomic<qint64> notSent{0};
 
     static void add(std::atomic<qint64> &counter, qint64 n) { counter.fetch_add(n, std::memory_order_relaxed); }
 };
@@ -169,6 +172,7 @@ private:
     void settle(const Request &request, const Reply &reply, Nanos at);
     void reloadScript();
     void countError(const QString &why, bool connection, qint64 n = 1);
+    void countLost(const QString &why, std::atomic<qint64> &counter, qint64 n);
 
     const ConnectionOptions &m_options;
     const BurstConfig &m_config;
@@ -233,20 +237,41 @@ void BurstConnection::roundTrip()
             r.intendedNs = sentAt;
         fresh += r.resent ? 0 : 1;
     }
-    Tally::add(m_tally.sent, fresh);
     m_commands.resize(m_batch.size(), m_command);
+    // After a failure the connection is closed: connect first, so that a server that is
+    // down shows as requests never sent, not as requests sent with no answer.
+    if (!m_connection->isConnected()) {
+        try {
+            m_connection->connect();
+        } catch (const std::exception &e) {
+            countLost(QString::fromUtf8(e.what()), m_tally.notSent, fresh);
+            // Requests to send again after NOSCRIPT were sent once and not run: not admitted.
+            countError(QString::fromUtf8(e.what()), false, qint64(m_batch.size()) - fresh);
+            return;
+        }
+    }
     size_t done = 0;
     try {
         m_connection->send(m_commands);
+    } catch (const std::exception &e) {
+        // Part of the batch may have left before the write failed: sent, outcome unknown.
+        Tally::add(m_tally.sent, fresh);
+        countLost(QString::fromUtf8(e.what()), m_tally.unknown, qint64(m_batch.size()));
+        m_connection->disconnect();
+        return;
+    }
+    Tally::add(m_tally.sent, fresh); // written to the socket
+    try {
         for (; done < m_batch.size(); ++done) {
             const Reply reply = m_connection->receive();
             settle(m_batch[done], reply, nowNs());
         }
-    } catch (const ConnectionError &e) {
-        // Sent or not, these may have been counted by the server: errors, never re-sent.
-        countError(e.message(), true, qint64(m_batch.size() - done));
     } catch (const std::exception &e) {
-        countError(QString::fromUtf8(e.what()), true, qint64(m_batch.size() - done));
+        // No reply: these may have been counted by the server. Outcome unknown, never re-sent.
+        countLost(QString::fromUtf8(e.what()), m_tally.unknown, qint64(m_batch.size() - done));
+        // Whatever went wrong, replies may still be owed on this socket: never read them as
+        // the next batch's. A new connection starts in step.
+        m_connection->disconnect();
     }
     if (!m_resend.empty())
         reloadScript();
@@ -284,8 +309,22 @@ void BurstConnection::reloadScript()
     try {
         m_script.load(*m_connection);
     } catch (const Error &e) {
-        countError(e.message(), dynamic_cast<const ConnectionError *>(&e) != nullptr, qint64(m_resend.size()));
+        // The requests to send again were answered NOSCRIPT (nothing ran) and are not sent
+        // again: known not admitted, so errors (not unknown), whatever stopped the reload.
+        countError(e.message(), false, qint64(m_resend.size()));
         m_resend.clear();
+    }
+}
+
+void BurstConnection::countLost(const QString &why, std::atomic<qint64> &counter, qint64 n)
+{
+    if (n <= 0)
+        return;
+    Tally::add(counter, n);
+    connectionErrors += n;
+    if (firstError.isEmpty()) {
+        firstError = why;
+        firstErrorAt = nowNs();
     }
 }
 
@@ -303,7 +342,7 @@ void BurstConnection::countError(const QString &why, bool connection, qint64 n)
 }
 
 struct Totals {
-    qint64 sent = 0, allowed = 0, denied = 0, errors = 0;
+    qint64 sent = 0, allowed = 0, denied = 0, errors = 0, unknown = 0, notSent = 0;
 };
 
 Totals sum(const std::vector<std::unique_ptr<Tally>> &tallies)
@@ -314,6 +353,8 @@ Totals sum(const std::vector<std::unique_ptr<Tally>> &tallies)
         t.allowed += tally->allowed.load(std::memory_order_relaxed);
         t.denied += tally->denied.load(std::memory_order_relaxed);
         t.errors += tally->errors.load(std::memory_order_relaxed);
+        t.unknown += tally->unknown.load(std::memory_order_relaxed);
+        t.notSent += tally->notSent.load(std::memory_order_relaxed);
     }
     return t;
 }
@@ -331,10 +372,11 @@ public:
     {
         const Totals now = sum(m_tallies);
         elapsedUs = std::max(elapsedUs, m_slices.empty() ? 0 : m_slices.back().endUs);
-        m_slices.push_back({elapsedUs, now.allowed - m_last.allowed, now.denied - m_last.denied, now.errors - m_last.errors});
+        m_slices.push_back({elapsedUs, now.allowed - m_last.allowed, now.denied - m_last.denied, now.errors - m_last.errors,
+                            now.unknown - m_last.unknown});
         m_last = now;
         if (m_callback)
-            m_callback({elapsedUs, now.sent, now.allowed, now.denied, now.errors, m_slices});
+            m_callback({elapsedUs, now.sent, now.allowed, now.denied, now.errors, now.unknown, now.notSent, m_slices});
     }
     std::vector<BurstSlice> take() { return std::move(m_slices); }
 
@@ -398,6 +440,8 @@ QJsonObject BurstSummary::toJson() const
         {QStringLiteral("allowed"), allowed},
         {QStringLiteral("denied"), denied},
         {QStringLiteral("errors"), errors},
+        {QStringLiteral("unknown"), unknown},
+        {QStringLiteral("not_sent"), notSent},
         {QStringLiteral("connection_errors"), connectionErrors},
         {QStringLiteral("elapsed_ms"), (elapsedUs + 500) / 1000},
         {QStringLiteral("throughput"), std::round(throughput() * 10) / 10},
@@ -420,10 +464,10 @@ QJsonObject BurstSummary::toJson() const
 
 QByteArray timelineCsv(std::span<const BurstSlice> timeline)
 {
-    QByteArray csv = "elapsed_ms,allowed,denied,errors\n";
+    QByteArray csv = "elapsed_ms,allowed,denied,errors,unknown\n";
     for (const BurstSlice &s : timeline)
         csv += QByteArray::number(double(s.endUs) / 1000.0, 'f', 1) + ',' + QByteArray::number(s.allowed) + ',' +
-               QByteArray::number(s.denied) + ',' + QByteArray::number(s.errors) + '\n';
+               QByteArray::number(s.denied) + ',' + QByteArray::number(s.errors) + ',' + QByteArray::number(s.unknown) + '\n';
     return csv;
 }
 
@@ -478,25 +522,9 @@ BurstSummary BurstEngine::run()
     size_t finished = 0;
 
     std::vector<std::thread> threads;
-    for (size_t i = 0; i < n; ++i) {
-        threads.emplace_back([&, i] {
-            BurstConnection &c = *connections[i];
-            try {
-                c.setUp();
-            } catch (...) {
-                setUpErrors[i] = std::current_exception();
-            }
-            ready.count_down();
-            startGate.wait();
-            if (!abort.load())
-                c.run();
-            c.tearDown();
-            std::lock_guard lock(mutex);
-            ++finished;
-            finishedChanged.notify_all();
-        });
-    }
-    // Joins on every way out, so no thread outlives the objects it uses.
+    // Joins on every way out, so no thread outlives the objects it uses. Made before the
+    // first thread: a thread that fails to start throws, and the ones already running must
+    // then be released and joined (a joinable std::thread destroyed calls std::terminate).
     struct Joiner {
         std::vector<std::thread> &threads;
         std::latch &startGate;
@@ -512,7 +540,37 @@ BurstSummary BurstEngine::run()
                 t.join();
         }
     } joiner{threads, startGate, abort};
-
+    threads.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+        // A thread that cannot start ends the burst before anything is sent (the joiner
+        // releases and joins the ones that did).
+        auto startFailed = [&](const std::exception &e) {
+            return UsageError(QStringLiteral("could not start the thread of connection %1 of %2 (%3): use fewer connections")
+                                  .arg(i + 1)
+                                  .arg(n)
+                                  .arg(QString::fromLocal8Bit(e.what())));
+        };
+        try {
+            threads.emplace_back([&, i] {
+                BurstConnection &c = *connections[i];
+                try {
+                    c.setUp();
+                } catch (...) {
+                    setUpErrors[i] = std::current_exception();
+                }
+                ready.count_down();
+                startGate.wait();
+                if (!abort.load())
+                    c.run();
+                c.tearDown();
+                std::lock_guard lock(mutex);
+                ++finished;
+                finishedChanged.notify_all();
+            });
+        } catch (const std::system_error &e) {
+            throw startFailed(e);
+        }
+    }
     ready.wait();
     for (const auto &e : setUpErrors)
         if (e)
@@ -560,6 +618,8 @@ BurstSummary BurstEngine::run()
     summary.allowed = totals.allowed;
     summary.denied = totals.denied;
     summary.errors = totals.errors;
+    summary.unknown = totals.unknown;
+    summary.notSent = totals.notSent;
     summary.cancelled = isCancelled();
     summary.timeline = timeline.take();
     return summary;

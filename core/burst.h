@@ -43,6 +43,7 @@ struct BurstSlice {
     qint64 allowed = 0;
     qint64 denied = 0;
     qint64 errors = 0;
+    qint64 unknown = 0; // sent, no reply (see BurstSummary::unknown)
 };
 
 // What the progress callback sees. The timeline is valid during the call only.
@@ -52,17 +53,22 @@ struct BurstProgress {
     qint64 allowed = 0;
     qint64 denied = 0;
     qint64 errors = 0;
+    qint64 unknown = 0;
+    qint64 notSent = 0;
     std::span<const BurstSlice> timeline;
 };
 
 struct BurstSummary {
-    // Every request sent (or attempted while the server was unreachable) ends as exactly one
-    // of allowed, denied or errors: sent == allowed + denied + errors.
+    // Every request written to a socket ends as exactly one of allowed, denied, errors or
+    // unknown: sent == allowed + denied + errors + unknown. Requests that could not be written
+    // at all (the connection was down) are notSent, never part of sent.
     qint64 sent = 0;
     qint64 allowed = 0;
     qint64 denied = 0;
-    qint64 errors = 0;
-    qint64 connectionErrors = 0; // the part of errors lost to a failed connection (timeout, drop)
+    qint64 errors = 0;           // answered with an error reply (or a reply that is no decision)
+    qint64 unknown = 0;          // sent, but the reply never came (timeout, drop): may have been admitted
+    qint64 notSent = 0;          // never written: the connection could not be (re)established
+    qint64 connectionErrors = 0; // unknown + notSent: lost to a failed connection
     QString firstError;          // the earliest error's text, empty when none
     bool cancelled = false;
     qint64 elapsedUs = 0;     // from the start to the last reply
@@ -76,7 +82,7 @@ struct BurstSummary {
     QJsonObject toJson() const;
 };
 
-// The timeline as CSV: "elapsed_ms,allowed,denied,errors", one line per slice.
+// The timeline as CSV: "elapsed_ms,allowed,denied,errors,unknown", one line per slice.
 QByteArray timelineCsv(std::span<const BurstSlice> timeline);
 
 // The audit trail's record of one burst or boundary run, the same whoever fired it (the CLI

@@ -2,6 +2,9 @@
 
 #include "duration.h"
 #include "errors.h"
+#include "inputcheck.h"
+
+#include <QStringDecoder>
 
 #include <QUrl>
 #include <QUrlQuery>
@@ -15,14 +18,42 @@ namespace {
 
 constexpr int kMaxDb = 1 << 20;
 
-QString decode(const QString &s)
-{
-    return QUrl::fromPercentEncoding(s.toUtf8());
-}
-
 UsageError urlError(const QString &what)
 {
     return UsageError(QStringLiteral("invalid connection URL: %1").arg(what));
+}
+
+bool isHexDigit(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// Percent-decoding that refuses what QUrl would silently turn into U+FFFD: a '%' without
+// two hex digits, or bytes that are not UTF-8. `what` names the part, never its value (it
+// may be a password).
+QString decode(const QString &s, const QString &what, bool inUrl = true)
+{
+    auto error = [&](const QString &why) { return inUrl ? urlError(why) : UsageError(why); };
+    const QByteArray raw = s.toUtf8();
+    for (qsizetype i = 0; i < raw.size(); ++i)
+        if (raw[i] == '%' && (i + 2 >= raw.size() || !isHexDigit(raw[i + 1]) || !isHexDigit(raw[i + 2])))
+            throw error(QStringLiteral("bad percent-encoding in the %1 ('%' must be followed by two hex digits)").arg(what));
+    const QByteArray bytes = QByteArray::fromPercentEncoding(raw);
+    QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    const QString text = utf8(bytes);
+    if (utf8.hasError())
+        throw error(QStringLiteral("the %1 is not UTF-8 once percent-decoded").arg(what));
+    return text;
+}
+
+bool allDigits(const QString &text, int maxDigits)
+{
+    if (text.isEmpty() || text.size() > maxDigits)
+        return false;
+    for (const QChar c : text)
+        if (c < QLatin1Char('0') || c > QLatin1Char('9'))
+            return false;
+    return true;
 }
 
 HostPort parseHostPortText(const QString &text, quint16 defaultPort)
@@ -49,13 +80,17 @@ HostPort parseHostPortText(const QString &text, quint16 defaultPort)
         if (colon >= 0)
             portText = text.mid(colon + 1);
     }
-    hp.host = decode(hp.host);
+    hp.host = decode(hp.host, QStringLiteral("host"), false);
     if (hp.host.isEmpty())
         throw UsageError(QStringLiteral("missing host"));
+    if (const QString bad = unsafeCharacterProblem(hp.host); !bad.isEmpty())
+        throw UsageError(QStringLiteral("the host %1").arg(bad));
+    if (hp.host.contains(QLatin1Char(' ')))
+        throw UsageError(QStringLiteral("the host contains a space"));
     if (portText.isNull())
         return hp;
-    bool ok = false;
-    const uint port = portText.toUInt(&ok);
+    bool ok = allDigits(portText, 5); // digits only: not "+7601", " 7601"
+    const uint port = ok ? portText.toUInt(&ok) : 0;
     if (!ok || port == 0 || port > 65535)
         throw UsageError(QStringLiteral("bad port '%1' (1-65535)").arg(portText));
     hp.port = quint16(port);
@@ -73,8 +108,8 @@ HostPort parseHostPort(const QString &text, quint16 defaultPort)
 
 int parseDb(const QString &text)
 {
-    bool ok = false;
-    const int db = text.toInt(&ok);
+    bool ok = allDigits(text, 7); // digits only: not " 0", "+1"
+    const int db = ok ? text.toInt(&ok) : -1;
     if (!ok || db < 0 || db > kMaxDb)
         throw urlError(QStringLiteral("bad database number '%1'").arg(text));
     return db;
@@ -100,9 +135,9 @@ QString takeUserInfo(const QString &authority, ConnectionOptions &o)
         return authority;
     const QString info = authority.left(at);
     const int colon = info.indexOf(QLatin1Char(':'));
-    o.user = decode(colon < 0 ? info : info.left(colon));
+    o.user = decode(colon < 0 ? info : info.left(colon), QStringLiteral("user name"));
     if (colon >= 0)
-        o.password = decode(info.mid(colon + 1));
+        o.password = decode(info.mid(colon + 1), QStringLiteral("password"));
     return authority.mid(at + 1);
 }
 
@@ -172,7 +207,9 @@ ConnectionOptions ConnectionOptions::fromUrl(const QString &input)
         o.transport = Transport::Unix;
         if (!rest.startsWith(QLatin1Char('/')))
             rest = takeUserInfo(rest, o); // unix://:secret@/path/redis.sock
-        o.socketPath = decode(rest);
+        o.socketPath = decode(rest, QStringLiteral("socket path"));
+        if (const QString bad = unsafeCharacterProblem(o.socketPath); !bad.isEmpty())
+            throw urlError(QStringLiteral("the socket path %1").arg(bad));
         if (!o.socketPath.startsWith(QLatin1Char('/')))
             throw urlError(QStringLiteral("unix socket path must be absolute (unix:///path/to/redis.sock)"));
         applyQuery(query, o);
@@ -215,7 +252,7 @@ ConnectionOptions ConnectionOptions::fromUrl(const QString &input)
         if (o.transport == Transport::Sentinel) {
             if (path.isEmpty() || path[0].isEmpty())
                 throw urlError(QStringLiteral("the master name is missing (redis-sentinel://host:26379/mymaster)"));
-            o.masterName = decode(path[0]);
+            o.masterName = decode(path[0], QStringLiteral("master name"));
             if (path.size() > 2)
                 throw urlError(QStringLiteral("path must be /MASTERNAME[/db]"));
             if (path.size() == 2 && !path[1].isEmpty())

@@ -29,7 +29,9 @@ constexpr std::array<Unit, 7> kUnits{{
 
 qint64 parseDurationUs(const QString &text)
 {
-    static const QRegularExpression re(QStringLiteral("^\\s*(\\d+(?:\\.\\d+)?)\\s*([a-z]*)\\s*$"));
+    // ASCII digits and a unit, nothing around or between them: " 5", "60 s" and "60s\n" are
+    // not durations (anchoredPattern: '$' would accept a final newline).
+    static const QRegularExpression re(QRegularExpression::anchoredPattern(QStringLiteral("([0-9]{1,20}(?:\\.[0-9]{1,20})?)([a-z]*)")));
     const auto m = re.match(text);
     if (!m.hasMatch())
         throw UsageError(QStringLiteral("invalid duration '%1' (examples: 250ms, 60s, 5m, 2h, 1d)").arg(text));
@@ -53,12 +55,25 @@ QString formatDurationUs(qint64 us)
     if (us == 0)
         return QStringLiteral("0s");
     const QString sign = us < 0 ? QStringLiteral("-") : QString();
-    const qint64 a = std::llabs(us);
-    // Largest unit that keeps at most three decimals exact.
+    // The magnitude in unsigned arithmetic: llabs(INT64_MIN) overflows.
+    const quint64 a = us < 0 ? quint64(0) - quint64(us) : quint64(us);
+    // Largest unit that keeps at most three decimals exact: a / u.us has at most three
+    // decimals when a is a multiple of u.us / 1000 (never a * 1000, which can overflow).
     for (int i = 5; i >= 0; --i) {
         const Unit &u = kUnits[size_t(i)];
-        if (a >= u.us && (a * 1000) % u.us == 0)
-            return sign + QString::number(double(a) / double(u.us), 'g', 15) + QLatin1String(u.suffix);
+        const quint64 step = u.us >= 1000 ? quint64(u.us / 1000) : 1;
+        if (a >= quint64(u.us) && a % step == 0) {
+            // Whole units and thousandths apart, so large values keep every digit.
+            const quint64 whole = a / quint64(u.us), rest = (a % quint64(u.us)) / step;
+            QString text = QString::number(whole);
+            if (rest) {
+                QString decimals = QString::number(rest).rightJustified(3, QLatin1Char('0'));
+                while (decimals.endsWith(QLatin1Char('0')))
+                    decimals.chop(1);
+                text += QLatin1Char('.') + decimals;
+            }
+            return sign + text + QLatin1String(u.suffix);
+        }
     }
     return sign + QString::number(a) + QStringLiteral("us");
 }

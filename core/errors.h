@@ -59,6 +59,13 @@ class ProtocolError : public ConnectionError {
     using ConnectionError::ConnectionError;
 };
 
+// A well-formed reply whose content this build cannot use: a policy record it cannot parse,
+// a script reply of the wrong shape, an element that is not there. The connection is fine
+// (the stream is in step), so this is no ConnectionError: nobody reconnects for it.
+class UnexpectedReplyError : public Error {
+    using Error::Error;
+};
+
 // The server answered with an error reply (-WRONGTYPE ..., -NOSCRIPT ..., -MOVED ...).
 class ReplyError : public Error {
 public:

@@ -1,5 +1,7 @@
 #include "glob.h"
 
+#include "errors.h"
+
 namespace ratescope {
 
 namespace {
@@ -117,6 +119,44 @@ int globSpecificity(const QByteArray &pattern)
         }
     }
     return n;
+}
+
+QString globSyntaxProblem(const QByteArray &pattern)
+{
+    // The same walk as Redis's stringmatchlen(): '\\' escapes the next byte, also inside a class.
+    const qsizetype n = pattern.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        if (pattern[i] == '\\') {
+            if (i + 1 == n)
+                return QStringLiteral("a trailing '\\' escapes nothing");
+            ++i;
+        } else if (pattern[i] == '[') {
+            qsizetype j = i + 1;
+            if (j < n && pattern[j] == '^')
+                ++j;
+            bool closed = false;
+            for (; j < n; ++j) {
+                if (pattern[j] == '\\') {
+                    if (j + 1 == n)
+                        break;
+                    ++j;
+                } else if (pattern[j] == ']') {
+                    closed = true;
+                    break;
+                }
+            }
+            if (!closed)
+                return QStringLiteral("unbalanced '[' at position %1").arg(i + 1);
+            i = j;
+        }
+    }
+    return {};
+}
+
+void requireWellFormedGlob(const QByteArray &pattern, const QString &what)
+{
+    if (const QString problem = globSyntaxProblem(pattern); !problem.isEmpty())
+        throw UsageError(QStringLiteral("%1: %2").arg(what, problem));
 }
 
 } // namespace ratescope

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <QByteArray>
+#include <QString>
 
 namespace ratescope {
 
@@ -18,5 +19,12 @@ QByteArray escapeGlob(const QByteArray &key);
 
 // How specific a glob is, for "longest glob wins": its length without wildcards.
 int globSpecificity(const QByteArray &pattern);
+
+// Where a glob is broken for SCAN MATCH and the policy's own matching: an unclosed '['
+// ("unbalanced '['") or a trailing '\' that escapes nothing. Empty when it is well formed.
+// Redis accepts both silently and matches something nobody meant.
+QString globSyntaxProblem(const QByteArray &pattern);
+// Throws UsageError ("<what>: unbalanced '[' at position 2") for a broken glob.
+void requireWellFormedGlob(const QByteArray &pattern, const QString &what);
 
 } // namespace ratescope

@@ -71,7 +71,7 @@ QJsonObject logState(Connection &c, const QByteArray &key, const KeyClass &kind,
         {"ZRANGE", key, lower, "+inf", "BYSCORE", "LIMIT", "0", "1", "WITHSCORES"},
     });
     auto entry = [&](const QByteArray &member, const QByteArray &score) {
-        const qint64 us = qint64(std::llround(score.toDouble() * unit));
+        const qint64 us = scoreToUs(score.toDouble(), unit); // another service's double: clamped
         QJsonObject e{{QStringLiteral("time_us"), us}, {QStringLiteral("age_us"), o.nowUs - us}};
         insertBytes(e, QStringLiteral("member"), member);
         return e;
@@ -89,7 +89,7 @@ QJsonObject logState(Connection &c, const QByteArray &key, const KeyClass &kind,
     s.insert(QStringLiteral("entries"), page);
     s.insert(QStringLiteral("entries_offset"), o.entryOffset);
     if (spec && r[5].size() == 2) // the next capacity comes back when the oldest entry in the window expires
-        s.insert(QStringLiteral("next_expiry_us"), qint64(std::llround(r[5][1].bytes().toDouble() * unit)) + spec->windowUs - o.nowUs);
+        s.insert(QStringLiteral("next_expiry_us"), scoreToUs(r[5][1].bytes().toDouble(), unit) + spec->windowUs - o.nowUs);
     return s;
 }
 

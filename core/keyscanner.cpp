@@ -20,7 +20,7 @@ qint64 serverTimeUs(Connection &connection)
         return QDateTime::currentMSecsSinceEpoch() * 1000;
     }
     if (t.size() != 2)
-        throw ProtocolError(QStringLiteral("unexpected TIME reply %1").arg(t.debugString()));
+        throw UnexpectedReplyError(QStringLiteral("unexpected TIME reply %1").arg(t.debugString()));
     return t[0].toInteger() * 1000000 + t[1].toInteger();
 }
 
@@ -126,7 +126,7 @@ std::vector<KeyRecord> KeyScanner::nextPage()
         scan << "TYPE" << m_options.type;
     const Reply page = m_connection.command(scan);
     if (page.size() != 2 || !page[1].isArray())
-        throw ProtocolError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
+        throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
     m_started = true;
     m_cursor = page[0].bytes();
 

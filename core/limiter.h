@@ -19,7 +19,7 @@ struct Decision {
     qint64 retryAfterUs = 0; // 0 when allowed; else exactly when this request would pass
     qint64 resetAfterUs = 0; // until the limiter is back to full capacity
 
-    // The scripts' reply: six integers. Throws ProtocolError for anything else, and
+    // The scripts' reply: six integers. Throws UnexpectedReplyError for anything else, and
     // ReplyError for an error reply.
     static Decision fromReply(const Reply &reply);
     bool operator==(const Decision &) const = default;
@@ -33,8 +33,17 @@ public:
     // Throws UsageError for invalid input before anything is sent.
     Decision check(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs = {});
     // The same answer without consuming or writing anything (EVALSHA_RO): works for
-    // read-only users and on replicas.
+    // read-only users and on replicas. A user who may read keys but not run scripts
+    // (+@read without EVALSHA_RO: NOPERM) gets the same answer computed here from the
+    // stored fields for the fixed window and the sliding counter (peekFromFields); for the
+    // other algorithms the NOPERM stands.
     Decision peek(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs = {});
+
+    // The scripts' peek of a fixed-window or sliding-counter hash, computed from HMGET with
+    // the scripts' own rules and refusals (WRONGTYPE, "is not a ratescope ..."): plain reads
+    // only. nowUs is required (the scripts' TIME is not in @read). nullopt for algorithms
+    // whose state this cannot read exactly.
+    std::optional<Decision> peekFromFields(const QByteArray &key, const LimitSpec &spec, qint64 nowUs);
 
     // The script arguments (ARGV) for a decision, after validation.
     static QList<QByteArray> arguments(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs, bool peek);

@@ -71,7 +71,7 @@ void LimiterScript::load(Connection &connection) const
 {
     const QByteArray sha = connection.command({"SCRIPT", "LOAD", m_source}).bytes();
     if (sha != m_sha1)
-        throw ProtocolError(
+        throw UnexpectedReplyError(
             QStringLiteral("SCRIPT LOAD returned %1, expected %2").arg(QString::fromLatin1(sha), QString::fromLatin1(m_sha1)));
 }
 

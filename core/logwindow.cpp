@@ -1,5 +1,7 @@
 #include "logwindow.h"
 
+#include "usage.h"
+
 #include "connection.h"
 #include "errors.h"
 #include "keyformat.h"
@@ -21,7 +23,7 @@ LogEntry entryFrom(const QByteArray &member, const QByteArray &scoreText, qint64
     LogEntry e;
     e.member = member;
     e.score = scoreText.toDouble();
-    e.timeUs = qint64(std::llround(e.score * double(perUnit)));
+    e.timeUs = scoreToUs(e.score, double(perUnit)); // another service's double: clamped, never UB
     e.cost = memberCost(member);
     return e;
 }

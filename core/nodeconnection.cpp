@@ -4,6 +4,7 @@
 
 #include <QDeadlineTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QHostAddress>
 #include <QHostInfo>
 #include <QLocalSocket>
@@ -264,6 +265,9 @@ void NodeConnection::openSocket()
                               : m_options.endpoint();
 
     if (m_options.transport == T::Unix) {
+        // Qt says "Invalid name" for a path that is not there; say what is wrong.
+        if (!QFileInfo::exists(m_options.socketPath))
+            throw IoError(QStringLiteral("no such socket: %1").arg(m_options.socketPath));
         auto local = std::make_unique<QLocalSocket>();
         local->connectToServer(m_options.socketPath);
         if (!local->waitForConnected(timeout)) {

@@ -4,6 +4,7 @@
 #include "duration.h"
 #include "errors.h"
 #include "glob.h"
+#include "inputcheck.h"
 #include "keytext.h"
 
 #include <QJsonDocument>
@@ -48,43 +49,19 @@ qint64 scoreUnitUs(ScoreUnit u)
     return 0;
 }
 
-QString globSyntaxProblem(const QByteArray &pattern)
-{
-    // The same walk as Redis's stringmatchlen(): '\\' escapes the next byte, also inside a class.
-    const qsizetype n = pattern.size();
-    for (qsizetype i = 0; i < n; ++i) {
-        if (pattern[i] == '\\') {
-            if (i + 1 == n)
-                return QStringLiteral("a trailing '\\' escapes nothing");
-            ++i;
-        } else if (pattern[i] == '[') {
-            qsizetype j = i + 1;
-            if (j < n && pattern[j] == '^')
-                ++j;
-            bool closed = false;
-            for (; j < n; ++j) {
-                if (pattern[j] == '\\') {
-                    if (j + 1 == n)
-                        break;
-                    ++j;
-                } else if (pattern[j] == ']') {
-                    closed = true;
-                    break;
-                }
-            }
-            if (!closed)
-                return QStringLiteral("unbalanced '[' at position %1").arg(i + 1);
-            i = j;
-        }
-    }
-    return {};
-}
-
 std::vector<PolicyProblem> Policy::problems() const
 {
     std::vector<PolicyProblem> found;
-    if (name.trimmed().isEmpty() || name.size() > 200)
-        found.push_back({PolicyField::Name, QStringLiteral("a policy needs a name (1-200 characters)")});
+    if (name.trimmed().isEmpty() || name.size() > kMaxPolicyNameLength)
+        found.push_back({PolicyField::Name, QStringLiteral("a policy needs a name (1-%1 characters)").arg(kMaxPolicyNameLength)});
+    else if (const QString bad = unsafeCharacterProblem(name); !bad.isEmpty())
+        found.push_back({PolicyField::Name, QStringLiteral("the policy name %1").arg(bad)});
+    if (description.size() > kMaxPolicyDescriptionLength)
+        found.push_back({PolicyField::Name, QStringLiteral("the description is too long (%1 characters; at most %2)")
+                                                .arg(description.size())
+                                                .arg(kMaxPolicyDescriptionLength)});
+    else if (const QString bad = unsafeCharacterProblem(description); !bad.isEmpty())
+        found.push_back({PolicyField::Name, QStringLiteral("the description %1").arg(bad)});
     if (match.isEmpty())
         found.push_back({PolicyField::Match, QStringLiteral("policy '%1' needs a key pattern (--match)").arg(name)});
     else if (const QString glob = globSyntaxProblem(match); !glob.isEmpty())
@@ -153,7 +130,7 @@ Policy Policy::fromJson(const QJsonObject &o)
         p.updatedBy = o.value(QStringLiteral("updated_by")).toString();
         return p;
     } catch (const UsageError &e) {
-        throw ProtocolError(QStringLiteral("malformed policy record: %1").arg(e.message()));
+        throw UnexpectedReplyError(QStringLiteral("malformed policy record: %1").arg(e.message()));
     }
 }
 
@@ -172,12 +149,18 @@ std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QBy
 
 PolicyStore::PolicyStore(Connection &connection, QString ns) : m_connection(connection), m_ns(std::move(ns)) {}
 
-std::vector<Policy> PolicyStore::list()
+std::vector<Policy> PolicyStore::list(QStringList *skipped)
 {
     const Reply r = m_connection.command({"HGETALL", hashKey()});
     std::vector<Policy> policies;
-    for (size_t i = 0; i + 1 < r.size(); i += 2)
-        policies.push_back(Policy::fromJson(QJsonDocument::fromJson(r[i + 1].bytes()).object()));
+    for (size_t i = 0; i + 1 < r.size(); i += 2) {
+        try {
+            policies.push_back(Policy::fromJson(QJsonDocument::fromJson(r[i + 1].bytes()).object()));
+        } catch (const UnexpectedReplyError &e) {
+            if (skipped)
+                *skipped << QStringLiteral("policy record '%1' skipped: %2").arg(displayKey(r[i].bytes()), e.message());
+        }
+    }
     std::sort(policies.begin(), policies.end(), [](const Policy &a, const Policy &b) { return a.name < b.name; });
     return policies;
 }
@@ -213,7 +196,10 @@ QJsonObject PolicyStore::compareAndSet(const QString &name, qint64 basedOnVersio
     if (r[0].integer() == 1)
         return current;
     if (current.isEmpty())
-        throw ConflictError(QStringLiteral("policy '%1' was deleted by someone else meanwhile (your edit was based on version %2)").arg(name).arg(basedOnVersion));
+        // Never existed, or deleted since: the store cannot tell which, so it says neither.
+        throw ConflictError(QStringLiteral("policy '%1' does not exist (your edit was based on version %2; --based-on 0 creates it)")
+                                .arg(name)
+                                .arg(basedOnVersion));
     const Policy theirs = Policy::fromJson(current);
     if (basedOnVersion == 0)
         throw ConflictError(QStringLiteral("policy '%1' already exists (version %2, by %3 at %4)")
@@ -225,6 +211,14 @@ QJsonObject PolicyStore::compareAndSet(const QString &name, qint64 basedOnVersio
 Policy PolicyStore::set(Policy policy, qint64 basedOnVersion, const QString &actor)
 {
     policy.validate();
+    // Ratescope's own records are no limiters: a policy covering them would have services
+    // enforce limits on, and the console read, the policies hash itself.
+    const QByteArray ns = m_ns.toUtf8();
+    for (const QByteArray &own : {ns + "policies", ns + "audit", ns + "override:x"})
+        if (globMatch(policy.match, own))
+            throw UsageError(
+                QStringLiteral("policy '%1': the pattern '%2' covers Ratescope's own records under '%3' (%4); make it narrower")
+                    .arg(policy.name, QString::fromUtf8(policy.match), m_ns, QString::fromUtf8(own)));
     policy.version = basedOnVersion + 1;
     policy.updatedAt = QDateTime::currentDateTimeUtc();
     policy.updatedBy = actor;

@@ -4,6 +4,7 @@
 
 #include "algorithm.h"
 #include "audit.h"
+#include "glob.h"
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -20,17 +21,15 @@ QString scoreUnitName(ScoreUnit u); // "auto", "s", "ms", "us"
 ScoreUnit parseScoreUnit(const QString &name); // throws UsageError
 qint64 scoreUnitUs(ScoreUnit u);               // 1000000, 1000, 1 (Auto: 0)
 
-// Where a glob is broken for SCAN MATCH and the policy's own matching: an unclosed '['
-// ("unbalanced '['") or a trailing '\' that escapes nothing. Empty when it is well formed.
-// Redis accepts both silently and matches something nobody meant.
-QString globSyntaxProblem(const QByteArray &pattern);
-
 // The fields of a policy a problem belongs to, so an editor can say it next to that field.
 enum class PolicyField { Name, Match, Limit, Window, Cost };
 struct PolicyProblem {
     PolicyField field;
     QString message; // LimitSpec::validate's words for the limits, without the policy's name
 };
+
+constexpr int kMaxPolicyNameLength = 200;         // characters, none of them control or invisible formatting
+constexpr int kMaxPolicyDescriptionLength = 1000; // the same, and one line
 
 struct Policy {
     QString name;
@@ -46,7 +45,7 @@ struct Policy {
     void validate() const; // throws UsageError (the first of problems(), naming the policy)
     std::vector<PolicyProblem> problems() const;
     QJsonObject toJson() const;
-    static Policy fromJson(const QJsonObject &o); // throws ProtocolError for a malformed record
+    static Policy fromJson(const QJsonObject &o); // throws UnexpectedReplyError for a malformed record
 };
 
 // The policy for a key: an exact (literal) match beats any glob; among globs the most
@@ -60,7 +59,10 @@ public:
     QByteArray hashKey() const { return m_ns.toUtf8() + "policies"; }
     QByteArray eventsChannel() const { return m_ns.toUtf8() + "events"; }
 
-    std::vector<Policy> list();
+    // Every policy this build can read. A record it cannot parse (written by a newer build,
+    // or by hand) is skipped, not fatal: the others keep working; when `skipped` is given,
+    // one line per skipped record is appended to it ("policy record 'x' skipped: ...").
+    std::vector<Policy> list(QStringList *skipped = nullptr);
     std::optional<Policy> get(const QString &name);
     // Writes the policy if its current version is still `basedOnVersion` (0: it must not
     // exist yet). Otherwise throws ConflictError naming who changed it and when. Publishes

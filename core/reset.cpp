@@ -59,6 +59,43 @@ QString failureText(const std::exception_ptr &failure)
 
 } // namespace
 
+bool isLimiterType(const QByteArray &type)
+{
+    return type == "zset" || type == "string" || type == "hash";
+}
+
+bool isMetadataKey(const QByteArray &ns, const QByteArray &key)
+{
+    return key == ns + "policies" || key == ns + "audit" || key.startsWith(ns + "override:");
+}
+
+QByteArrayList Resetter::metadataKeys(const ResetPlan &plan) const
+{
+    QByteArrayList found;
+    for (const QByteArray &k : plan.keys)
+        if (isMetadataKey(m_ns, k))
+            found << k;
+    return found;
+}
+
+std::vector<std::pair<QByteArray, QByteArray>> Resetter::nonLimiterTypes(const ResetPlan &plan)
+{
+    std::vector<std::pair<QByteArray, QByteArray>> found;
+    for (qsizetype first = 0; first < plan.keys.size(); first += kBatchSize) {
+        std::vector<Command> types;
+        const QByteArrayList batch = plan.keys.mid(first, kBatchSize);
+        for (const QByteArray &k : batch)
+            types.push_back({"TYPE", k});
+        const auto replies = m_connection.pipeline(types);
+        for (qsizetype i = 0; i < batch.size(); ++i) {
+            const Reply &t = replies[size_t(i)].orThrow();
+            if (t.bytes() != "none" && !isLimiterType(t.bytes()))
+                found.emplace_back(batch[i], t.bytes());
+        }
+    }
+    return found;
+}
+
 Resetter::Resetter(Connection &connection, QString ns) : m_connection(connection), m_ns(ns.toUtf8()) {}
 
 QByteArrayList Resetter::counterWindows(const QByteArray &base)
@@ -103,6 +140,7 @@ ResetPlan Resetter::planPattern(const QByteArray &pattern, const std::function<b
 {
     if (pattern.isEmpty())
         throw UsageError(QStringLiteral("the pattern must not be empty"));
+    requireWellFormedGlob(pattern, QStringLiteral("--match"));
     ResetPlan plan;
     plan.pattern = pattern;
     const bool metadataNamed = !m_ns.isEmpty() && pattern.startsWith(m_ns);
@@ -182,6 +220,15 @@ AuditEntry resetAuditEntry(const ResetPlan &plan, qint64 deleted)
     e.before = compactJson({{QStringLiteral("keys"), sample}, {QStringLiteral("count"), plan.keys.size()}});
     e.after = compactJson({{QStringLiteral("deleted"), deleted}});
     e.count = deleted;
+    return e;
+}
+
+AuditEntry resetIntentAuditEntry(const ResetPlan &plan)
+{
+    AuditEntry e = resetAuditEntry(plan, 0);
+    e.action = QStringLiteral("reset.intent");
+    e.after.clear();
+    e.count = plan.keys.size();
     return e;
 }
 

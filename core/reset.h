@@ -33,6 +33,11 @@ struct ResetRun {
     bool finished() const { return processed == planned && !failure; }
 };
 
+// The Redis types limiters are stored in: zset, string, hash.
+bool isLimiterType(const QByteArray &type);
+// A key of Ratescope's own metadata under the namespace ns (policies, audit, overrides).
+bool isMetadataKey(const QByteArray &ns, const QByteArray &key);
+
 class Resetter {
 public:
     // ns: Ratescope's metadata prefix; a pattern never deletes metadata unless it starts
@@ -49,6 +54,13 @@ public:
     // Takes Ratescope's own keys (under the namespace: policies, overrides, audit) out of a
     // plan, whatever the pattern said, for front ends that never offer them. Returns how many.
     qint64 leaveOutMetadata(ResetPlan &plan) const;
+    // Ratescope's own metadata in the plan (<ns>policies, <ns>audit, <ns>override:*), which
+    // front ends delete only when asked to explicitly.
+    QByteArrayList metadataKeys(const ResetPlan &plan) const;
+    // The planned keys of a type no limiter is stored in (stream, list, set, ...: limiters
+    // are zset, string or hash, docs/key-formats.md), with their type. One pipelined TYPE
+    // round per kBatchSize keys.
+    std::vector<std::pair<QByteArray, QByteArray>> nonLimiterTypes(const ResetPlan &plan);
     // UNLINKs exactly the planned keys, in batches; keys created since the preview are never
     // touched. Returns how many existed and were deleted.
     qint64 execute(const ResetPlan &plan);
@@ -69,6 +81,10 @@ private:
 // entry: target the keys asked for (or "match:<pattern>"), before the plan (its first 100 keys
 // as people read them, and its size), after how many were deleted, count the deletions.
 AuditEntry resetAuditEntry(const ResetPlan &plan, qint64 deleted);
+// The entry written before the first key is deleted ("reset.intent": the plan, its size as
+// the count), so that a reset cut short by a dying server or connection still leaves a trace;
+// the "reset" entry with what was deleted follows when the run ends and can be recorded.
+AuditEntry resetIntentAuditEntry(const ResetPlan &plan);
 // For a run that may have ended early: the same entry, and when it did not finish, after also
 // says how far it got ("processed") and why it stopped ("cancelled" or "error").
 AuditEntry resetAuditEntry(const ResetPlan &plan, const ResetRun &run);

@@ -42,7 +42,14 @@ long long Reply::toInteger() const
         if (ok)
             return v;
     }
-    throw ProtocolError(QStringLiteral("expected an integer reply, got %1").arg(debugString()));
+    throw UnexpectedReplyError(QStringLiteral("expected an integer reply, got %1").arg(debugString()));
+}
+
+const Reply &Reply::operator[](size_t i) const
+{
+    if (i >= m_elements.size())
+        throw UnexpectedReplyError(QStringLiteral("expected a reply with at least %1 elements, got %2").arg(i + 1).arg(debugString()));
+    return m_elements[i];
 }
 
 QString Reply::debugString() const

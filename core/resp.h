@@ -37,13 +37,14 @@ public:
     long long integer() const { return m_integer; }
     const std::vector<Reply> &elements() const { return m_elements; }
     std::vector<Reply> &elements() { return m_elements; }
-    const Reply &operator[](size_t i) const { return m_elements.at(i); }
+    // Throws UnexpectedReplyError when there is no element i (not an array, or too short).
+    const Reply &operator[](size_t i) const;
     size_t size() const { return m_elements.size(); }
 
     // Throws ReplyError when this is an error reply; returns *this otherwise.
     const Reply &orThrow() const;
     // The reply as an integer: an integer reply, or a bulk string holding one. Throws
-    // ProtocolError for anything else.
+    // UnexpectedReplyError for anything else.
     long long toInteger() const;
 
     // Readable form for diagnostics and tests: "(nil)", "\"abc\"", "(integer) 3", ...

@@ -82,6 +82,20 @@ bool isScriptFormat(KeyFormat f)
 
 } // namespace
 
+qint64 scoreToUs(double score, double unitUs)
+{
+    constexpr double kBound = 4611686018427387904.0; // 2^62
+    const double us = score * unitUs;
+    if (std::isnan(us))
+        return 0;
+    return qint64(std::clamp(std::round(us), -kBound, kBound));
+}
+
+qint64 saneCount(qint64 count)
+{
+    return std::clamp<qint64>(count, 0, qint64(1) << 61);
+}
+
 std::vector<Command> counterWindowCommands(const UsageTarget &t, qint64 nowUs)
 {
     const auto [curr, prev] = windowKeys(t.kind.base.isEmpty() ? t.key : t.kind.base, t.kind, t.spec, nowUs);
@@ -90,8 +104,9 @@ std::vector<Command> counterWindowCommands(const UsageTarget &t, qint64 nowUs)
 
 Usage counterWindowUsage(const UsageTarget &t, const Reply &current, const Reply &previous, qint64 nowUs)
 {
-    const qint64 curr = current.isNil() ? 0 : current.toInteger();
-    const qint64 prev = previous.isNil() ? 0 : previous.toInteger();
+    // Another service's counters: any 64-bit value (or a negative one) must not overflow below.
+    const qint64 curr = current.isNil() ? 0 : saneCount(current.toInteger());
+    const qint64 prev = previous.isNil() ? 0 : saneCount(previous.toInteger());
     const qint64 w = t.kind.windowSeconds ? t.kind.windowSeconds * 1000000 : t.spec.windowUs;
     const Decision d = counterDecision(t.spec, w, prev, curr, nowUs, t.spec.algorithm == Algorithm::SlidingCounter);
     return {d.used - (d.allowed ? t.spec.cost : 0), d};
@@ -178,13 +193,14 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClas
     const double unit = double(scoreUnitUs(kind.unit));
     const double lo = double(nowUs - spec.windowUs) / unit;
     const auto r = connection.pipeline({logCount(key, kind, spec, nowUs), {"ZRANGE", key, "-1", "-1", "WITHSCORES"}});
-    const qint64 used = r[0].toInteger();
+    const qint64 used = saneCount(r[0].toInteger());
     Decision d;
     d.limit = spec.limit;
     d.allowed = used + spec.cost <= spec.limit;
     d.used = std::min(spec.limit, used + (d.allowed ? spec.cost : 0));
     d.remaining = spec.limit - d.used;
-    auto expiresIn = [&](double score) { return std::max<qint64>(0, qint64(std::ceil(score * unit)) + spec.windowUs - nowUs); };
+    // Scores are another service's doubles (1e300, inf, nan): clamped before any integer arithmetic.
+    auto expiresIn = [&](double score) { return std::max<qint64>(0, scoreToUs(std::ceil(score * unit), 1.0) + spec.windowUs - nowUs); };
     if (d.allowed)
         d.resetAfterUs = spec.windowUs;
     else if (r[1].size() == 2)

@@ -13,6 +13,12 @@ namespace ratescope {
 
 class Connection;
 
+// Another service's numbers, made safe for 64-bit arithmetic. A score (double) in
+// microseconds as an integer clamped to +-2^62 (NaN: 0), so that adding a window or a time to
+// it cannot overflow; a counter clamped to 0 .. 2^61 (a sum of two plus a cost cannot).
+qint64 scoreToUs(double score, double unitUs);
+qint64 saneCount(qint64 count);
+
 struct UsageTarget {
     QByteArray key; // for a CounterWindow: the base
     KeyClass kind;

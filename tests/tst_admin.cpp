@@ -56,7 +56,7 @@ private Q_SLOTS:
     void resetNeedsConsent();
     void readOnlyModeRefusesMutations();
     void readOnlyAclUser();
-    void everyMutationLeavesOneAuditEntry();
+    void everyMutationLeavesItsAuditEntry();
 
 private:
     ConnectionOptions as(const char *user, const char *password) const
@@ -218,11 +218,11 @@ void TestAdmin::staleVersionIsRejected()
     QCOMPARE(conflicts.load(), 3);
     QCOMPARE(alice.get(QStringLiteral("api"))->version, 4);
 
-    // The CLI reports the conflict (server-side refusal: exit 4) and changes nothing.
+    // The CLI reports the conflict (exit 6, its own code) and changes nothing.
     const CliResult r = runCli(cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("api"), QStringLiteral("--match"), QStringLiteral("api:*"),
                                     QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"),
                                     QStringLiteral("--window"), QStringLiteral("1s"), QStringLiteral("--based-on"), QStringLiteral("2")}));
-    QCOMPARE(r.exitCode, 4);
+    QCOMPARE(r.exitCode, 6);
     QVERIFY2(r.err.contains("was changed by"), r.err.constData());
     QCOMPARE(alice.get(QStringLiteral("api"))->version, 4);
 }
@@ -323,8 +323,12 @@ void TestAdmin::patternResetSparesMetadata()
     QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("deleted")).toInt(), 1);
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 1);
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:audit"}).integer(), 1);
-    // Named explicitly, metadata goes too.
+    // Named explicitly, metadata goes too, but only with --include-metadata.
     r = runCli(cli({QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("ratescope:pol*"), QStringLiteral("--yes")}));
+    QCOMPARE(r.exitCode, 2);
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 1);
+    r = runCli(cli({QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("ratescope:pol*"), QStringLiteral("--yes"),
+                    QStringLiteral("--include-metadata")}));
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 0);
 }
@@ -416,7 +420,7 @@ void TestAdmin::readOnlyAclUser()
     QCOMPARE(snapshot(), before);
 }
 
-void TestAdmin::everyMutationLeavesOneAuditEntry()
+void TestAdmin::everyMutationLeavesItsAuditEntry()
 {
     m_conn->command({"SET", "api:1", "1"});
     m_conn->command({"SET", "api:2", "1"});
@@ -437,7 +441,8 @@ void TestAdmin::everyMutationLeavesOneAuditEntry()
         const qint64 before = auditLength();
         const CliResult r = runCli(cli(args));
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QCOMPARE(auditLength(), before + 1);
+        // A reset records its intent before deleting, then its outcome.
+        QCOMPARE(auditLength(), before + (action == QLatin1String("reset") ? 2 : 1));
         const AuditEntry newest = AuditLog(*m_conn, kNs).list(1).front();
         QCOMPARE(newest.action, action);
         QCOMPARE(newest.actor, QStringLiteral("Dana"));

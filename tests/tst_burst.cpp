@@ -32,12 +32,14 @@ using Samples = QList<QPair<qint64, qint64>>; // value (us), how many times
 
 QString describe(const BurstSummary &s)
 {
-    return QStringLiteral("sent=%1 allowed=%2 denied=%3 errors=%4 (connection %5) first_error='%6' "
-                          "elapsed_us=%7")
+    return QStringLiteral("sent=%1 allowed=%2 denied=%3 errors=%4 unknown=%5 not_sent=%6 (connection %7) first_error='%8' "
+                          "elapsed_us=%9")
         .arg(s.sent)
         .arg(s.allowed)
         .arg(s.denied)
         .arg(s.errors)
+        .arg(s.unknown)
+        .arg(s.notSent)
         .arg(s.connectionErrors)
         .arg(s.firstError)
         .arg(s.elapsedUs);
@@ -46,13 +48,15 @@ QString describe(const BurstSummary &s)
 // Whatever happens, every request ends as exactly one outcome.
 bool balanced(const BurstSummary &s)
 {
-    qint64 allowed = 0, denied = 0, errors = 0;
+    qint64 allowed = 0, denied = 0, errors = 0, unknown = 0;
     for (const BurstSlice &slice : s.timeline) {
         allowed += slice.allowed;
         denied += slice.denied;
         errors += slice.errors;
+        unknown += slice.unknown;
     }
-    return s.sent == s.allowed + s.denied + s.errors && allowed == s.allowed && denied == s.denied && errors == s.errors;
+    return s.sent == s.allowed + s.denied + s.errors + s.unknown && allowed == s.allowed && denied == s.denied && errors == s.errors &&
+           unknown == s.unknown && s.connectionErrors == s.unknown + s.notSent;
 }
 
 QJsonObject parseJson(const QByteArray &text)
@@ -84,6 +88,9 @@ private Q_SLOTS:
     void boundary();
     void boundaryRefusesAnExistingKey();
     void serverKilledMidBurst();
+    void stalledServerFiguresMatchTheServer();
+    void cliTimelineCheckedBeforeSending();
+    void cliThreadThatCannotStartIsAnError();
     void noscriptIsRecoveredWithoutDoubleCounting();
     void pacing();
     void cancel();
@@ -330,11 +337,91 @@ void TestBurst::serverKilledMidBurst()
     });
     const BurstSummary s = engine.run(); // returns: no hang, no throw
     QVERIFY(killed);
-    QVERIFY2(s.errors > 0 && s.connectionErrors == s.errors, qPrintable(describe(s)));
+    // Lost with the server: no error reply, so no "errors"; the replies owed are unknown, and
+    // what came after the kill was never written (not sent), never counted as sent.
+    QVERIFY2(s.errors == 0 && s.connectionErrors > 0 && s.notSent > 0, qPrintable(describe(s)));
     QVERIFY2(s.allowed > 0, qPrintable(describe(s)));
     QVERIFY(!s.firstError.isEmpty());
     QVERIFY2(balanced(s), qPrintable(describe(s)));
-    QVERIFY(s.sent <= 200000);
+    QVERIFY2(s.sent + s.notSent <= 200000, qPrintable(describe(s)));
+    QVERIFY2(s.sent < 200000 - s.notSent + 1, qPrintable(describe(s)));
+}
+
+// A server that stops answering: the replies never received are "unknown", not errors, and
+// the server holds exactly the allowed ones plus some of the unknown ones (they may have been
+// admitted), never more.
+void TestBurst::stalledServerFiguresMatchTheServer()
+{
+    SandboxServer stalling;
+    stalling.start();
+    ConnectionOptions options = stalling.options();
+    options.commandTimeoutMs = 300;
+    options.connectTimeoutMs = 300;
+    BurstConfig c = config(Algorithm::SlidingLog, "stalled", 1000000000, kDay);
+    c.durationUs = 2 * kSecond;
+    c.requests = 600; // 0.3 s of schedule: some before the stall, most after
+    c.rate = 2000;
+    c.connections = 2;
+    c.pipeline = 50; // a stalled round costs a timeout: few rounds keep the test short
+    BurstEngine engine(options, c);
+    bool paused = false;
+    engine.setProgressCallback([&](const BurstProgress &p) {
+        if (!paused && p.allowed > 0) {
+            stalling.pause();
+            paused = true;
+        }
+    });
+    const BurstSummary s = engine.run();
+    QVERIFY(paused);
+    stalling.resume();
+    Connection check(stalling.options());
+    const qint64 held = check.command({"ZCARD", "stalled"}).integer();
+    QVERIFY2(s.errors == 0, qPrintable(describe(s)));
+    QVERIFY2(s.unknown > 0, qPrintable(describe(s)));
+    QVERIFY2(balanced(s), qPrintable(describe(s)));
+    QVERIFY2(held >= s.allowed && held <= s.allowed + s.unknown, qPrintable(QStringLiteral("server holds %1; ").arg(held) + describe(s)));
+    const QJsonObject o = s.toJson();
+    QCOMPARE(o.value(QStringLiteral("unknown")).toInteger(), s.unknown);
+    QCOMPARE(o.value(QStringLiteral("not_sent")).toInteger(), s.notSent);
+}
+
+// A timeline that cannot be written fails the command before anything is sent or audited.
+void TestBurst::cliTimelineCheckedBeforeSending()
+{
+    const CliResult r =
+        runCli(cliBase() + QStringList{QStringLiteral("burst"), QStringLiteral("tl:1"), QStringLiteral("--algo"), QStringLiteral("gcra"),
+                                       QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("1s"),
+                                       QStringLiteral("--requests"), QStringLiteral("10"), QStringLiteral("--timeline"),
+                                       QStringLiteral("/nonexistent/x.csv")});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("cannot write the timeline to '/nonexistent/x.csv'"), r.err.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "tl:1"}).integer(), 0);
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:audit"}).integer(), 0);
+}
+
+// Under an address-space limit most of 256 threads cannot start: the burst fails cleanly
+// (exit 2, nothing sent) instead of std::terminate killing the process.
+void TestBurst::cliThreadThatCannotStartIsAnError()
+{
+    const QString limit = QStringLiteral("ulimit -v 600000; exec \"$0\" \"$@\"");
+    auto underLimit = [&](const QStringList &args) {
+        QProcess p;
+        p.start(QStringLiteral("bash"), QStringList{QStringLiteral("-c"), limit, QStringLiteral(RATESCOPE_CLI_PATH)} + args);
+        p.waitForFinished(60000);
+        return std::pair(p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardError());
+    };
+    if (underLimit({QStringLiteral("--version")}).first != 0)
+        QSKIP("this build cannot run under a 600 MB address-space limit (sanitizers)");
+    const auto [code, err] =
+        underLimit(cliBase() + QStringList{QStringLiteral("burst"), QStringLiteral("threads:1"), QStringLiteral("--algo"),
+                                           QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"),
+                                           QStringLiteral("--window"), QStringLiteral("1s"), QStringLiteral("--requests"),
+                                           QStringLiteral("1000"), QStringLiteral("--connections"), QStringLiteral("256")});
+    if (code == 0)
+        QSKIP("256 threads started under a 600 MB address-space limit here");
+    QVERIFY2(code == 2, err.constData());
+    QVERIFY2(err.contains("could not start the thread of connection"), err.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "threads:1"}).integer(), 0);
 }
 
 void TestBurst::noscriptIsRecoveredWithoutDoubleCounting()
@@ -464,11 +551,11 @@ void TestBurst::cliBurstJsonTimelineAndAudit()
     QFile csv(timeline);
     QVERIFY(csv.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = csv.readAll().trimmed().split('\n');
-    QCOMPARE(lines.first(), QByteArray("elapsed_ms,allowed,denied,errors"));
+    QCOMPARE(lines.first(), QByteArray("elapsed_ms,allowed,denied,errors,unknown"));
     qint64 allowed = 0;
     for (qsizetype i = 1; i < lines.size(); ++i) {
         const QList<QByteArray> cells = lines[i].split(',');
-        QCOMPARE(cells.size(), 4);
+        QCOMPARE(cells.size(), 5);
         allowed += cells[1].toLongLong();
     }
     QCOMPARE(allowed, 300);
@@ -602,9 +689,12 @@ void TestBurst::cliExitsThreeWhenServerDies()
     QVERIFY2(cli.exitCode() == 3, err.constData());
     const QJsonObject o = parseJson(cli.readAllStandardOutput());
     const qint64 errors = o.value(QStringLiteral("errors")).toInteger();
-    QVERIFY(errors > 0);
-    QCOMPARE(o.value(QStringLiteral("sent")).toInteger(),
-             o.value(QStringLiteral("allowed")).toInteger() + o.value(QStringLiteral("denied")).toInteger() + errors);
+    const qint64 lost = o.value(QStringLiteral("unknown")).toInteger() + o.value(QStringLiteral("not_sent")).toInteger();
+    QVERIFY(lost > 0);
+    QCOMPARE(o.value(QStringLiteral("connection_errors")).toInteger(), lost);
+    QCOMPARE(o.value(QStringLiteral("sent")).toInteger(), o.value(QStringLiteral("allowed")).toInteger() +
+                                                              o.value(QStringLiteral("denied")).toInteger() + errors +
+                                                              o.value(QStringLiteral("unknown")).toInteger());
     QVERIFY(!o.value(QStringLiteral("first_error")).toString().isEmpty());
 }
 

@@ -26,6 +26,7 @@ private Q_SLOTS:
     void durations();
     void badDurations_data();
     void badDurations();
+    void formatDurationExtremes();
 };
 
 void TestConnectionOptions::goodUrls_data()
@@ -154,6 +155,33 @@ void TestConnectionOptions::badUrls_data()
     QTest::newRow("bad timeout") << "redis://h?timeout=soon" << "timeout";
     QTest::newRow("fragment") << "redis://h#x" << "fragments";
     QTest::newRow("empty host") << "redis://:pw@:6379" << "missing host";
+    // Taken too loosely before: decoded to U+FFFD, control characters in the host, signs and spaces in numbers.
+    QTest::newRow("bad percent in user") << "redis://us%er:pw@h"
+                                         << "bad percent-encoding in the user name";
+    QTest::newRow("bad percent in password") << "redis://u:p%zz@h"
+                                             << "bad percent-encoding in the password";
+    QTest::newRow("truncated percent") << "redis://u:pw%4@h"
+                                       << "bad percent-encoding in the password";
+    QTest::newRow("percent not utf-8") << "redis://u%ff:pw@h"
+                                       << "user name is not UTF-8";
+    QTest::newRow("nul in host") << "redis://h%00x:6379"
+                                 << "control character (U+0000)";
+    QTest::newRow("newline in host") << "redis://h%0Ax"
+                                     << "control character (U+000A)";
+    QTest::newRow("space in host") << "redis://h%20x"
+                                   << "contains a space";
+    QTest::newRow("plus port") << "redis://h:+7601"
+                               << "bad port '+7601'";
+    QTest::newRow("space port") << "redis://h: 7601"
+                                << "bad port ' 7601'";
+    QTest::newRow("space db") << "redis://h:1/ 0"
+                              << "bad database number ' 0'";
+    QTest::newRow("plus db") << "redis://h:1/+1"
+                             << "bad database number '+1'";
+    QTest::newRow("unix bad percent") << "unix:///tmp/a%zz.sock"
+                                      << "bad percent-encoding in the socket path";
+    QTest::newRow("unix newline") << "unix:///tmp/a%0A.sock"
+                                  << "control character";
 }
 
 void TestConnectionOptions::badUrls()
@@ -213,6 +241,8 @@ void TestConnectionOptions::durations_data()
     QTest::newRow("us") << "15us" << qint64(15);
     QTest::newRow("fraction") << "1.5s" << qint64(1500000);
     QTest::newRow("zero") << "0" << qint64(0);
+    QTest::newRow("large, every digit kept") << "8999999999s" << qint64(8999999999000000);
+    QTest::newRow("ms decimals") << "1.234s" << qint64(1234000);
 }
 
 void TestConnectionOptions::durations()
@@ -232,12 +262,30 @@ void TestConnectionOptions::badDurations_data()
     QTest::newRow("words") << "soon";
     QTest::newRow("sub-microsecond") << "1.5us";
     QTest::newRow("absurd") << "99999999999d";
+    QTest::newRow("leading space") << " 5";
+    QTest::newRow("trailing space") << "5 ";
+    QTest::newRow("inner space") << "60 s";
+    QTest::newRow("trailing newline") << "60s\n";
+    QTest::newRow("plus") << "+5s";
+    QTest::newRow("arabic-indic digits") << QString::fromUtf8("\u0665s");
+    QTest::newRow("endless digits") << QString(400, QLatin1Char('9'));
 }
 
 void TestConnectionOptions::badDurations()
 {
     QFETCH(QString, text);
     QVERIFY_THROWS_EXCEPTION(UsageError, parseDurationUs(text));
+}
+
+// The extremes of qint64 format without overflow (llabs(INT64_MIN), a * 1000 were UB).
+void TestConnectionOptions::formatDurationExtremes()
+{
+    QCOMPARE(formatDurationUs(std::numeric_limits<qint64>::min()), QStringLiteral("-9223372036854775.808ms"));
+    QCOMPARE(formatDurationUs(std::numeric_limits<qint64>::max()), QStringLiteral("9223372036854775.807ms"));
+    QCOMPARE(formatDurationUs(9223372036854000000LL), QStringLiteral("2562047788.015h"));
+    QCOMPARE(formatDurationUs(-1500000), QStringLiteral("-1.5s"));
+    QCOMPARE(formatDurationUs(86400000000LL * 366), QStringLiteral("366d"));
+    QCOMPARE(formatDurationUs(1001), QStringLiteral("1.001ms"));
 }
 
 QTEST_APPLESS_MAIN(TestConnectionOptions)

@@ -302,8 +302,8 @@ void TestResetDialog::patternResetDeletesExactlyThePreviewWhileKeysKeepComing()
     QCOMPARE(allKeys(*m_conn, "api:paid:*").size(), size_t(20));
     QVERIFY(late.size() > 0);
 
-    // One audit entry, with the count.
-    QCOMPARE(auditLength(*m_conn), audits + 1);
+    // Two audit entries: the intent, then the outcome with the count.
+    QCOMPARE(auditLength(*m_conn), audits + 2);
     const AuditEntry e = newestAudit(*m_conn);
     QCOMPARE(e.action, QStringLiteral("reset"));
     QCOMPARE(e.target, QStringLiteral("match:api:trial:*"));
@@ -438,14 +438,14 @@ void TestResetDialog::oneAuditEntrySameAsCli()
     QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
     QVERIFY(waitStage(dialog, Stage::Done));
     QCOMPARE(dialog.result().deleted, 2);
-    QCOMPARE(auditLength(*m_conn), audits + 1);
+    QCOMPARE(auditLength(*m_conn), audits + 2);
     const AuditEntry fromDialog = newestAudit(*m_conn);
 
     const test::CliResult r = test::runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("--operator"),
                                             QStringLiteral("Dana (support)"), QStringLiteral("reset"), QStringLiteral("beta:minute"),
                                             QStringLiteral("beta:hour"), QStringLiteral("beta:gone"), QStringLiteral("--yes")});
     QVERIFY2(r.exitCode == 0, r.err.constData());
-    QCOMPARE(auditLength(*m_conn), audits + 2);
+    QCOMPARE(auditLength(*m_conn), audits + 4);
     const AuditEntry fromCli = newestAudit(*m_conn);
 
     // The same entry, but for the names.
@@ -645,7 +645,7 @@ void TestResetDialog::cancelMidWayReportsConfirmedCount()
     QCOMPARE(allKeys(*m_conn, "big:*"), expected);
     QCOMPARE(m_conn->command({"EXISTS", "small:1"}).toInteger(), 1);
 
-    QCOMPARE(auditLength(*m_conn), audits + 1);
+    QCOMPARE(auditLength(*m_conn), audits + 2);
     const AuditEntry e = newestAudit(*m_conn);
     QCOMPARE(e.count, 12000);
     const QJsonObject after = QJsonDocument::fromJson(e.after.toUtf8()).object();
@@ -668,7 +668,7 @@ void TestResetDialog::nopermExplained()
     QVERIFY(waitStage(dialog, Stage::Done));
     QCOMPARE(dialog.heading(), QStringLiteral("Reset refused: nothing deleted"));
     QVERIFY2(labelText(dialog, "summary")
-                 .contains(QStringLiteral("user 'support' may not run UNLINK; ask for +unlink or use a profile with write access")),
+                 .contains(QStringLiteral("user 'support' may not run XADD; ask for +xadd or use a profile with write access")),
              qPrintable(labelText(dialog, "summary")));
     shoot(dialog, QStringLiteral("reset-noperm.png"));
     QCOMPARE(dialog.result().deleted, 0);

@@ -4,6 +4,8 @@
 
 #include <QTest>
 
+#include <functional>
+
 using namespace ratescope;
 
 Q_DECLARE_METATYPE(ratescope::Reply)
@@ -20,6 +22,7 @@ private Q_SLOTS:
     void protocolError();
     void encode();
     void toInteger();
+    void unexpectedContentIsNoConnectionError();
 };
 
 void TestResp::decode_data()
@@ -142,13 +145,39 @@ void TestResp::toInteger()
 {
     QCOMPARE(Reply::integer(5).toInteger(), 5);
     QCOMPARE(Reply::string("123").toInteger(), 123);
-    QVERIFY_THROWS_EXCEPTION(ProtocolError, Reply::string("x").toInteger());
+    QVERIFY_THROWS_EXCEPTION(UnexpectedReplyError, Reply::string("x").toInteger());
     QVERIFY_THROWS_EXCEPTION(ReplyError, Reply::error("NOSCRIPT No matching script").toInteger());
     try {
         Reply::error("NOSCRIPT No matching script").orThrow();
     } catch (const ReplyError &e) {
         QCOMPARE(e.prefix(), QStringLiteral("NOSCRIPT"));
     }
+}
+
+// A well-formed reply with content we cannot use says so with an Error of its own: not a
+// ConnectionError (the console would reconnect for it), not std::out_of_range (which no
+// catch (const Error &) sees).
+void TestResp::unexpectedContentIsNoConnectionError()
+{
+    const Reply pair = Reply::array({Reply::integer(1), Reply::string("a")});
+    QCOMPARE(pair[1].bytes(), QByteArray("a"));
+    auto kindOf = [](const std::function<void()> &f) -> QString {
+        try {
+            f();
+        } catch (const ConnectionError &) {
+            return QStringLiteral("connection");
+        } catch (const UnexpectedReplyError &e) {
+            return e.message().isEmpty() ? QStringLiteral("empty") : QStringLiteral("unexpected");
+        } catch (const Error &) {
+            return QStringLiteral("other Error");
+        } catch (...) {
+            return QStringLiteral("not an Error");
+        }
+        return QStringLiteral("nothing");
+    };
+    QCOMPARE(kindOf([&] { (void)pair[2]; }), QStringLiteral("unexpected"));
+    QCOMPARE(kindOf([&] { (void)Reply::nil()[0]; }), QStringLiteral("unexpected"));
+    QCOMPARE(kindOf([&] { (void)Reply::string("x").toInteger(); }), QStringLiteral("unexpected"));
 }
 
 QTEST_APPLESS_MAIN(TestResp)

@@ -5,6 +5,7 @@
 #include "audit.h"
 #include "duration.h"
 #include "errors.h"
+#include "glob.h"
 #include "keytext.h"
 #include "policy.h"
 #include "reset.h"
@@ -21,6 +22,25 @@ namespace {
 QString actor(const Cli &cli)
 {
     return cli.operatorName().isEmpty() ? AuditLog::osUser() : cli.operatorName();
+}
+
+// Before a change: its audit entry must be writable, else nothing is changed.
+void ensureAuditable(Cli &cli)
+{
+    AuditLog(cli.connection(), cli.ns()).ensureWritable();
+}
+
+// After a change: the entry. If it cannot be written after all (the connection died in
+// between), say that the change itself was made.
+void recordChange(Cli &cli, const AuditEntry &entry)
+{
+    try {
+        AuditLog(cli.connection(), cli.ns()).append(entry, cli.operatorName());
+    } catch (const Error &) {
+        cli.err() << "ratescope-cli: " << entry.action << " was done, but its audit entry could not be written:\n";
+        cli.err().flush();
+        throw;
+    }
 }
 
 // ---- reset ---------------------------------------------------------------------------
@@ -48,11 +68,39 @@ int runReset(Cli &cli)
     if (!dryRun && !cli.args().isSet(QStringLiteral("yes")) && !interactive)
         throw UsageError(QStringLiteral("reset deletes keys: add --yes (not on a terminal, so there is nobody to ask), or --dry-run to preview"));
 
+    if (byPattern)
+        requireWellFormedGlob(cli.bytes(cli.args().value(QStringLiteral("match"))), QStringLiteral("--match"));
+    if (!dryRun)
+        ensureAuditable(cli);
     Resetter resetter(cli.connection(), cli.ns());
     QByteArrayList exact;
     for (const QString &k : keys)
         exact << cli.keyBytes(k);
     const ResetPlan plan = byPattern ? resetter.planPattern(cli.bytes(cli.args().value(QStringLiteral("match")))) : resetter.planKeys(exact);
+
+    // Ratescope's own records and keys no limiter could be are deleted only when asked for by
+    // name (the refusal says which and how); a dry run refuses alike, so it previews truly.
+    auto named = [](const QByteArrayList &keys) {
+        QStringList shown;
+        for (qsizetype i = 0; i < std::min<qsizetype>(keys.size(), 10); ++i)
+            shown << displayKey(keys[i]);
+        return shown.join(QStringLiteral(", ")) + (keys.size() > 10 ? QStringLiteral(" and %1 more").arg(keys.size() - 10) : QString());
+    };
+    if (const QByteArrayList meta = resetter.metadataKeys(plan); !meta.isEmpty() && !cli.args().isSet(QStringLiteral("include-metadata")))
+        throw UsageError(QStringLiteral("refusing to delete Ratescope's own records under '%1': %2 (add --include-metadata to delete them too)")
+                             .arg(cli.ns(), named(meta)));
+    if (const auto foreign = resetter.nonLimiterTypes(plan); !foreign.empty() && !cli.args().isSet(QStringLiteral("force"))) {
+        QByteArrayList keys;
+        QStringList types;
+        for (const auto &[k, t] : foreign) {
+            keys << k;
+            if (!types.contains(QString::fromUtf8(t)))
+                types << QString::fromUtf8(t);
+        }
+        throw UsageError(QStringLiteral("refusing to delete keys of a type no limiter uses (%1): %2 (limiters are zset, string or hash; "
+                                        "add --force to delete them anyway)")
+                             .arg(types.join(QStringLiteral(", ")), named(keys)));
+    }
 
     // JSON: "keys" as text (escaped when not UTF-8); then "keys_base64", all of them exactly.
     QJsonArray listed, listedBase64;
@@ -86,13 +134,40 @@ int runReset(Cli &cli)
         cli.err() << "cancelled: nothing deleted\n";
         return ExitUsage;
     }
-    const qint64 deleted = resetter.execute(plan);
-    // The console's reset writes the very same entry (core builds it).
-    AuditLog(cli.connection(), cli.ns()).append(resetAuditEntry(plan, deleted), cli.operatorName());
-    if (cli.json())
-        cli.printJson(withKeys({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false}}));
-    else
-        cli.out() << "deleted " << deleted << (deleted == 1 ? " key\n" : " keys\n");
+    // The intent first: a reset cut short (server killed, connection lost) still leaves a trace.
+    AuditLog log(cli.connection(), cli.ns());
+    log.append(resetIntentAuditEntry(plan), cli.operatorName());
+    const ResetRun run = resetter.execute(plan, {}); // never throws: a failure ends the run
+    const qint64 deleted = run.deleted;
+    QString auditProblem;
+    try {
+        // The console's reset writes the very same entry (core builds it).
+        log.append(resetAuditEntry(plan, run), cli.operatorName());
+    } catch (const Error &e) {
+        auditProblem = e.message();
+    }
+    if (cli.json()) {
+        QJsonObject o = withKeys({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false}});
+        if (!run.finished()) {
+            o.insert(QStringLiteral("complete"), false);
+            o.insert(QStringLiteral("processed"), run.processed);
+        }
+        cli.printJson(o);
+    } else {
+        cli.out() << "deleted " << deleted << (deleted == 1 ? " key" : " keys") << (run.finished() ? "\n" : " (confirmed)\n");
+        cli.out().flush();
+    }
+    if (!auditProblem.isEmpty()) {
+        cli.err() << "ratescope-cli: the reset's outcome could not be recorded (its intent was): " << auditProblem << '\n';
+        cli.err().flush();
+    }
+    if (run.failure) {
+        cli.err() << "ratescope-cli: reset stopped after " << run.processed << " of " << run.planned << " keys: " << deleted
+                  << " deletions confirmed; the batch under way (up to " << Resetter::kBatchSize
+                  << " keys) may or may not have been deleted\n";
+        cli.err().flush();
+        std::rethrow_exception(run.failure);
+    }
     return ExitOk;
 }
 
@@ -132,7 +207,7 @@ int runPolicy(Cli &cli)
         throw UsageError(QStringLiteral("policy needs an action: list, get NAME, set NAME ..., delete NAME"));
     const QString action = p.takeFirst();
     if (action == QLatin1String("list")) {
-        const auto policies = PolicyStore(cli.connection(), cli.ns()).list();
+        const auto policies = cli.policies();
         for (const Policy &pol : policies) {
             if (cli.json())
                 cli.printJson(pol.toJson());
@@ -173,11 +248,12 @@ int runPolicy(Cli &cli)
         pol.enforced = !cli.args().isSet(QStringLiteral("declared-only"));
         pol.validate(); // before anything is sent
         PolicyStore store(cli.connection(), cli.ns());
+        ensureAuditable(cli);
         const auto current = store.get(name);
         // Based on what the caller says it saw, else on what is there now.
         const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 0, std::numeric_limits<qint64>::max(), current ? current->version : 0);
         const Policy stored = store.set(pol, basedOn, actor(cli));
-        AuditLog(cli.connection(), cli.ns()).append(policySetAuditEntry(current, stored), cli.operatorName());
+        recordChange(cli, policySetAuditEntry(current, stored));
         printPolicy(cli, stored);
         return ExitOk;
     }
@@ -189,8 +265,9 @@ int runPolicy(Cli &cli)
         if (!current)
             throw UsageError(QStringLiteral("no policy named '%1'").arg(name));
         const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 1, std::numeric_limits<qint64>::max(), current->version);
+        ensureAuditable(cli);
         const Policy removed = store.remove(name, basedOn, actor(cli));
-        AuditLog(cli.connection(), cli.ns()).append(policyDeleteAuditEntry(removed), cli.operatorName());
+        recordChange(cli, policyDeleteAuditEntry(removed));
         if (cli.json())
             cli.printJson({{QStringLiteral("deleted"), name}});
         else
@@ -248,24 +325,34 @@ int runOverride(Cli &cli)
         Override o;
         o.key = key;
         o.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
-        o.windowUs = cli.args().isSet(QStringLiteral("window")) ? cli.durationOptionUs(QStringLiteral("window")) : 0;
+        o.windowUs = 0; // the policy's
+        if (cli.args().isSet(QStringLiteral("window"))) {
+            // Given, it is a window like check's: 0 is not "the policy's", it is refused.
+            o.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+            if (o.windowUs < kMinWindowUs || o.windowUs > kMaxWindowUs)
+                throw UsageError(QStringLiteral("--window must be between %1 and %2, not %3")
+                                     .arg(formatDurationUs(kMinWindowUs), formatDurationUs(kMaxWindowUs), formatDurationUs(o.windowUs)));
+        }
         const qint64 forUs = cli.durationOptionUs(QStringLiteral("for"));
         OverrideStore store(cli.connection(), cli.ns());
+        ensureAuditable(cli);
         const auto previous = store.set(o, forUs, actor(cli));
         const auto stored = store.get(key);
-        AuditLog(cli.connection(), cli.ns()).append(overrideSetAuditEntry(key, previous, stored), cli.operatorName());
+        recordChange(cli, overrideSetAuditEntry(key, previous, stored));
         if (stored)
             printOverride(cli, *stored);
         return ExitOk;
     }
     if (action == QLatin1String("clear")) {
         cli.requireWritable(QStringLiteral("override clear"));
+        ensureAuditable(cli);
         const auto removed = OverrideStore(cli.connection(), cli.ns()).clear(key, actor(cli));
-        AuditLog(cli.connection(), cli.ns()).append(overrideClearAuditEntry(key, removed), cli.operatorName());
+        if (removed) // clearing nothing changed nothing: no entry
+            recordChange(cli, overrideClearAuditEntry(key, removed));
         if (cli.json())
             cli.printJson({{QStringLiteral("cleared"), removed.has_value()}});
         else
-            cli.out() << (removed ? "override cleared\n" : "there was no override\n");
+            cli.out() << (removed ? "override cleared\n" : "there was no override: nothing changed, nothing audited\n");
         return ExitOk;
     }
     throw UsageError(QStringLiteral("unknown override action '%1' (set, clear, get, list)").arg(action));
@@ -302,11 +389,13 @@ int runAudit(Cli &cli)
 
 void registerAdministration(QList<Subcommand> &commands)
 {
-    commands.append({QStringLiteral("reset"), QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes]"),
+    commands.append({QStringLiteral("reset"), QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes] [--force] [--include-metadata]"),
                      QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\n"
                                     "previewed first; exactly the previewed keys are deleted. Counter bases take their windows."),
                      {{QStringLiteral("match"), QStringLiteral("Keys matching this glob (metadata only if the glob starts with the namespace)."), QStringLiteral("GLOB")},
                       {QStringLiteral("dry-run"), QStringLiteral("Only show what would be deleted.")},
+                      {QStringLiteral("force"), QStringLiteral("Also delete keys of types no limiter uses (stream, list, set, ...).")},
+                      {QStringLiteral("include-metadata"), QStringLiteral("Also delete Ratescope's own records (policies, overrides, audit trail).")},
                       {QStringLiteral("yes"), QStringLiteral("Do not ask (required when not on a terminal).")}},
                      false, runReset});
     commands.append({QStringLiteral("policy"),

@@ -10,6 +10,7 @@
 #include "keytext.h"
 
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QSaveFile>
 
 #include <atomic>
@@ -63,8 +64,9 @@ double rateOption(const Cli &cli)
 {
     if (!cli.args().isSet(QStringLiteral("rate")))
         return 0;
-    bool ok = false;
-    const double rate = cli.args().value(QStringLiteral("rate")).toDouble(&ok);
+    static const QRegularExpression number(QRegularExpression::anchoredPattern(QStringLiteral("[0-9]{1,12}(\\.[0-9]{1,12})?")));
+    bool ok = number.match(cli.args().value(QStringLiteral("rate"))).hasMatch(); // no spaces, signs, exponents
+    const double rate = ok ? cli.args().value(QStringLiteral("rate")).toDouble(&ok) : 0;
     if (!ok || !(rate > 0))
         throw UsageError(QStringLiteral("--rate must be a positive number of requests per second, not '%1'")
                              .arg(cli.args().value(QStringLiteral("rate"))));
@@ -158,6 +160,10 @@ void printSummary(Cli &cli, const BurstSummary &s)
         {QStringLiteral("allowed"), QString::number(s.allowed)},
         {QStringLiteral("denied"), QString::number(s.denied)},
         {QStringLiteral("errors"), QString::number(s.errors)},
+        {QStringLiteral("unknown"),
+         s.unknown ? QStringLiteral("%1 (sent, no reply: outcome unknown, may have been admitted)").arg(s.unknown) : QStringLiteral("0")},
+        {QStringLiteral("not_sent"),
+         s.notSent ? QStringLiteral("%1 (the connection was down: never written)").arg(s.notSent) : QStringLiteral("0")},
         {QStringLiteral("elapsed"), us(s.elapsedUs)},
         {QStringLiteral("throughput"), QStringLiteral("%1 decisions/s").arg(qint64(std::llround(s.throughput())))},
         {QStringLiteral("latency"),
@@ -170,6 +176,16 @@ void printSummary(Cli &cli, const BurstSummary &s)
         fields.append({QStringLiteral("cancelled"), QStringLiteral("yes (interrupted)")});
     cli.printFields(fields);
     printHistogram(cli, l);
+}
+
+// Before anything is sent: a timeline that cannot be written fails the command then, not
+// after a burst that changed the limiter. Leaves nothing behind (the temporary file is removed).
+void checkWritable(const QString &path, const QString &what)
+{
+    QSaveFile probe(path);
+    if (!probe.open(QIODevice::WriteOnly))
+        throw UsageError(QStringLiteral("cannot write %1 to '%2': %3").arg(what, path, probe.errorString()));
+    probe.cancelWriting();
 }
 
 // Never half-written: QSaveFile writes a temporary file and renames it on commit. Returns
@@ -200,7 +216,7 @@ int audit(Cli &cli, const AuditEntry &entry)
 // Connection trouble first (the server died or stalled), then the server's own refusal.
 int exitCodeFor(const BurstSummary &s)
 {
-    if (s.connectionErrors > 0)
+    if (s.connectionErrors > 0 || s.unknown > 0 || s.notSent > 0)
         return ExitConnection;
     if (s.errors > 0)
         return s.firstError.startsWith(QLatin1String("WRONGTYPE")) ? ExitUsage : ExitServer;
@@ -209,18 +225,22 @@ int exitCodeFor(const BurstSummary &s)
 
 void showProgress(Cli &cli, const BurstProgress &p)
 {
-    cli.err() << QStringLiteral("\r%1  sent %2  allowed %3  denied %4  errors %5 ")
+    cli.err() << QStringLiteral("\r%1  sent %2  allowed %3  denied %4  errors %5  unknown %6 ")
                      .arg(us((p.elapsedUs + 50000) / 100000 * 100000), 6)
                      .arg(p.sent)
                      .arg(p.allowed)
                      .arg(p.denied)
-                     .arg(p.errors);
+                     .arg(p.errors)
+                     .arg(p.unknown);
     cli.err().flush();
 }
 
 int runBurst(Cli &cli)
 {
     const BurstConfig config = burstConfig(cli);
+    if (cli.args().isSet(QStringLiteral("timeline")))
+        checkWritable(cli.args().value(QStringLiteral("timeline")), QStringLiteral("the timeline"));
+    AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no burst without its record
     BurstEngine engine(cli.connectionOptions(), config);
     const bool live = !cli.json() && ::isatty(STDERR_FILENO);
     if (live)
@@ -238,8 +258,9 @@ int runBurst(Cli &cli)
     const int audited = audit(cli, burstAuditEntry(config, summary));
     const int code = exitCodeFor(summary);
     if (code != ExitOk) {
-        cli.err() << "ratescope-cli: " << summary.errors << " of " << summary.sent << " requests failed; the first: " << summary.firstError
-                  << '\n';
+        cli.err() << "ratescope-cli: " << summary.errors << " of " << summary.sent << " requests sent were refused, " << summary.unknown
+                  << " got no reply (outcome unknown: they may have been admitted), " << summary.notSent
+                  << " could not be sent; the first problem: " << summary.firstError << '\n';
         cli.err().flush();
     }
     for (int c : {code, audited, written})
@@ -290,6 +311,7 @@ int runBoundary(Cli &cli)
     const LimitSpec spec = specFromOptions(cli, false);
     const QByteArray key = boundaryKey(cli, spec);
     const QJsonObject before = boundaryAuditParameters(spec);
+    AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no run without its record
     BoundaryScenario scenario(cli.connection(), key, spec);
     BoundaryResult result;
     try {

@@ -1,7 +1,8 @@
 #include "cli.h"
 
-#include "errors.h"
 #include "duration.h"
+#include "errors.h"
+#include "inputcheck.h"
 #include "keytext.h"
 
 #include <QJsonDocument>
@@ -14,6 +15,7 @@ namespace ratescope::cli {
 namespace {
 
 const QString kDefaultUrl = QStringLiteral("redis://127.0.0.1:6379/0");
+constexpr int kMaxOperatorLength = 100;
 
 // Global options that take a value: needed to find the subcommand before the full parse.
 const QStringList kGlobalValueOptions = {QStringLiteral("--url"), QStringLiteral("--namespace"), QStringLiteral("--operator")};
@@ -146,7 +148,7 @@ QString Cli::globalHelp() const
     }
     text += QStringLiteral("\nDurations: 250ms, 60s, 5m, 2h, 1d (a bare number is seconds).\n"
                            "Exit codes: 0 ok (a denied decision too), 2 usage or validation, 3 connection,\n"
-                           "4 server error reply, 5 refused by read-only mode.\n");
+                           "4 server error reply, 5 refused by read-only mode, 6 edit conflict.\n");
     return text;
 }
 
@@ -174,6 +176,16 @@ Connection &Cli::connection()
     return *m_connection;
 }
 
+std::vector<Policy> Cli::policies()
+{
+    QStringList skipped;
+    std::vector<Policy> found = PolicyStore(connection(), m_namespace).list(&skipped);
+    for (const QString &warning : skipped)
+        m_err << "ratescope-cli: warning: " << warning << '\n';
+    m_err.flush();
+    return found;
+}
+
 void Cli::printJson(const QJsonObject &object)
 {
     m_out << QJsonDocument(object).toJson(QJsonDocument::Compact) << '\n';
@@ -199,7 +211,7 @@ qint64 Cli::integerOption(const QString &name, qint64 min, qint64 max, std::opti
     }
     const QString text = m_parser.value(name);
     bool ok = false;
-    const qint64 v = text.toLongLong(&ok);
+    const qint64 v = parseStrictInteger(text, &ok); // digits only: no " 5", "5 ", "+5"
     if (!ok)
         throw UsageError(QStringLiteral("--%1 must be an integer, not '%2'").arg(name, text));
     if (v < min || v > max)
@@ -233,7 +245,10 @@ int Cli::fail(const std::exception &e)
     QString kind = QStringLiteral("server");
     if (auto *reply = dynamic_cast<const ReplyError *>(&e)) {
         // A key of the wrong type for the algorithm is a validation problem (docs/cli.md).
-        if (reply->prefix() == QLatin1String("WRONGTYPE")) {
+        // So is a key of the right type whose fields are not a Ratescope limiter's (the
+        // scripts' "ERR ratescope: key '...' is not a ratescope ..." refusal).
+        if (reply->prefix() == QLatin1String("WRONGTYPE") || (reply->message().startsWith(QLatin1String("ERR ratescope: key ")) &&
+                                                              reply->message().contains(QLatin1String(" is not a ratescope ")))) {
             code = ExitUsage;
             kind = QStringLiteral("usage");
         } else if (reply->prefix() == QLatin1String("DOWN")) { // a cluster node out of reach
@@ -246,6 +261,12 @@ int Cli::fail(const std::exception &e)
     } else if (dynamic_cast<const ReadOnlyError *>(&e)) {
         code = ExitReadOnly;
         kind = QStringLiteral("read-only");
+    } else if (dynamic_cast<const ConflictError *>(&e)) {
+        code = ExitConflict;
+        kind = QStringLiteral("conflict");
+    } else if (dynamic_cast<const UnexpectedReplyError *>(&e)) {
+        code = ExitServer; // the server answered, with something this build cannot use
+        kind = QStringLiteral("unexpected-reply");
     } else if (dynamic_cast<const ConnectionError *>(&e)) {
         code = ExitConnection;
         kind = QStringLiteral("connection");
@@ -300,6 +321,16 @@ int Cli::dispatch(const QStringList &arguments)
         throw UsageError(m_parser.errorText() + QStringLiteral(" (see ratescope-cli %1--help)").arg(command ? name + QLatin1Char(' ') : QString()));
     }
     m_json = m_parser.isSet(QStringLiteral("json"));
+    // A repeated option is a mistake (which value was meant?), not last-wins.
+    {
+        QStringList seen;
+        for (const QString &option : m_parser.optionNames()) {
+            if (seen.contains(option))
+                throw UsageError(
+                    QStringLiteral("%1%2 given twice").arg(option.size() == 1 ? QStringLiteral("-") : QStringLiteral("--"), option));
+            seen << option;
+        }
+    }
     if (m_parser.isSet(QStringLiteral("version"))) {
         m_out << "ratescope-cli " << RATESCOPE_VERSION << '\n';
         return ExitOk;
@@ -318,7 +349,13 @@ int Cli::dispatch(const QStringList &arguments)
     m_readOnly = m_parser.isSet(QStringLiteral("read-only"));
     if (m_parser.isSet(QStringLiteral("namespace")))
         m_namespace = m_parser.value(QStringLiteral("namespace"));
-    m_operator = m_parser.value(QStringLiteral("operator")).trimmed();
+    requireValidNamespace(m_namespace);
+    if (m_parser.isSet(QStringLiteral("operator"))) {
+        m_operator = m_parser.value(QStringLiteral("operator"));
+        requireSafeText(m_operator, QStringLiteral("--operator"), kMaxOperatorLength);
+        if (m_operator.trimmed() != m_operator)
+            throw UsageError(QStringLiteral("--operator must not start or end with spaces"));
+    }
     m_url = m_parser.isSet(QStringLiteral("url")) ? m_parser.value(QStringLiteral("url"))
                                                   : QProcessEnvironment::systemEnvironment().value(QStringLiteral("RATESCOPE_URL"), kDefaultUrl);
     if (m_parser.isSet(QStringLiteral("sandbox"))) {

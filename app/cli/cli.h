@@ -2,6 +2,7 @@
 #pragma once
 
 #include "connection.h"
+#include "policy.h"
 #include "sandboxserver.h"
 
 #include <QCommandLineOption>
@@ -22,9 +23,13 @@ enum ExitCode {
     ExitConnection = 3,
     ExitServer = 4,
     ExitReadOnly = 5,
+    ExitConflict = 6,
 };
 
 class Cli;
+
+// The largest --now-us the scripts take (2^52 us, the year 2112; docs/scripts.md).
+constexpr qint64 kMaxNowUs = 4503599627370496LL;
 
 struct Subcommand {
     QString name;
@@ -71,8 +76,14 @@ public:
     QString operatorName() const { return m_operator; }
     // The shared connection, opened on first use.
     Connection &connection();
+    // The namespace's policies; a record this build cannot read is skipped with a warning
+    // on stderr (the others keep working).
+    std::vector<Policy> policies();
     // For commands that open connections of their own (bursts: one per thread).
     ConnectionOptions connectionOptions() const { return ConnectionOptions::fromUrl(m_url); }
+    // Reports an error as the command's outcome would (stderr, and the JSON error object)
+    // and returns its exit code: for commands that still have something to say after it.
+    int fail(const std::exception &e);
     QTextStream &out() { return m_out; }
     QTextStream &err() { return m_err; }
     void printJson(const QJsonObject &object);
@@ -86,7 +97,6 @@ public:
 private:
     int dispatch(const QStringList &arguments);
     QStringList decodeArguments(const QList<QByteArray> &arguments);
-    int fail(const std::exception &e);
     QString globalHelp() const;
     QString commandHelp(const Subcommand &c) const;
     // `help` and its forms for tools (--man, --commands, --options [COMMAND], --algorithms):

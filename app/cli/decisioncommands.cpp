@@ -25,6 +25,11 @@ const QCommandLineOption kScoreUnit(QStringLiteral("score-unit"), QStringLiteral
 const QCommandLineOption kNow(QStringLiteral("now-us"), QStringLiteral("Decide at this time (microseconds since the epoch) instead of the server clock."),
                               QStringLiteral("T"));
 
+const QCommandLineOption kForce(QStringLiteral("force"),
+                                QStringLiteral("With --now-us: decide even more than a minute ahead of the server's clock on an existing key."));
+// How far ahead of the server's clock check --now-us may be on an existing key.
+constexpr qint64 kMaxNowAheadUs = 60LL * 1000000;
+
 qint64 msRoundedUp(qint64 us)
 {
     return (us + 999) / 1000;
@@ -79,7 +84,7 @@ EffectiveLimits limitsFor(Cli &cli, const QByteArray &key)
     if (flagsComplete(cli))
         return {};
     Connection &c = cli.connection();
-    return effectiveLimits(PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), key);
+    return effectiveLimits(cli.policies(), OverrideStore(c, cli.ns()).get(key), key);
 }
 
 QByteArray keyArgument(const Cli &cli)
@@ -138,7 +143,18 @@ int runCheck(Cli &cli)
     const LimitSpec spec = specFor(cli, key, limits);
     std::optional<qint64> now;
     if (cli.args().isSet(QStringLiteral("now-us")))
-        now = cli.integerOption(QStringLiteral("now-us"), 0, 9000000000000000LL);
+        now = cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs);
+    if (now && !cli.args().isSet(QStringLiteral("force"))) {
+        // A time far ahead of the server's clock would write future state into a live key
+        // (a GCRA then says "retry in 85 years" to everyone): only for a new key, or forced.
+        Connection &c = cli.connection();
+        const auto replies = c.pipeline({{"EXISTS", key}, {"TIME"}});
+        const qint64 serverNow = replies[1][0].toInteger() * 1000000 + replies[1][1].toInteger();
+        if (replies[0].toInteger() > 0 && *now > serverNow + kMaxNowAheadUs)
+            throw UsageError(QStringLiteral("--now-us is %1 ahead of the server's clock and '%2' exists: its state would be set in the "
+                                            "future (at most %3 ahead; add --force to do it anyway)")
+                                 .arg(formatDurationUs(*now - serverNow), displayKey(key), formatDurationUs(kMaxNowAheadUs)));
+    }
     printDecision(cli, Limiter(cli.connection()).check(key, spec, now), spec, limits);
     return ExitOk;
 }
@@ -154,7 +170,7 @@ int runPeek(Cli &cli)
                            : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
     Connection &c = cli.connection();
     const std::optional<qint64> explicitNow = cli.args().isSet(QStringLiteral("now-us"))
-                                                  ? std::optional<qint64>(cli.integerOption(QStringLiteral("now-us"), 0, 9000000000000000LL))
+                                                  ? std::optional<qint64>(cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs))
                                                   : std::nullopt;
     const qint64 now = explicitNow ? *explicitNow : serverTimeUs(c);
     const KeyClass kind = classifyKey(c, key, now, unit, spec);
@@ -173,10 +189,10 @@ void registerDecisions(QList<Subcommand> &commands)
 {
     const QCommandLineOption kHeaders(QStringLiteral("headers"),
                                       QStringLiteral("Also the HTTP response fields a service would send: Retry-After, RateLimit-Policy, RateLimit."));
-    commands.append({QStringLiteral("check"), QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--headers]"),
+    commands.append({QStringLiteral("check"), QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T [--force]] [--headers]"),
                      QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed.\n"
                                     "Limits not given as flags come from the policy matching KEY (and its override)."),
-                     {kAlgo, kLimit, kWindow, kCost, kNow, kHeaders}, true, runCheck});
+                     {kAlgo, kLimit, kWindow, kCost, kNow, kForce, kHeaders}, true, runCheck});
     commands.append({QStringLiteral("peek"),
                      QStringLiteral("peek KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--score-unit auto|s|ms|us] [--headers]"),
                      QStringLiteral("What check would answer, without consuming or writing anything. Reads Ratescope's keys,\n"

@@ -3,16 +3,20 @@
 
 #include "duration.h"
 #include "errors.h"
+#include "glob.h"
 #include "inspector.h"
 #include "keyscanner.h"
 #include "keytext.h"
 #include "logwindow.h"
+#include "reset.h"
 #include "serverinfo.h"
 #include "usage.h"
 
+#include <atomic>
+#include <csignal>
+#include <map>
 #include <QDateTime>
 #include <QJsonArray>
-#include <map>
 
 namespace ratescope::cli {
 
@@ -22,7 +26,7 @@ std::optional<qint64> nowOption(const Cli &cli)
 {
     if (!cli.args().isSet(QStringLiteral("now-us")))
         return std::nullopt;
-    return cli.integerOption(QStringLiteral("now-us"), 0, 9000000000000000LL);
+    return cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs);
 }
 
 QString ttlText(qint64 pttlMs)
@@ -102,15 +106,46 @@ private:
     bool m_header = false;
 };
 
+// 128 + SIGINT, as a shell reports a command Ctrl-C ended.
+constexpr int kExitInterrupted = 130;
+
+// While it lives, SIGINT sets a flag instead of ending the process; a second one ends it
+// as usual. One at a time.
+std::atomic<bool> g_interrupted{false};
+
+class InterruptFlag {
+public:
+    InterruptFlag()
+    {
+        g_interrupted.store(false);
+        struct sigaction sa = {};
+        sa.sa_handler = [](int) { g_interrupted.store(true); }; // an atomic store: safe in a handler
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGINT, &sa, &m_previous);
+    }
+    ~InterruptFlag() { ::sigaction(SIGINT, &m_previous, nullptr); }
+    InterruptFlag(const InterruptFlag &) = delete;
+    InterruptFlag &operator=(const InterruptFlag &) = delete;
+    bool raised() const { return g_interrupted.load(); }
+
+private:
+    struct sigaction m_previous = {};
+};
+
 int runKeys(Cli &cli)
 {
-    Connection &c = cli.connection();
     KeyScanner::Options options;
     options.match = cli.bytes(cli.args().value(QStringLiteral("match")));
+    requireWellFormedGlob(options.match, QStringLiteral("--match"));
     options.type = cli.args().value(QStringLiteral("type")).toUtf8();
+    if (cli.args().isSet(QStringLiteral("type")) && !isLimiterType(options.type))
+        throw UsageError(QStringLiteral("--type must be a type limiters are stored in (zset, hash or string), not '%1'")
+                             .arg(cli.args().value(QStringLiteral("type"))));
+    Connection &c = cli.connection();
     options.memory = cli.args().isSet(QStringLiteral("memory"));
     options.nowUs = nowOption(cli);
-    options.policies = PolicyStore(c, cli.ns()).list();
+    options.policies = cli.policies();
     const qint64 max = cli.integerOption(QStringLiteral("max"), 1, std::numeric_limits<qint64>::max(), std::numeric_limits<qint64>::max());
     const bool all = cli.args().isSet(QStringLiteral("all"));
     const QByteArray ns = cli.ns().toUtf8();
@@ -119,55 +154,64 @@ int runKeys(Cli &cli)
     KeyScanner scanner(c, options);
     std::map<QByteArray, Row> counterBases; // grouped and printed at the end
     qint64 printed = 0;
-    while (!scanner.atEnd() && printed < max) {
-        std::vector<Row> rows;
-        std::vector<UsageTarget> targets;
-        std::vector<size_t> targetRow;
-        for (const KeyRecord &rec : scanner.nextPage()) {
-            if (!ns.isEmpty() && rec.key.startsWith(ns) && !all)
-                continue; // Ratescope's own metadata
-            const auto policy = matchPolicy(options.policies, rec.kind.format == KeyFormat::CounterWindow ? rec.kind.base : rec.key);
-            if (!rec.kind.isLimiter() && !policy && !all)
-                continue;
-            if (rec.kind.format == KeyFormat::CounterWindow) {
-                Row &base = counterBases[rec.kind.base];
-                base.key = rec.kind.base;
-                base.type = QStringLiteral("string");
-                base.label = rec.kind.label();
-                base.pttlMs = std::max(base.pttlMs, rec.pttlMs);
-                base.memory = rec.memory >= 0 ? std::max<qint64>(0, base.memory) + rec.memory : -1;
-                base.windows += 1;
+    // Ctrl-C or a failure mid-scan ends the listing early: what was read is printed, and a
+    // last line says it is incomplete, so that nobody takes a partial table for the whole.
+    InterruptFlag interrupt;
+    std::exception_ptr failure;
+    try {
+        while (!scanner.atEnd() && printed < max && !interrupt.raised()) {
+            std::vector<Row> rows;
+            std::vector<UsageTarget> targets;
+            std::vector<size_t> targetRow;
+            for (const KeyRecord &rec : scanner.nextPage()) {
+                if (!ns.isEmpty() && rec.key.startsWith(ns) && !all)
+                    continue; // Ratescope's own metadata
+                const auto policy = matchPolicy(options.policies, rec.kind.format == KeyFormat::CounterWindow ? rec.kind.base : rec.key);
+                if (!rec.kind.isLimiter() && !policy && !all)
+                    continue;
+                if (rec.kind.format == KeyFormat::CounterWindow) {
+                    Row &base = counterBases[rec.kind.base];
+                    base.key = rec.kind.base;
+                    base.type = QStringLiteral("string");
+                    base.label = rec.kind.label();
+                    base.pttlMs = std::max(base.pttlMs, rec.pttlMs);
+                    base.memory = rec.memory >= 0 ? std::max<qint64>(0, base.memory) + rec.memory : -1;
+                    base.windows += 1;
+                    if (policy) {
+                        base.policy = policy->name;
+                        base.spec = policy->spec;
+                        base.algorithm = policy->spec.algorithm;
+                    }
+                    continue;
+                }
+                Row r{rec.key, QString::fromUtf8(rec.type), rec.kind.label(), rec.kind.algorithm(), {}, {}, {}, rec.pttlMs, rec.memory, 0};
                 if (policy) {
-                    base.policy = policy->name;
-                    base.spec = policy->spec;
-                    base.algorithm = policy->spec.algorithm;
+                    r.policy = policy->name;
+                    r.spec = policy->spec;
+                    if (rec.kind.isLimiter()) {
+                        targets.push_back({rec.key, rec.kind, policy->spec});
+                        targetRow.push_back(rows.size());
+                    }
                 }
-                continue;
+                rows.push_back(std::move(r));
             }
-            Row r{rec.key, QString::fromUtf8(rec.type), rec.kind.label(), rec.kind.algorithm(), {}, {}, {}, rec.pttlMs, rec.memory, 0};
-            if (policy) {
-                r.policy = policy->name;
-                r.spec = policy->spec;
-                if (rec.kind.isLimiter()) {
-                    targets.push_back({rec.key, rec.kind, policy->spec});
-                    targetRow.push_back(rows.size());
-                }
+            const auto usage = readUsage(c, targets, scanner.nowUs());
+            for (size_t i = 0; i < usage.size(); ++i)
+                rows[targetRow[i]].usage = usage[i];
+            for (const Row &r : rows) {
+                if (printed++ >= max)
+                    break;
+                printer.print(r);
             }
-            rows.push_back(std::move(r));
         }
-        const auto usage = readUsage(c, targets, scanner.nowUs());
-        for (size_t i = 0; i < usage.size(); ++i)
-            rows[targetRow[i]].usage = usage[i];
-        for (const Row &r : rows) {
-            if (printed++ >= max)
-                break;
-            printer.print(r);
-        }
+    } catch (const std::exception &) {
+        failure = std::current_exception();
     }
+    const bool complete = !failure && !interrupt.raised();
     for (auto &[base, row] : counterBases) {
         if (printed++ >= max)
             break;
-        if (row.spec) {
+        if (row.spec && !failure) {
             KeyClass kind;
             kind.format = KeyFormat::CounterWindow;
             kind.base = base;
@@ -176,9 +220,30 @@ int runKeys(Cli &cli)
         }
         printer.print(row);
     }
-    if (!cli.json() && printed == 0)
-        cli.err() << "no limiter keys found (scanned " << scanner.scanned() << " keys; --all lists every key)\n";
-    return ExitOk;
+    if (complete) {
+        if (!cli.json() && printed == 0)
+            cli.err() << "no limiter keys found (scanned " << scanner.scanned() << " keys; --all lists every key)\n";
+        return ExitOk;
+    }
+    const int code = failure ? [&] {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception &e) {
+            return cli.fail(e);
+        }
+    }()
+                             : kExitInterrupted;
+    const qint64 rows = std::min(printed, max);
+    const QString reason = failure ? QStringLiteral("error") : QStringLiteral("interrupted");
+    if (cli.json())
+        cli.printJson({{QStringLiteral("incomplete"), true},
+                       {QStringLiteral("reason"), reason},
+                       {QStringLiteral("rows"), rows},
+                       {QStringLiteral("scanned"), scanner.scanned()}});
+    cli.err() << "incomplete: " << (failure ? "stopped by an error" : "interrupted") << " after " << rows << " rows (about "
+              << scanner.scanned() << " keys scanned); the listing is partial\n";
+    cli.err().flush();
+    return code;
 }
 
 // Flattens nested JSON into "a.b  value" lines for the human form of inspect.
@@ -256,7 +321,7 @@ int runInspect(Cli &cli)
         if (o.bucketSpanUs < o.buckets || o.bucketSpanUs > 10 * kMaxWindowUs)
             throw UsageError(QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
     }
-    QJsonObject state = inspectKey(c, key, PolicyStore(c, cli.ns()).list(), OverrideStore(c, cli.ns()).get(key), o);
+    QJsonObject state = inspectKey(c, key, cli.policies(), OverrideStore(c, cli.ns()).get(key), o);
     if (const auto placed = c.placementOf(key)) { // where the key lives in a cluster
         state.insert(QStringLiteral("slot"), placed->slot);
         state.insert(QStringLiteral("node"), placed->master.toString());

@@ -91,7 +91,7 @@ struct Watched {
 std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flags &flags, qint64 nowUs)
 {
     Connection &c = cli.connection();
-    const std::vector<Policy> policies = flags.complete() ? std::vector<Policy>{} : PolicyStore(c, cli.ns()).list();
+    const std::vector<Policy> policies = flags.complete() ? std::vector<Policy>{} : cli.policies();
     OverrideStore overrides(c, cli.ns());
     std::vector<Watched> watched;
     for (const QByteArray &key : keys) {

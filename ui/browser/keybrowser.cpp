@@ -220,10 +220,12 @@ void KeyBrowser::startScan()
                 s.dbSize = -1; // only the estimate is lost (a cluster master out of reach)
             }
             try {
-                s.policies = PolicyStore(c, ns).list();
+                QStringList skipped;
+                s.policies = PolicyStore(c, ns).list(&skipped);
+                s.policyProblem = skipped.join(QLatin1Char('\n')); // unreadable records, skipped
             } catch (const ReplyError &e) {
                 s.policyProblem = e.message(); // e.g. NOPERM: columns stay empty, keys still list
-            } catch (const ProtocolError &e) {
+            } catch (const UnexpectedReplyError &e) {
                 s.policyProblem = e.message(); // a malformed policy record
             }
             return s;
@@ -276,7 +278,7 @@ void KeyBrowser::requestPage()
                            // the walk): the next page, from this cursor, meets the error again
                 }
                 if (r.size() != 2 || !r[1].isArray())
-                    throw ProtocolError(
+                    throw UnexpectedReplyError(
                         QStringLiteral("unexpected SCAN reply %1").arg(r.debugString()));
                 page.cursor = r[0].bytes();
                 if (page.names.empty())

@@ -178,10 +178,12 @@ void OverviewPage::refresh()
                     policies << replies.front()[1].text();
             o.eviction = policies.join(QLatin1Char('/'));
             try {
-                o.policies = PolicyStore(c, ns).list();
+                QStringList skipped;
+                o.policies = PolicyStore(c, ns).list(&skipped);
+                o.policyProblem = skipped.join(QLatin1Char('\n'));
             } catch (const ReplyError &e) {
                 o.policyProblem = e.message();
-            } catch (const ProtocolError &e) {
+            } catch (const UnexpectedReplyError &e) {
                 o.policyProblem = e.message();
             }
             try {

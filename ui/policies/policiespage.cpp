@@ -572,7 +572,7 @@ void PoliciesPage::previewStep(PreviewResult soFar)
             for (int step = 0; step < kPagesPerStep; ++step) {
                 const Reply page = c.command({"SCAN", r.cursor, "MATCH", r.glob, "COUNT", QByteArray::number(count)});
                 if (page.size() != 2 || !page[1].isArray())
-                    throw ProtocolError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
+                    throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
                 r.cursor = page[0].bytes();
                 ++r.pages;
                 for (const Reply &k : page[1].elements()) {
@@ -796,6 +796,7 @@ void PoliciesPage::savePolicy(bool onTopOfTheirs)
         m_requests,
         [ns, p, basedOn, actor = actor(), op = m_operator](Connection &c) {
             PolicySave r;
+            AuditLog(c, ns).ensureWritable(); // no change without its record
             PolicyStore store(c, ns);
             const auto current = store.get(p.name);
             try {
@@ -863,6 +864,7 @@ void PoliciesPage::deletePolicy()
         m_requests,
         [ns, name, basedOn, actor = actor(), op = m_operator](Connection &c) {
             PolicySave r;
+            AuditLog(c, ns).ensureWritable(); // no change without its record
             PolicyStore store(c, ns);
             try {
                 const Policy removed = store.remove(name, basedOn, actor);
@@ -908,6 +910,7 @@ void PoliciesPage::saveOverride()
     m_client->request(
         m_requests,
         [ns, o = *o, forUs = *forUs, actor = actor(), op = m_operator](Connection &c) {
+            AuditLog(c, ns).ensureWritable(); // no change without its record
             OverrideStore store(c, ns);
             const auto previous = store.set(o, forUs, actor);
             const auto stored = store.get(o.key);
@@ -943,8 +946,10 @@ void PoliciesPage::clearOverride(const QByteArray &key)
     m_client->request(
         m_requests,
         [ns, key, actor = actor(), op = m_operator](Connection &c) {
+            AuditLog(c, ns).ensureWritable(); // no change without its record
             const auto removed = OverrideStore(c, ns).clear(key, actor);
-            AuditLog(c, ns).append(overrideClearAuditEntry(key, removed), op);
+            if (removed) // clearing nothing changed nothing: no entry
+                AuditLog(c, ns).append(overrideClearAuditEntry(key, removed), op);
             return removed.has_value();
         },
         [this, key](const Outcome<bool> &r) {

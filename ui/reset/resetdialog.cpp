@@ -499,6 +499,19 @@ void ResetDialog::startReset()
         this,
         [ns, plan, op, shared, hook](Connection &c) {
             RunOutcome out;
+            const QString user = c.options().user;
+            try {
+                AuditLog log(c, ns);
+                log.ensureWritable(); // before anything is deleted: no reset without its record
+                // The intent first, as the CLI: a reset cut short still leaves a trace.
+                log.append(resetIntentAuditEntry(plan), op);
+            } catch (const ConnectionError &) {
+                throw; // not sent at all
+            } catch (...) {
+                bool lost = false;
+                out.problem = explained(std::current_exception(), user, &lost); // refused: nothing deleted
+                return out;
+            }
             Resetter resetter(c, ns);
             out.run = resetter.execute(plan, [&](const ResetRun &run) {
                 shared->done = run.processed;
@@ -507,7 +520,6 @@ void ResetDialog::startReset()
                     hook(run.processed);
                 return !shared->stop.load();
             });
-            const QString user = c.options().user;
             if (out.run.failure)
                 out.problem = explained(out.run.failure, user, &out.interrupted);
             // One entry per reset, unless the server refused the very first batch (nothing
