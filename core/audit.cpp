@@ -63,6 +63,7 @@ QString AuditLog::append(AuditEntry e, const QString &operatorName)
         "before", e.before.toUtf8(),
         "after", e.after.toUtf8(),
         "count", QByteArray::number(e.count),
+        "version", QByteArrayLiteral(RATESCOPE_VERSION), // the release that wrote it
     });
     return id.text();
 }
@@ -125,6 +126,8 @@ AuditEntry AuditLog::fromStreamItem(const Reply &item)
             e.after = value;
         else if (name == "count")
             e.count = value.toLongLong();
+        else if (name == "version")
+            e.version = value;
     }
     return e;
 }

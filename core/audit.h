@@ -21,6 +21,7 @@ struct AuditEntry {
     QString before;      // state before (JSON text), empty when none
     QString after;       // state after (JSON text), empty when none
     qint64 count = 0;    // keys affected, requests sent, ...
+    QString version;     // the Ratescope release that wrote it (set by append(); empty before 0.2.0)
 };
 
 class AuditLog {

@@ -448,12 +448,14 @@ void TestAdmin::everyMutationLeavesItsAuditEntry()
         QCOMPARE(newest.actor, QStringLiteral("Dana"));
         QVERIFY(!newest.osUser.isEmpty());
         QVERIFY(!newest.host.isEmpty());
+        QCOMPARE(newest.version, QStringLiteral(RATESCOPE_VERSION)); // the release that wrote it
     }
     // Listed newest first, through the CLI.
     const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("audit"), QStringLiteral("--max"), QStringLiteral("2")}));
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
     QCOMPARE(lines.size(), 2);
     QCOMPARE(QJsonDocument::fromJson(lines[0]).object().value(QStringLiteral("action")).toString(), QStringLiteral("policy.delete"));
+    QCOMPARE(QJsonDocument::fromJson(lines[0]).object().value(QStringLiteral("version")).toString(), QStringLiteral(RATESCOPE_VERSION));
     QCOMPARE(QJsonDocument::fromJson(lines[1]).object().value(QStringLiteral("count")).toInt(), 1); // the pattern reset found api:2
     // The password appears in no audit entry.
     QVERIFY(!m_conn->command({"XRANGE", "ratescope:audit", "-", "+"}).debugString().contains(QStringLiteral("adminpw")));

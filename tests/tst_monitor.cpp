@@ -5,6 +5,7 @@
 // matches Limiter::peek at each tick's time, and a lost connection breaks the lines and says
 // so. The legend runs under QAbstractItemModelTester throughout. Screens go to /tmp.
 #include "connection.h"
+#include "keytext.h"
 #include "limiter.h"
 #include "monitorlegendmodel.h"
 #include "monitorpage.h"
@@ -57,7 +58,7 @@ qint64 wallUs()
 void declare(Connection &c, const Pinned &k, ScoreUnit unit = ScoreUnit::Auto)
 {
     Policy p;
-    p.name = QString::fromUtf8(k.key).replace(QLatin1Char(':'), QLatin1Char('-'));
+    p.name = escapeControls(QString::fromUtf8(k.key)).replace(QLatin1Char(':'), QLatin1Char('-')); // names take no control characters
     p.match = k.key;
     p.spec = k.spec;
     p.scoreUnit = unit;

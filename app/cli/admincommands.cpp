@@ -374,7 +374,8 @@ int runAudit(Cli &cli)
                            {QStringLiteral("target"), e.target},
                            {QStringLiteral("before"), e.before},
                            {QStringLiteral("after"), e.after},
-                           {QStringLiteral("count"), e.count}});
+                           {QStringLiteral("count"), e.count},
+                           {QStringLiteral("version"), e.version}});
             continue;
         }
         // Every field may come from another writer of the stream: none may move the cursor or forge a line.

@@ -909,9 +909,11 @@ void BurstPage::runFinished(const BurstOutcome &outcome)
         showSummary(*outcome.summary);
         peekRemaining();
         const BurstSummary &s = *outcome.summary;
-        QString text = QStringLiteral("%1: %2 of %3 requests allowed, %4 denied, %5 errors in %6.")
+        QString text = QStringLiteral("%1: %2 of %3 requests allowed, %4 denied, %5 errors%6 in %7.")
                            .arg(s.cancelled ? QStringLiteral("Cancelled") : QStringLiteral("Done"), formatCount(s.allowed),
-                                formatCount(s.sent), formatCount(s.denied), formatCount(s.errors), formatSpan(s.elapsedUs));
+                                formatCount(s.sent), formatCount(s.denied), formatCount(s.errors),
+                                s.unknown ? QStringLiteral(", %1 with no reply (outcome unknown)").arg(formatCount(s.unknown)) : QString(),
+                                formatSpan(s.elapsedUs));
         if (!s.firstError.isEmpty())
             text += QStringLiteral(" First error: %1").arg(s.firstError);
         setStatus(text + audit, !s.firstError.isEmpty() || !outcome.auditError.isEmpty());
@@ -945,9 +947,13 @@ void BurstPage::showSummary(const BurstSummary &s)
     set("Sent", formatCount(s.sent) + (s.cancelled ? QStringLiteral(" (cancelled)") : QString()));
     set("Allowed", formatCount(s.allowed));
     set("Denied", formatCount(s.denied));
-    set("Errors", s.connectionErrors
-                      ? QStringLiteral("%1 (%2 lost with a connection)").arg(formatCount(s.errors), formatCount(s.connectionErrors))
-                      : formatCount(s.errors));
+    // Lost replies are no errors: those requests may have been admitted (they were sent).
+    QString errors = formatCount(s.errors);
+    if (s.unknown)
+        errors += QStringLiteral(" · %1 unknown (sent, no reply: may have been admitted)").arg(formatCount(s.unknown));
+    if (s.notSent)
+        errors += QStringLiteral(" · %1 not sent").arg(formatCount(s.notSent));
+    set("Errors", errors);
     set("Elapsed", formatSpan(s.elapsedUs));
     set("Throughput", QStringLiteral("%1 decisions/s").arg(formatCount(std::llround(s.throughput()))));
     const LatencyHistogram &l = s.latency;

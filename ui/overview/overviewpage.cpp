@@ -85,6 +85,7 @@ OverviewPage::OverviewPage(QWidget *parent)
     m_deploy->setToolTip(QStringLiteral("Load this release's functions library on every master (previewed first)"));
     connect(m_deploy, &QPushButton::clicked, this, &OverviewPage::deploy);
     m_policyNote = new QLabel(this);
+    m_policyNote->setTextFormat(Qt::PlainText); // policy names and errors come from the server
     m_policyNote->setWordWrap(true);
     m_policies = new PolicyTableModel(this);
     m_table = new QTableView(this);
