@@ -90,18 +90,7 @@ private:
         return QStringList{QStringLiteral("--url"), as(user, password).toUrl(true)} + a;
     }
     qint64 auditLength(const QByteArray &stream = "ratescope:audit") { return m_conn->command({"XLEN", stream}).integer(); }
-    QByteArray snapshot()
-    {
-        QByteArray all;
-        const Reply keys = m_conn->command({"KEYS", "*"}); // test-only, tiny keyspace
-        QByteArrayList names;
-        for (const Reply &k : keys.elements())
-            names << k.bytes();
-        std::sort(names.begin(), names.end());
-        for (const QByteArray &k : names)
-            all += k + "=" + m_conn->command({"DUMP", k}).bytes().toHex() + ";";
-        return all;
-    }
+    QByteArray snapshot() { return keyspaceSnapshot(*m_conn); }
 
     std::unique_ptr<SandboxServer> m_server;
     std::unique_ptr<Connection> m_conn;

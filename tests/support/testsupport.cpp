@@ -277,6 +277,19 @@ CliResult runProcess(const QString &program, const QStringList &args, const QByt
 
 } // namespace
 
+QByteArray keyspaceSnapshot(Connection &connection)
+{
+    const Reply keys = connection.command({"KEYS", "*"}); // kept: elements() refers into it
+    QByteArrayList names;
+    for (const Reply &k : keys.elements())
+        names << k.bytes();
+    std::sort(names.begin(), names.end());
+    QByteArray all;
+    for (const QByteArray &k : names)
+        all += k + "=" + connection.command({"DUMP", k}).bytes().toHex() + ";";
+    return all;
+}
+
 CliResult runCli(const QStringList &args, const QByteArray &stdinData, int timeoutMs)
 {
     return runProcess(QStringLiteral(RATESCOPE_CLI_PATH), args, stdinData, timeoutMs);

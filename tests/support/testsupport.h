@@ -1,6 +1,7 @@
 // Shared test fixtures: private servers with TLS material and ACL users, and a CLI runner.
 #pragma once
 
+#include "connection.h"
 #include "sandboxserver.h"
 
 #include <memory>
@@ -62,6 +63,10 @@ private:
     std::unique_ptr<SandboxServer> m_master, m_replica, m_sentinel;
     QString m_sentinelPassword;
 };
+
+// Every key of the database and its DUMP, sorted: "nothing changed" means two snapshots are
+// equal. KEYS: test-only, tiny keyspaces.
+QByteArray keyspaceSnapshot(Connection &connection);
 
 struct CliResult {
     int exitCode = -1;
