@@ -41,6 +41,7 @@ Cli::Cli() : m_out(stdout), m_err(stderr)
     registerBursts(m_commands);
     registerWatch(m_commands);
     registerScripts(m_commands);
+    registerSimulate(m_commands);
     // Every command that takes a key (KEY arguments, or boundary's --key) can take it in base64.
     for (Subcommand &c : m_commands)
         if (c.synopsis.contains(QLatin1String("KEY")) || c.synopsis.contains(QLatin1String("--key ")))
@@ -325,7 +326,7 @@ int Cli::dispatch(const QStringList &arguments)
     {
         QStringList seen;
         for (const QString &option : m_parser.optionNames()) {
-            if (seen.contains(option))
+            if (seen.contains(option) && !(command && command->repeatable.contains(option)))
                 throw UsageError(
                     QStringLiteral("%1%2 given twice").arg(option.size() == 1 ? QStringLiteral("-") : QStringLiteral("--"), option));
             seen << option;

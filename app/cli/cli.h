@@ -38,6 +38,7 @@ struct Subcommand {
     QList<QCommandLineOption> options;
     bool mutates = false; // refused in read-only mode before anything is sent
     std::function<int(Cli &)> run;
+    QStringList repeatable = {}; // options that may be given more than once (--compare)
 };
 
 // Registered by each *command.cpp file.
@@ -48,6 +49,7 @@ void registerAdministration(QList<Subcommand> &commands);
 void registerBursts(QList<Subcommand> &commands);
 void registerWatch(QList<Subcommand> &commands);
 void registerScripts(QList<Subcommand> &commands);
+void registerSimulate(QList<Subcommand> &commands);
 
 class Cli {
 public:
