@@ -300,18 +300,22 @@ private:
         const bool iso = unit == TraceTimeUnit::Iso8601 || (unit == TraceTimeUnit::Auto && !digitsOnly(t));
         qint64 us = 0;
         if (iso) {
-            QDateTime dt = QDateTime::fromString(QString::fromLatin1(t), Qt::ISODateWithMs);
+            // The fraction of a second is read here, to the µs (Qt keeps ms and rounds).
+            static const QRegularExpression fraction(QStringLiteral("(?<=[T ]\\d\\d:\\d\\d:\\d\\d)[.,](\\d{1,9})"));
+            QString text = QString::fromLatin1(t);
+            qint64 fractionUs = 0;
+            const auto m = fraction.match(text);
+            if (m.hasMatch()) {
+                fractionUs = m.captured(1).leftJustified(6, QLatin1Char('0')).left(6).toLongLong();
+                text.remove(m.capturedStart(), m.capturedLength());
+            }
+            QDateTime dt = QDateTime::fromString(text, Qt::ISODate);
             if (!dt.isValid())
                 fail(line, QStringLiteral("'%1' is not a time (integer microseconds%2, or ISO 8601 such as 2026-11-23T10:15:00.250Z)")
                                .arg(shown(), unit == TraceTimeUnit::Milliseconds ? QStringLiteral(" or milliseconds") : QString()));
             if (dt.timeSpec() == Qt::LocalTime)
                 dt.setTimeSpec(Qt::UTC); // no offset given: UTC, never this machine's zone
-            us = dt.toMSecsSinceEpoch() * 1000;
-            // Qt keeps milliseconds; take the microseconds from the text when there are more digits.
-            static const QRegularExpression fraction(QStringLiteral("[T ]\\d\\d:\\d\\d:\\d\\d[.,](\\d{4,6})"));
-            const auto m = fraction.match(QString::fromLatin1(t));
-            if (m.hasMatch())
-                us += m.captured(1).leftJustified(6, QLatin1Char('0')).mid(3).toLongLong();
+            us = dt.toMSecsSinceEpoch() * 1000 + fractionUs;
         } else {
             bool ok = digitsOnly(t) && t.size() <= 16;
             const qint64 n = ok ? t.toLongLong(&ok) : 0;
