@@ -21,6 +21,7 @@
 #include "redisclient.h"
 #include "resetdialog.h"
 #include "sandboxserver.h"
+#include "whatifpage.h"
 
 #include <QMenu>
 #include <QMessageBox>
@@ -188,10 +189,10 @@ void TestMainWindow::overviewAndMonitorTabsStay()
     const auto window = openWindow(view);
     QVERIFY(window);
     QTabWidget *tabs = window->tabs();
-    constexpr int kPages = 5; // overview, monitor, burst, policies, audit
+    constexpr int kPages = 6; // overview, monitor, burst, policies, what if, audit
     QCOMPARE(tabs->count(), kPages + 1);
     const QStringList titles{QStringLiteral("Overview"), QStringLiteral("Monitor"), QStringLiteral("Burst"),
-                             QStringLiteral("Policies"), QStringLiteral("Audit")};
+                             QStringLiteral("Policies"), QStringLiteral("What if"), QStringLiteral("Audit")};
     // No close button on the pages; a close request for them is ignored.
     for (int i = 0; i < kPages; ++i) {
         QCOMPARE(tabs->tabText(i), titles[i]);
@@ -221,6 +222,15 @@ void TestMainWindow::keyActionsOpenTheirPages()
     QCOMPARE(window->tabs()->currentWidget(), window->policies());
     window->runKeyAction(KeyAction::EditPolicy, {"app:log:alice"});
     QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    // What if: the key's log, its limits in force ("now") and a copy to change ("proposed").
+    window->runKeyAction(KeyAction::WhatIf, {"app:log:alice"});
+    QCOMPARE(window->tabs()->currentWidget(), window->whatIf());
+    QTRY_VERIFY_WITH_TIMEOUT(window->whatIf()->isIdle(), 10000);
+    QCOMPARE(window->whatIf()->trace().glob, QByteArray("app:log:alice"));
+    const auto specs = window->whatIf()->specs();
+    QCOMPARE(specs.size(), size_t(2));
+    QCOMPARE(specs[0].name, QStringLiteral("now"));
+    QCOMPARE(specs[0].spec, (LimitSpec{Algorithm::SlidingLog, 10, kWindowUs, 1}));
     // Reset opens the preview; nothing is deleted until it is confirmed there.
     window->runKeyAction(KeyAction::Reset, {"app:log:alice"});
     auto *dialog = window->findChild<ResetDialog *>();
