@@ -29,6 +29,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -130,8 +131,11 @@ void TestWhatIfPage::initTestCase()
     m_server = std::make_unique<SandboxServer>();
     m_server->start();
     Connection c(m_server->options());
-    PolicyStore(c, kNs).set(Policy{QStringLiteral("logs"), "t:log:*", {Algorithm::SlidingLog, 1000, 3600 * kSecond, 1}}, 0,
-                            QStringLiteral("test"));
+    Policy logs;
+    logs.name = QStringLiteral("logs");
+    logs.match = "t:log:*";
+    logs.spec = {Algorithm::SlidingLog, 1000, 3600 * kSecond, 1};
+    PolicyStore(c, kNs).set(logs, 0, QStringLiteral("test"));
     // Logs written the way services write them (the sliding log's script), over the last
     // 20 s of the server's clock: key i admitted (i + 1) * 2 requests per second.
     const Reply t = c.command({"TIME"});

@@ -223,7 +223,7 @@ int main(int argc, char **argv)
         // the API keys' logs; shown first, it runs once the traffic has filled a window.
         const Policy api = DemoTraffic::policies().front();
         Policy tighter = api;
-        tighter.spec.limit = api.spec.limit * 2 / 3;
+        tighter.spec.limit = api.spec.limit / 3;
         const bool whatIfFirst = startup.tab.compare(QLatin1String("whatif"), Qt::CaseInsensitive) == 0 ||
                                  startup.tab.compare(QLatin1String("what-if"), Qt::CaseInsensitive) == 0;
         window.whatIf()->previewPolicy(api, tighter, false);

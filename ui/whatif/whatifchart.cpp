@@ -54,7 +54,10 @@ constexpr qint64 kEpochLikeUs = 1000000000LL * 1000000;
 WhatIfChart::WhatIfChart(QWidget *parent)
     : BurstChartView(parent)
 {
-    setMinimumHeight(220);
+    setMinimumHeight(180);
+    // No title (the page says what the run was): the legend on top, in one row, gives the plot
+    // the height.
+    chart()->legend()->setAlignment(Qt::AlignTop);
     m_x = addValueAxis(Qt::AlignBottom, QStringLiteral("time into the trace (s)"));
     m_y = addValueAxis(Qt::AlignLeft, QStringLiteral("requests"));
     applyPalette();
@@ -76,7 +79,6 @@ void WhatIfChart::removeSeries()
 void WhatIfChart::clear()
 {
     removeSeries();
-    chart()->setTitle(QStringLiteral("Allowed and denied over time, per spec"));
     m_x->setTitleText(QStringLiteral("time into the trace (s)"));
     m_y->setTitleText(QStringLiteral("requests"));
     setNiceRange(m_x, 10, 5);
@@ -140,20 +142,22 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
             s->attachAxis(m_x);
             s->attachAxis(m_y);
         }
-        allowed->setPen(QPen(color, 2));
-        QPen dashed(color, 2.5);
+        // Earlier specs drawn wider, so where two specs agree the first still shows around the
+        // later one.
+        const qreal width = 2 + 1.75 * qreal(result.specs.size() - 1 - i);
+        allowed->setPen(QPen(color, width));
+        QPen dashed(color, width + 0.5);
         dashed.setStyle(Qt::DashLine);
         denied->setPen(dashed);
         m_allowed.push_back(allowed);
         m_denied.push_back(denied);
         m_stepBins.push_back(std::move(stepBins));
     }
-    QString title = QStringLiteral("Allowed (solid) and denied (dashed) per %1, per spec").arg(formatSpan(binUs));
+    QString from;
     if (startUs >= kEpochLikeUs)
-        title += QStringLiteral(" · from %1 UTC")
-                     .arg(QDateTime::fromMSecsSinceEpoch(startUs / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
-    chart()->setTitle(title);
-    m_x->setTitleText(QStringLiteral("time into the trace (%1)").arg(unitName));
+        from = QStringLiteral(", from %1 UTC")
+                   .arg(QDateTime::fromMSecsSinceEpoch(startUs / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+    m_x->setTitleText(QStringLiteral("time into the trace (%1%2)").arg(unitName, from));
     m_y->setTitleText(QStringLiteral("requests per %1").arg(formatSpan(binUs)));
     setNiceRange(m_x, std::max(double(endUs - startUs) / unitUs, 1e-3), 8);
     setNiceRange(m_y, peak * 1.1, 5);

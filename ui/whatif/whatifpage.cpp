@@ -65,13 +65,10 @@ QWidget *swatch(int index, QWidget *parent)
     return w;
 }
 
+// A, B, C...: the views that open this one name their specs ("now", "proposed").
 QString defaultName(int index)
 {
-    if (index == 0)
-        return QStringLiteral("now");
-    if (index == 1)
-        return QStringLiteral("proposed");
-    return QStringLiteral("option %1").arg(index);
+    return QString(QChar(u'A' + index % 26));
 }
 
 } // namespace
@@ -382,8 +379,10 @@ std::vector<WhatIfPage::Spec> WhatIfPage::specs(QString *problem) const
                 why = r.window->text().trimmed().isEmpty() ? QStringLiteral("Give the window (10s, 1m, 1h).") : e.message();
             }
         }
+        // A row not filled in yet is no mistake to point at: Run's note says what is missing.
+        const bool untouched = r.limit->text().trimmed().isEmpty() && r.window->text().trimmed().isEmpty();
         r.problem->setText(why);
-        r.problem->setVisible(!why.isEmpty());
+        r.problem->setVisible(!why.isEmpty() && !untouched);
         if (!why.isEmpty())
             problems << QStringLiteral("%1: %2").arg(s.name, why);
         out.push_back(s);
@@ -422,11 +421,8 @@ void WhatIfPage::sourceChanged()
     m_logFields->setVisible(logs);
     m_fileFields->setVisible(!logs);
     m_traceNote->setText(
-        logs ? QStringLiteral("Read from the keys' sorted-set logs on the server (read only, on a connection of its own). A log "
-                              "holds the requests its limiter admitted: denials under the limits in force are not in it, so "
-                              "what a spec denies is a lower bound.")
-             : QStringLiteral("One request per line: time (µs or ms since the epoch, or ISO 8601), key, and optionally its cost. "
-                              "Needs no connection."));
+        logs ? QStringLiteral("The keys' sorted-set logs, only read. They hold what was admitted: denials are a lower bound.")
+             : QStringLiteral("One request per line: time (µs or ms since the epoch, or ISO 8601), key[, cost]. No connection needed."));
     updateRunnable();
 }
 
@@ -458,6 +454,7 @@ void WhatIfPage::updateRunnable()
                                           : why);
     m_why->setText(m_run ? QString() : why);
     m_cancelButton->setEnabled(m_run != nullptr);
+    m_progress->setVisible(m_run != nullptr);
     for (QWidget *w : std::initializer_list<QWidget *>{m_source, m_glob, m_scoreUnit, m_file, m_browse, m_timeUnit, m_wholeGroup, m_addSpec})
         w->setEnabled(!m_run);
     if (m_run)
@@ -664,8 +661,8 @@ void WhatIfPage::showOutcome(const WhatIfOutcome &outcome)
     qint64 keys = r.specs.empty() ? 0 : r.specs.front().keys;
     const QString span = r.lastUs > r.firstUs ? formatSpan(r.lastUs - r.firstUs) : QStringLiteral("an instant");
     setStatus(QStringLiteral("%1%2: %3 requests of %4 over %5.")
-                  .arg(r.cancelled ? QStringLiteral("Cancelled; what was replayed of ") : QString(), r.traceDescription,
-                       formatCount(requests), formatKeys(keys), span),
+                  .arg(r.cancelled ? QStringLiteral("Cancelled. What was replayed of the trace, ") : QStringLiteral("Trace, "),
+                       r.traceDescription, formatCount(requests), formatKeys(keys), span),
               false);
     for (size_t i = 0; i < r.specs.size(); ++i) {
         auto *line = new QWidget(m_summaryBox->parentWidget());
@@ -733,8 +730,8 @@ QWidget *WhatIfPage::buildResults()
     m_summaryBox->setContentsMargins(0, 0, 0, 0);
     m_summaryBox->setSpacing(2);
     v->addWidget(summaries);
-    m_note = textLabel(QStringLiteral("Admitted requests only: a lower bound. The trace comes from the limiters' logs, which "
-                                      "keep only what was admitted; requests denied under today's limits are not in it."),
+    m_note = textLabel(QStringLiteral("Admitted requests only: a lower bound (logs keep what the limiters admitted, not what "
+                                      "they denied)."),
                        box);
     m_note->setObjectName(QStringLiteral("note"));
     m_note->setForegroundRole(QPalette::PlaceholderText);
@@ -765,7 +762,7 @@ QWidget *WhatIfPage::buildResults()
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setHighlightSections(false);
     m_table->horizontalHeader()->setDefaultSectionSize(120);
-    m_table->setMinimumHeight(120);
+    m_table->setMinimumHeight(90);
     m_table->sortByColumn(WhatIfKeyModel::deniedColumn(0), Qt::DescendingOrder);
     connect(m_keys, &QAbstractItemModel::modelReset, this, [this] {
         m_table->setColumnWidth(WhatIfKeyModel::KeyColumn, 200);
@@ -781,6 +778,7 @@ QWidget *WhatIfPage::buildResults()
     split->addWidget(keysBox);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setSizes({300, 200});
     split->setChildrenCollapsible(false);
     v->addWidget(split, 1);
     return box;
