@@ -143,7 +143,7 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(opened, (QStringList{QStringLiteral("app:log:alice"), QStringLiteral("app:gcra:bob")}));
 
     // The views show the server's state: 4 of 10 in the log, GCRA denying.
-    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(5));
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(6)); // after the six pages
     QVERIFY(alice);
     QVERIFY2(alice->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("4 of 10")),
              qPrintable(alice->fieldText(QStringLiteral("Used"))));
@@ -157,6 +157,8 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(window->tabs()->currentWidget(), window->burst());
     window->showTab(QStringLiteral("policies"));
     QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    window->showTab(QStringLiteral("whatif"));
+    QCOMPARE(window->tabs()->currentWidget(), window->whatIf());
     window->showTab(QStringLiteral("audit"));
     QCOMPARE(window->tabs()->currentWidget(), window->audit());
 }
