@@ -105,7 +105,7 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     QFont effectFont = m_effect->font();
     effectFont.setBold(true);
     m_effect->setFont(effectFont);
-    m_previewTraffic = new QPushButton(QStringLiteral("Preview on recent traffic…"));
+    m_previewTraffic = new QPushButton(QStringLiteral("Preview on recent traffic"));
     m_previewTraffic->setObjectName(QStringLiteral("previewTraffic"));
     pv->addWidget(m_previewSummary);
     pv->addWidget(m_previewList, 1);

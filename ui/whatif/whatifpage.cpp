@@ -660,7 +660,14 @@ void WhatIfPage::showOutcome(const WhatIfOutcome &outcome)
     qint64 requests = r.specs.empty() ? 0 : r.specs.front().requests;
     qint64 keys = r.specs.empty() ? 0 : r.specs.front().keys;
     const QString span = r.lastUs > r.firstUs ? formatSpan(r.lastUs - r.firstUs) : QStringLiteral("an instant");
-    setStatus(QStringLiteral("%1%2: %3 requests of %4 over %5.")
+    if (requests == 0 && !r.cancelled)
+        setStatus(QStringLiteral("Nothing to replay: %1 holds no requests%2.")
+                      .arg(r.traceDescription,
+                           trace().source == WhatIfTrace::Source::LogKeys ? QStringLiteral(" (no key matches, or no log among them)")
+                                                                           : QString()),
+                  true);
+    else
+        setStatus(QStringLiteral("%1%2: %3 requests of %4 over %5.")
                   .arg(r.cancelled ? QStringLiteral("Cancelled. What was replayed of the trace, ") : QStringLiteral("Trace, "),
                        r.traceDescription, formatCount(requests), formatKeys(keys), span),
               false);
