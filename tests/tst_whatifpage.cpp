@@ -110,6 +110,7 @@ private Q_SLOTS:
     void missingRedisServerIsNamed();
     void affectedKeysAreBounded();
     void previewFromThePolicyEditor();
+    void specsAreCheckedInPlace();
 
 private:
     // Runs what the page is set to, as the Run button does; false when it did not finish.
@@ -441,6 +442,40 @@ void TestWhatIfPage::previewFromThePolicyEditor()
     QCOMPARE(outcome->result->specs[0].denied, 0); // the logs hold what the policy admitted
     QVERIFY(outcome->result->specs[1].denied > 0);
     QCOMPARE(outcome->result->specs[1].keysDenied, 5);
+}
+
+void TestWhatIfPage::specsAreCheckedInPlace()
+{
+    WhatIfTrace t;
+    t.source = WhatIfTrace::Source::CsvFile;
+    t.path = writeTrace(QStringLiteral("small.csv"), csvTrace(3));
+    m_page->setTrace(t);
+    m_page->setSpecs(threeSpecs());
+    QVERIFY(m_page->runButton()->isEnabled());
+    // Each spec row is typed into like an operator would; a bad window is named in place.
+    auto edits = m_page->findChildren<QLineEdit *>();
+    QLineEdit *window = nullptr;
+    for (QLineEdit *e : edits)
+        if (e->placeholderText().startsWith(QStringLiteral("window")) && e->text() == QStringLiteral("10s")) {
+            window = e;
+            break;
+        }
+    QVERIFY(window);
+    window->setText(QStringLiteral("ten seconds"));
+    QVERIFY(!m_page->runButton()->isEnabled());
+    QVERIFY2(m_page->whyNotRunnable().startsWith(QStringLiteral("now: ")), qPrintable(m_page->whyNotRunnable()));
+    QVERIFY(m_page->specs().empty());
+    window->setText(QStringLiteral("10s"));
+    QVERIFY(m_page->runButton()->isEnabled());
+    // Two specs of one name cannot be told apart in the results.
+    m_page->setSpecs({{QStringLiteral("x"), {Algorithm::Gcra, 5, kSecond, 1}}, {QStringLiteral("x"), {Algorithm::Gcra, 6, kSecond, 1}}});
+    QVERIFY(!m_page->runButton()->isEnabled());
+    QVERIFY2(m_page->whyNotRunnable().contains(QStringLiteral("named x")), qPrintable(m_page->whyNotRunnable()));
+    // At most kMaxSpecs.
+    QPushButton *add = m_page->findChild<QPushButton *>(QStringLiteral("addSpec"));
+    for (int i = 2; i < WhatIfPage::kMaxSpecs; ++i)
+        QTest::mouseClick(add, Qt::LeftButton);
+    QVERIFY(!add->isEnabled());
 }
 
 QTEST_MAIN(TestWhatIfPage)

@@ -238,7 +238,13 @@ QWidget *WhatIfPage::buildSpecBox()
     m_specGrid->setVerticalSpacing(2);
     v->addLayout(m_specGrid);
     connect(m_addSpec, &QPushButton::clicked, this, [this] {
-        Spec s{defaultName(int(m_rows.size())), {Algorithm::SlidingLog, 0, 0, 1}};
+        QStringList taken;
+        for (const SpecRow &r : m_rows)
+            taken << r.name->text().trimmed();
+        int free = 0;
+        while (taken.contains(defaultName(free)))
+            ++free;
+        Spec s{defaultName(free), {Algorithm::SlidingLog, 0, 0, 1}};
         if (!m_rows.empty()) { // a copy of the last to change
             const std::vector<Spec> now = specs();
             if (now.size() == m_rows.size())
