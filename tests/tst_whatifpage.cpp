@@ -93,6 +93,16 @@ std::vector<Totals> pageTotals(const SimResult &r)
     return out;
 }
 
+void shot(QWidget &w, const QString &name)
+{
+    // Screens for people to look at, kept out of the repository.
+    if (!qEnvironmentVariableIsSet("RATESCOPE_WHATIF_SHOTS"))
+        return;
+    QCoreApplication::processEvents(); // the chart lays out its axes and legend
+    QCoreApplication::processEvents();
+    w.grab().save(QStringLiteral("/tmp/whatif-%1.png").arg(name));
+}
+
 } // namespace
 
 class TestWhatIfPage : public QObject {
@@ -292,6 +302,7 @@ void TestWhatIfPage::fileTraceShowsTheCliTotals()
     // A file is no log: no lower-bound note.
     QVERIFY(m_page->noteText().isEmpty());
     QVERIFY(!m_page->lastOutcome()->result->admittedOnly);
+    shot(*m_page, QStringLiteral("file"));
 }
 
 void TestWhatIfPage::logTraceShowsTheCliTotalsAndWritesNothing()
@@ -313,6 +324,7 @@ void TestWhatIfPage::logTraceShowsTheCliTotalsAndWritesNothing()
     QVERIFY(m_page->lastOutcome()->result->admittedOnly);
     QVERIFY2(m_page->noteText().contains(QStringLiteral("lower bound")), qPrintable(m_page->noteText()));
     QCOMPARE(keyspaceSnapshot(c), before);
+    shot(*m_page, QStringLiteral("logs"));
 }
 
 void TestWhatIfPage::cancelEndsALongRunEarly()

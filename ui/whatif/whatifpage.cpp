@@ -783,6 +783,12 @@ QWidget *WhatIfPage::buildResults()
         if (m_keys->specCount() > 0)
             m_table->sortByColumn(WhatIfKeyModel::deniedColumn(m_keys->specCount() - 1), Qt::DescendingOrder);
     });
+    m_table->setToolTip(QStringLiteral("Double-click a key to open it"));
+    connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex &index) {
+        const QByteArray key = index.data(WhatIfKeyModel::KeyRole).toByteArray();
+        if (!key.isEmpty())
+            emit openKeyRequested(key);
+    });
     kv->addWidget(m_keysTitle);
     kv->addWidget(m_table, 1);
 

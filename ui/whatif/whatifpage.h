@@ -93,6 +93,7 @@ public:
 
 signals:
     void finished(); // a run ended (results, cancellation or an error shown)
+    void openKeyRequested(const QByteArray &key); // an affected key double-clicked
 
 private:
     struct SpecRow {

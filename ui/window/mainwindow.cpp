@@ -179,6 +179,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
         m_whatIf->previewPolicy(stored, edited);
     });
     connect(m_whatIf, &WhatIfPage::finished, this, &MainWindow::checkSettled);
+    connect(m_whatIf, &WhatIfPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_audit, &AuditPage::loaded, this, &MainWindow::checkSettled);
     connect(m_banner, &ConnectionBanner::editProfileRequested, this,
             [this] { editProfile(m_current.name); });
