@@ -447,7 +447,8 @@ void TestKeyBrowser::pinKeysToMonitor()
     QVERIFY(menu);
     QCOMPARE(actionTexts(menu), (QStringList{QStringLiteral("Open"), QStringLiteral("Pin to monitor"),
                                              QStringLiteral("Burst…"), QStringLiteral("Change this key's limit…"),
-                                             QStringLiteral("Edit its policy…"), QStringLiteral("Reset…"),
+                                             QStringLiteral("Edit its policy…"), QStringLiteral("What if…"),
+                                             QStringLiteral("Reset…"),
                                              QStringLiteral("Copy name")}));
     actionNamed(menu, QStringLiteral("Pin to monitor"))->trigger();
     QCOMPARE(pinned.size(), 1);

@@ -21,6 +21,7 @@
 #include "redisclient.h"
 #include "resetdialog.h"
 #include "sandboxserver.h"
+#include "whatifpage.h"
 
 #include <QMenu>
 #include <QMessageBox>
@@ -142,7 +143,7 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(opened, (QStringList{QStringLiteral("app:log:alice"), QStringLiteral("app:gcra:bob")}));
 
     // The views show the server's state: 4 of 10 in the log, GCRA denying.
-    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(5));
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(6)); // after the six pages
     QVERIFY(alice);
     QVERIFY2(alice->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("4 of 10")),
              qPrintable(alice->fieldText(QStringLiteral("Used"))));
@@ -156,6 +157,8 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(window->tabs()->currentWidget(), window->burst());
     window->showTab(QStringLiteral("policies"));
     QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    window->showTab(QStringLiteral("whatif"));
+    QCOMPARE(window->tabs()->currentWidget(), window->whatIf());
     window->showTab(QStringLiteral("audit"));
     QCOMPARE(window->tabs()->currentWidget(), window->audit());
 }
@@ -188,10 +191,10 @@ void TestMainWindow::overviewAndMonitorTabsStay()
     const auto window = openWindow(view);
     QVERIFY(window);
     QTabWidget *tabs = window->tabs();
-    constexpr int kPages = 5; // overview, monitor, burst, policies, audit
+    constexpr int kPages = 6; // overview, monitor, burst, policies, what if, audit
     QCOMPARE(tabs->count(), kPages + 1);
     const QStringList titles{QStringLiteral("Overview"), QStringLiteral("Monitor"), QStringLiteral("Burst"),
-                             QStringLiteral("Policies"), QStringLiteral("Audit")};
+                             QStringLiteral("Policies"), QStringLiteral("What if"), QStringLiteral("Audit")};
     // No close button on the pages; a close request for them is ignored.
     for (int i = 0; i < kPages; ++i) {
         QCOMPARE(tabs->tabText(i), titles[i]);
@@ -221,6 +224,15 @@ void TestMainWindow::keyActionsOpenTheirPages()
     QCOMPARE(window->tabs()->currentWidget(), window->policies());
     window->runKeyAction(KeyAction::EditPolicy, {"app:log:alice"});
     QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    // What if: the key's log, its limits in force ("now") and a copy to change ("proposed").
+    window->runKeyAction(KeyAction::WhatIf, {"app:log:alice"});
+    QCOMPARE(window->tabs()->currentWidget(), window->whatIf());
+    QTRY_VERIFY_WITH_TIMEOUT(window->whatIf()->isIdle(), 10000);
+    QCOMPARE(window->whatIf()->trace().glob, QByteArray("app:log:alice"));
+    const auto specs = window->whatIf()->specs();
+    QCOMPARE(specs.size(), size_t(2));
+    QCOMPARE(specs[0].name, QStringLiteral("now"));
+    QCOMPARE(specs[0].spec, (LimitSpec{Algorithm::SlidingLog, 10, kWindowUs, 1}));
     // Reset opens the preview; nothing is deleted until it is confirmed there.
     window->runKeyAction(KeyAction::Reset, {"app:log:alice"});
     auto *dialog = window->findChild<ResetDialog *>();

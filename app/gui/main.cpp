@@ -10,6 +10,7 @@
 #include "mainwindow.h"
 #include "passwordvault.h"
 #include "profilestore.h"
+#include "whatifpage.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -88,8 +89,9 @@ int main(int argc, char **argv)
         QStringLiteral("KEY"));
     const QCommandLineOption tab(
         QStringLiteral("tab"),
-        QStringLiteral("The tab shown first: overview, monitor, burst, policies, audit, or a "
-                       "KEY (opened if it is not)."),
+        QStringLiteral("The tab shown first: overview, monitor, burst, policies, whatif, audit, "
+                       "or a KEY (opened if it is not). With --demo, whatif runs the demo's "
+                       "comparison once its traffic has filled a window."),
         QStringLiteral("TAB"));
     const QCommandLineOption screenshotAfter(
         QStringLiteral("screenshot-after"),
@@ -217,6 +219,16 @@ int main(int argc, char **argv)
     if (session) {
         window.addSessionProfile(session->profile(), session->options());
         window.connectProfile(session->profile().name);
+        // The What-if view comes prefilled: the API policy as it is against a tighter one, on
+        // the API keys' logs; shown first, it runs once the traffic has filled a window.
+        const Policy api = DemoTraffic::policies().front();
+        Policy tighter = api;
+        tighter.spec.limit = api.spec.limit / 3;
+        const bool whatIfFirst = startup.tab.compare(QLatin1String("whatif"), Qt::CaseInsensitive) == 0 ||
+                                 startup.tab.compare(QLatin1String("what-if"), Qt::CaseInsensitive) == 0;
+        window.whatIf()->previewPolicy(api, tighter, false);
+        if (whatIfFirst)
+            window.whatIf()->runAfter(int(api.spec.windowUs / 1000) + 1000);
     } else if (urlOptions) {
         window.addSessionProfile(ConnectionProfile::fromOptions(*urlOptions, urlOptions->toUrl()),
                                  *urlOptions);

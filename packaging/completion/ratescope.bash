@@ -49,7 +49,7 @@ _ratescope()
         done < <(_ratescope_profiles)
         COMPREPLY=("${names[@]}")
         ;;
-    --tab) COMPREPLY=($(compgen -W "overview monitor burst policies audit" -- "$cur")) ;;
+    --tab) COMPREPLY=($(compgen -W "overview monitor burst policies whatif audit" -- "$cur")) ;;
     --screenshot) COMPREPLY=($(compgen -f -- "$cur")) ;;
     --url)
         COMPREPLY=($(compgen -W "redis:// rediss:// unix:/// redis-sentinel:// redis-cluster://" -- "$cur"))

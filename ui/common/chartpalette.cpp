@@ -6,6 +6,15 @@
 
 namespace ratescope::ui {
 
+QColor seriesColor(int index)
+{
+    static const QColor colors[kSeriesColors] = {QColor(0x3b, 0x82, 0xf6), QColor(0xf5, 0x9e, 0x0b), QColor(0x10, 0xb9, 0x81),
+                                                 QColor(0xa8, 0x55, 0xf7), QColor(0xec, 0x48, 0x99), QColor(0x06, 0xb6, 0xd4),
+                                                 QColor(0x84, 0xcc, 0x16), QColor(0xf9, 0x73, 0x16), QColor(0x63, 0x66, 0xf1),
+                                                 QColor(0x94, 0xa3, 0xb8)};
+    return colors[((index % kSeriesColors) + kSeriesColors) % kSeriesColors];
+}
+
 bool isDarkPalette(const QPalette &palette)
 {
     return palette.color(QPalette::Window).lightness() < 128;

@@ -1,9 +1,10 @@
 // Charts drawn in their widget's palette, the same way on every page: Qt Charts' light or dark
 // theme chosen by the window's lightness, then the palette's own colours for the background,
 // titles, legend, axis labels and a faint grid, so a chart reads on a light and a dark desktop
-// alike. Series colours are each page's own business (the theme resets them: set them after).
+// alike. Series colours come from seriesColor() (the theme resets them: set them after).
 #pragma once
 
+#include <QColor>
 #include <QPalette>
 
 class QChart;
@@ -14,5 +15,11 @@ bool isDarkPalette(const QPalette &palette);
 
 // background: the role the plot sits on (Window to blend with the page, Base for a panel).
 void applyChartPalette(QChart *chart, const QPalette &palette, QPalette::ColorRole background = QPalette::Window);
+
+// The console's series colours, one per line a chart tells apart (the monitor's keys, the
+// What-if view's specs), in order; they read on a light and on a dark background alike and
+// repeat after kSeriesColors.
+inline constexpr int kSeriesColors = 10;
+QColor seriesColor(int index);
 
 } // namespace ratescope::ui

@@ -45,6 +45,9 @@ void addKeyActions(QMenu *menu, const RedisClient *client, const QList<QByteArra
         QStringLiteral("A temporary override for this key, prefilled with the limits in force"));
     add(QStringLiteral("Edit its policy…"), KeyAction::EditPolicy, false, true,
         QStringLiteral("The policy that gives this key its limits"));
+    add(QStringLiteral("What if…"), KeyAction::WhatIf, false, true,
+        QStringLiteral("Replay this key's recent requests (its log) against other limits in a private sandbox; nothing "
+                       "is written to the server"));
     menu->addSeparator();
     add(one ? QStringLiteral("Reset…") : QStringLiteral("Reset %1 keys…").arg(formatCount(keys.size())),
         KeyAction::Reset, true, false, QStringLiteral("Delete the limiter state (a preview comes first)"));

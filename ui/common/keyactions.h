@@ -19,6 +19,7 @@ enum class KeyAction {
     Burst,       // the Burst tab, prefilled with the key
     ChangeLimit, // an override prefilled with the limits in force
     EditPolicy,  // the policy that matches the key
+    WhatIf,      // the What-if view on the key's log, its limits against proposed ones
     Reset,       // the reset dialog's preview of these keys
 };
 

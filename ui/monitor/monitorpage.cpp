@@ -62,11 +62,7 @@ struct MonitorPin {
 
 namespace {
 
-// Distinct on light and dark backgrounds alike (mid lightness, saturated); red is kept for
-// the denied-now marks.
-const QColor kColors[] = {QColor(0x3b, 0x82, 0xf6), QColor(0xf5, 0x9e, 0x0b), QColor(0x10, 0xb9, 0x81), QColor(0xa8, 0x55, 0xf7),
-                          QColor(0xec, 0x48, 0x99), QColor(0x06, 0xb6, 0xd4), QColor(0x84, 0xcc, 0x16), QColor(0xf9, 0x73, 0x16),
-                          QColor(0x63, 0x66, 0xf1), QColor(0x94, 0xa3, 0xb8)};
+// Keys take the console's series colours (chartpalette.h); red is kept for the denied-now marks.
 const QColor kDenied(0xdc, 0x26, 0x26);
 
 qint64 localNowUs()
@@ -361,7 +357,7 @@ void MonitorPage::pin(const QByteArray &key)
     p->id = m_nextId++;
     p->key = key;
     p->shown = displayKey(key);
-    p->color = kColors[m_nextColor++ % int(std::size(kColors))];
+    p->color = seriesColor(m_nextColor++);
     p->ring.setCapacity(size_t(kHistoryUs / (qint64(m_intervalMs) * 1000)) + 2);
     MonitorPin &pin = *p;
     m_pins.push_back(std::move(p));

@@ -232,6 +232,13 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     });
     connect(m_policyEditor, &PolicyEditor::deleteRequested, this, &PoliciesPage::askDeletePolicy);
     connect(m_policyEditor, &PolicyEditor::closeRequested, this, [this] { showEditor(m_hint); });
+    connect(m_policyEditor, &PolicyEditor::previewTrafficRequested, this, [this] {
+        std::optional<Policy> stored;
+        if (!m_policyEditor->isNew())
+            if (const int row = m_policies->rowOf(m_policyEditor->originalName()); row >= 0)
+                stored = m_policies->policies()[size_t(row)];
+        emit previewRequested(stored, m_policyEditor->proposed());
+    });
     connect(m_confirmDelete, &QPushButton::clicked, this, &PoliciesPage::deletePolicy);
     connect(m_keepPolicy, &QPushButton::clicked, m_deleteStrip, &QWidget::hide);
     connect(m_overrideEditor, &OverrideEditor::keyChanged, this, [this](const QByteArray &key) {

@@ -76,6 +76,9 @@ public:
 signals:
     void loaded();
     void changed(); // a change was saved (and audited)
+    // "Preview on recent traffic" in the policy editor: the policy as stored (none for a new
+    // one) and as edited, for the What-if view.
+    void previewRequested(const std::optional<ratescope::Policy> &stored, const ratescope::Policy &edited);
 
 private:
     struct PreviewResult;

@@ -105,9 +105,14 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     QFont effectFont = m_effect->font();
     effectFont.setBold(true);
     m_effect->setFont(effectFont);
+    m_previewTraffic = new QPushButton(QStringLiteral("Preview on recent traffic"));
+    m_previewTraffic->setObjectName(QStringLiteral("previewTraffic"));
     pv->addWidget(m_previewSummary);
     pv->addWidget(m_previewList, 1);
-    pv->addWidget(m_effect);
+    auto *effectRow = new QHBoxLayout;
+    effectRow->addWidget(m_effect, 1);
+    effectRow->addWidget(m_previewTraffic, 0, Qt::AlignTop);
+    pv->addLayout(effectRow);
 
     // A stale-version conflict: theirs beside mine, mine kept.
     m_conflict = new QFrame;
@@ -167,6 +172,7 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     connect(m_close, &QPushButton::clicked, this, &PolicyEditor::closeRequested);
     connect(m_applyMine, &QPushButton::clicked, this, &PolicyEditor::applyMineRequested);
     connect(m_takeTheirs, &QPushButton::clicked, this, &PolicyEditor::takeTheirsRequested);
+    connect(m_previewTraffic, &QPushButton::clicked, this, &PolicyEditor::previewTrafficRequested);
 }
 
 void PolicyEditor::edit(const std::optional<Policy> &existing, const Policy &initial)
@@ -305,6 +311,13 @@ void PolicyEditor::updateButtons()
     m_delete->setToolTip(m_writable ? QString() : m_whyNot);
     m_applyMine->setEnabled(m_writable && valid);
     m_applyMine->setToolTip(m_writable ? QStringLiteral("Save your edit over the server's current version") : m_whyNot);
+    // Replaying writes nothing to the server: offered whether or not changes are allowed.
+    const bool replayable = proposedSpec().has_value() && !m_match->text().isEmpty();
+    m_previewTraffic->setEnabled(replayable);
+    m_previewTraffic->setToolTip(replayable ? QStringLiteral("Replay the recent requests of the keys this pattern matches (their "
+                                                             "logs) against the policy as stored and as edited, in the What-if "
+                                                             "tab, in a private sandbox: nothing is written to this server")
+                                            : QStringLiteral("Give the pattern and valid limits first"));
 }
 
 void PolicyEditor::setPreview(const QString &summary, const QStringList &shownKeys)

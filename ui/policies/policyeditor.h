@@ -69,6 +69,7 @@ public:
     QPushButton *deleteButton() const { return m_delete; }
     QPushButton *applyMineButton() const { return m_applyMine; }
     QPushButton *takeTheirsButton() const { return m_takeTheirs; }
+    QPushButton *previewTrafficButton() const { return m_previewTraffic; }
 
 signals:
     void globChanged(const QByteArray &glob);
@@ -78,6 +79,9 @@ signals:
     void applyMineRequested();
     void takeTheirsRequested();
     void closeRequested();
+    // "Preview on recent traffic": the What-if view on the matched keys' logs (writes nothing,
+    // so it is offered under the read-only lock too).
+    void previewTrafficRequested();
 
 private:
     void revalidate();
@@ -113,6 +117,7 @@ private:
     QLabel *m_mineText;
     QPushButton *m_applyMine;
     QPushButton *m_takeTheirs;
+    QPushButton *m_previewTraffic;
     QLabel *m_status;
     QPushButton *m_save;
     QPushButton *m_delete;

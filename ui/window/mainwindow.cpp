@@ -18,6 +18,7 @@
 #include "redisclient.h"
 #include "resetdialog.h"
 #include "serverstatusbar.h"
+#include "whatifpage.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -124,10 +125,12 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_monitor = new MonitorPage(m_tabs);
     m_burst = new BurstPage(m_tabs);
     m_policies = new PoliciesPage(m_tabs);
+    m_whatIf = new WhatIfPage(m_tabs);
     m_audit = new AuditPage(m_tabs);
     for (const auto &[page, title] : {std::pair<QWidget *, const char *>{m_monitor, "Monitor"},
                                       {m_burst, "Burst"},
                                       {m_policies, "Policies"},
+                                      {m_whatIf, "What if"},
                                       {m_audit, "Audit"}}) {
         const int at = m_tabs->addTab(page, QLatin1String(title));
         m_tabs->tabBar()->setTabButton(at, QTabBar::RightSide, nullptr);
@@ -171,6 +174,12 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     connect(m_browser, &KeyBrowser::resetGroupRequested, this,
             [this](const QByteArray &pattern) { openReset({}, pattern); });
     connect(m_policies, &PoliciesPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_policies, &PoliciesPage::previewRequested, this, [this](const std::optional<Policy> &stored, const Policy &edited) {
+        m_tabs->setCurrentWidget(m_whatIf);
+        m_whatIf->previewPolicy(stored, edited);
+    });
+    connect(m_whatIf, &WhatIfPage::finished, this, &MainWindow::checkSettled);
+    connect(m_whatIf, &WhatIfPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_audit, &AuditPage::loaded, this, &MainWindow::checkSettled);
     connect(m_banner, &ConnectionBanner::editProfileRequested, this,
             [this] { editProfile(m_current.name); });
@@ -188,6 +197,7 @@ MainWindow::~MainWindow()
     m_monitor->setClient(nullptr, {});
     m_burst->setClient(nullptr, {}, {});
     m_policies->setClient(nullptr, {});
+    m_whatIf->setClient(nullptr, {}, {});
     m_audit->setClient(nullptr, {});
     delete m_client;
 }
@@ -358,6 +368,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     m_options = options;
     m_burst->setClient(m_client, options, profile.ns.toUtf8());
     m_policies->setClient(m_client, profile.ns.toUtf8());
+    m_whatIf->setClient(m_client, options, profile.ns.toUtf8());
     m_audit->setClient(m_client, profile.ns.toUtf8());
     m_client->open();
     setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
@@ -383,6 +394,7 @@ void MainWindow::disconnectFromServer()
     m_monitor->setClient(nullptr, {}); // the pins and their history stay, shown as stale
     m_burst->setClient(nullptr, {}, {});
     m_policies->setClient(nullptr, {});
+    m_whatIf->setClient(nullptr, {}, {}); // a file trace still runs; a run under way finishes
     m_audit->setClient(nullptr, {});
     m_options = {};
     m_status->setClient(nullptr);
@@ -562,7 +574,7 @@ void MainWindow::askUnlock()
 bool MainWindow::isPinnedTab(int index) const
 {
     const QWidget *w = m_tabs->widget(index);
-    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_audit;
+    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_whatIf || w == m_audit;
 }
 
 void MainWindow::runKeyAction(KeyAction action, const QList<QByteArray> &keys)
@@ -581,6 +593,10 @@ void MainWindow::runKeyAction(KeyAction action, const QList<QByteArray> &keys)
     case KeyAction::EditPolicy:
         m_policies->editPolicyOf(keys.first());
         m_tabs->setCurrentWidget(m_policies);
+        break;
+    case KeyAction::WhatIf:
+        m_whatIf->previewKey(keys.first());
+        m_tabs->setCurrentWidget(m_whatIf);
         break;
     case KeyAction::Reset:
         openReset(keys, {});
@@ -615,6 +631,9 @@ void MainWindow::showTab(const QString &tab)
         m_tabs->setCurrentWidget(m_burst);
     else if (tab.compare(QLatin1String("policies"), Qt::CaseInsensitive) == 0)
         m_tabs->setCurrentWidget(m_policies);
+    else if (tab.compare(QLatin1String("whatif"), Qt::CaseInsensitive) == 0 ||
+             tab.compare(QLatin1String("what-if"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_whatIf);
     else if (tab.compare(QLatin1String("audit"), Qt::CaseInsensitive) == 0)
         m_tabs->setCurrentWidget(m_audit);
     else if (!tab.isEmpty())
@@ -654,9 +673,11 @@ bool MainWindow::isSettled() const
     for (int i = 0; i < m_tabs->count(); ++i)
         if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())
             return false;
-    // The Policies and Audit tabs read when shown: wait for them only then.
+    // The Policies and Audit tabs read when shown: wait for them only then; the What-if view
+    // for a comparison it was asked to run.
     const QWidget *shown = m_tabs->currentWidget();
-    return (shown != m_policies || m_policies->isLoaded()) && (shown != m_audit || m_audit->isLoaded());
+    return (shown != m_policies || m_policies->isLoaded()) && (shown != m_audit || m_audit->isLoaded()) &&
+           (shown != m_whatIf || m_whatIf->isIdle());
 }
 
 void MainWindow::checkSettled()

@@ -34,6 +34,7 @@ class PoliciesPage;
 class OverviewPage;
 class ProfileStore;
 class ServerStatusBar;
+class WhatIfPage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -52,7 +53,7 @@ public:
     void openKey(const QByteArray &key);
     // Adds the key to the Monitor tab's chart (and keeps polling it while connected).
     void pinKey(const QByteArray &key);
-    // "overview", "monitor", "burst", "policies", "audit", or a key (opened if it is not).
+    // "overview", "monitor", "burst", "policies", "whatif", "audit", or a key (opened if it is not).
     void showTab(const QString &tab);
 
     // What the command line asks to see once connected (--open-key, --pin, --tab): applied to
@@ -71,8 +72,9 @@ public:
     MonitorPage *monitor() const { return m_monitor; }
     BurstPage *burst() const { return m_burst; }
     PoliciesPage *policies() const { return m_policies; }
+    WhatIfPage *whatIf() const { return m_whatIf; }
     AuditPage *audit() const { return m_audit; }
-    // Burst, change limit, edit policy (their tabs, prefilled) or reset (the preview dialog).
+    // Burst, change limit, edit policy, what if (their tabs, prefilled) or reset (the preview dialog).
     void runKeyAction(KeyAction action, const QList<QByteArray> &keys);
     // The reset dialog for exact keys or a SCAN MATCH pattern (opened, not waited for).
     void openReset(const QList<QByteArray> &keys, const QByteArray &pattern);
@@ -137,6 +139,7 @@ private:
     MonitorPage *m_monitor;
     BurstPage *m_burst;
     PoliciesPage *m_policies;
+    WhatIfPage *m_whatIf;
     AuditPage *m_audit;
     ConnectionOptions m_options; // the current connection's, for the burst engine's own connections
     ServerStatusBar *m_status;

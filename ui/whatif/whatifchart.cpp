@@ -1,0 +1,184 @@
+#include "whatifchart.h"
+
+#include "chartpalette.h"
+#include "displayformat.h"
+
+#include <QChart>
+#include <QDateTime>
+#include <QLineSeries>
+#include <QValueAxis>
+
+#include <cmath>
+
+namespace ratescope::ui {
+
+namespace {
+
+// 1, 2 or 5 times a power of ten: tick steps a person reads at a glance.
+double niceStep(double span, int ticks)
+{
+    const double raw = span / ticks;
+    if (raw <= 0)
+        return 1;
+    const double p = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (raw <= m * p)
+            return m * p;
+    return 10 * p;
+}
+
+void setNiceRange(QValueAxis *axis, double to, int ticks)
+{
+    const double step = niceStep(std::max(to, 1e-9), ticks);
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(0);
+    axis->setTickInterval(step);
+    axis->setRange(0, std::max(step, std::ceil(to / step - 1e-9) * step));
+}
+
+// The unit the time axis counts in, for a trace this long: seconds, minutes or hours.
+std::pair<double, QString> timeUnit(qint64 spanUs)
+{
+    if (spanUs > 3LL * 3600 * 1000000)
+        return {3600e6, QStringLiteral("h")};
+    if (spanUs > 10LL * 60 * 1000000)
+        return {60e6, QStringLiteral("min")};
+    return {1e6, QStringLiteral("s")};
+}
+
+// Wall-clock times (a log's) start after 2001; a file may count from zero.
+constexpr qint64 kEpochLikeUs = 1000000000LL * 1000000;
+
+} // namespace
+
+WhatIfChart::WhatIfChart(QWidget *parent)
+    : BurstChartView(parent)
+{
+    setMinimumHeight(180);
+    // No title (the page says what the run was): the legend on top, in one row, gives the plot
+    // the height.
+    chart()->legend()->setAlignment(Qt::AlignTop);
+    m_x = addValueAxis(Qt::AlignBottom, QStringLiteral("time into the trace (s)"));
+    m_y = addValueAxis(Qt::AlignLeft, QStringLiteral("requests"));
+    applyPalette();
+    clear();
+}
+
+void WhatIfChart::removeSeries()
+{
+    for (auto *list : {&m_allowed, &m_denied}) {
+        for (QLineSeries *s : *list) {
+            chart()->removeSeries(s);
+            delete s;
+        }
+        list->clear();
+    }
+    m_stepBins.clear();
+}
+
+void WhatIfChart::clear()
+{
+    removeSeries();
+    m_x->setTitleText(QStringLiteral("time into the trace (s)"));
+    m_y->setTitleText(QStringLiteral("requests"));
+    setNiceRange(m_x, 10, 5);
+    setNiceRange(m_y, 10, 5);
+}
+
+void WhatIfChart::show(const SimResult &result, const QStringList &names)
+{
+    removeSeries();
+    // The bins' width: the distance between the first two (every spec bins alike), else the
+    // whole trace.
+    qint64 binUs = std::max<qint64>(1, result.lastUs - result.firstUs);
+    for (const SimSpecResult &s : result.specs)
+        if (s.timeline.size() >= 2) {
+            binUs = std::max<qint64>(1, s.timeline[1].fromUs - s.timeline[0].fromUs);
+            break;
+        }
+    const qint64 startUs = result.firstUs;
+    qint64 endUs = result.lastUs;
+    for (const SimSpecResult &s : result.specs)
+        if (!s.timeline.empty())
+            endUs = std::max(endUs, s.timeline.back().fromUs + binUs);
+    const auto [unitUs, unitName] = timeUnit(endUs - startUs);
+
+    double peak = 1;
+    for (size_t i = 0; i < result.specs.size(); ++i) {
+        const std::vector<SimBin> &bins = result.specs[i].timeline;
+        const QColor color = seriesColor(int(i));
+        const QString name = names.value(int(i), QStringLiteral("spec %1").arg(i + 1));
+        auto *allowed = new QLineSeries(this);
+        auto *denied = new QLineSeries(this);
+        allowed->setName(QStringLiteral("%1 · allowed").arg(name));
+        denied->setName(QStringLiteral("%1 · denied").arg(name));
+        // Steps: a bin's count over [from, from + bin). More bins than pixels: k consecutive
+        // bins make one step at their average, so the lines stay cheap and still add up.
+        const size_t group = std::max<size_t>(1, (bins.size() + kMaxSteps - 1) / kMaxSteps);
+        QList<QPointF> a, d;
+        std::vector<qint64> stepBins;
+        for (size_t first = 0; first < bins.size(); first += group) {
+            const size_t last = std::min(bins.size(), first + group);
+            double sa = 0, sd = 0;
+            for (size_t b = first; b < last; ++b) {
+                sa += double(bins[b].allowed);
+                sd += double(bins[b].denied);
+            }
+            const double k = double(last - first);
+            const double from = double(bins[first].fromUs - startUs) / unitUs;
+            const double to = double(bins[last - 1].fromUs + binUs - startUs) / unitUs;
+            for (const double x : {from, to}) {
+                a.append({x, sa / k});
+                d.append({x, sd / k});
+            }
+            stepBins.push_back(qint64(last - first));
+            peak = std::max({peak, sa / k, sd / k});
+        }
+        allowed->replace(a);
+        denied->replace(d);
+        chart()->addSeries(allowed);
+        chart()->addSeries(denied);
+        for (QLineSeries *s : {allowed, denied}) {
+            s->attachAxis(m_x);
+            s->attachAxis(m_y);
+        }
+        // Earlier specs drawn wider, so where two specs agree the first still shows around the
+        // later one.
+        const qreal width = 2 + 1.75 * qreal(result.specs.size() - 1 - i);
+        allowed->setPen(QPen(color, width));
+        QPen dashed(color, width + 0.5);
+        dashed.setStyle(Qt::DashLine);
+        denied->setPen(dashed);
+        m_allowed.push_back(allowed);
+        m_denied.push_back(denied);
+        m_stepBins.push_back(std::move(stepBins));
+    }
+    QString from;
+    if (startUs >= kEpochLikeUs)
+        from = QStringLiteral(", from %1 UTC")
+                   .arg(QDateTime::fromMSecsSinceEpoch(startUs / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+    m_x->setTitleText(QStringLiteral("time into the trace (%1%2)").arg(unitName, from));
+    m_y->setTitleText(QStringLiteral("requests per %1").arg(formatSpan(binUs)));
+    setNiceRange(m_x, std::max(double(endUs - startUs) / unitUs, 1e-3), 8);
+    setNiceRange(m_y, peak * 1.1, 5);
+    applyPalette(); // the new series' axes and legend in the palette's colours
+}
+
+std::vector<WhatIfChart::Totals> WhatIfChart::drawnTotals() const
+{
+    // Every step is two points of equal height, the average of its bins: height times bins.
+    std::vector<Totals> totals;
+    for (size_t i = 0; i < m_allowed.size(); ++i) {
+        Totals t;
+        const QList<QPointF> a = m_allowed[i]->points(), d = m_denied[i]->points();
+        for (qsizetype p = 0; p + 1 < a.size(); p += 2) {
+            const double k = double(m_stepBins[i][size_t(p / 2)]);
+            t.allowed += qint64(std::llround(a[p].y() * k));
+            t.denied += qint64(std::llround(d[p].y() * k));
+        }
+        totals.push_back(t);
+    }
+    return totals;
+}
+
+} // namespace ratescope::ui

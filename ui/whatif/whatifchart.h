@@ -1,0 +1,41 @@
+// The What-if view's chart: allowed and denied requests over the trace's time, one pair of
+// lines per spec in the console's series colours (allowed solid, denied dashed).
+#pragma once
+
+#include "burstcharts.h"
+#include "simulator.h"
+
+#include <vector>
+
+class QLineSeries;
+class QValueAxis;
+
+namespace ratescope::ui {
+
+class WhatIfChart : public BurstChartView {
+    Q_OBJECT
+public:
+    explicit WhatIfChart(QWidget *parent = nullptr);
+
+    // names: one per spec, in the order of result.specs.
+    void show(const SimResult &result, const QStringList &names);
+    void clear();
+
+    // What the chart draws per spec, summed (tests: the chart agrees with the totals).
+    struct Totals {
+        qint64 allowed = 0, denied = 0;
+    };
+    std::vector<Totals> drawnTotals() const;
+    int seriesPairs() const { return int(m_allowed.size()); }
+
+private:
+    static constexpr size_t kMaxSteps = 600; // more than the chart is wide in pixels
+
+    void removeSeries();
+
+    std::vector<QLineSeries *> m_allowed, m_denied;
+    std::vector<std::vector<qint64>> m_stepBins; // per spec: bins per drawn step
+    QValueAxis *m_x = nullptr, *m_y = nullptr;
+};
+
+} // namespace ratescope::ui
