@@ -208,21 +208,32 @@ bool TestWhatIfPage::runPage(WhatIfPage &page)
 
 std::vector<Totals> TestWhatIfPage::cliTotals(const QStringList &traceArgs, const std::vector<WhatIfPage::Spec> &specs)
 {
-    QStringList args{QStringLiteral("--json"), QStringLiteral("simulate")};
+    // The first spec is the CLI's baseline (--algo/--limit/--window), the others --compare.
+    QStringList args{QStringLiteral("--json")};
     args << traceArgs;
-    for (const WhatIfPage::Spec &s : specs)
-        args << QStringLiteral("--spec")
-             << QStringLiteral("%1:%2/%3").arg(algorithmName(s.spec.algorithm)).arg(s.spec.limit).arg(formatDurationUs(s.spec.windowUs));
+    const LimitSpec &base = specs.front().spec;
+    args << QStringLiteral("--algo") << algorithmName(base.algorithm) << QStringLiteral("--limit") << QString::number(base.limit)
+         << QStringLiteral("--window") << formatDurationUs(base.windowUs);
+    for (size_t i = 1; i < specs.size(); ++i)
+        args << QStringLiteral("--compare")
+             << QStringLiteral("%1:%2/%3")
+                    .arg(algorithmName(specs[i].spec.algorithm))
+                    .arg(specs[i].spec.limit)
+                    .arg(formatDurationUs(specs[i].spec.windowUs));
     const CliResult r = runCli(args, {}, kRunWaitMs);
     if (r.exitCode != 0)
         qWarning("ratescope-cli %s: exit %d: %s", qPrintable(args.join(QLatin1Char(' '))), r.exitCode, r.err.constData());
     const QJsonObject o = QJsonDocument::fromJson(r.out).object();
-    std::vector<Totals> out;
-    for (const QJsonValue &v : o.value(QStringLiteral("specs")).toArray()) {
-        const QJsonObject s = v.toObject();
+    auto totals = [](const QJsonObject &s) {
         auto n = [&s](const char *name) { return qint64(s.value(QLatin1String(name)).toInteger(-1)); };
-        out.push_back({n("requests"), n("allowed"), n("denied"), n("keys"), n("keys_denied")});
-    }
+        return Totals{n("requests"), n("allowed"), n("denied"), n("keys"), n("keys_denied")};
+    };
+    std::vector<Totals> out;
+    if (o.isEmpty())
+        return out;
+    out.push_back(totals(o));
+    for (const QJsonValue &v : o.value(QStringLiteral("compare")).toArray())
+        out.push_back(totals(v.toObject()));
     return out;
 }
 
@@ -294,11 +305,12 @@ void TestWhatIfPage::fileTraceShowsTheCliTotals()
     m_page->setTrace(t);
     m_page->setSpecs(threeSpecs());
     QVERIFY(runPage(*m_page));
-    const auto cli = cliTotals({QStringLiteral("--trace"), path}, threeSpecs());
+    const auto cli = cliTotals({QStringLiteral("simulate"), QStringLiteral("--trace"), path}, threeSpecs());
     QCOMPARE(cli.size(), size_t(3));
     checkResultShown(*m_page, cli);
-    QVERIFY(cli[1].denied > 0);     // the tight spec denies the busy keys
-    QVERIFY(cli[1].keysDenied < 8); // and not the quiet ones
+    QVERIFY(cli[1].denied > 0);     // the tight spec denies
+    QVERIFY(cli[2].keysDenied > 0); // the loose one the busy keys only (the quietest sends 30)
+    QVERIFY(cli[2].keysDenied < 8);
     // A file is no log: no lower-bound note.
     QVERIFY(m_page->noteText().isEmpty());
     QVERIFY(!m_page->lastOutcome()->result->admittedOnly);
@@ -317,7 +329,9 @@ void TestWhatIfPage::logTraceShowsTheCliTotalsAndWritesNothing()
     m_page->setTrace(t);
     m_page->setSpecs(threeSpecs());
     QVERIFY(runPage(*m_page));
-    const auto cli = cliTotals({QStringLiteral("--url"), m_server->url(), QStringLiteral("--match"), QStringLiteral("t:log:*")}, threeSpecs());
+    const auto cli = cliTotals({QStringLiteral("--url"), m_server->url(), QStringLiteral("--read-only"), QStringLiteral("simulate"),
+                                QStringLiteral("--from-keys"), QStringLiteral("t:log:*")},
+                               threeSpecs());
     QCOMPARE(cli.size(), size_t(3));
     checkResultShown(*m_page, cli);
     QCOMPARE(cli[0].keys, 5);

@@ -88,15 +88,12 @@ void WhatIfChart::clear()
 void WhatIfChart::show(const SimResult &result, const QStringList &names)
 {
     removeSeries();
-    // The bins' width: the distance between the first two (every spec bins alike), else the
-    // whole trace.
-    qint64 binUs = std::max<qint64>(1, result.lastUs - result.firstUs);
+    // The bins are aligned on the epoch: the axis starts at the first one.
+    const qint64 binUs = std::max<qint64>(1, result.binUs);
+    qint64 startUs = result.firstUs;
     for (const SimSpecResult &s : result.specs)
-        if (s.timeline.size() >= 2) {
-            binUs = std::max<qint64>(1, s.timeline[1].fromUs - s.timeline[0].fromUs);
-            break;
-        }
-    const qint64 startUs = result.firstUs;
+        if (!s.timeline.empty())
+            startUs = std::min(startUs, s.timeline.front().fromUs);
     qint64 endUs = result.lastUs;
     for (const SimSpecResult &s : result.specs)
         if (!s.timeline.empty())

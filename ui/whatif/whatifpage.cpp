@@ -428,7 +428,8 @@ void WhatIfPage::sourceChanged()
     m_fileFields->setVisible(!logs);
     m_traceNote->setText(
         logs ? QStringLiteral("The keys' sorted-set logs, only read. They hold what was admitted: denials are a lower bound.")
-             : QStringLiteral("One request per line: time (µs or ms since the epoch, or ISO 8601), key[, cost]. No connection needed."));
+             : QStringLiteral("One request per line: time,key[,cost]; times in µs since the epoch (or ms), or ISO 8601. No "
+                              "connection needed."));
     updateRunnable();
 }
 
@@ -641,12 +642,8 @@ void WhatIfPage::clearResults()
 
 QString WhatIfPage::summaryLine(const QString &name, const SimSpecResult &r)
 {
-    const QString head = QStringLiteral("%1 (%2)").arg(name, formatLimit(r.spec));
-    if (r.keysDenied == 0)
-        return QStringLiteral("%1: no key throttled, all %2 requests of %3 allowed").arg(head, formatCount(r.requests), formatKeys(r.keys));
-    return QStringLiteral("%1: %2 of %3 throttled, %4 of %5 requests denied (%6 %)")
-        .arg(head, formatCount(r.keysDenied), formatKeys(r.keys), formatCount(r.denied), formatCount(r.requests))
-        .arg(r.requests ? 100.0 * double(r.denied) / double(r.requests) : 0.0, 0, 'f', 1);
+    // The CLI's words for the spec and its outcome, so the two read alike.
+    return QStringLiteral("%1  %2: %3").arg(name, describeSpec(r.spec), simOutcomeText(r));
 }
 
 void WhatIfPage::showOutcome(const WhatIfOutcome &outcome)

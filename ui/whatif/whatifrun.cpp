@@ -113,7 +113,11 @@ void WhatIfRun::start(const ConnectionOptions &inspected, const WhatIfTrace &tra
                 connection->connect();
                 reader = openLogKeysTrace(*connection, trace.glob, trace.scoreUnit);
             } else {
-                reader = openCsvTrace(trace.path, trace.timeUnit);
+                // A cost no spec could ever admit is refused with its line before anything runs.
+                qint64 smallest = 0;
+                for (const LimitSpec &spec : specs)
+                    smallest = smallest == 0 ? spec.limit : std::min(smallest, spec.limit);
+                reader = openCsvTrace(trace.path, trace.timeUnit, smallest);
             }
             SimOptions options;
             options.specs = specs;
