@@ -73,7 +73,6 @@ void WhatIfChart::removeSeries()
         }
         list->clear();
     }
-    m_stepBins.clear();
 }
 
 void WhatIfChart::clear()
@@ -101,6 +100,10 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
     const auto [unitUs, unitName] = timeUnit(endUs - startUs);
 
     double peak = 1;
+    size_t bins = 0;
+    for (const SimSpecResult &s : result.specs)
+        bins = std::max(bins, s.timeline.size());
+    const size_t group = std::max<size_t>(1, (bins + kMaxSteps - 1) / kMaxSteps);
     for (size_t i = 0; i < result.specs.size(); ++i) {
         const std::vector<SimBin> &bins = result.specs[i].timeline;
         const QColor color = seriesColor(int(i));
@@ -109,9 +112,9 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
         auto *denied = new QLineSeries(this);
         allowed->setName(QStringLiteral("%1 · allowed").arg(name));
         denied->setName(QStringLiteral("%1 · denied").arg(name));
-        // Steps: a bin's count over [from, from + bin). More bins than pixels: k consecutive
-        // bins make one step at their average, so the lines stay cheap and still add up.
-        const size_t group = std::max<size_t>(1, (bins.size() + kMaxSteps - 1) / kMaxSteps);
+        // Steps: a step's count over [from, from + step). The simulator's bins (up to 200) are
+        // merged k at a time into at most kMaxSteps steps, so the lines read as a trend; a
+        // step holds the sum of its bins, and the axis says per how long.
         QList<QPointF> a, d;
         std::vector<qint64> stepBins;
         for (size_t first = 0; first < bins.size(); first += group) {
@@ -121,15 +124,13 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
                 sa += double(bins[b].allowed);
                 sd += double(bins[b].denied);
             }
-            const double k = double(last - first);
             const double from = double(bins[first].fromUs - startUs) / unitUs;
-            const double to = double(bins[last - 1].fromUs + binUs - startUs) / unitUs;
+            const double to = double(bins[first].fromUs + qint64(group) * binUs - startUs) / unitUs;
             for (const double x : {from, to}) {
-                a.append({x, sa / k});
-                d.append({x, sd / k});
+                a.append({x, sa});
+                d.append({x, sd});
             }
-            stepBins.push_back(qint64(last - first));
-            peak = std::max({peak, sa / k, sd / k});
+            peak = std::max({peak, sa, sd});
         }
         allowed->replace(a);
         denied->replace(d);
@@ -148,14 +149,13 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
         denied->setPen(dashed);
         m_allowed.push_back(allowed);
         m_denied.push_back(denied);
-        m_stepBins.push_back(std::move(stepBins));
     }
     QString from;
     if (startUs >= kEpochLikeUs)
         from = QStringLiteral(", from %1 UTC")
                    .arg(QDateTime::fromMSecsSinceEpoch(startUs / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
     m_x->setTitleText(QStringLiteral("time into the trace (%1%2)").arg(unitName, from));
-    m_y->setTitleText(QStringLiteral("requests per %1").arg(formatSpan(binUs)));
+    m_y->setTitleText(QStringLiteral("requests per %1").arg(formatSpan(qint64(group) * binUs)));
     setNiceRange(m_x, std::max(double(endUs - startUs) / unitUs, 1e-3), 8);
     setNiceRange(m_y, peak * 1.1, 5);
     applyPalette(); // the new series' axes and legend in the palette's colours
@@ -163,15 +163,14 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
 
 std::vector<WhatIfChart::Totals> WhatIfChart::drawnTotals() const
 {
-    // Every step is two points of equal height, the average of its bins: height times bins.
+    // Every step is two points of equal height, the sum of its bins.
     std::vector<Totals> totals;
     for (size_t i = 0; i < m_allowed.size(); ++i) {
         Totals t;
         const QList<QPointF> a = m_allowed[i]->points(), d = m_denied[i]->points();
         for (qsizetype p = 0; p + 1 < a.size(); p += 2) {
-            const double k = double(m_stepBins[i][size_t(p / 2)]);
-            t.allowed += qint64(std::llround(a[p].y() * k));
-            t.denied += qint64(std::llround(d[p].y() * k));
+            t.allowed += qint64(std::llround(a[p].y()));
+            t.denied += qint64(std::llround(d[p].y()));
         }
         totals.push_back(t);
     }

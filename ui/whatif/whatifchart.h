@@ -29,12 +29,11 @@ public:
     int seriesPairs() const { return int(m_allowed.size()); }
 
 private:
-    static constexpr size_t kMaxSteps = 600; // more than the chart is wide in pixels
+    static constexpr size_t kMaxSteps = 50; // steps drawn at most: a trend, not noise
 
     void removeSeries();
 
     std::vector<QLineSeries *> m_allowed, m_denied;
-    std::vector<std::vector<qint64>> m_stepBins; // per spec: bins per drawn step
     QValueAxis *m_x = nullptr, *m_y = nullptr;
 };
 

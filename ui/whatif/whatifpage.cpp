@@ -661,7 +661,6 @@ void WhatIfPage::showOutcome(const WhatIfOutcome &outcome)
     const SimResult &r = *outcome.result;
     m_progress->setValue(r.cancelled ? m_progress->value() : 1000);
     qint64 requests = r.specs.empty() ? 0 : r.specs.front().requests;
-    qint64 keys = r.specs.empty() ? 0 : r.specs.front().keys;
     const QString span = r.lastUs > r.firstUs ? formatSpan(r.lastUs - r.firstUs) : QStringLiteral("an instant");
     if (requests == 0 && !r.cancelled)
         setStatus(QStringLiteral("Nothing to replay: %1 holds no requests%2.")
@@ -670,10 +669,10 @@ void WhatIfPage::showOutcome(const WhatIfOutcome &outcome)
                                                                            : QString()),
                   true);
     else
-        setStatus(QStringLiteral("%1%2: %3 requests of %4 over %5.")
-                  .arg(r.cancelled ? QStringLiteral("Cancelled. What was replayed of the trace, ") : QStringLiteral("Trace, "),
-                       r.traceDescription, formatCount(requests), formatKeys(keys), span),
-              false);
+        setStatus(QStringLiteral("%1%2, over %3.")
+                      .arg(r.cancelled ? QStringLiteral("Cancelled; what was replayed of the trace: ") : QStringLiteral("Trace: "),
+                           r.traceDescription, span),
+                  false);
     for (size_t i = 0; i < r.specs.size(); ++i) {
         auto *line = new QWidget(m_summaryBox->parentWidget());
         auto *h = new QHBoxLayout(line);
