@@ -30,7 +30,9 @@
 -- the 2^53 of exact doubles, hence muldiv. Denied requests write nothing. After a change of
 -- limit the stored fraction is read in the new unit; one that no longer fits rounds tat up.
 
--- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
+-- Shared helpers: kept identical in every ratescope script, so each file loads on its own. EVAL
+-- runs the whole file for every request, so the hot path stays inline in decide, with few
+-- helpers and no tables; the functions library runs it once and calls decide per request.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
 local MAX_WINDOW = 31622400000000  -- 366 days
@@ -43,60 +45,53 @@ local function fmt(n)
   return string.format('%d', n)
 end
 
+-- raw as an integer when it is decimal digits only (leading zeros allowed) and in lo..hi, else
+-- nil. Strict on purpose: tonumber alone would also accept ' 5', '0x5', '5e0' and '5.5'. Past
+-- 2^53 tonumber rounds, but every bound is below 2^52, so a rounded value is never in range.
+local function int_in(raw, lo, hi)
+  local n = tonumber(raw)
+  if n and n >= lo and n <= hi and not string.find(raw, '%D') then
+    return n
+  end
+end
+
 local function arg_error(name, raw, lo, hi)
   local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
   return redis.error_reply(string.format('ERR ratescope: %s must be an integer in %s..%s, got %s',
     name, fmt(lo), fmt(hi), shown))
 end
 
--- Strict on purpose: tonumber would also accept ' 5', '0x5', '5e0' and '5.5'.
-local function int_arg(name, raw, lo, hi)
-  local digits = type(raw) == 'string' and string.match(raw, '^0*(%d+)$')
-  local n = digits and #digits <= 16 and tonumber(digits)
-  if n and n >= lo and n <= hi then
-    return n
-  end
-  return nil, arg_error(name, raw, lo, hi)
-end
-
-local function server_now()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
-
 -- Everything is validated before the first write, so a bad call leaves the key untouched.
-local function parse_args()
+-- Returns limit, window, cost and now (TIME only when ARGV[4] is empty), or nil and the error.
+local function parse_args(KEYS, ARGV)
   if #KEYS ~= 1 then
     return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got ' .. fmt(#KEYS))
   end
-  local limit, window, cost, now, err
-  limit, err = int_arg('limit', ARGV[1], 1, MAX_LIMIT)
-  if err then return nil, err end
-  window, err = int_arg('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
-  if err then return nil, err end
-  cost, err = int_arg('cost', ARGV[3], 1, limit)
-  if err then return nil, err end
-  if ARGV[4] == nil or ARGV[4] == '' then
-    now = server_now()
-  else
-    now, err = int_arg('now (microseconds)', ARGV[4], 0, MAX_NOW)
-    if err then return nil, err end
+  local limit = int_in(ARGV[1], 1, MAX_LIMIT)
+  if not limit then return nil, arg_error('limit', ARGV[1], 1, MAX_LIMIT) end
+  local window = int_in(ARGV[2], MIN_WINDOW, MAX_WINDOW)
+  if not window then
+    return nil, arg_error('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
   end
-  return {key = KEYS[1], limit = limit, window = window, cost = cost, now = now,
-          peek = ARGV[5] == 'peek'}
+  local cost = int_in(ARGV[3], 1, limit)
+  if not cost then return nil, arg_error('cost', ARGV[3], 1, limit) end
+  local now = ARGV[4]
+  if now == nil or now == '' then
+    local time = redis.call('TIME')
+    return limit, window, cost, tonumber(time[1]) * 1000000 + tonumber(time[2])
+  end
+  now = int_in(now, 0, MAX_NOW)
+  if not now then return nil, arg_error('now (microseconds)', ARGV[4], 0, MAX_NOW) end
+  return limit, window, cost, now
 end
 
--- The first command on the key runs under redis.pcall instead of a TYPE call on every request: a
--- key of another type is reported (asking TYPE only then), never overwritten; any other error is
--- raised as redis.call raises it.
-local function first_read(key, expected, algo, ...)
-  local reply = redis.pcall(...)
-  if type(reply) == 'table' and reply.err then
-    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
-    return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-      key, redis.call('TYPE', key).ok, algo, expected))
-  end
-  return reply
+-- The first command on the key runs under redis.pcall instead of a TYPE call on every request;
+-- given its error reply, the error to return. A key of another type is reported (asking TYPE
+-- only then), never overwritten; any other error is raised as redis.call raises it.
+local function type_error(key, reply, algo, expected)
+  if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
+  return redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
+    key, redis.call('TYPE', key).ok, algo, expected))
 end
 
 -- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
@@ -141,27 +136,29 @@ local function muldiv(a, b, c)
   return a * bq + q, r
 end
 
--- Reads our integer hash fields with HMGET, the first command on the key: nil state for a
--- missing key; an error for another type or a hash this script did not write (fields missing or
--- not integers), which is never overwritten.
-local function load_state(key, algo, kind, names, maxima)
-  local raw, err = first_read(key, 'hash', algo, 'HMGET', key, unpack(names))
-  if err then return nil, err end
-  local state = {}
+-- One of our integer hash fields (an HMGET reply element): decimal digits only, at most 16 of
+-- them, and at most hi; else nil.
+local function field_in(raw, hi)
+  local n = tonumber(raw)
+  if n and n <= hi and #raw <= 16 and not string.find(raw, '%D') then
+    return n
+  end
+end
+
+-- Called when the HMGET reply `raw` of our fields `names` does not parse (field_in with
+-- `maxima`): nil for a missing key, which misses every field, the first one included (only then
+-- ask whether it exists); else the error naming the first bad field, for a hash this script did
+-- not write, which is never overwritten.
+local function state_error(key, kind, raw, names, maxima)
   for i, name in ipairs(names) do
-    local digits = raw[i] and string.match(raw[i], '^%d+$')
-    local n = digits and #digits <= 16 and tonumber(digits)
-    if not n or n > maxima[i] then
-      -- A missing key misses every field, the first one included: only then ask whether it exists.
+    if not field_in(raw[i], maxima[i]) then
       if i == 1 and not raw[1] and redis.call('EXISTS', key) == 0 then return nil end
       local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
-      return nil, redis.error_reply(string.format(
+      return redis.error_reply(string.format(
         "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
         key, kind, name, shown))
     end
-    state[name] = n
   end
-  return state
 end
 
 -- floor((window - d) * limit / window) for d = dw + df / limit us, clamped at 0.
@@ -172,17 +169,21 @@ local function remaining_at(dw, df, limit, window)
   return math.max(0, q + extra)
 end
 
-local function decide(args)
-  local key, limit, window, cost, now = args.key, args.limit, args.window, args.cost, args.now
-  local state, err = load_state(key, 'gcra', 'GCRA limiter',
-    {'tat', 'f'}, {MAX_NOW + MAX_WINDOW, MAX_LIMIT})
-  if err then return err end
+local function decide(KEYS, ARGV)
+  local limit, window, cost, now = parse_args(KEYS, ARGV)
+  if not limit then return window end
+  local key = KEYS[1]
+  local raw = redis.pcall('HMGET', key, 'tat', 'f')
+  if raw.err then return type_error(key, raw, 'gcra', 'hash') end
+  local tat, f = field_in(raw[1], MAX_NOW + MAX_WINDOW), field_in(raw[2], MAX_LIMIT)
   -- start = max(tat, now), as whole us + fraction in 1/limit us
   local sw, sf = now, 0
-  if state then
-    local tat, f = state.tat, state.f
+  if tat and f then
     if f >= limit then tat, f = tat + 1, 0 end
     if tat >= now then sw, sf = tat, f end
+  else
+    local err = state_error(key, 'GCRA limiter', raw, {'tat', 'f'}, {MAX_NOW + MAX_WINDOW, MAX_LIMIT})
+    if err then return err end
   end
   local cw, cf = muldiv(cost, window, limit)  -- cost * T
   local nw, nf = sw + cw, sf + cf
@@ -191,7 +192,7 @@ local function decide(args)
   local retry = 0
   if allowed then
     sw, sf = nw, nf
-    if not args.peek then
+    if ARGV[5] ~= 'peek' then
       redis.call('HSET', key, 'tat', fmt(nw), 'f', fmt(nf))
       redis.call('PEXPIRE', key, fmt(ms_ceil(window)))
     end
@@ -203,6 +204,7 @@ local function decide(args)
           sw - now + (sf > 0 and 1 or 0)}
 end
 
-local args, err = parse_args()
-if err then return err end
-return decide(args)
+-- EVAL runs this file for every request: decide now. The functions library runs it once, with
+-- no KEYS, and registers the decide it returns (tools/function-library.cmake).
+if KEYS then return decide(KEYS, ARGV) end
+return decide

@@ -32,7 +32,9 @@
 -- Products reach 10^12 * 3.2 * 10^13, beyond the 2^53 of exact doubles, hence muldiv.
 -- Denied requests write nothing.
 
--- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
+-- Shared helpers: kept identical in every ratescope script, so each file loads on its own. EVAL
+-- runs the whole file for every request, so the hot path stays inline in decide, with few
+-- helpers and no tables; the functions library runs it once and calls decide per request.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
 local MAX_WINDOW = 31622400000000  -- 366 days
@@ -45,60 +47,53 @@ local function fmt(n)
   return string.format('%d', n)
 end
 
+-- raw as an integer when it is decimal digits only (leading zeros allowed) and in lo..hi, else
+-- nil. Strict on purpose: tonumber alone would also accept ' 5', '0x5', '5e0' and '5.5'. Past
+-- 2^53 tonumber rounds, but every bound is below 2^52, so a rounded value is never in range.
+local function int_in(raw, lo, hi)
+  local n = tonumber(raw)
+  if n and n >= lo and n <= hi and not string.find(raw, '%D') then
+    return n
+  end
+end
+
 local function arg_error(name, raw, lo, hi)
   local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
   return redis.error_reply(string.format('ERR ratescope: %s must be an integer in %s..%s, got %s',
     name, fmt(lo), fmt(hi), shown))
 end
 
--- Strict on purpose: tonumber would also accept ' 5', '0x5', '5e0' and '5.5'.
-local function int_arg(name, raw, lo, hi)
-  local digits = type(raw) == 'string' and string.match(raw, '^0*(%d+)$')
-  local n = digits and #digits <= 16 and tonumber(digits)
-  if n and n >= lo and n <= hi then
-    return n
-  end
-  return nil, arg_error(name, raw, lo, hi)
-end
-
-local function server_now()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
-
 -- Everything is validated before the first write, so a bad call leaves the key untouched.
-local function parse_args()
+-- Returns limit, window, cost and now (TIME only when ARGV[4] is empty), or nil and the error.
+local function parse_args(KEYS, ARGV)
   if #KEYS ~= 1 then
     return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got ' .. fmt(#KEYS))
   end
-  local limit, window, cost, now, err
-  limit, err = int_arg('limit', ARGV[1], 1, MAX_LIMIT)
-  if err then return nil, err end
-  window, err = int_arg('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
-  if err then return nil, err end
-  cost, err = int_arg('cost', ARGV[3], 1, limit)
-  if err then return nil, err end
-  if ARGV[4] == nil or ARGV[4] == '' then
-    now = server_now()
-  else
-    now, err = int_arg('now (microseconds)', ARGV[4], 0, MAX_NOW)
-    if err then return nil, err end
+  local limit = int_in(ARGV[1], 1, MAX_LIMIT)
+  if not limit then return nil, arg_error('limit', ARGV[1], 1, MAX_LIMIT) end
+  local window = int_in(ARGV[2], MIN_WINDOW, MAX_WINDOW)
+  if not window then
+    return nil, arg_error('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
   end
-  return {key = KEYS[1], limit = limit, window = window, cost = cost, now = now,
-          peek = ARGV[5] == 'peek'}
+  local cost = int_in(ARGV[3], 1, limit)
+  if not cost then return nil, arg_error('cost', ARGV[3], 1, limit) end
+  local now = ARGV[4]
+  if now == nil or now == '' then
+    local time = redis.call('TIME')
+    return limit, window, cost, tonumber(time[1]) * 1000000 + tonumber(time[2])
+  end
+  now = int_in(now, 0, MAX_NOW)
+  if not now then return nil, arg_error('now (microseconds)', ARGV[4], 0, MAX_NOW) end
+  return limit, window, cost, now
 end
 
--- The first command on the key runs under redis.pcall instead of a TYPE call on every request: a
--- key of another type is reported (asking TYPE only then), never overwritten; any other error is
--- raised as redis.call raises it.
-local function first_read(key, expected, algo, ...)
-  local reply = redis.pcall(...)
-  if type(reply) == 'table' and reply.err then
-    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
-    return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-      key, redis.call('TYPE', key).ok, algo, expected))
-  end
-  return reply
+-- The first command on the key runs under redis.pcall instead of a TYPE call on every request;
+-- given its error reply, the error to return. A key of another type is reported (asking TYPE
+-- only then), never overwritten; any other error is raised as redis.call raises it.
+local function type_error(key, reply, algo, expected)
+  if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
+  return redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
+    key, redis.call('TYPE', key).ok, algo, expected))
 end
 
 -- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
@@ -143,33 +138,35 @@ local function muldiv(a, b, c)
   return a * bq + q, r
 end
 
+-- One of our integer hash fields (an HMGET reply element): decimal digits only, at most 16 of
+-- them, and at most hi; else nil.
+local function field_in(raw, hi)
+  local n = tonumber(raw)
+  if n and n <= hi and #raw <= 16 and not string.find(raw, '%D') then
+    return n
+  end
+end
+
+-- Called when the HMGET reply `raw` of our fields `names` does not parse (field_in with
+-- `maxima`): nil for a missing key, which misses every field, the first one included (only then
+-- ask whether it exists); else the error naming the first bad field, for a hash this script did
+-- not write, which is never overwritten.
+local function state_error(key, kind, raw, names, maxima)
+  for i, name in ipairs(names) do
+    if not field_in(raw[i], maxima[i]) then
+      if i == 1 and not raw[1] and redis.call('EXISTS', key) == 0 then return nil end
+      local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
+      return redis.error_reply(string.format(
+        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
+        key, kind, name, shown))
+    end
+  end
+end
+
 local function ceil_muldiv(a, b, c)
   local q, r = muldiv(a, b, c)
   if r > 0 then q = q + 1 end
   return q
-end
-
--- Reads our integer hash fields with HMGET, the first command on the key: nil state for a
--- missing key; an error for another type or a hash this script did not write (fields missing or
--- not integers), which is never overwritten.
-local function load_state(key, algo, kind, names, maxima)
-  local raw, err = first_read(key, 'hash', algo, 'HMGET', key, unpack(names))
-  if err then return nil, err end
-  local state = {}
-  for i, name in ipairs(names) do
-    local digits = raw[i] and string.match(raw[i], '^%d+$')
-    local n = digits and #digits <= 16 and tonumber(digits)
-    if not n or n > maxima[i] then
-      -- A missing key misses every field, the first one included: only then ask whether it exists.
-      if i == 1 and not raw[1] and redis.call('EXISTS', key) == 0 then return nil end
-      local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
-      return nil, redis.error_reply(string.format(
-        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
-        key, kind, name, shown))
-    end
-    state[name] = n
-  end
-  return state
 end
 
 -- Waiting x us lowers weighted to floor(prev * y / window) with y = x0 - x left in this window,
@@ -191,19 +188,26 @@ local function reset_after(window, curr, prev, x0)
   return 0
 end
 
-local function decide(args)
-  local key, limit, window, cost = args.key, args.limit, args.window, args.cost
-  local state, err = load_state(key, 'sliding-counter', 'sliding counter',
-    {'w', 'c', 'p'}, {MAX_NOW, MAX_LIMIT, MAX_LIMIT})
-  if err then return err end
-  local id, elapsed = divmod(args.now, window)
+local function decide(KEYS, ARGV)
+  local limit, window, cost, now = parse_args(KEYS, ARGV)
+  if not limit then return window end
+  local key = KEYS[1]
+  local raw = redis.pcall('HMGET', key, 'w', 'c', 'p')
+  if raw.err then return type_error(key, raw, 'sliding-counter', 'hash') end
+  local w, c, p = field_in(raw[1], MAX_NOW), field_in(raw[2], MAX_LIMIT), field_in(raw[3], MAX_LIMIT)
+  if not (w and c and p) then
+    local err = state_error(key, 'sliding counter', raw, {'w', 'c', 'p'},
+      {MAX_NOW, MAX_LIMIT, MAX_LIMIT})
+    if err then return err end -- else the key is missing: w is nil
+  end
+  local id, elapsed = divmod(now, window)
   local curr, prev = 0, 0
-  if state then
-    if state.w > id then id, elapsed = state.w, 0 end
-    if state.w == id then
-      curr, prev = state.c, state.p
-    elseif state.w == id - 1 then
-      prev = state.c
+  if w then
+    if w > id then id, elapsed = w, 0 end
+    if w == id then
+      curr, prev = c, p
+    elseif w == id - 1 then
+      prev = c
     end
   end
   local x0 = window - elapsed
@@ -212,7 +216,7 @@ local function decide(args)
   local retry = 0
   if allowed then
     curr = curr + cost
-    if not args.peek then
+    if ARGV[5] ~= 'peek' then
       redis.call('HSET', key, 'w', fmt(id), 'c', fmt(curr), 'p', fmt(prev))
       redis.call('PEXPIRE', key, fmt(ms_ceil(2 * window)))
     end
@@ -224,6 +228,7 @@ local function decide(args)
           reset_after(window, curr, prev, x0)}
 end
 
-local args, err = parse_args()
-if err then return err end
-return decide(args)
+-- EVAL runs this file for every request: decide now. The functions library runs it once, with
+-- no KEYS, and registers the decide it returns (tools/function-library.cmake).
+if KEYS then return decide(KEYS, ARGV) end
+return decide

@@ -41,7 +41,9 @@
 -- also when denying; nothing else is written for a denied request. Peek never prunes, it only
 -- counts past them.
 
--- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
+-- Shared helpers: kept identical in every ratescope script, so each file loads on its own. EVAL
+-- runs the whole file for every request, so the hot path stays inline in decide, with few
+-- helpers and no tables; the functions library runs it once and calls decide per request.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
 local MAX_WINDOW = 31622400000000  -- 366 days
@@ -54,60 +56,53 @@ local function fmt(n)
   return string.format('%d', n)
 end
 
+-- raw as an integer when it is decimal digits only (leading zeros allowed) and in lo..hi, else
+-- nil. Strict on purpose: tonumber alone would also accept ' 5', '0x5', '5e0' and '5.5'. Past
+-- 2^53 tonumber rounds, but every bound is below 2^52, so a rounded value is never in range.
+local function int_in(raw, lo, hi)
+  local n = tonumber(raw)
+  if n and n >= lo and n <= hi and not string.find(raw, '%D') then
+    return n
+  end
+end
+
 local function arg_error(name, raw, lo, hi)
   local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
   return redis.error_reply(string.format('ERR ratescope: %s must be an integer in %s..%s, got %s',
     name, fmt(lo), fmt(hi), shown))
 end
 
--- Strict on purpose: tonumber would also accept ' 5', '0x5', '5e0' and '5.5'.
-local function int_arg(name, raw, lo, hi)
-  local digits = type(raw) == 'string' and string.match(raw, '^0*(%d+)$')
-  local n = digits and #digits <= 16 and tonumber(digits)
-  if n and n >= lo and n <= hi then
-    return n
-  end
-  return nil, arg_error(name, raw, lo, hi)
-end
-
-local function server_now()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
-
 -- Everything is validated before the first write, so a bad call leaves the key untouched.
-local function parse_args()
+-- Returns limit, window, cost and now (TIME only when ARGV[4] is empty), or nil and the error.
+local function parse_args(KEYS, ARGV)
   if #KEYS ~= 1 then
     return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got ' .. fmt(#KEYS))
   end
-  local limit, window, cost, now, err
-  limit, err = int_arg('limit', ARGV[1], 1, MAX_LIMIT)
-  if err then return nil, err end
-  window, err = int_arg('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
-  if err then return nil, err end
-  cost, err = int_arg('cost', ARGV[3], 1, limit)
-  if err then return nil, err end
-  if ARGV[4] == nil or ARGV[4] == '' then
-    now = server_now()
-  else
-    now, err = int_arg('now (microseconds)', ARGV[4], 0, MAX_NOW)
-    if err then return nil, err end
+  local limit = int_in(ARGV[1], 1, MAX_LIMIT)
+  if not limit then return nil, arg_error('limit', ARGV[1], 1, MAX_LIMIT) end
+  local window = int_in(ARGV[2], MIN_WINDOW, MAX_WINDOW)
+  if not window then
+    return nil, arg_error('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
   end
-  return {key = KEYS[1], limit = limit, window = window, cost = cost, now = now,
-          peek = ARGV[5] == 'peek'}
+  local cost = int_in(ARGV[3], 1, limit)
+  if not cost then return nil, arg_error('cost', ARGV[3], 1, limit) end
+  local now = ARGV[4]
+  if now == nil or now == '' then
+    local time = redis.call('TIME')
+    return limit, window, cost, tonumber(time[1]) * 1000000 + tonumber(time[2])
+  end
+  now = int_in(now, 0, MAX_NOW)
+  if not now then return nil, arg_error('now (microseconds)', ARGV[4], 0, MAX_NOW) end
+  return limit, window, cost, now
 end
 
--- The first command on the key runs under redis.pcall instead of a TYPE call on every request: a
--- key of another type is reported (asking TYPE only then), never overwritten; any other error is
--- raised as redis.call raises it.
-local function first_read(key, expected, algo, ...)
-  local reply = redis.pcall(...)
-  if type(reply) == 'table' and reply.err then
-    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
-    return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-      key, redis.call('TYPE', key).ok, algo, expected))
-  end
-  return reply
+-- The first command on the key runs under redis.pcall instead of a TYPE call on every request;
+-- given its error reply, the error to return. A key of another type is reported (asking TYPE
+-- only then), never overwritten; any other error is raised as redis.call raises it.
+local function type_error(key, reply, algo, expected)
+  if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
+  return redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
+    key, redis.call('TYPE', key).ok, algo, expected))
 end
 
 -- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
@@ -150,14 +145,14 @@ local function encode_member(hi, lo, cost)
   return member
 end
 
--- Returns {hi, lo, cost} or nil for a member this script could not have written.
+-- Returns hi, lo, cost, or nil for a member this script could not have written.
 local function decode_member(member)
   -- The common case first: cost 1 and a ticket of 1..8 digits ('17' is ticket 7, '241' is 41).
   local code = string.byte(member, 1)
   if code and code >= 49 and code <= 56 and #member == code - 47 and string.byte(member, 2) ~= 48
       and not string.find(member, '%D') then
     code = code - 48
-    return {hi = 0, lo = tonumber(member) - code * 10 ^ code, cost = 1}
+    return 0, tonumber(member) - code * 10 ^ code, 1
   end
   local body, cost = string.match(member, '^(%d+):([1-9]%d*)$')
   if not body then body, cost = string.match(member, '^%d+$'), '1' end
@@ -175,28 +170,29 @@ local function decode_member(member)
   end
   cost = tonumber(cost)
   if hi == 0 and lo < cost then return nil end
-  return {hi = hi, lo = lo, cost = cost}
+  return hi, lo, cost
 end
 
--- The entry of a ZRANGE ... WITHSCORES reply of one member, or an error for one this script
--- could not have written.
+-- The entry of a ZRANGE ... WITHSCORES reply of one member: its time, hi, lo and cost; or nil
+-- and an error for one this script could not have written.
 local function entry_of(key, reply)
-  local entry = decode_member(reply[1])
+  local hi, lo, cost = decode_member(reply[1])
   local time = tonumber(reply[2])
-  if not entry or not time or time ~= math.floor(time) then
+  if not hi or not time or time ~= math.floor(time) then
     return nil, redis.error_reply(string.format(
       "ERR ratescope: key '%s' is not a ratescope sliding log (member '%s', score %s)",
       key, string.sub(reply[1], 1, 64), reply[2]))
   end
-  entry.time = time
-  return entry
+  return time, hi, lo, cost
 end
 
--- The entry at a rank; an empty reply (nil) when the rank is past the end.
+-- The entry at a rank as {time, hi, lo, cost}; an empty reply (nil) when the rank is past the end.
 local function entry_at(key, rank)
   local reply = redis.call('ZRANGE', key, fmt(rank), fmt(rank), 'WITHSCORES')
   if not reply[1] then return nil end
-  return entry_of(key, reply)
+  local time, hi, lo, cost = entry_of(key, reply)
+  if not time then return nil, hi end
+  return {time = time, hi = hi, lo = lo, cost = cost}
 end
 
 -- The request fits once the entry owning ticket base + target has expired (tickets are
@@ -223,30 +219,24 @@ local function owner_of(key, expired, base_hi, base_lo, target)
   return entry_at(key, expired + lo)
 end
 
-local function admit(key, now, window, newest, live, cost)
-  local hi, lo = 0, 0 -- an empty set starts a new busy period: tickets restart, members stay short
-  if live then hi, lo = newest.hi, newest.lo end
-  hi, lo = ticket_add(hi, lo, cost)
-  redis.call('ZADD', key, fmt(now), encode_member(hi, lo, cost))
-  redis.call('PEXPIRE', key, fmt(ms_ceil(window)))
-end
-
 -- Reads: the newest entry (WRONGTYPE comes from this one), then the first; only when the first
 -- has expired, the oldest live one. Nothing is written before every entry used is validated.
-local function decide(args)
-  local key, limit, window, cost, now = args.key, args.limit, args.window, args.cost, args.now
-  local reply, err = first_read(key, 'zset', 'sliding-log', 'ZRANGE', key, '-1', '-1', 'WITHSCORES')
-  if err then return err end
-  local newest
+local function decide(KEYS, ARGV)
+  local limit, window, cost, now = parse_args(KEYS, ARGV)
+  if not limit then return window end
+  local key = KEYS[1]
+  local reply = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+  if reply.err then return type_error(key, reply, 'sliding-log', 'zset') end
+  local newest, newest_hi, newest_lo, newest_cost -- newest: the newest entry's time
   if reply[1] then
-    newest, err = entry_of(key, reply)
-    if err then return err end
-    if newest.time > now then now = newest.time end
+    newest, newest_hi, newest_lo, newest_cost = entry_of(key, reply)
+    if not newest then return newest_hi end
+    if newest > now then now = newest end
   end
   local cut = now - window -- an entry at or before cut has expired
-  local live = newest ~= nil and newest.time > cut
+  local live = newest ~= nil and newest > cut
   -- expired: the number of expired entries, 0 when there is none, nil when some (not counted)
-  local expired, oldest = 0, nil
+  local expired, oldest, oldest_cost = 0, nil, nil -- oldest: the oldest live entry's time
   local used, base_hi, base_lo = 0, 0, 0
   if live then
     reply = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
@@ -255,11 +245,12 @@ local function decide(args)
       expired = nil
       reply = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(cut), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
     end
-    oldest, err = entry_of(key, reply)
-    if err then return err end
-    base_hi, base_lo = ticket_add(oldest.hi, oldest.lo, -oldest.cost)
-    used = tickets_between(newest.hi, newest.lo, base_hi, base_lo)
-    if used < newest.cost or used > MAX_NOW then -- members parse, yet tickets do not add up
+    local hi, lo
+    oldest, hi, lo, oldest_cost = entry_of(key, reply)
+    if not oldest then return hi end
+    base_hi, base_lo = ticket_add(hi, lo, -oldest_cost)
+    used = tickets_between(newest_hi, newest_lo, base_hi, base_lo)
+    if used < newest_cost or used > MAX_NOW then -- members parse, yet tickets do not add up
       return redis.error_reply(string.format(
         "ERR ratescope: key '%s' is not a ratescope sliding log (tickets out of order)", key))
     end
@@ -272,21 +263,30 @@ local function decide(args)
     reset = window
   elseif live then
     local target, owner = used + cost - limit, oldest
-    if target > oldest.cost then -- the oldest live entry alone does not make room
+    if target > oldest_cost then -- the oldest live entry alone does not make room
       if not expired then expired = redis.call('ZCOUNT', key, '-inf', fmt(cut)) end
-      owner, err = owner_of(key, expired, base_hi, base_lo, target)
+      local entry, err = owner_of(key, expired, base_hi, base_lo, target)
       if err then return err end
+      owner = entry.time
     end
-    retry, reset = owner.time + window - now, newest.time + window - now
+    retry, reset = owner + window - now, newest + window - now
   end
-  if not args.peek then
+  if ARGV[5] ~= 'peek' then
     if expired ~= 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(cut)) end
-    if allowed then admit(key, now, window, newest, live, cost) end
+    if allowed then
+      -- an empty set starts a new busy period: tickets restart, members stay short
+      local hi, lo = 0, 0
+      if live then hi, lo = newest_hi, newest_lo end
+      hi, lo = ticket_add(hi, lo, cost)
+      redis.call('ZADD', key, fmt(now), encode_member(hi, lo, cost))
+      redis.call('PEXPIRE', key, fmt(ms_ceil(window)))
+    end
   end
   if allowed then used = used + cost end
   return {allowed and 1 or 0, limit, used, math.max(0, limit - used), retry, reset}
 end
 
-local args, err = parse_args()
-if err then return err end
-return decide(args)
+-- EVAL runs this file for every request: decide now. The functions library runs it once, with
+-- no KEYS, and registers the decide it returns (tools/function-library.cmake).
+if KEYS then return decide(KEYS, ARGV) end
+return decide
