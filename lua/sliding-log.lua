@@ -42,106 +42,66 @@
 -- counts past them.
 
 -- Shared helpers: kept identical in every ratescope script, so each file loads on its own. EVAL
--- runs the whole file for every request, so the hot path stays inline in decide, with few
--- helpers and no tables; the functions library runs it once and calls decide per request.
+-- runs the whole file for every request and each function statement then builds a closure, so
+-- the helpers are few and the rest is inline in decide; the functions library runs the file
+-- once and calls decide per request.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
 local MAX_WINDOW = 31622400000000  -- 366 days
 -- 2^52 us (year 2112): now + 2 windows stays below 2^53, beyond which doubles skip integers.
 local MAX_NOW = 4503599627370496
-
--- Lua 5.1 turns numbers into strings with %.14g, which mangles big integers; Redis's %d is
--- 64-bit.
-local function fmt(n)
-  return string.format('%d', n)
-end
-
--- raw as an integer when it is decimal digits only (leading zeros allowed) and in lo..hi, else
--- nil. Strict on purpose: tonumber alone would also accept ' 5', '0x5', '5e0' and '5.5'. Past
--- 2^53 tonumber rounds, but every bound is below 2^52, so a rounded value is never in range.
-local function int_in(raw, lo, hi)
-  local n = tonumber(raw)
-  if n and n >= lo and n <= hi and not string.find(raw, '%D') then
-    return n
-  end
-end
-
-local function arg_error(name, raw, lo, hi)
-  local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
-  return redis.error_reply(string.format('ERR ratescope: %s must be an integer in %s..%s, got %s',
-    name, fmt(lo), fmt(hi), shown))
-end
+-- Numbers go to Redis as string.format('%d', n): Lua 5.1 turns numbers into strings with %.14g,
+-- which mangles big integers (Redis's %d is 64-bit). No aliases of string functions up here: the
+-- functions library loads this top level where only redis is reachable.
 
 -- Everything is validated before the first write, so a bad call leaves the key untouched.
--- Returns limit, window, cost and now (TIME only when ARGV[4] is empty), or nil and the error.
+-- Returns limit, window, cost and now (TIME only when ARGV[4] is empty), or nil and the error
+-- reply for the first bad argument. Integers are decimal digits only (leading zeros allowed):
+-- tonumber alone would also accept ' 5', '0x5', '5e0' and '5.5'. Past 2^53 tonumber rounds,
+-- but every bound is below 2^53, so a rounded value is never in range.
 local function parse_args(KEYS, ARGV)
+  local limit, window, cost, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), 0
+  local clock = ARGV[4] == nil or ARGV[4] == ''
+  if not clock then now = tonumber(ARGV[4]) end
+  if #KEYS == 1 and limit and window and cost and now and limit >= 1 and limit <= MAX_LIMIT
+      and window >= MIN_WINDOW and window <= MAX_WINDOW and cost >= 1 and cost <= limit
+      and now <= MAX_NOW and not string.find(ARGV[1], '%D') and not string.find(ARGV[2], '%D')
+      and not string.find(ARGV[3], '%D') and (clock or not string.find(ARGV[4], '%D')) then
+    if clock then
+      local time = redis.call('TIME')
+      now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+    end
+    return limit, window, cost, now
+  end
   if #KEYS ~= 1 then
-    return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got ' .. fmt(#KEYS))
+    return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got '
+      .. string.format('%d', #KEYS))
   end
-  local limit = int_in(ARGV[1], 1, MAX_LIMIT)
-  if not limit then return nil, arg_error('limit', ARGV[1], 1, MAX_LIMIT) end
-  local window = int_in(ARGV[2], MIN_WINDOW, MAX_WINDOW)
-  if not window then
-    return nil, arg_error('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
+  local names = {'limit', 'window (microseconds)', 'cost', 'now (microseconds)'}
+  local bounds = {1, MAX_LIMIT, MIN_WINDOW, MAX_WINDOW, 1, limit, 0, MAX_NOW}
+  for i = 1, 4 do
+    local raw, lo, hi = ARGV[i], bounds[2 * i - 1], bounds[2 * i]
+    local n = tonumber(raw)
+    if not (n and n >= lo and n <= hi and not string.find(raw, '%D')) then
+      local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
+      return nil, redis.error_reply(string.format(
+        'ERR ratescope: %s must be an integer in %s..%s, got %s',
+        names[i], string.format('%d', lo), string.format('%d', hi), shown))
+    end
   end
-  local cost = int_in(ARGV[3], 1, limit)
-  if not cost then return nil, arg_error('cost', ARGV[3], 1, limit) end
-  local now = ARGV[4]
-  if now == nil or now == '' then
-    local time = redis.call('TIME')
-    return limit, window, cost, tonumber(time[1]) * 1000000 + tonumber(time[2])
-  end
-  now = int_in(now, 0, MAX_NOW)
-  if not now then return nil, arg_error('now (microseconds)', ARGV[4], 0, MAX_NOW) end
-  return limit, window, cost, now
-end
-
--- The first command on the key runs under redis.pcall instead of a TYPE call on every request;
--- given its error reply, the error to return. A key of another type is reported (asking TYPE
--- only then), never overwritten; any other error is raised as redis.call raises it.
-local function type_error(key, reply, algo, expected)
-  if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
-  return redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-    key, redis.call('TYPE', key).ok, algo, expected))
-end
-
--- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
--- can land on the wrong side of an integer.
-local function divmod(a, b)
-  local r = math.fmod(a, b)
-  if r < 0 then r = r + b end
-  return (a - r) / b, r
-end
-
--- Expiry in whole ms, rounded up so a key never vanishes while its state still counts.
-local function ms_ceil(us)
-  local q, r = divmod(us, 1000)
-  if r > 0 then q = q + 1 end
-  return q
 end
 
 local TICKET_BASE = 100000000000000 -- 10^14
 
-local function ticket_add(hi, lo, n)
-  lo = lo + n
-  if lo >= TICKET_BASE then return hi + 1, lo - TICKET_BASE end
-  if lo < 0 then return hi - 1, lo + TICKET_BASE end
-  return hi, lo
-end
-
--- Only ever applied to tickets of one busy period, whose differences stay small.
-local function tickets_between(a_hi, a_lo, b_hi, b_lo)
-  return (a_hi - b_hi) * TICKET_BASE + (a_lo - b_lo)
-end
-
 local function encode_member(hi, lo, cost)
   if hi == 0 and lo < 100000000 and cost == 1 then -- the common case: '1'..'8' and the digits
-    local digits = fmt(lo)
+    local digits = string.format('%d', lo)
     return #digits .. digits
   end
-  local digits = hi > 0 and string.format('%d%014d', hi, lo) or fmt(lo)
-  local member = string.rep('9', math.floor(#digits / 9)) .. fmt(#digits % 9) .. digits
-  if cost > 1 then member = member .. ':' .. fmt(cost) end
+  local digits = hi > 0 and string.format('%d%014d', hi, lo) or string.format('%d', lo)
+  local member = string.rep('9', math.floor(#digits / 9)) .. string.format('%d', #digits % 9)
+    .. digits
+  if cost > 1 then member = member .. ':' .. string.format('%d', cost) end
   return member
 end
 
@@ -186,47 +146,58 @@ local function entry_of(key, reply)
   return time, hi, lo, cost
 end
 
--- The entry at a rank as {time, hi, lo, cost}; an empty reply (nil) when the rank is past the end.
-local function entry_at(key, rank)
-  local reply = redis.call('ZRANGE', key, fmt(rank), fmt(rank), 'WITHSCORES')
-  if not reply[1] then return nil end
-  local time, hi, lo, cost = entry_of(key, reply)
-  if not time then return nil, hi end
-  return {time = time, hi = hi, lo = lo, cost = cost}
-end
-
 -- The request fits once the entry owning ticket base + target has expired (tickets are
 -- counted from base, the first ticket of the oldest live entry, which sits at rank expired).
 -- Every entry owns at least one ticket, so that entry sits at live index <= target - 1: exact
 -- when every cost is 1, one read (past the end, the newest entry is the bound); otherwise a
--- binary search below it, O(log^2 n), on the deny path only.
+-- binary search below it, O(log^2 n), on the deny path only. Returns the entry's time.
 local function owner_of(key, expired, base_hi, base_lo, target)
-  local function top(entry) return tickets_between(entry.hi, entry.lo, base_hi, base_lo) end
+  -- The entry at a live index as {time, top}, top its last ticket counted from base; an empty
+  -- reply (nil) when the index is past the end.
+  local function entry_at(index)
+    local rank = string.format('%d', expired + index)
+    local reply = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
+    if not reply[1] then return nil end
+    local time, hi, lo, cost = entry_of(key, reply)
+    if not time then return nil, hi end
+    return {time = time, cost = cost, top = (hi - base_hi) * TICKET_BASE + (lo - base_lo)}
+  end
   local guess = target - 1
-  local entry, err = entry_at(key, expired + guess)
+  local entry, err = entry_at(guess)
   if not entry and not err then
     guess = redis.call('ZCARD', key) - expired - 1
-    entry, err = entry_at(key, expired + guess)
+    entry, err = entry_at(guess)
   end
-  if err or top(entry) - entry.cost < target then return entry, err end
+  if err then return nil, err end
+  if entry.top - entry.cost < target then return entry.time end
   local lo, hi = 0, guess - 1
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
-    entry, err = entry_at(key, expired + mid)
+    entry, err = entry_at(mid)
     if err then return nil, err end
-    if top(entry) >= target then hi = mid else lo = mid + 1 end
+    if entry.top >= target then hi = mid else lo = mid + 1 end
   end
-  return entry_at(key, expired + lo)
+  entry, err = entry_at(lo)
+  if err then return nil, err end
+  return entry.time
 end
 
 -- Reads: the newest entry (WRONGTYPE comes from this one), then the first; only when the first
 -- has expired, the oldest live one. Nothing is written before every entry used is validated.
+-- Tickets are hi * 10^14 + lo; differences are only taken within one busy period, so they stay
+-- small.
 local function decide(KEYS, ARGV)
   local limit, window, cost, now = parse_args(KEYS, ARGV)
   if not limit then return window end
   local key = KEYS[1]
+  -- The first command on the key runs under redis.pcall instead of a TYPE call on every request.
   local reply = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')
-  if reply.err then return type_error(key, reply, 'sliding-log', 'zset') end
+  if reply.err then -- another type is reported (asking TYPE only then), never overwritten
+    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
+    return redis.error_reply(string.format(
+      "WRONGTYPE key '%s' holds a %s, sliding-log needs a zset",
+      key, redis.call('TYPE', key).ok))
+  end
   local newest, newest_hi, newest_lo, newest_cost -- newest: the newest entry's time
   if reply[1] then
     newest, newest_hi, newest_lo, newest_cost = entry_of(key, reply)
@@ -243,13 +214,14 @@ local function decide(KEYS, ARGV)
     local first_time = tonumber(reply[2])
     if not (first_time and first_time > cut) then
       expired = nil
-      reply = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(cut), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+      reply = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%d', cut), '+inf',
+        'WITHSCORES', 'LIMIT', '0', '1')
     end
-    local hi, lo
-    oldest, hi, lo, oldest_cost = entry_of(key, reply)
-    if not oldest then return hi end
-    base_hi, base_lo = ticket_add(hi, lo, -oldest_cost)
-    used = tickets_between(newest_hi, newest_lo, base_hi, base_lo)
+    oldest, base_hi, base_lo, oldest_cost = entry_of(key, reply)
+    if not oldest then return base_hi end
+    base_lo = base_lo - oldest_cost -- base: the ticket before the oldest live entry's first
+    if base_lo < 0 then base_hi, base_lo = base_hi - 1, base_lo + TICKET_BASE end
+    used = (newest_hi - base_hi) * TICKET_BASE + (newest_lo - base_lo)
     if used < newest_cost or used > MAX_NOW then -- members parse, yet tickets do not add up
       return redis.error_reply(string.format(
         "ERR ratescope: key '%s' is not a ratescope sliding log (tickets out of order)", key))
@@ -264,22 +236,23 @@ local function decide(KEYS, ARGV)
   elseif live then
     local target, owner = used + cost - limit, oldest
     if target > oldest_cost then -- the oldest live entry alone does not make room
-      if not expired then expired = redis.call('ZCOUNT', key, '-inf', fmt(cut)) end
-      local entry, err = owner_of(key, expired, base_hi, base_lo, target)
+      if not expired then expired = redis.call('ZCOUNT', key, '-inf', string.format('%d', cut)) end
+      local err
+      owner, err = owner_of(key, expired, base_hi, base_lo, target)
       if err then return err end
-      owner = entry.time
     end
     retry, reset = owner + window - now, newest + window - now
   end
   if ARGV[5] ~= 'peek' then
-    if expired ~= 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(cut)) end
+    if expired ~= 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', cut)) end
     if allowed then
       -- an empty set starts a new busy period: tickets restart, members stay short
-      local hi, lo = 0, 0
-      if live then hi, lo = newest_hi, newest_lo end
-      hi, lo = ticket_add(hi, lo, cost)
-      redis.call('ZADD', key, fmt(now), encode_member(hi, lo, cost))
-      redis.call('PEXPIRE', key, fmt(ms_ceil(window)))
+      local hi, lo = 0, cost
+      if live then hi, lo = newest_hi, newest_lo + cost end
+      if lo >= TICKET_BASE then hi, lo = hi + 1, lo - TICKET_BASE end
+      redis.call('ZADD', key, string.format('%d', now), encode_member(hi, lo, cost))
+      -- expiry in whole ms, rounded up, so the key never vanishes while an entry still counts
+      redis.call('PEXPIRE', key, string.format('%d', math.ceil(window / 1000)))
     end
   end
   if allowed then used = used + cost end
