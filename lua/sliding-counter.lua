@@ -32,73 +32,54 @@
 -- Products reach 10^12 * 3.2 * 10^13, beyond the 2^53 of exact doubles, hence muldiv.
 -- Denied requests write nothing.
 
--- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
+-- Shared helpers: kept identical in every ratescope script, so each file loads on its own. EVAL
+-- runs the whole file for every request and each function statement then builds a closure, so
+-- the helpers are few and the rest is inline in decide; the functions library runs the file
+-- once and calls decide per request.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
 local MAX_WINDOW = 31622400000000  -- 366 days
 -- 2^52 us (year 2112): now + 2 windows stays below 2^53, beyond which doubles skip integers.
 local MAX_NOW = 4503599627370496
-
--- Lua 5.1 turns numbers into strings with %.14g, which mangles big integers; Redis's %d is
--- 64-bit.
-local function fmt(n)
-  return string.format('%d', n)
-end
-
-local function arg_error(name, raw, lo, hi)
-  local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
-  return redis.error_reply(string.format('ERR ratescope: %s must be an integer in %s..%s, got %s',
-    name, fmt(lo), fmt(hi), shown))
-end
-
--- Strict on purpose: tonumber would also accept ' 5', '0x5', '5e0' and '5.5'.
-local function int_arg(name, raw, lo, hi)
-  local digits = type(raw) == 'string' and string.match(raw, '^0*(%d+)$')
-  local n = digits and #digits <= 16 and tonumber(digits)
-  if n and n >= lo and n <= hi then
-    return n
-  end
-  return nil, arg_error(name, raw, lo, hi)
-end
-
-local function server_now()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
+-- Numbers go to Redis as string.format('%d', n): Lua 5.1 turns numbers into strings with %.14g,
+-- which mangles big integers (Redis's %d is 64-bit). No aliases of string functions up here: the
+-- functions library loads this top level where only redis is reachable.
 
 -- Everything is validated before the first write, so a bad call leaves the key untouched.
-local function parse_args()
+-- Returns limit, window, cost and now (TIME only when ARGV[4] is empty), or nil and the error
+-- reply for the first bad argument. Integers are decimal digits only (leading zeros allowed):
+-- tonumber alone would also accept ' 5', '0x5', '5e0' and '5.5'. Past 2^53 tonumber rounds,
+-- but every bound is below 2^53, so a rounded value is never in range.
+local function parse_args(KEYS, ARGV)
+  local limit, window, cost, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), 0
+  local clock = ARGV[4] == nil or ARGV[4] == ''
+  if not clock then now = tonumber(ARGV[4]) end
+  if #KEYS == 1 and limit and window and cost and now and limit >= 1 and limit <= MAX_LIMIT
+      and window >= MIN_WINDOW and window <= MAX_WINDOW and cost >= 1 and cost <= limit
+      and now <= MAX_NOW and not string.find(ARGV[1], '%D') and not string.find(ARGV[2], '%D')
+      and not string.find(ARGV[3], '%D') and (clock or not string.find(ARGV[4], '%D')) then
+    if clock then
+      local time = redis.call('TIME')
+      now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+    end
+    return limit, window, cost, now
+  end
   if #KEYS ~= 1 then
-    return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got ' .. fmt(#KEYS))
+    return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got '
+      .. string.format('%d', #KEYS))
   end
-  local limit, window, cost, now, err
-  limit, err = int_arg('limit', ARGV[1], 1, MAX_LIMIT)
-  if err then return nil, err end
-  window, err = int_arg('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
-  if err then return nil, err end
-  cost, err = int_arg('cost', ARGV[3], 1, limit)
-  if err then return nil, err end
-  if ARGV[4] == nil or ARGV[4] == '' then
-    now = server_now()
-  else
-    now, err = int_arg('now (microseconds)', ARGV[4], 0, MAX_NOW)
-    if err then return nil, err end
+  local names = {'limit', 'window (microseconds)', 'cost', 'now (microseconds)'}
+  local bounds = {1, MAX_LIMIT, MIN_WINDOW, MAX_WINDOW, 1, limit, 0, MAX_NOW}
+  for i = 1, 4 do
+    local raw, lo, hi = ARGV[i], bounds[2 * i - 1], bounds[2 * i]
+    local n = tonumber(raw)
+    if not (n and n >= lo and n <= hi and not string.find(raw, '%D')) then
+      local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
+      return nil, redis.error_reply(string.format(
+        'ERR ratescope: %s must be an integer in %s..%s, got %s',
+        names[i], string.format('%d', lo), string.format('%d', hi), shown))
+    end
   end
-  return {key = KEYS[1], limit = limit, window = window, cost = cost, now = now,
-          peek = ARGV[5] == 'peek'}
-end
-
--- The first command on the key runs under redis.pcall instead of a TYPE call on every request: a
--- key of another type is reported (asking TYPE only then), never overwritten; any other error is
--- raised as redis.call raises it.
-local function first_read(key, expected, algo, ...)
-  local reply = redis.pcall(...)
-  if type(reply) == 'table' and reply.err then
-    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
-    return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-      key, redis.call('TYPE', key).ok, algo, expected))
-  end
-  return reply
 end
 
 -- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
@@ -107,13 +88,6 @@ local function divmod(a, b)
   local r = math.fmod(a, b)
   if r < 0 then r = r + b end
   return (a - r) / b, r
-end
-
--- Expiry in whole ms, rounded up so a key never vanishes while its state still counts.
-local function ms_ceil(us)
-  local q, r = divmod(us, 1000)
-  if r > 0 then q = q + 1 end
-  return q
 end
 
 -- floor(a * b / c) and (a * b) mod c, exactly, for 0 <= a, b < 2^53 and 1 <= c < 2^45 (the
@@ -143,33 +117,19 @@ local function muldiv(a, b, c)
   return a * bq + q, r
 end
 
+-- One of our integer hash fields (an HMGET reply element): decimal digits only, at most 16 of
+-- them, and at most hi; else nil.
+local function field_in(raw, hi)
+  local n = tonumber(raw)
+  if n and n <= hi and #raw <= 16 and not string.find(raw, '%D') then
+    return n
+  end
+end
+
 local function ceil_muldiv(a, b, c)
   local q, r = muldiv(a, b, c)
   if r > 0 then q = q + 1 end
   return q
-end
-
--- Reads our integer hash fields with HMGET, the first command on the key: nil state for a
--- missing key; an error for another type or a hash this script did not write (fields missing or
--- not integers), which is never overwritten.
-local function load_state(key, algo, kind, names, maxima)
-  local raw, err = first_read(key, 'hash', algo, 'HMGET', key, unpack(names))
-  if err then return nil, err end
-  local state = {}
-  for i, name in ipairs(names) do
-    local digits = raw[i] and string.match(raw[i], '^%d+$')
-    local n = digits and #digits <= 16 and tonumber(digits)
-    if not n or n > maxima[i] then
-      -- A missing key misses every field, the first one included: only then ask whether it exists.
-      if i == 1 and not raw[1] and redis.call('EXISTS', key) == 0 then return nil end
-      local shown = raw[i] and "'" .. string.sub(raw[i], 1, 64) .. "'" or 'missing'
-      return nil, redis.error_reply(string.format(
-        "ERR ratescope: key '%s' is not a ratescope %s (field %s is %s)",
-        key, kind, name, shown))
-    end
-    state[name] = n
-  end
-  return state
 end
 
 -- Waiting x us lowers weighted to floor(prev * y / window) with y = x0 - x left in this window,
@@ -191,19 +151,40 @@ local function reset_after(window, curr, prev, x0)
   return 0
 end
 
-local function decide(args)
-  local key, limit, window, cost = args.key, args.limit, args.window, args.cost
-  local state, err = load_state(key, 'sliding-counter', 'sliding counter',
-    {'w', 'c', 'p'}, {MAX_NOW, MAX_LIMIT, MAX_LIMIT})
-  if err then return err end
-  local id, elapsed = divmod(args.now, window)
+local function decide(KEYS, ARGV)
+  local limit, window, cost, now = parse_args(KEYS, ARGV)
+  if not limit then return window end
+  local key = KEYS[1]
+  -- The first command on the key runs under redis.pcall instead of a TYPE call on every request.
+  local raw = redis.pcall('HMGET', key, 'w', 'c', 'p')
+  if raw.err then -- another type is reported (asking TYPE only then), never overwritten
+    if string.sub(raw.err, 1, 10) ~= 'WRONGTYPE ' then error(raw) end
+    return redis.error_reply(string.format(
+      "WRONGTYPE key '%s' holds a %s, sliding-counter needs a hash",
+      key, redis.call('TYPE', key).ok))
+  end
+  local w, c, p = field_in(raw[1], MAX_NOW), field_in(raw[2], MAX_LIMIT),
+    field_in(raw[3], MAX_LIMIT)
+  -- A missing key misses every field, the first one included: only then ask whether it exists.
+  -- A hash this script did not write is reported, never overwritten.
+  if not (w and c and p) and (raw[1] or redis.call('EXISTS', key) == 1) then
+    local name, shown = 'w', raw[1]
+    if w then name, shown = 'c', raw[2] end
+    if w and c then name, shown = 'p', raw[3] end
+    shown = shown and "'" .. string.sub(shown, 1, 64) .. "'" or 'missing'
+    return redis.error_reply(string.format(
+      "ERR ratescope: key '%s' is not a ratescope sliding counter (field %s is %s)",
+      key, name, shown))
+  end
+  local elapsed = math.fmod(now, window)
+  local id = (now - elapsed) / window
   local curr, prev = 0, 0
-  if state then
-    if state.w > id then id, elapsed = state.w, 0 end
-    if state.w == id then
-      curr, prev = state.c, state.p
-    elseif state.w == id - 1 then
-      prev = state.c
+  if w then
+    if w > id then id, elapsed = w, 0 end
+    if w == id then
+      curr, prev = c, p
+    elseif w == id - 1 then
+      prev = c
     end
   end
   local x0 = window - elapsed
@@ -212,9 +193,10 @@ local function decide(args)
   local retry = 0
   if allowed then
     curr = curr + cost
-    if not args.peek then
-      redis.call('HSET', key, 'w', fmt(id), 'c', fmt(curr), 'p', fmt(prev))
-      redis.call('PEXPIRE', key, fmt(ms_ceil(2 * window)))
+    if ARGV[5] ~= 'peek' then
+      redis.call('HSET', key, 'w', string.format('%d', id), 'c', string.format('%d', curr),
+        'p', string.format('%d', prev))
+      redis.call('PEXPIRE', key, string.format('%d', math.ceil(2 * window / 1000)))
     end
   else
     retry = retry_after(limit, window, cost, curr, prev, x0)
@@ -224,6 +206,7 @@ local function decide(args)
           reset_after(window, curr, prev, x0)}
 end
 
-local args, err = parse_args()
-if err then return err end
-return decide(args)
+-- EVAL runs this file for every request: decide now. The functions library runs it once, with
+-- no KEYS, and registers the decide it returns (tools/function-library.cmake).
+if KEYS then return decide(KEYS, ARGV) end
+return decide

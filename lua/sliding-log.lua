@@ -41,123 +41,78 @@
 -- also when denying; nothing else is written for a denied request. Peek never prunes, it only
 -- counts past them.
 
--- Shared helpers: kept identical in every ratescope script, so each file loads on its own.
+-- Shared helpers: kept identical in every ratescope script, so each file loads on its own. EVAL
+-- runs the whole file for every request and each function statement then builds a closure, so
+-- the helpers are few and the rest is inline in decide; the functions library runs the file
+-- once and calls decide per request.
 local MAX_LIMIT = 1000000000000    -- 10^12
 local MIN_WINDOW = 1000            -- 1 ms
 local MAX_WINDOW = 31622400000000  -- 366 days
 -- 2^52 us (year 2112): now + 2 windows stays below 2^53, beyond which doubles skip integers.
 local MAX_NOW = 4503599627370496
-
--- Lua 5.1 turns numbers into strings with %.14g, which mangles big integers; Redis's %d is
--- 64-bit.
-local function fmt(n)
-  return string.format('%d', n)
-end
-
-local function arg_error(name, raw, lo, hi)
-  local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
-  return redis.error_reply(string.format('ERR ratescope: %s must be an integer in %s..%s, got %s',
-    name, fmt(lo), fmt(hi), shown))
-end
-
--- Strict on purpose: tonumber would also accept ' 5', '0x5', '5e0' and '5.5'.
-local function int_arg(name, raw, lo, hi)
-  local digits = type(raw) == 'string' and string.match(raw, '^0*(%d+)$')
-  local n = digits and #digits <= 16 and tonumber(digits)
-  if n and n >= lo and n <= hi then
-    return n
-  end
-  return nil, arg_error(name, raw, lo, hi)
-end
-
-local function server_now()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
+-- Numbers go to Redis as string.format('%d', n): Lua 5.1 turns numbers into strings with %.14g,
+-- which mangles big integers (Redis's %d is 64-bit). No aliases of string functions up here: the
+-- functions library loads this top level where only redis is reachable.
 
 -- Everything is validated before the first write, so a bad call leaves the key untouched.
-local function parse_args()
+-- Returns limit, window, cost and now (TIME only when ARGV[4] is empty), or nil and the error
+-- reply for the first bad argument. Integers are decimal digits only (leading zeros allowed):
+-- tonumber alone would also accept ' 5', '0x5', '5e0' and '5.5'. Past 2^53 tonumber rounds,
+-- but every bound is below 2^53, so a rounded value is never in range.
+local function parse_args(KEYS, ARGV)
+  local limit, window, cost, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), 0
+  local clock = ARGV[4] == nil or ARGV[4] == ''
+  if not clock then now = tonumber(ARGV[4]) end
+  if #KEYS == 1 and limit and window and cost and now and limit >= 1 and limit <= MAX_LIMIT
+      and window >= MIN_WINDOW and window <= MAX_WINDOW and cost >= 1 and cost <= limit
+      and now <= MAX_NOW and not string.find(ARGV[1], '%D') and not string.find(ARGV[2], '%D')
+      and not string.find(ARGV[3], '%D') and (clock or not string.find(ARGV[4], '%D')) then
+    if clock then
+      local time = redis.call('TIME')
+      now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+    end
+    return limit, window, cost, now
+  end
   if #KEYS ~= 1 then
-    return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got ' .. fmt(#KEYS))
+    return nil, redis.error_reply('ERR ratescope: expected exactly 1 key, got '
+      .. string.format('%d', #KEYS))
   end
-  local limit, window, cost, now, err
-  limit, err = int_arg('limit', ARGV[1], 1, MAX_LIMIT)
-  if err then return nil, err end
-  window, err = int_arg('window (microseconds)', ARGV[2], MIN_WINDOW, MAX_WINDOW)
-  if err then return nil, err end
-  cost, err = int_arg('cost', ARGV[3], 1, limit)
-  if err then return nil, err end
-  if ARGV[4] == nil or ARGV[4] == '' then
-    now = server_now()
-  else
-    now, err = int_arg('now (microseconds)', ARGV[4], 0, MAX_NOW)
-    if err then return nil, err end
+  local names = {'limit', 'window (microseconds)', 'cost', 'now (microseconds)'}
+  local bounds = {1, MAX_LIMIT, MIN_WINDOW, MAX_WINDOW, 1, limit, 0, MAX_NOW}
+  for i = 1, 4 do
+    local raw, lo, hi = ARGV[i], bounds[2 * i - 1], bounds[2 * i]
+    local n = tonumber(raw)
+    if not (n and n >= lo and n <= hi and not string.find(raw, '%D')) then
+      local shown = raw == nil and 'nothing' or "'" .. string.sub(raw, 1, 64) .. "'"
+      return nil, redis.error_reply(string.format(
+        'ERR ratescope: %s must be an integer in %s..%s, got %s',
+        names[i], string.format('%d', lo), string.format('%d', hi), shown))
+    end
   end
-  return {key = KEYS[1], limit = limit, window = window, cost = cost, now = now,
-          peek = ARGV[5] == 'peek'}
-end
-
--- The first command on the key runs under redis.pcall instead of a TYPE call on every request: a
--- key of another type is reported (asking TYPE only then), never overwritten; any other error is
--- raised as redis.call raises it.
-local function first_read(key, expected, algo, ...)
-  local reply = redis.pcall(...)
-  if type(reply) == 'table' and reply.err then
-    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
-    return nil, redis.error_reply(string.format("WRONGTYPE key '%s' holds a %s, %s needs a %s",
-      key, redis.call('TYPE', key).ok, algo, expected))
-  end
-  return reply
-end
-
--- floor(a / b) and a mod b for integers |a| < 2^53, b > 0. fmod is exact; a / b is rounded and
--- can land on the wrong side of an integer.
-local function divmod(a, b)
-  local r = math.fmod(a, b)
-  if r < 0 then r = r + b end
-  return (a - r) / b, r
-end
-
--- Expiry in whole ms, rounded up so a key never vanishes while its state still counts.
-local function ms_ceil(us)
-  local q, r = divmod(us, 1000)
-  if r > 0 then q = q + 1 end
-  return q
 end
 
 local TICKET_BASE = 100000000000000 -- 10^14
 
-local function ticket_add(hi, lo, n)
-  lo = lo + n
-  if lo >= TICKET_BASE then return hi + 1, lo - TICKET_BASE end
-  if lo < 0 then return hi - 1, lo + TICKET_BASE end
-  return hi, lo
-end
-
--- Only ever applied to tickets of one busy period, whose differences stay small.
-local function tickets_between(a_hi, a_lo, b_hi, b_lo)
-  return (a_hi - b_hi) * TICKET_BASE + (a_lo - b_lo)
-end
-
 local function encode_member(hi, lo, cost)
   if hi == 0 and lo < 100000000 and cost == 1 then -- the common case: '1'..'8' and the digits
-    local digits = fmt(lo)
+    local digits = string.format('%d', lo)
     return #digits .. digits
   end
-  local digits = hi > 0 and string.format('%d%014d', hi, lo) or fmt(lo)
-  local member = string.rep('9', math.floor(#digits / 9)) .. fmt(#digits % 9) .. digits
-  if cost > 1 then member = member .. ':' .. fmt(cost) end
+  local digits = hi > 0 and string.format('%d%014d', hi, lo) or string.format('%d', lo)
+  local member = string.rep('9', math.floor(#digits / 9)) .. string.format('%d', #digits % 9)
+    .. digits
+  if cost > 1 then member = member .. ':' .. string.format('%d', cost) end
   return member
 end
 
--- Returns {hi, lo, cost} or nil for a member this script could not have written.
+-- Returns hi, lo, cost, or nil for a member this script could not have written.
 local function decode_member(member)
   -- The common case first: cost 1 and a ticket of 1..8 digits ('17' is ticket 7, '241' is 41).
   local code = string.byte(member, 1)
   if code and code >= 49 and code <= 56 and #member == code - 47 and string.byte(member, 2) ~= 48
       and not string.find(member, '%D') then
     code = code - 48
-    return {hi = 0, lo = tonumber(member) - code * 10 ^ code, cost = 1}
+    return 0, tonumber(member) - code * 10 ^ code, 1
   end
   local body, cost = string.match(member, '^(%d+):([1-9]%d*)$')
   if not body then body, cost = string.match(member, '^%d+$'), '1' end
@@ -175,91 +130,99 @@ local function decode_member(member)
   end
   cost = tonumber(cost)
   if hi == 0 and lo < cost then return nil end
-  return {hi = hi, lo = lo, cost = cost}
+  return hi, lo, cost
 end
 
--- The entry of a ZRANGE ... WITHSCORES reply of one member, or an error for one this script
--- could not have written.
+-- The entry of a ZRANGE ... WITHSCORES reply of one member: its time, hi, lo and cost; or nil
+-- and an error for one this script could not have written.
 local function entry_of(key, reply)
-  local entry = decode_member(reply[1])
+  local hi, lo, cost = decode_member(reply[1])
   local time = tonumber(reply[2])
-  if not entry or not time or time ~= math.floor(time) then
+  if not hi or not time or time ~= math.floor(time) then
     return nil, redis.error_reply(string.format(
       "ERR ratescope: key '%s' is not a ratescope sliding log (member '%s', score %s)",
       key, string.sub(reply[1], 1, 64), reply[2]))
   end
-  entry.time = time
-  return entry
-end
-
--- The entry at a rank; an empty reply (nil) when the rank is past the end.
-local function entry_at(key, rank)
-  local reply = redis.call('ZRANGE', key, fmt(rank), fmt(rank), 'WITHSCORES')
-  if not reply[1] then return nil end
-  return entry_of(key, reply)
+  return time, hi, lo, cost
 end
 
 -- The request fits once the entry owning ticket base + target has expired (tickets are
 -- counted from base, the first ticket of the oldest live entry, which sits at rank expired).
 -- Every entry owns at least one ticket, so that entry sits at live index <= target - 1: exact
 -- when every cost is 1, one read (past the end, the newest entry is the bound); otherwise a
--- binary search below it, O(log^2 n), on the deny path only.
+-- binary search below it, O(log^2 n), on the deny path only. Returns the entry's time.
 local function owner_of(key, expired, base_hi, base_lo, target)
-  local function top(entry) return tickets_between(entry.hi, entry.lo, base_hi, base_lo) end
+  -- The entry at a live index as {time, top}, top its last ticket counted from base; an empty
+  -- reply (nil) when the index is past the end.
+  local function entry_at(index)
+    local rank = string.format('%d', expired + index)
+    local reply = redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')
+    if not reply[1] then return nil end
+    local time, hi, lo, cost = entry_of(key, reply)
+    if not time then return nil, hi end
+    return {time = time, cost = cost, top = (hi - base_hi) * TICKET_BASE + (lo - base_lo)}
+  end
   local guess = target - 1
-  local entry, err = entry_at(key, expired + guess)
+  local entry, err = entry_at(guess)
   if not entry and not err then
     guess = redis.call('ZCARD', key) - expired - 1
-    entry, err = entry_at(key, expired + guess)
+    entry, err = entry_at(guess)
   end
-  if err or top(entry) - entry.cost < target then return entry, err end
+  if err then return nil, err end
+  if entry.top - entry.cost < target then return entry.time end
   local lo, hi = 0, guess - 1
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
-    entry, err = entry_at(key, expired + mid)
+    entry, err = entry_at(mid)
     if err then return nil, err end
-    if top(entry) >= target then hi = mid else lo = mid + 1 end
+    if entry.top >= target then hi = mid else lo = mid + 1 end
   end
-  return entry_at(key, expired + lo)
-end
-
-local function admit(key, now, window, newest, live, cost)
-  local hi, lo = 0, 0 -- an empty set starts a new busy period: tickets restart, members stay short
-  if live then hi, lo = newest.hi, newest.lo end
-  hi, lo = ticket_add(hi, lo, cost)
-  redis.call('ZADD', key, fmt(now), encode_member(hi, lo, cost))
-  redis.call('PEXPIRE', key, fmt(ms_ceil(window)))
+  entry, err = entry_at(lo)
+  if err then return nil, err end
+  return entry.time
 end
 
 -- Reads: the newest entry (WRONGTYPE comes from this one), then the first; only when the first
 -- has expired, the oldest live one. Nothing is written before every entry used is validated.
-local function decide(args)
-  local key, limit, window, cost, now = args.key, args.limit, args.window, args.cost, args.now
-  local reply, err = first_read(key, 'zset', 'sliding-log', 'ZRANGE', key, '-1', '-1', 'WITHSCORES')
-  if err then return err end
-  local newest
+-- Tickets are hi * 10^14 + lo; differences are only taken within one busy period, so they stay
+-- small.
+local function decide(KEYS, ARGV)
+  local limit, window, cost, now = parse_args(KEYS, ARGV)
+  if not limit then return window end
+  local key = KEYS[1]
+  -- The first command on the key runs under redis.pcall instead of a TYPE call on every request.
+  local reply = redis.pcall('ZRANGE', key, '-1', '-1', 'WITHSCORES')
+  if reply.err then -- another type is reported (asking TYPE only then), never overwritten
+    if string.sub(reply.err, 1, 10) ~= 'WRONGTYPE ' then error(reply) end
+    return redis.error_reply(string.format(
+      "WRONGTYPE key '%s' holds a %s, sliding-log needs a zset",
+      key, redis.call('TYPE', key).ok))
+  end
+  local newest, newest_hi, newest_lo, newest_cost -- newest: the newest entry's time
   if reply[1] then
-    newest, err = entry_of(key, reply)
-    if err then return err end
-    if newest.time > now then now = newest.time end
+    newest, newest_hi, newest_lo, newest_cost = entry_of(key, reply)
+    if not newest then return newest_hi end
+    if newest > now then now = newest end
   end
   local cut = now - window -- an entry at or before cut has expired
-  local live = newest ~= nil and newest.time > cut
+  local live = newest ~= nil and newest > cut
   -- expired: the number of expired entries, 0 when there is none, nil when some (not counted)
-  local expired, oldest = 0, nil
+  local expired, oldest, oldest_cost = 0, nil, nil -- oldest: the oldest live entry's time
   local used, base_hi, base_lo = 0, 0, 0
   if live then
     reply = redis.call('ZRANGE', key, '0', '0', 'WITHSCORES')
     local first_time = tonumber(reply[2])
     if not (first_time and first_time > cut) then
       expired = nil
-      reply = redis.call('ZRANGEBYSCORE', key, '(' .. fmt(cut), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+      reply = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%d', cut), '+inf',
+        'WITHSCORES', 'LIMIT', '0', '1')
     end
-    oldest, err = entry_of(key, reply)
-    if err then return err end
-    base_hi, base_lo = ticket_add(oldest.hi, oldest.lo, -oldest.cost)
-    used = tickets_between(newest.hi, newest.lo, base_hi, base_lo)
-    if used < newest.cost or used > MAX_NOW then -- members parse, yet tickets do not add up
+    oldest, base_hi, base_lo, oldest_cost = entry_of(key, reply)
+    if not oldest then return base_hi end
+    base_lo = base_lo - oldest_cost -- base: the ticket before the oldest live entry's first
+    if base_lo < 0 then base_hi, base_lo = base_hi - 1, base_lo + TICKET_BASE end
+    used = (newest_hi - base_hi) * TICKET_BASE + (newest_lo - base_lo)
+    if used < newest_cost or used > MAX_NOW then -- members parse, yet tickets do not add up
       return redis.error_reply(string.format(
         "ERR ratescope: key '%s' is not a ratescope sliding log (tickets out of order)", key))
     end
@@ -272,21 +235,31 @@ local function decide(args)
     reset = window
   elseif live then
     local target, owner = used + cost - limit, oldest
-    if target > oldest.cost then -- the oldest live entry alone does not make room
-      if not expired then expired = redis.call('ZCOUNT', key, '-inf', fmt(cut)) end
+    if target > oldest_cost then -- the oldest live entry alone does not make room
+      if not expired then expired = redis.call('ZCOUNT', key, '-inf', string.format('%d', cut)) end
+      local err
       owner, err = owner_of(key, expired, base_hi, base_lo, target)
       if err then return err end
     end
-    retry, reset = owner.time + window - now, newest.time + window - now
+    retry, reset = owner + window - now, newest + window - now
   end
-  if not args.peek then
-    if expired ~= 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(cut)) end
-    if allowed then admit(key, now, window, newest, live, cost) end
+  if ARGV[5] ~= 'peek' then
+    if expired ~= 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', cut)) end
+    if allowed then
+      -- an empty set starts a new busy period: tickets restart, members stay short
+      local hi, lo = 0, cost
+      if live then hi, lo = newest_hi, newest_lo + cost end
+      if lo >= TICKET_BASE then hi, lo = hi + 1, lo - TICKET_BASE end
+      redis.call('ZADD', key, string.format('%d', now), encode_member(hi, lo, cost))
+      -- expiry in whole ms, rounded up, so the key never vanishes while an entry still counts
+      redis.call('PEXPIRE', key, string.format('%d', math.ceil(window / 1000)))
+    end
   end
   if allowed then used = used + cost end
   return {allowed and 1 or 0, limit, used, math.max(0, limit - used), retry, reset}
 end
 
-local args, err = parse_args()
-if err then return err end
-return decide(args)
+-- EVAL runs this file for every request: decide now. The functions library runs it once, with
+-- no KEYS, and registers the decide it returns (tools/function-library.cmake).
+if KEYS then return decide(KEYS, ARGV) end
+return decide

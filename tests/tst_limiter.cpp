@@ -73,6 +73,7 @@ private Q_SLOTS:
     void slidingLogStoresOneMemberPerRequest();
     void expiryIsRefreshed_data() { addAlgorithmRows(); }
     void expiryIsRefreshed();
+    void fixedWindowExpiresWithItsWindow();
     void noscriptIsRecoveredOnce();
     void wrongTypeChangesNothing_data() { addAlgorithmRows(); }
     void wrongTypeChangesNothing();
@@ -430,6 +431,33 @@ void TestLimiter::expiryIsRefreshed()
     QVERIFY2(pttl <= 2 * w / 1000, qPrintable(QString::number(pttl))); // about one window (two for the counter)
 }
 
+void TestLimiter::fixedWindowExpiresWithItsWindow()
+{
+    // The first admission of a window sets the expiry to the time left in it (from now, on the
+    // server's clock); later admissions only add to the count and leave it alone.
+    const qint64 w = 10 * kSecond;
+    auto pttl = [&](const QByteArray &key) { return m_conn->command({"PTTL", key}).integer(); };
+    QVERIFY(check("fw", Algorithm::FixedWindow, 5, w, kT0 + 2 * kSecond).allowed);
+    const qint64 first = pttl("fw");
+    QVERIFY2(first > 7000 && first <= 8000, qPrintable(QString::number(first)));
+    m_conn->command({"PEXPIRE", "fw", "500000"}); // marks the expiry: the next admissions keep it
+    QCOMPARE(check("fw", Algorithm::FixedWindow, 5, w, kT0 + 9 * kSecond, 2).used, 3);
+    QVERIFY(pttl("fw") > 8000);
+    QCOMPARE(m_conn->command({"HGET", "fw", "n"}).bytes(), QByteArray("3"));
+    // A new window: written whole, with the new window's expiry.
+    QCOMPARE(check("fw", Algorithm::FixedWindow, 5, w, kT0 + 10 * kSecond + 500 * 1000).used, 1);
+    const qint64 next = pttl("fw");
+    QVERIFY2(next > 8500 && next <= 9500, qPrintable(QString::number(next)));
+    QCOMPARE(m_conn->command({"HGET", "fw", "w"}).bytes(), QByteArray::number(kT0 / w + 1));
+    // A count in the current window with leading zeros (digits all the same, not what the script
+    // writes) is rewritten whole rather than added to.
+    m_conn->command({"HSET", "fw0", "w", QByteArray::number(kT0 / w), "n", "007"});
+    QCOMPARE(check("fw0", Algorithm::FixedWindow, 10, w, kT0 + 4 * kSecond).used, 8);
+    QCOMPARE(m_conn->command({"HGET", "fw0", "n"}).bytes(), QByteArray("8"));
+    const qint64 left = pttl("fw0");
+    QVERIFY2(left > 5000 && left <= 6000, qPrintable(QString::number(left)));
+}
+
 void TestLimiter::noscriptIsRecoveredOnce()
 {
     const LimitSpec spec{Algorithm::SlidingLog, 10, 60 * kSecond, 1};
@@ -559,9 +587,11 @@ void TestLimiter::hotPathCommands()
 {
     // What a decision asks of the server, counted by INFO commandstats (the script's or the
     // function's own commands, whichever form runs): no TYPE call, one read for a hash and two
-    // for a log (newest and oldest entries), then the write and its expiry.
+    // for a log (newest and oldest entries), then the write and its expiry; a fixed window only
+    // adds to its count (HINCRBY) once its window has started.
     QFETCH(Algorithm, algorithm);
     const bool log = algorithm == Algorithm::SlidingLog;
+    const bool fixed = algorithm == Algorithm::FixedWindow;
     const qint64 w = 60 * kSecond;
     auto commandsOf = [&](const std::function<void()> &run) {
         m_conn->command({"CONFIG", "RESETSTAT"});
@@ -589,7 +619,8 @@ void TestLimiter::hotPathCommands()
     const qint64 reads = log ? 2 : 1;
     // Admitted (the fourth of four), then denied, then a peek: explicit time, nothing expired.
     QCOMPARE(commandsOf([&] { QVERIFY(check("hot", algorithm, 4, w, kT0 + 3).allowed); }),
-             (Calls{{read, reads}, {write, 1}, {QStringLiteral("pexpire"), 1}}));
+             fixed ? (Calls{{read, 1}, {QStringLiteral("hincrby"), 1}})
+                   : (Calls{{read, reads}, {write, 1}, {QStringLiteral("pexpire"), 1}}));
     QCOMPARE(commandsOf([&] { QVERIFY(!check("hot", algorithm, 4, w, kT0 + 4).allowed); }), (Calls{{read, reads}}));
     QCOMPARE(commandsOf([&] { QVERIFY(!peek("hot", algorithm, 4, w, kT0 + 4).allowed); }), (Calls{{read, reads}}));
     // The server's clock costs one TIME (the first decision on a fresh key has nothing to

@@ -1,6 +1,8 @@
 # Builds the Redis Functions library (`#!lua name=ratescope`) from the limiter scripts in
 # lua/, so the two forms cannot drift: each script's text becomes, unchanged, the body of one
-# function of (KEYS, ARGV). Run at build time (core/CMakeLists.txt):
+# function of (KEYS, ARGV) that the library runs once at load, without KEYS: the script then
+# returns its decide function instead of deciding, and that is what gets registered, so helpers
+# are built once, not per call. Run at build time (core/CMakeLists.txt):
 #   cmake -DLUA_DIR=<dir> -DALGORITHMS=<a;b;...> -DVERSION=<x.y.z> -DOUT=<file> -P function-library.cmake
 # docs/scripts.md describes the library.
 foreach(v LUA_DIR ALGORITHMS VERSION OUT)
@@ -22,7 +24,8 @@ set(_lib "#!lua name=ratescope
 -- Ratescope's limiter scripts as one Redis Functions library (Redis 7 and later), release
 -- ${VERSION}. Generated at build time from lua/*.lua by tools/function-library.cmake: do not
 -- edit it, edit the scripts. Each script's text is, unchanged, the body of one function below,
--- called with the same KEYS and ARGV (docs/scripts.md):
+-- run once here without KEYS, so that it returns its decide(KEYS, ARGV), which each FCALL runs
+-- with the same KEYS and ARGV as EVAL (docs/scripts.md):
 --   FCALL    ratescope_<algorithm> 1 KEY limit window_us cost now_us|'' check|peek
 --   FCALL_RO ratescope_<algorithm>_peek 1 KEY limit window_us cost now_us|'' peek
 --            (flagged no-writes: always peeks, whatever ARGV[5] says)
@@ -39,9 +42,9 @@ foreach(algo IN LISTS ALGORITHMS)
     string(REPLACE "-" "_" _fn "${algo}")
     string(APPEND _lib "
 -- ---- lua/${algo}.lua ----
-local function ${_fn}(KEYS, ARGV)
+local ${_fn} = (function(KEYS, ARGV)
 ${_body}
-end
+end)()
 ")
 endforeach()
 
