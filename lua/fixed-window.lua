@@ -21,8 +21,9 @@
 --
 -- Storage: hash {w = window id, n = cost admitted in that window}. The first admission of a
 -- window writes both fields and sets the expiry; later ones in that window add to n (HINCRBY).
--- Expiry: the time left in the window (ms, rounded up), from the admission that starts it; the
--- count is dead by then.
+-- Expiry: the time left in the window plus one more window (ms, rounded up), from the admission
+-- that starts it: the count is dead by then, and a replay at an explicit now that runs slower
+-- than the server's clock still finds it while its window lasts.
 --
 -- Rule: windows are clock-aligned: id = floor(now / window), elapsed e = now mod window, so
 -- every service agrees on the boundaries. count = n if w == id else 0. Admit iff
@@ -124,13 +125,14 @@ local function decide(KEYS, ARGV)
     if ARGV[5] ~= 'peek' then
       -- A count of the current window was written with its expiry: add to it (HINCRBY needs the
       -- canonical digits this script writes). A new window sets both fields and its expiry: the
-      -- time left in it, in ms rounded up (exact: the division is off by far less than 1/1000).
+      -- time left in it and one more window, in ms rounded up (exact: the division is off by far
+      -- less than 1/1000).
       if count > 0 and string.byte(raw[2], 1) ~= 48 then
         redis.call('HINCRBY', key, 'n', string.format('%d', cost))
       else
         redis.call('HSET', key, 'w', string.format('%d', id),
           'n', string.format('%d', count + cost))
-        redis.call('PEXPIRE', key, string.format('%d', math.ceil((window - elapsed) / 1000)))
+        redis.call('PEXPIRE', key, string.format('%d', math.ceil((2 * window - elapsed) / 1000)))
       end
     end
     count = count + cost
