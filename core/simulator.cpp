@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <queue>
 #include <set>
@@ -758,32 +759,43 @@ SimResult simulate(TraceReader &trace, const SimOptions &options)
 
     SimResult result;
     bool any = false;
-    QByteArray currentKey;
-    bool haveKey = false;
-    std::vector<TraceRequest> batch;
-    std::vector<Command> commands;
-    std::vector<std::pair<int, const TraceRequest *>> sent; // per command: spec, request (null: cleanup)
     const int batchSize = std::max(1, depth / int(specs.size()));
 
-    const auto flush = [&] {
-        if (commands.empty())
-            return;
-        const std::vector<Reply> replies = connection.pipeline(commands);
-        for (size_t i = 0; i < replies.size(); ++i) {
-            const auto &[spec, request] = sent[i];
-            if (!request) {
-                if (replies[i].isError())
-                    throw ReplyError(replies[i].text());
+    // Two batches in flight: the next one is sent before the replies of the one before are
+    // read, so the sandbox never waits for this side. A batch keeps its requests alive until
+    // its replies are in; per command, the spec and the request (null: a finished key's UNLINK).
+    struct Batch {
+        std::vector<TraceRequest> requests;
+        std::vector<std::pair<int, int>> sent; // spec, index in requests (-1: cleanup)
+    };
+    std::deque<Batch> inFlight;
+    QByteArray sendKey, readKey; // the key being sent, and the key whose replies are being read
+    bool sending = false, reading = false;
+
+    const auto collect = [&] {
+        Batch &b = inFlight.front();
+        for (const auto &[spec, index] : b.sent) {
+            const Reply reply = connection.receive();
+            if (index < 0) {
+                if (reply.isError())
+                    throw ReplyError(reply.text());
                 continue;
             }
+            const TraceRequest &request = b.requests[size_t(index)];
+            if (!reading || request.key != readKey) { // the previous key is done under every spec
+                if (reading)
+                    for (size_t s = 0; s < specs.size(); ++s)
+                        closeKey(specs[s], int(s), options);
+                readKey = request.key;
+                reading = true;
+            }
             // The sandbox is private and the scripts were loaded: any error is a real one.
-            const Decision d = Decision::fromReply(replies[i]);
-            record(specs[size_t(spec)], *request, d.allowed);
+            const Decision d = Decision::fromReply(reply);
+            record(specs[size_t(spec)], request, d.allowed);
             if (options.onDecision)
-                options.onDecision(spec, *request, d);
+                options.onDecision(spec, request, d);
         }
-        commands.clear();
-        sent.clear();
+        inFlight.pop_front();
     };
 
     for (;;) {
@@ -791,10 +803,13 @@ SimResult simulate(TraceReader &trace, const SimOptions &options)
             result.cancelled = true;
             break;
         }
-        batch.clear();
-        if (!trace.next(batch, batchSize))
+        Batch batch;
+        if (!trace.next(batch.requests, batchSize))
             break;
-        for (const TraceRequest &r : batch) {
+        std::vector<Command> commands;
+        commands.reserve(batch.requests.size() * specs.size() + specs.size());
+        for (int i = 0; i < int(batch.requests.size()); ++i) {
+            const TraceRequest &r = batch.requests[size_t(i)];
             if (r.timeUs < 0 || r.timeUs > kMaxTimeUs)
                 throw UsageError(QStringLiteral("a request of %1 is at %2 µs, outside 0..2^52").arg(displayKey(r.key)).arg(r.timeUs));
             if (!any) {
@@ -803,17 +818,14 @@ SimResult simulate(TraceReader &trace, const SimOptions &options)
             }
             result.firstUs = std::min(result.firstUs, r.timeUs);
             result.lastUs = std::max(result.lastUs, r.timeUs);
-            if (!haveKey || r.key != currentKey) {
-                if (haveKey) {
-                    flush(); // the previous key's decisions are all in
+            if (!sending || r.key != sendKey) {
+                if (sending) // the sandbox runs commands in order: the previous key's state is done
                     for (size_t s = 0; s < specs.size(); ++s) {
-                        closeKey(specs[s], int(s), options);
-                        commands.push_back({"UNLINK", specs[s].prefix + currentKey});
-                        sent.push_back({int(s), nullptr});
+                        commands.push_back({"UNLINK", specs[s].prefix + sendKey});
+                        batch.sent.push_back({int(s), -1});
                     }
-                }
-                currentKey = r.key;
-                haveKey = true;
+                sendKey = r.key;
+                sending = true;
             }
             for (size_t s = 0; s < specs.size(); ++s) {
                 LimitSpec spec = options.specs[s];
@@ -825,15 +837,20 @@ SimResult simulate(TraceReader &trace, const SimOptions &options)
                                          .arg(spec.cost)
                                          .arg(spec.limit)
                                          .arg(describeSpec(options.specs[s])));
+                const QByteArray key = specs[s].prefix + r.key;
                 commands.push_back(LimiterScript::forAlgorithm(spec.algorithm)
-                                       .command(specs[s].prefix + r.key, Limiter::arguments(specs[s].prefix + r.key, spec, r.timeUs, false),
-                                                false, ScriptCalls::Evalsha));
-                sent.push_back({int(s), &r});
+                                       .command(key, Limiter::arguments(key, spec, r.timeUs, false), false, ScriptCalls::Evalsha));
+                batch.sent.push_back({int(s), i});
             }
         }
-        flush();
+        connection.send(commands);
+        inFlight.push_back(std::move(batch));
+        if (inFlight.size() > 1)
+            collect();
     }
-    if (haveKey && !result.cancelled)
+    while (!inFlight.empty())
+        collect();
+    if (reading && !result.cancelled)
         for (size_t s = 0; s < specs.size(); ++s)
             closeKey(specs[s], int(s), options);
 
