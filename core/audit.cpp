@@ -4,13 +4,17 @@
 #include "errors.h"
 #include "resp.h"
 
-#include <QHostInfo>
 #include <pwd.h>
+#include <QHostInfo>
 #include <unistd.h>
 
 namespace ratescope {
 
-AuditLog::AuditLog(Connection &connection, QString ns) : m_connection(connection), m_ns(std::move(ns)) {}
+AuditLog::AuditLog(Connection &connection, QString ns)
+    : m_connection(connection)
+    , m_ns(std::move(ns))
+{
+}
 
 QString AuditLog::osUser()
 {
@@ -53,17 +57,32 @@ QString AuditLog::append(AuditEntry e, const QString &operatorName)
         e.host = hostName();
     e.actor = operatorName.isEmpty() ? e.osUser : operatorName;
     const Reply id = m_connection.command({
-        "XADD", streamKey(), "MAXLEN", "~", QByteArray::number(kMaxEntries), "*",
-        "time", QByteArray::number(e.time.toMSecsSinceEpoch()),
-        "actor", e.actor.toUtf8(),
-        "os_user", e.osUser.toUtf8(),
-        "host", e.host.toUtf8(),
-        "action", e.action.toUtf8(),
-        "target", e.target.toUtf8(),
-        "before", e.before.toUtf8(),
-        "after", e.after.toUtf8(),
-        "count", QByteArray::number(e.count),
-        "version", QByteArrayLiteral(RATESCOPE_VERSION), // the release that wrote it
+        "XADD",
+        streamKey(),
+        "MAXLEN",
+        "~",
+        QByteArray::number(kMaxEntries),
+        "*",
+        "time",
+        QByteArray::number(e.time.toMSecsSinceEpoch()),
+        "actor",
+        e.actor.toUtf8(),
+        "os_user",
+        e.osUser.toUtf8(),
+        "host",
+        e.host.toUtf8(),
+        "action",
+        e.action.toUtf8(),
+        "target",
+        e.target.toUtf8(),
+        "before",
+        e.before.toUtf8(),
+        "after",
+        e.after.toUtf8(),
+        "count",
+        QByteArray::number(e.count),
+        "version",
+        QByteArrayLiteral(RATESCOPE_VERSION), // the release that wrote it
     });
     return id.text();
 }

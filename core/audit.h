@@ -11,17 +11,17 @@ class Connection;
 class Reply;
 
 struct AuditEntry {
-    QString id;          // stream id, set when read back
-    QDateTime time;      // set by append() when empty
-    QString actor;       // the operator's name if given, else the OS user
-    QString osUser;      // always the OS user
-    QString host;        // the machine it was done from
-    QString action;      // "reset", "policy.set", "policy.delete", "override.set", "override.clear", "burst", ...
-    QString target;      // key, pattern or policy name
-    QString before;      // state before (JSON text), empty when none
-    QString after;       // state after (JSON text), empty when none
-    qint64 count = 0;    // keys affected, requests sent, ...
-    QString version;     // the Ratescope release that wrote it (set by append(); empty before 0.2.0)
+    QString id;       // stream id, set when read back
+    QDateTime time;   // set by append() when empty
+    QString actor;    // the operator's name if given, else the OS user
+    QString osUser;   // always the OS user
+    QString host;     // the machine it was done from
+    QString action;   // "reset", "policy.set", "policy.delete", "override.set", "override.clear", "burst", ...
+    QString target;   // key, pattern or policy name
+    QString before;   // state before (JSON text), empty when none
+    QString after;    // state after (JSON text), empty when none
+    qint64 count = 0; // keys affected, requests sent, ...
+    QString version;  // the Ratescope release that wrote it (set by append(); empty before 0.2.0)
 };
 
 class AuditLog {

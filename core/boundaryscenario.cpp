@@ -59,7 +59,8 @@ qint64 BoundaryScenario::estimateBurstUs()
     const qint64 sample = std::min<qint64>(m_spec.limit, 500);
     // Peek mode through plain EVALSHA or FCALL: writes nothing, and works before Redis 7 (no
     // EVALSHA_RO).
-    const Command peek = script.command(m_key, Limiter::arguments(m_key, m_spec, std::nullopt, true), false, LimiterScript::callsOn(m_connection));
+    const Command peek =
+        script.command(m_key, Limiter::arguments(m_key, m_spec, std::nullopt, true), false, LimiterScript::callsOn(m_connection));
     QElapsedTimer timer;
     timer.start();
     serverTimeUs();
@@ -76,7 +77,8 @@ qint64 BoundaryScenario::estimateBurstUs()
 qint64 BoundaryScenario::fire()
 {
     const LimiterScript &script = LimiterScript::forAlgorithm(m_spec.algorithm);
-    const Command check = script.command(m_key, Limiter::arguments(m_key, m_spec, std::nullopt, false), false, LimiterScript::callsOn(m_connection));
+    const Command check =
+        script.command(m_key, Limiter::arguments(m_key, m_spec, std::nullopt, false), false, LimiterScript::callsOn(m_connection));
     qint64 allowed = 0;
     for (qint64 done = 0; done < m_spec.limit; done += kChunk) {
         const size_t n = size_t(std::min(kChunk, m_spec.limit - done));
@@ -106,8 +108,7 @@ BoundaryResult BoundaryScenario::run()
         throw UsageError(QStringLiteral("the boundary scenario sends requests of cost 1"));
     m_spec.validate();
     if (m_connection.command({"EXISTS", m_key}).integer() != 0)
-        throw UsageError(
-            QStringLiteral("key '%1' already exists: the boundary scenario needs a key without state").arg(displayKey(m_key)));
+        throw UsageError(QStringLiteral("key '%1' already exists: the boundary scenario needs a key without state").arg(displayKey(m_key)));
     if (LimiterScript::callsOn(m_connection) == ScriptCalls::Evalsha)
         LimiterScript::forAlgorithm(m_spec.algorithm).load(m_connection);
 

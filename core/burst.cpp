@@ -411,12 +411,9 @@ void BurstConfig::validate() const
 QJsonObject BurstConfig::toJson() const
 {
     QJsonObject o{
-        {QStringLiteral("key"), displayKey(key)},
-        {QStringLiteral("algo"), algorithmName(spec.algorithm)},
-        {QStringLiteral("limit"), spec.limit},
-        {QStringLiteral("window_us"), spec.windowUs},
-        {QStringLiteral("cost"), spec.cost},
-        {QStringLiteral("connections"), connections},
+        {QStringLiteral("key"), displayKey(key)}, {QStringLiteral("algo"), algorithmName(spec.algorithm)},
+        {QStringLiteral("limit"), spec.limit},    {QStringLiteral("window_us"), spec.windowUs},
+        {QStringLiteral("cost"), spec.cost},      {QStringLiteral("connections"), connections},
         {QStringLiteral("pipeline"), pipeline},
     };
     if (requests)

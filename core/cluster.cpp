@@ -3,10 +3,10 @@
 #include "errors.h"
 #include "nodeconnection.h"
 
-#include <QSet>
 #include <chrono>
 #include <exception>
 #include <map>
+#include <QSet>
 
 namespace ratescope {
 
@@ -47,10 +47,11 @@ std::optional<std::pair<QByteArray, HostPort>> redirection(const Reply &r)
 
 const QSet<QByteArray> &keylessCommands()
 {
-    static const QSet<QByteArray> names = {"PING", "INFO", "TIME", "DBSIZE", "SCAN", "SCRIPT", "CLIENT", "CONFIG", "FLUSHALL", "FLUSHDB",
-                                           "KEYS", "PUBLISH", "SUBSCRIBE", "UNSUBSCRIBE", "PSUBSCRIBE", "CLUSTER", "ROLE", "ECHO", "AUTH",
-                                           "SELECT", "HELLO", "COMMAND", "ACL", "WAIT", "DEBUG", "LASTSAVE", "RANDOMKEY", "SLOWLOG",
-                                           "LATENCY", "MODULE", "ASKING", "READONLY", "READWRITE", "MULTI", "EXEC", "DISCARD", "FUNCTION"};
+    static const QSet<QByteArray> names = {
+        "PING",   "INFO",     "TIME",      "DBSIZE",      "SCAN",       "SCRIPT",   "CLIENT",    "CONFIG",  "FLUSHALL", "FLUSHDB",
+        "KEYS",   "PUBLISH",  "SUBSCRIBE", "UNSUBSCRIBE", "PSUBSCRIBE", "CLUSTER",  "ROLE",      "ECHO",    "AUTH",     "SELECT",
+        "HELLO",  "COMMAND",  "ACL",       "WAIT",        "DEBUG",      "LASTSAVE", "RANDOMKEY", "SLOWLOG", "LATENCY",  "MODULE",
+        "ASKING", "READONLY", "READWRITE", "MULTI",       "EXEC",       "DISCARD",  "FUNCTION"};
     return names;
 }
 
@@ -161,7 +162,8 @@ QString SlotMap::rangesOf(int node) const
 
 ClusterRouter::ClusterRouter(ConnectionOptions options)
     : m_options(std::move(options))
-    , m_clock([] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); })
+    , m_clock(
+          [] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); })
 {
 }
 
@@ -169,7 +171,8 @@ ClusterRouter::~ClusterRouter() = default;
 
 bool ClusterRouter::isConnected() const
 {
-    return m_haveMap && std::any_of(m_nodes.begin(), m_nodes.end(), [](const Node &n) { return n.connection && n.connection->isConnected(); });
+    return m_haveMap &&
+           std::any_of(m_nodes.begin(), m_nodes.end(), [](const Node &n) { return n.connection && n.connection->isConnected(); });
 }
 
 void ClusterRouter::disconnect()
@@ -381,7 +384,8 @@ Reply ClusterRouter::scan(const Command &command)
         cursor = command[1].mid(slash + 1);
         const auto at = std::find_if(all.begin(), all.end(), [&](int m) { return m_nodes[size_t(m)].address.toString() == address; });
         if (at == all.end())
-            return Reply::error("ERR the cluster's masters changed during the scan (" + address.toUtf8() + " is no master now): start it again");
+            return Reply::error("ERR the cluster's masters changed during the scan (" + address.toUtf8() +
+                                " is no master now): start it again");
         which = size_t(at - all.begin());
     }
     Command c = command;
@@ -567,7 +571,8 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
         for (size_t i : indices) {
             if (!down.count(n)) {
                 try {
-                    replies[i] = onNode(n, [](NodeConnection &c) { return c.receive(); }, false); // owed
+                    replies[i] = onNode(
+                        n, [](NodeConnection &c) { return c.receive(); }, false); // owed
                     continue;
                 } catch (const ConnectionError &e) {
                     lose(n, e);
@@ -617,7 +622,8 @@ Reply ClusterRouter::receive()
     m_inFlight.pop_front();
     Reply r;
     try {
-        r = onNode(f.node, [](NodeConnection &c) { return c.receive(); }, false); // owed
+        r = onNode(
+            f.node, [](NodeConnection &c) { return c.receive(); }, false); // owed
     } catch (const ConnectionError &) {
         // Callers take the whole window as lost (as on one server): every node's share goes.
         dropWindow();

@@ -5,8 +5,8 @@
 #include "errors.h"
 
 #include <array>
-#include <functional>
 #include <deque>
+#include <functional>
 #include <optional>
 
 namespace ratescope {
@@ -33,8 +33,7 @@ public:
     // Reads the CLUSTER SLOTS reply of the node at `asked`; nodeOf(address) gives a node's
     // index (the router adds those it does not know yet). A master that does not announce
     // its address is `asked` itself; a replica that does not is left out rather than guessed.
-    static SlotMap fromReply(const Reply &reply, const HostPort &asked,
-                             const std::function<int(const HostPort &)> &nodeOf);
+    static SlotMap fromReply(const Reply &reply, const HostPort &asked, const std::function<int(const HostPort &)> &nodeOf);
 
     bool servesAny() const;
     int owner(int slot) const { return slot >= 0 && slot < kSlots ? m_owner[size_t(slot)] : -1; }
@@ -81,9 +80,9 @@ private:
     struct Node {
         HostPort address;
         std::unique_ptr<NodeConnection> connection;
-        int failures = 0;       // timeouts and connect failures in a row
+        int failures = 0;         // timeouts and connect failures in a row
         qint64 pausedUntilMs = 0; // on the router's clock, while failures > 0
-        QString problem;        // the last failure, for the fail-fast replies
+        QString problem;          // the last failure, for the fail-fast replies
         bool paused(qint64 nowMs) const { return failures > 0 && nowMs < pausedUntilMs; }
     };
     struct InFlight {
@@ -93,8 +92,7 @@ private:
 
     // A node that cannot be reached may have failed over: the slot map is read again on the
     // next call. The failed call itself is not repeated (it may have counted).
-    template <typename F>
-    auto rereadMapAfterLoss(F &&f)
+    template <typename F> auto rereadMapAfterLoss(F &&f)
     {
         try {
             return f();
@@ -107,8 +105,7 @@ private:
     // Runs f(NodeConnection &) on a node, noting a timeout or connect failure (the pause
     // grows) or an answer (the pause ends). gate: while the node is paused, fail at once with
     // IoError instead (never for replies already owed).
-    template <typename F>
-    auto onNode(int index, F &&f, bool gate = true)
+    template <typename F> auto onNode(int index, F &&f, bool gate = true)
     {
         if (gate)
             checkPause(index);

@@ -19,7 +19,8 @@ bool isReadOnlyReply(const Reply &r)
 
 Connection::Connection(ConnectionOptions options)
     : m_options(std::move(options))
-    , m_clock([] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); })
+    , m_clock(
+          [] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); })
 {
     if (m_options.transport == ConnectionOptions::Transport::Cluster)
         m_cluster = std::make_unique<ClusterRouter>(m_options);

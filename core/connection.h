@@ -116,7 +116,7 @@ private:
     std::unique_ptr<ClusterRouter> m_cluster;
     std::unique_ptr<NodeConnection> m_switchWatch;
     qint64 m_watchRetryAtMs = 0; // on m_clock: no new subscription attempt before
-    std::deque<Reply> m_owed; // read from a demoted master at the switch, not yet received
+    std::deque<Reply> m_owed;    // read from a demoted master at the switch, not yet received
     Clock m_clock;
     std::optional<ScriptCalls> m_scriptCalls;
 };

@@ -147,9 +147,8 @@ void applyQuery(const QString &query, ConnectionOptions &o)
     for (const auto &[rawKey, rawValue] : q.queryItems(QUrl::FullyDecoded)) {
         const QString key = rawKey.toLower();
         const QString &value = rawValue;
-        const bool tlsKey = key == QLatin1String("cacert") || key == QLatin1String("cert") ||
-                            key == QLatin1String("key") || key == QLatin1String("sni") ||
-                            key == QLatin1String("insecure");
+        const bool tlsKey = key == QLatin1String("cacert") || key == QLatin1String("cert") || key == QLatin1String("key") ||
+                            key == QLatin1String("sni") || key == QLatin1String("insecure");
         if (tlsKey && o.transport != ConnectionOptions::Transport::Tls)
             throw urlError(QStringLiteral("'%1' is only valid with rediss://").arg(key));
         if (key == QLatin1String("cacert"))
@@ -272,8 +271,7 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     if (!user.isEmpty() || !password.isEmpty()) {
         userInfo = QString::fromUtf8(QUrl::toPercentEncoding(user));
         if (!password.isEmpty())
-            userInfo += QLatin1Char(':') +
-                        (revealPassword ? QString::fromUtf8(QUrl::toPercentEncoding(password)) : QStringLiteral("***"));
+            userInfo += QLatin1Char(':') + (revealPassword ? QString::fromUtf8(QUrl::toPercentEncoding(password)) : QStringLiteral("***"));
         userInfo += QLatin1Char('@');
     }
     QUrlQuery q;
@@ -296,8 +294,8 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     switch (transport) {
     case Transport::Tcp:
     case Transport::Tls:
-        url = (transport == Transport::Tls ? QStringLiteral("rediss://") : QStringLiteral("redis://")) + userInfo +
-              address.toString() + QLatin1Char('/') + QString::number(db);
+        url = (transport == Transport::Tls ? QStringLiteral("rediss://") : QStringLiteral("redis://")) + userInfo + address.toString() +
+              QLatin1Char('/') + QString::number(db);
         break;
     case Transport::Unix:
         url = QStringLiteral("unix://") + userInfo + socketPath;
@@ -309,8 +307,8 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
         QStringList hosts;
         for (const HostPort &hp : seeds)
             hosts << hp.toString();
-        url = (transport == Transport::Sentinel ? QStringLiteral("redis-sentinel://") : QStringLiteral("redis-cluster://")) +
-              userInfo + hosts.join(QLatin1Char(','));
+        url = (transport == Transport::Sentinel ? QStringLiteral("redis-sentinel://") : QStringLiteral("redis-cluster://")) + userInfo +
+              hosts.join(QLatin1Char(','));
         if (transport == Transport::Sentinel)
             url += QLatin1Char('/') + masterName + (db ? QLatin1Char('/') + QString::number(db) : QString());
         break;

@@ -20,10 +20,10 @@ struct HostPort {
 };
 
 struct TlsOptions {
-    QString caFile;   // trust only this CA bundle; empty = the system's
-    QString certFile; // client certificate (PEM), for servers that ask for one
-    QString keyFile;  // its private key (PEM)
-    QString sni;      // server name to send and verify; empty = the host
+    QString caFile;        // trust only this CA bundle; empty = the system's
+    QString certFile;      // client certificate (PEM), for servers that ask for one
+    QString keyFile;       // its private key (PEM)
+    QString sni;           // server name to send and verify; empty = the host
     bool insecure = false; // skip peer verification (explicit opt-in only)
     bool operator==(const TlsOptions &) const = default;
 };
@@ -61,8 +61,8 @@ struct ConnectionOptions {
     QString socketPath;                                  // Unix
     QList<HostPort> seeds;                               // Sentinel and Cluster
     QString masterName;                                  // Sentinel
-    QString sentinelUser;     // credentials for the sentinels themselves (?sentinel_user=)
-    QString sentinelPassword; // (?sentinel_password=), never printed
+    QString sentinelUser;                                // credentials for the sentinels themselves (?sentinel_user=)
+    QString sentinelPassword;                            // (?sentinel_password=), never printed
     QString user;
     QString password; // never printed: see toUrl()
     int db = 0;

@@ -2,9 +2,9 @@
 
 #include "errors.h"
 
-#include <QRegularExpression>
 #include <array>
 #include <cmath>
+#include <QRegularExpression>
 
 namespace ratescope {
 

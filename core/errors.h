@@ -9,7 +9,10 @@ namespace ratescope {
 // Base of every error the core throws. what() is UTF-8 and never contains a secret.
 class Error : public std::runtime_error {
 public:
-    explicit Error(const QString &message) : std::runtime_error(message.toStdString()) {}
+    explicit Error(const QString &message)
+        : std::runtime_error(message.toStdString())
+    {
+    }
     QString message() const { return QString::fromUtf8(what()); }
 };
 
@@ -70,7 +73,10 @@ class UnexpectedReplyError : public Error {
 class ReplyError : public Error {
 public:
     explicit ReplyError(const QString &serverText)
-        : Error(serverText), m_prefix(serverText.section(QLatin1Char(' '), 0, 0)) {}
+        : Error(serverText)
+        , m_prefix(serverText.section(QLatin1Char(' '), 0, 0))
+    {
+    }
     // The first word of the reply: "ERR", "WRONGTYPE", "NOSCRIPT", "MOVED", "BUSY", ...
     QString prefix() const { return m_prefix; }
 

@@ -36,10 +36,9 @@ QList<QPair<QString, QString>> rateLimitHeaders(const Decision &decision, const 
     const QString id = sfString(policyName);
     headers.append({QStringLiteral("RateLimit-Policy"),
                     QStringLiteral("%1;q=%2;w=%3").arg(id).arg(decision.limit).arg(std::max<qint64>(1, secondsRoundedUp(spec.windowUs)))});
-    headers.append({QStringLiteral("RateLimit"), QStringLiteral("%1;r=%2;t=%3")
-                                                     .arg(id)
-                                                     .arg(std::max<qint64>(0, decision.remaining))
-                                                     .arg(secondsRoundedUp(decision.resetAfterUs))});
+    headers.append(
+        {QStringLiteral("RateLimit"),
+         QStringLiteral("%1;r=%2;t=%3").arg(id).arg(std::max<qint64>(0, decision.remaining)).arg(secondsRoundedUp(decision.resetAfterUs))});
     return headers;
 }
 

@@ -6,12 +6,13 @@
 #include "logwindow.h"
 #include "usage.h"
 
-#include <QJsonArray>
 #include <cmath>
+#include <QJsonArray>
 
 namespace ratescope {
 
-KeyClass classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit, const std::optional<LimitSpec> &spec)
+KeyClass classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit,
+                     const std::optional<LimitSpec> &spec)
 {
     const QByteArray type = connection.command({"TYPE", key}).bytes();
     if (type == "none") {
@@ -58,7 +59,8 @@ qint64 field(const QHash<QByteArray, QByteArray> &h, const char *name)
     return h.value(QByteArray(name)).toLongLong();
 }
 
-QJsonObject logState(Connection &c, const QByteArray &key, const KeyClass &kind, const std::optional<LimitSpec> &spec, const InspectOptions &o)
+QJsonObject logState(Connection &c, const QByteArray &key, const KeyClass &kind, const std::optional<LimitSpec> &spec,
+                     const InspectOptions &o)
 {
     const double unit = double(kind.unit == ScoreUnit::Auto ? 1 : scoreUnitUs(kind.unit));
     const QByteArray lower = spec ? "(" + QByteArray::number(double(o.nowUs - spec->windowUs) / unit, 'f', 6) : QByteArray("-inf");
@@ -67,7 +69,8 @@ QJsonObject logState(Connection &c, const QByteArray &key, const KeyClass &kind,
         {"ZCOUNT", key, lower, "+inf"},
         {"ZRANGE", key, "0", "0", "WITHSCORES"},
         {"ZRANGE", key, "-1", "-1", "WITHSCORES"},
-        {"ZRANGE", key, lower, "+inf", "BYSCORE", "LIMIT", QByteArray::number(o.entryOffset), QByteArray::number(o.entryCount), "WITHSCORES"},
+        {"ZRANGE", key, lower, "+inf", "BYSCORE", "LIMIT", QByteArray::number(o.entryOffset), QByteArray::number(o.entryCount),
+         "WITHSCORES"},
         {"ZRANGE", key, lower, "+inf", "BYSCORE", "LIMIT", "0", "1", "WITHSCORES"},
     });
     auto entry = [&](const QByteArray &member, const QByteArray &score) {
@@ -122,9 +125,10 @@ QJsonObject hashState(Connection &c, const QByteArray &key, const KeyClass &kind
             const qint64 curr = stored == id ? field(h, "c") : 0;
             const qint64 prev = stored == id ? field(h, "p") : stored == id - 1 ? field(h, "c") : 0;
             const double weight = double(w - nowUs % w) / double(w);
-            s.insert(QStringLiteral("now"), QJsonObject{{QStringLiteral("current"), curr}, {QStringLiteral("previous"), prev},
-                                                         {QStringLiteral("previous_weight"), weight},
-                                                         {QStringLiteral("estimate"), double(prev) * weight + double(curr)}});
+            s.insert(QStringLiteral("now"), QJsonObject{{QStringLiteral("current"), curr},
+                                                        {QStringLiteral("previous"), prev},
+                                                        {QStringLiteral("previous_weight"), weight},
+                                                        {QStringLiteral("estimate"), double(prev) * weight + double(curr)}});
         }
         break;
     }
@@ -183,7 +187,8 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
             throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(displayKey(key), kind.label()));
     }
 
-    const auto meta = connection.pipeline({{"TYPE", key}, {"OBJECT", "ENCODING", key}, {"PTTL", key}, {"MEMORY", "USAGE", key, "SAMPLES", "0"}});
+    const auto meta =
+        connection.pipeline({{"TYPE", key}, {"OBJECT", "ENCODING", key}, {"PTTL", key}, {"MEMORY", "USAGE", key, "SAMPLES", "0"}});
     QJsonObject out{{QStringLiteral("now_us"), o.nowUs},
                     {QStringLiteral("type"), meta[0].text()},
                     {QStringLiteral("exists"), meta[0].text() != QLatin1String("none")},
@@ -232,7 +237,8 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
         q.entryCap = 0; // always counted on the server, never downloaded
         QJsonArray buckets;
         for (const LogBucket &b : readLogWindow(connection, q).buckets)
-            buckets.append(QJsonObject{{QStringLiteral("from_us"), b.fromUs}, {QStringLiteral("to_us"), b.toUs}, {QStringLiteral("count"), b.count}});
+            buckets.append(
+                QJsonObject{{QStringLiteral("from_us"), b.fromUs}, {QStringLiteral("to_us"), b.toUs}, {QStringLiteral("count"), b.count}});
         out.insert(QStringLiteral("buckets"), buckets);
         out.insert(QStringLiteral("bucket_span_us"), span);
     } else if (o.buckets > 0) {
@@ -244,8 +250,9 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
         if (!kind.isLimiter())
             asRead.format = ownFormat(spec->algorithm);
         try {
-            out.insert(QStringLiteral("decision"),
-                       decisionJson(peekAnyFormat(connection, kind.format == KeyFormat::CounterWindow ? kind.base : key, asRead, *spec, o.nowUs)));
+            out.insert(
+                QStringLiteral("decision"),
+                decisionJson(peekAnyFormat(connection, kind.format == KeyFormat::CounterWindow ? kind.base : key, asRead, *spec, o.nowUs)));
         } catch (const ReplyError &e) {
             out.insert(QStringLiteral("decision_error"), e.message());
         }

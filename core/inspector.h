@@ -4,8 +4,8 @@
 #include "keyformat.h"
 #include "policy.h"
 
-#include <QJsonObject>
 #include <optional>
+#include <QJsonObject>
 
 namespace ratescope {
 
@@ -18,7 +18,7 @@ KeyClass classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs
 
 struct InspectOptions {
     qint64 nowUs = 0;
-    int entryOffset = 0;    // paging through a log's entries in the window
+    int entryOffset = 0; // paging through a log's entries in the window
     int entryCount = 50;
     std::optional<LimitSpec> spec; // limits from flags; else policy/override
     ScoreUnit scoreUnit = ScoreUnit::Auto;

@@ -23,8 +23,8 @@ std::optional<Override> parseOverride(const Reply &r)
 
 } // namespace
 
-std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector<QByteArray> &keys,
-                                       const std::vector<Policy> &policies, const QByteArray &ns)
+std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector<QByteArray> &keys, const std::vector<Policy> &policies,
+                                       const QByteArray &ns)
 {
     std::vector<KeyDetails> details(keys.size());
     if (keys.empty())
@@ -36,9 +36,7 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
     KeyRound round;
     round.memory = true;
     round.policies = &policies;
-    round.alsoRead = [&overrideStore](const QByteArray &key) {
-        return std::vector<Command>{{"GET", overrideStore.storageKey(key)}};
-    };
+    round.alsoRead = [&overrideStore](const QByteArray &key) { return std::vector<Command>{{"GET", overrideStore.storageKey(key)}}; };
     round.alsoSample = [&overrideStore](const KeyRecord &r) {
         QByteArray base;
         qint64 id = 0;
@@ -64,8 +62,7 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
             d.metadata = colon < 0 ? rest : rest.left(colon);
         }
         // A counter window belongs to its base: "api:acme:28475638" is a window of "api:acme".
-        const QByteArray subject =
-            d.kind.format == KeyFormat::CounterWindow ? d.kind.base : keys[i];
+        const QByteArray subject = d.kind.format == KeyFormat::CounterWindow ? d.kind.base : keys[i];
         std::optional<Override> override = parseOverride(read.alsoRead[i].front());
         if (d.kind.format == KeyFormat::CounterWindow && !read.alsoSampled[i].empty())
             override = parseOverride(read.alsoSampled[i].front());

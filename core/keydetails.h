@@ -31,18 +31,15 @@ struct KeyDetails {
     bool exists() const { return type != "none"; }
     qint64 used() const { return usage ? usage->usedNow : -1; }
     qint64 limit() const { return usage ? usage->decision.limit : spec ? spec->limit : -1; }
-    qint64 remaining() const
-    {
-        return usage ? std::max<qint64>(0, usage->decision.limit - usage->usedNow) : -1;
-    }
+    qint64 remaining() const { return usage ? std::max<qint64>(0, usage->decision.limit - usage->usedNow) : -1; }
 };
 
 // Three pipelined round trips for the whole batch: TYPE, PTTL, MEMORY USAGE and overrides,
 // then the samples that tell limiter formats apart (the round readKeyRecords makes for the
-// key scanner too); then usage (scripts' peek, or counted here for foreign formats). Nothing is written. ns is Ratescope's metadata prefix ("ratescope:").
-// Throws the core's ConnectionError when the connection fails; per-key problems (WRONGTYPE,
-// NOPERM, ...) are reported in KeyDetails::problem.
-std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector<QByteArray> &keys,
-                                       const std::vector<Policy> &policies, const QByteArray &ns);
+// key scanner too); then usage (scripts' peek, or counted here for foreign formats). Nothing is written. ns is Ratescope's metadata prefix
+// ("ratescope:"). Throws the core's ConnectionError when the connection fails; per-key problems (WRONGTYPE, NOPERM, ...) are reported in
+// KeyDetails::problem.
+std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector<QByteArray> &keys, const std::vector<Policy> &policies,
+                                       const QByteArray &ns);
 
 } // namespace ratescope

@@ -154,7 +154,8 @@ KeyFormat hashFormat(const QList<QByteArray> &fields)
     if (n == 2 && has("tat") && has("f"))
         return KeyFormat::Gcra;
     const bool tokens = has("tokens") || has("token") || has("bucket") || has("remaining");
-    const bool time = has("ts") || has("timestamp") || has("last") || has("last_refill") || has("refilled_at") || has("updated_at") || has("time");
+    const bool time =
+        has("ts") || has("timestamp") || has("last") || has("last_refill") || has("refilled_at") || has("updated_at") || has("time");
     return tokens && time ? KeyFormat::ForeignTokenBucket : KeyFormat::Other;
 }
 

@@ -10,15 +10,15 @@
 namespace ratescope {
 
 enum class KeyFormat {
-    Other,                 // not a limiter we recognise
-    SlidingLog,            // Ratescope's sorted set (ticket members, microsecond scores)
-    SlidingCounter,        // Ratescope's hash {w, c, p}
-    FixedWindow,           // Ratescope's hash {w, n}
-    TokenBucket,           // Ratescope's hash {tk, fr, ts}
-    Gcra,                  // Ratescope's hash {tat, f}
-    ForeignSlidingLog,     // a sorted set whose scores are epoch times (s, ms or us)
-    CounterWindow,         // a string integer named <base>:<window id>
-    ForeignTokenBucket,    // a hash with a tokens field and a timestamp field
+    Other,              // not a limiter we recognise
+    SlidingLog,         // Ratescope's sorted set (ticket members, microsecond scores)
+    SlidingCounter,     // Ratescope's hash {w, c, p}
+    FixedWindow,        // Ratescope's hash {w, n}
+    TokenBucket,        // Ratescope's hash {tk, fr, ts}
+    Gcra,               // Ratescope's hash {tat, f}
+    ForeignSlidingLog,  // a sorted set whose scores are epoch times (s, ms or us)
+    CounterWindow,      // a string integer named <base>:<window id>
+    ForeignTokenBucket, // a hash with a tokens field and a timestamp field
 };
 
 struct KeyClass {

@@ -59,7 +59,7 @@ KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArr
         // TIME is not in @read: a read-only user's windows are read on this machine's clock.
         const Reply &time = metaReplies[0];
         out.nowUs = !time.isError() && time.size() == 2 ? time[0].toInteger() * 1000000 + time[1].toInteger()
-                                                         : QDateTime::currentMSecsSinceEpoch() * 1000;
+                                                        : QDateTime::currentMSecsSinceEpoch() * 1000;
     }
     size_t at = first;
     for (size_t i = 0; i < keys.size(); ++i) {
@@ -108,7 +108,9 @@ KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArr
     return out;
 }
 
-KeyScanner::KeyScanner(Connection &connection, Options options) : m_connection(connection), m_options(std::move(options))
+KeyScanner::KeyScanner(Connection &connection, Options options)
+    : m_connection(connection)
+    , m_options(std::move(options))
 {
     if (m_options.match.isEmpty())
         m_options.match = "*";

@@ -14,11 +14,11 @@ class Connection;
 
 struct KeyRecord {
     QByteArray key;
-    QByteArray type;     // as TYPE says: "zset", "hash", "string", ...; "?" when refused
-    qint64 pttlMs = -1;  // -1: no expiry; -2: gone meanwhile; -3: not known (PTTL refused)
-    qint64 memory = -1;  // MEMORY USAGE in bytes; -1 when not asked for, or refused
+    QByteArray type;    // as TYPE says: "zset", "hash", "string", ...; "?" when refused
+    qint64 pttlMs = -1; // -1: no expiry; -2: gone meanwhile; -3: not known (PTTL refused)
+    qint64 memory = -1; // MEMORY USAGE in bytes; -1 when not asked for, or refused
     KeyClass kind;
-    QString problem;     // the server's refusal of TYPE or of the format sample, if any
+    QString problem; // the server's refusal of TYPE or of the format sample, if any
 };
 
 // What a batch of keys is: one pipeline of TYPE, PTTL (and MEMORY USAGE), then one of the
@@ -49,10 +49,10 @@ class KeyScanner {
 public:
     struct Options {
         QByteArray match = "*";
-        int count = 1000;         // SCAN COUNT hint per page
-        QByteArray type;          // SCAN TYPE filter; empty: every type
-        bool memory = false;      // MEMORY USAGE per key (costly on big keyspaces)
-        std::optional<qint64> nowUs; // classify against this clock; default: the server's TIME
+        int count = 1000;             // SCAN COUNT hint per page
+        QByteArray type;              // SCAN TYPE filter; empty: every type
+        bool memory = false;          // MEMORY USAGE per key (costly on big keyspaces)
+        std::optional<qint64> nowUs;  // classify against this clock; default: the server's TIME
         std::vector<Policy> policies; // declared score units for foreign logs
     };
 

@@ -10,8 +10,8 @@ namespace {
 // bidirectional embeddings, overrides and isolates, marks, and zero-width characters.
 bool isInvisibleFormat(char32_t c)
 {
-    return (c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x2069) ||
-           c == 0x061C || c == 0xFEFF || c == 0x00AD;
+    return (c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x2069) || c == 0x061C || c == 0xFEFF ||
+           c == 0x00AD;
 }
 
 bool isControl(char32_t c)
@@ -82,13 +82,27 @@ QString displayKey(const QByteArray &key)
         char32_t c = 0;
         const int n = decodeUtf8(key, i, &c);
         switch (n == 1 ? c : 0xFFFFFFFF) {
-        case '\\': out += QLatin1String("\\\\"); break;
-        case '"': out += QLatin1String("\\\""); break;
-        case '\n': out += QLatin1String("\\n"); break;
-        case '\r': out += QLatin1String("\\r"); break;
-        case '\t': out += QLatin1String("\\t"); break;
-        case '\a': out += QLatin1String("\\a"); break;
-        case '\b': out += QLatin1String("\\b"); break;
+        case '\\':
+            out += QLatin1String("\\\\");
+            break;
+        case '"':
+            out += QLatin1String("\\\"");
+            break;
+        case '\n':
+            out += QLatin1String("\\n");
+            break;
+        case '\r':
+            out += QLatin1String("\\r");
+            break;
+        case '\t':
+            out += QLatin1String("\\t");
+            break;
+        case '\a':
+            out += QLatin1String("\\a");
+            break;
+        case '\b':
+            out += QLatin1String("\\b");
+            break;
         default:
             if (n > 0 && isShownAsIs(c)) {
                 out += QString::fromUtf8(key.constData() + i, n);

@@ -14,8 +14,8 @@ class Connection;
 struct Decision {
     bool allowed = false;
     qint64 limit = 0;
-    qint64 used = 0;      // after the decision
-    qint64 remaining = 0; // limit - used
+    qint64 used = 0;         // after the decision
+    qint64 remaining = 0;    // limit - used
     qint64 retryAfterUs = 0; // 0 when allowed; else exactly when this request would pass
     qint64 resetAfterUs = 0; // until the limiter is back to full capacity
 
@@ -27,7 +27,10 @@ struct Decision {
 
 class Limiter {
 public:
-    explicit Limiter(Connection &connection) : m_connection(connection) {}
+    explicit Limiter(Connection &connection)
+        : m_connection(connection)
+    {
+    }
 
     // Decides and consumes. nowUs: explicit time (tests, replays); default: server clock.
     // Throws UsageError for invalid input before anything is sent.

@@ -58,7 +58,10 @@ struct NodeConnection::Socket {
     }
 };
 
-NodeConnection::NodeConnection(ConnectionOptions options) : m_options(std::move(options)) {}
+NodeConnection::NodeConnection(ConnectionOptions options)
+    : m_options(std::move(options))
+{
+}
 
 NodeConnection::~NodeConnection() = default;
 
@@ -298,8 +301,8 @@ void NodeConnection::openSocket()
                 if (m_options.abort.raised())
                     throw IoError(QStringLiteral("TLS connection to %1: given up (the connection is closing)").arg(where));
                 encrypted = ssl->waitForEncrypted(int(std::clamp<qint64>(deadline.remainingTime(), 0, kAbortSliceMs)));
-                if (!encrypted && (ssl->error() != QAbstractSocket::SocketTimeoutError ||
-                                   ssl->state() != QAbstractSocket::ConnectedState || deadline.hasExpired()))
+                if (!encrypted && (ssl->error() != QAbstractSocket::SocketTimeoutError || ssl->state() != QAbstractSocket::ConnectedState ||
+                                   deadline.hasExpired()))
                     break;
             }
         } else {
@@ -365,7 +368,8 @@ void NodeConnection::handshake()
         if (!r.isError())
             continue;
         if (auth && i == 0) {
-            const QString who = m_options.user.isEmpty() ? QStringLiteral("the default user") : QStringLiteral("user '%1'").arg(m_options.user);
+            const QString who =
+                m_options.user.isEmpty() ? QStringLiteral("the default user") : QStringLiteral("user '%1'").arg(m_options.user);
             throw AuthError(QStringLiteral("authentication as %1 at %2 failed: %3").arg(who, m_options.endpoint(), r.text()));
         }
         if (setup[i][0] == "CLIENT")
@@ -387,7 +391,9 @@ void NodeConnection::verifyMasterRole()
     }
     if (role.size() > 0 && role[0].bytes() != "master")
         throw IoError(QStringLiteral("%1:%2, named master of '%3' by the sentinels, is a %4 (failover in progress)")
-                          .arg(m_peer.host).arg(m_peer.port).arg(m_options.masterName, role[0].text()));
+                          .arg(m_peer.host)
+                          .arg(m_peer.port)
+                          .arg(m_options.masterName, role[0].text()));
 }
 
 void NodeConnection::fail(const QString &context)

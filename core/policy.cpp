@@ -147,7 +147,11 @@ std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QBy
     return best ? std::optional<Policy>(*best) : std::nullopt;
 }
 
-PolicyStore::PolicyStore(Connection &connection, QString ns) : m_connection(connection), m_ns(std::move(ns)) {}
+PolicyStore::PolicyStore(Connection &connection, QString ns)
+    : m_connection(connection)
+    , m_ns(std::move(ns))
+{
+}
 
 std::vector<Policy> PolicyStore::list(QStringList *skipped)
 {
@@ -190,8 +194,8 @@ return {1, current or ''}
 
 QJsonObject PolicyStore::compareAndSet(const QString &name, qint64 basedOnVersion, const QByteArray &newJson, const QByteArray &event)
 {
-    const Reply r = m_connection.command({"EVAL", kCompareAndSet, "1", hashKey(), name.toUtf8(), QByteArray::number(basedOnVersion),
-                                          newJson, eventsChannel(), event});
+    const Reply r = m_connection.command(
+        {"EVAL", kCompareAndSet, "1", hashKey(), name.toUtf8(), QByteArray::number(basedOnVersion), newJson, eventsChannel(), event});
     const QJsonObject current = QJsonDocument::fromJson(r[1].bytes()).object();
     if (r[0].integer() == 1)
         return current;
@@ -203,9 +207,14 @@ QJsonObject PolicyStore::compareAndSet(const QString &name, qint64 basedOnVersio
     const Policy theirs = Policy::fromJson(current);
     if (basedOnVersion == 0)
         throw ConflictError(QStringLiteral("policy '%1' already exists (version %2, by %3 at %4)")
-                                .arg(name).arg(theirs.version).arg(theirs.updatedBy, theirs.updatedAt.toString(Qt::ISODate)));
-    throw ConflictError(QStringLiteral("policy '%1' was changed by %2 at %3 (now version %4; your edit was based on version %5): reload and try again")
-                            .arg(name, theirs.updatedBy, theirs.updatedAt.toString(Qt::ISODate)).arg(theirs.version).arg(basedOnVersion));
+                                .arg(name)
+                                .arg(theirs.version)
+                                .arg(theirs.updatedBy, theirs.updatedAt.toString(Qt::ISODate)));
+    throw ConflictError(
+        QStringLiteral("policy '%1' was changed by %2 at %3 (now version %4; your edit was based on version %5): reload and try again")
+            .arg(name, theirs.updatedBy, theirs.updatedAt.toString(Qt::ISODate))
+            .arg(theirs.version)
+            .arg(basedOnVersion));
 }
 
 Policy PolicyStore::set(Policy policy, qint64 basedOnVersion, const QString &actor)
@@ -267,7 +276,11 @@ Override Override::fromJson(const QJsonObject &o)
     return v;
 }
 
-OverrideStore::OverrideStore(Connection &connection, QString ns) : m_connection(connection), m_ns(std::move(ns)) {}
+OverrideStore::OverrideStore(Connection &connection, QString ns)
+    : m_connection(connection)
+    , m_ns(std::move(ns))
+{
+}
 
 std::optional<Override> OverrideStore::get(const QByteArray &key)
 {
@@ -293,8 +306,8 @@ std::optional<Override> OverrideStore::set(const Override &o, qint64 forUs, cons
     const qint64 ms = (forUs + 999) / 1000;
     stored.expiresAt = stored.setAt.addMSecs(ms);
     // SET ... GET returns the previous value in the same atomic step.
-    const Reply previous = m_connection.command({"SET", storageKey(o.key), QJsonDocument(stored.toJson()).toJson(QJsonDocument::Compact),
-                                                 "PX", QByteArray::number(ms), "GET"});
+    const Reply previous = m_connection.command(
+        {"SET", storageKey(o.key), QJsonDocument(stored.toJson()).toJson(QJsonDocument::Compact), "PX", QByteArray::number(ms), "GET"});
     publish("override.set", o.key, actor);
     if (previous.isNil())
         return std::nullopt;
@@ -377,7 +390,8 @@ AuditEntry auditEntry(const QString &action, const QString &target, const QStrin
 
 AuditEntry policySetAuditEntry(const std::optional<Policy> &before, const Policy &stored)
 {
-    return auditEntry(QStringLiteral("policy.set"), stored.name, before ? compactJson(before->toJson()) : QString(), compactJson(stored.toJson()), 1);
+    return auditEntry(QStringLiteral("policy.set"), stored.name, before ? compactJson(before->toJson()) : QString(),
+                      compactJson(stored.toJson()), 1);
 }
 
 AuditEntry policyDeleteAuditEntry(const Policy &removed)

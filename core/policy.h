@@ -6,9 +6,9 @@
 #include "audit.h"
 #include "glob.h"
 
+#include <optional>
 #include <QDateTime>
 #include <QJsonObject>
-#include <optional>
 #include <vector>
 
 namespace ratescope {
@@ -17,7 +17,7 @@ class Connection;
 
 // How a foreign sliding log's scores count time.
 enum class ScoreUnit { Auto, Seconds, Milliseconds, Microseconds };
-QString scoreUnitName(ScoreUnit u); // "auto", "s", "ms", "us"
+QString scoreUnitName(ScoreUnit u);            // "auto", "s", "ms", "us"
 ScoreUnit parseScoreUnit(const QString &name); // throws UsageError
 qint64 scoreUnitUs(ScoreUnit u);               // 1000000, 1000, 1 (Auto: 0)
 
@@ -33,12 +33,12 @@ constexpr int kMaxPolicyDescriptionLength = 1000; // the same, and one line
 
 struct Policy {
     QString name;
-    QByteArray match;       // key glob (Redis semantics); a literal key is an exact match
-    LimitSpec spec;         // algorithm, limit, window, default cost
+    QByteArray match; // key glob (Redis semantics); a literal key is an exact match
+    LimitSpec spec;   // algorithm, limit, window, default cost
     ScoreUnit scoreUnit = ScoreUnit::Auto;
     QString description;
-    bool enforced = true;   // services enforce it through the library; false: declared for inspection only
-    qint64 version = 0;     // 1 on creation, +1 on every change
+    bool enforced = true; // services enforce it through the library; false: declared for inspection only
+    qint64 version = 0;   // 1 on creation, +1 on every change
     QDateTime updatedAt;
     QString updatedBy;
 

@@ -24,8 +24,7 @@ constexpr int kScanCount = 1000;
 constexpr qint64 kMaxScanRounds = 100000000; // a bound, not a limit anyone reaches
 
 // visit(page) returns false to stop; returns whether the walk reached the end.
-template<typename Visit>
-bool scanAll(Connection &c, const QByteArray &pattern, Visit visit)
+template <typename Visit> bool scanAll(Connection &c, const QByteArray &pattern, Visit visit)
 {
     QByteArray cursor = "0";
     qint64 rounds = 0;
@@ -96,7 +95,11 @@ std::vector<std::pair<QByteArray, QByteArray>> Resetter::nonLimiterTypes(const R
     return found;
 }
 
-Resetter::Resetter(Connection &connection, QString ns) : m_connection(connection), m_ns(ns.toUtf8()) {}
+Resetter::Resetter(Connection &connection, QString ns)
+    : m_connection(connection)
+    , m_ns(ns.toUtf8())
+{
+}
 
 QByteArrayList Resetter::counterWindows(const QByteArray &base)
 {

@@ -3,10 +3,10 @@
 
 #include "audit.h"
 
-#include <QByteArrayList>
-#include <QString>
 #include <exception>
 #include <functional>
+#include <QByteArrayList>
+#include <QString>
 
 namespace ratescope {
 

@@ -123,7 +123,8 @@ Reply convert(const redisReply *r)
 
 } // namespace
 
-RespParser::RespParser() : m_reader(redisReaderCreate())
+RespParser::RespParser()
+    : m_reader(redisReaderCreate())
 {
     if (!m_reader)
         throw std::bad_alloc();

@@ -1,10 +1,10 @@
 // RESP values and the codec around hiredis: command encoding and incremental reply parsing.
 #pragma once
 
+#include <optional>
 #include <QByteArray>
 #include <QList>
 #include <QString>
-#include <optional>
 #include <vector>
 
 struct redisReader;
@@ -53,7 +53,11 @@ public:
     bool operator==(const Reply &other) const = default;
 
 private:
-    Reply(Type t, QByteArray s) : m_type(t), m_bytes(std::move(s)) {}
+    Reply(Type t, QByteArray s)
+        : m_type(t)
+        , m_bytes(std::move(s))
+    {
+    }
 
     Type m_type = Type::Nil;
     QByteArray m_bytes;

@@ -22,10 +22,14 @@ quint16 freeLoopbackPort()
     return probe.serverPort();
 }
 
-SandboxServer::SandboxServer() : SandboxServer(Config{}) {}
+SandboxServer::SandboxServer()
+    : SandboxServer(Config{})
+{
+}
 
 SandboxServer::SandboxServer(Config config)
-    : m_config(std::move(config)), m_dir(std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/ratescope-redis-XXXXXX")))
+    : m_config(std::move(config))
+    , m_dir(std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/ratescope-redis-XXXXXX")))
 {
     if (!m_dir->isValid())
         throw IoError(QStringLiteral("cannot create a temporary directory: %1").arg(m_dir->errorString()));
@@ -79,8 +83,7 @@ void SandboxServer::writeConfig()
         lines << QStringLiteral("port %1").arg(m_port);
     } else {
         lines << QStringLiteral("port 0") << QStringLiteral("tls-port %1").arg(m_port)
-              << QStringLiteral("tls-cert-file %1").arg(m_config.tlsCertFile)
-              << QStringLiteral("tls-key-file %1").arg(m_config.tlsKeyFile)
+              << QStringLiteral("tls-cert-file %1").arg(m_config.tlsCertFile) << QStringLiteral("tls-key-file %1").arg(m_config.tlsKeyFile)
               << QStringLiteral("tls-ca-cert-file %1").arg(m_config.tlsCaFile)
               << QStringLiteral("tls-auth-clients %1").arg(m_config.tlsAuthClients ? QStringLiteral("yes") : QStringLiteral("no"));
     }

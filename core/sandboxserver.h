@@ -15,12 +15,12 @@ namespace ratescope {
 class SandboxServer {
 public:
     struct Config {
-        QStringList configLines;  // extra redis.conf directives ("user alice on >pw ~* +@all")
-        bool unixSocket = false;  // also listen on dir()/redis.sock
+        QStringList configLines; // extra redis.conf directives ("user alice on >pw ~* +@all")
+        bool unixSocket = false; // also listen on dir()/redis.sock
         // TLS on the port (plain TCP off): server certificate, key and CA for client certs.
         QString tlsCertFile, tlsKeyFile, tlsCaFile;
         bool tlsAuthClients = false;
-        bool sentinel = false;    // run as a Redis Sentinel (configLines: "sentinel monitor ...")
+        bool sentinel = false; // run as a Redis Sentinel (configLines: "sentinel monitor ...")
         QString executable = QStringLiteral("redis-server");
     };
 
@@ -33,11 +33,11 @@ public:
     // Starts and waits until it accepts connections (bounded). Throws IoError with the
     // server's log when it cannot start, naming the Debian package when it is missing.
     void start();
-    void stop();            // SIGTERM, then SIGKILL after a bounded wait
-    void kill();            // SIGKILL, no goodbye: for crash tests
-    void pause();           // SIGSTOP: the socket stays open, nothing answers
-    void resume();          // SIGCONT
-    void restart();         // same port, same directory, same configuration
+    void stop();    // SIGTERM, then SIGKILL after a bounded wait
+    void kill();    // SIGKILL, no goodbye: for crash tests
+    void pause();   // SIGSTOP: the socket stays open, nothing answers
+    void resume();  // SIGCONT
+    void restart(); // same port, same directory, same configuration
     bool isRunning() const;
     qint64 pid() const;
 

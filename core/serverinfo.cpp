@@ -87,9 +87,8 @@ ServerInfo ServerInfo::fetch(Connection &connection)
         if (refused != replies.end() && perMaster.size() > 1) {
             ++info.mastersMissing;
             if (m < masters.size()) // "DOWN <address>: why" -> "why"
-                masters[m]->problem = refused->text().startsWith(QLatin1String("DOWN "))
-                                          ? refused->text().section(QStringLiteral(": "), 1)
-                                          : refused->text();
+                masters[m]->problem =
+                    refused->text().startsWith(QLatin1String("DOWN ")) ? refused->text().section(QStringLiteral(": "), 1) : refused->text();
             continue;
         }
         QHash<QString, QString> fields;
@@ -119,8 +118,7 @@ ServerInfo ServerInfo::fetch(Connection &connection)
         Connection::Node &self = info.nodes.front();
         if (info.role == QLatin1String("slave")) {
             self.role = QStringLiteral("replica");
-            self.master = {first.value(QStringLiteral("master_host")),
-                           quint16(number(first, "master_port"))};
+            self.master = {first.value(QStringLiteral("master_host")), quint16(number(first, "master_port"))};
             self.link = first.value(QStringLiteral("master_link_status"));
         } else if (info.role == QLatin1String("master")) {
             if (self.role == QLatin1String("standalone"))

@@ -200,7 +200,8 @@ bool digitsOnly(const QByteArray &s)
 
 class CsvTraceReader : public TraceReader {
 public:
-    CsvTraceReader(const QString &path, TraceTimeUnit unit, qint64 maxCost) : m_name(QFileInfo(path).fileName())
+    CsvTraceReader(const QString &path, TraceTimeUnit unit, qint64 maxCost)
+        : m_name(QFileInfo(path).fileName())
     {
         QFile file(path);
         if (!file.open(QIODevice::ReadOnly))
@@ -246,10 +247,7 @@ public:
         return n > 0;
     }
 
-    QString description() const override
-    {
-        return QStringLiteral("%1 (%2 requests)").arg(m_name, grouped(m_total));
-    }
+    QString description() const override { return QStringLiteral("%1 (%2 requests)").arg(m_name, grouped(m_total)); }
     bool admittedOnly() const override { return false; }
     double progress() const override { return m_total == 0 ? 1.0 : double(m_emitted) / double(m_total); }
 
@@ -282,9 +280,12 @@ private:
             bool ok = digitsOnly(c) && c.size() <= 13;
             row.cost = ok ? c.toLongLong(&ok) : 0;
             if (!ok || row.cost < 1 || row.cost > kMaxLimit)
-                fail(line, QStringLiteral("the cost must be an integer in 1..10^12, not '%1'").arg(escapeControls(QString::fromUtf8(c.left(64)))));
+                fail(
+                    line,
+                    QStringLiteral("the cost must be an integer in 1..10^12, not '%1'").arg(escapeControls(QString::fromUtf8(c.left(64)))));
             if (maxCost > 0 && row.cost > maxCost)
-                fail(line, QStringLiteral("cost %1 is above the limit %2: such a request could never be admitted").arg(row.cost).arg(maxCost));
+                fail(line,
+                     QStringLiteral("cost %1 is above the limit %2: such a request could never be admitted").arg(row.cost).arg(maxCost));
         }
         row.seq = m_total++;
         m_sorter.add(std::move(row));
@@ -321,7 +322,9 @@ private:
             bool ok = digitsOnly(t) && t.size() <= 16;
             const qint64 n = ok ? t.toLongLong(&ok) : 0;
             if (!ok)
-                fail(line, QStringLiteral("'%1' is not a time in %2").arg(shown(), unit == TraceTimeUnit::Milliseconds ? QStringLiteral("milliseconds") : QStringLiteral("microseconds")));
+                fail(line, QStringLiteral("'%1' is not a time in %2")
+                               .arg(shown(),
+                                    unit == TraceTimeUnit::Milliseconds ? QStringLiteral("milliseconds") : QStringLiteral("microseconds")));
             us = unit == TraceTimeUnit::Milliseconds ? n * 1000 : n;
         }
         if (us < 0)
@@ -366,8 +369,10 @@ qint64 ticketCost(const QByteArray &member)
 class LogKeysTraceReader : public TraceReader {
 public:
     LogKeysTraceReader(Connection &connection, const QByteArray &glob, ScoreUnit unit)
-        : m_connection(connection), m_glob(glob), m_unit(unit),
-          m_scanner(connection, KeyScanner::Options{glob, 1000, QByteArrayLiteral("zset"), false, {}, {}})
+        : m_connection(connection)
+        , m_glob(glob)
+        , m_unit(unit)
+        , m_scanner(connection, KeyScanner::Options{glob, 1000, QByteArrayLiteral("zset"), false, {}, {}})
     {
         // The keyspace's size, for progress only.
         qint64 total = 0;
@@ -486,7 +491,9 @@ private:
 class BurstTimelineTraceReader : public TraceReader {
 public:
     BurstTimelineTraceReader(const QString &path, const QByteArray &key, qint64 startUs)
-        : m_name(QFileInfo(path).fileName()), m_key(key), m_startUs(startUs)
+        : m_name(QFileInfo(path).fileName())
+        , m_key(key)
+        , m_startUs(startUs)
     {
         if (key.isEmpty())
             throw UsageError(QStringLiteral("a burst timeline needs the key to replay it on"));
@@ -580,11 +587,11 @@ private:
 // ---- the timeline ------------------------------------------------------------------------
 
 // Bin widths, each a multiple of the one before, so bins merge exactly when the trace grows.
-constexpr qint64 kBinWidthsUs[] = {1000LL,        2000LL,        10000LL,         20000LL,         100000LL,        200000LL,
-                                   1000000LL,     2000000LL,     10000000LL,      20000000LL,      60000000LL,      120000000LL,
-                                   600000000LL,   1200000000LL,  3600000000LL,    7200000000LL,    21600000000LL,   43200000000LL,
-                                   86400000000LL, 172800000000LL, 604800000000LL, 2419200000000LL, 9676800000000LL, 38707200000000LL,
-                                   154828800000000LL, 619315200000000LL, 2477260800000000LL, 9909043200000000LL};
+constexpr qint64 kBinWidthsUs[] = {
+    1000LL,          2000LL,          10000LL,          20000LL,           100000LL,          200000LL,           1000000LL,
+    2000000LL,       10000000LL,      20000000LL,       60000000LL,        120000000LL,       600000000LL,        1200000000LL,
+    3600000000LL,    7200000000LL,    21600000000LL,    43200000000LL,     86400000000LL,     172800000000LL,     604800000000LL,
+    2419200000000LL, 9676800000000LL, 38707200000000LL, 154828800000000LL, 619315200000000LL, 2477260800000000LL, 9909043200000000LL};
 
 qint64 floorDiv(qint64 a, qint64 b)
 {
@@ -684,8 +691,7 @@ void record(SpecState &s, const TraceRequest &r, bool allowed)
         if (s.runLength == 0)
             s.runStartUs = r.timeUs;
         ++s.runLength;
-        if (s.runLength > k.longestDeniedRun ||
-            (s.runLength == k.longestDeniedRun && r.timeUs - s.runStartUs > k.longestDeniedUs)) {
+        if (s.runLength > k.longestDeniedRun || (s.runLength == k.longestDeniedRun && r.timeUs - s.runStartUs > k.longestDeniedUs)) {
             k.longestDeniedRun = s.runLength;
             k.longestDeniedUs = r.timeUs - s.runStartUs;
         }
@@ -893,8 +899,8 @@ LimitSpec parseCompareSpec(const QString &text, qint64 cost)
     static const QRegularExpression shape(QRegularExpression::anchoredPattern(QStringLiteral("([a-z-]+):([0-9]+)/(\\S+)")));
     const auto m = shape.match(text);
     if (!m.hasMatch())
-        throw UsageError(QStringLiteral("--compare takes ALGO:LIMIT/WINDOW such as token-bucket:40/10s, not '%1'")
-                             .arg(escapeControls(text.left(64))));
+        throw UsageError(
+            QStringLiteral("--compare takes ALGO:LIMIT/WINDOW such as token-bucket:40/10s, not '%1'").arg(escapeControls(text.left(64))));
     LimitSpec spec;
     spec.algorithm = parseAlgorithm(m.captured(1));
     bool ok = m.captured(2).size() <= 13;

@@ -40,8 +40,8 @@ public:
     // Throws UsageError naming the file and line for a bad row, IoError for a read failure.
     virtual bool next(std::vector<TraceRequest> &out, int max) = 0;
     virtual QString description() const = 0; // "trace.csv (98,311 requests)", "logs of api:* ..."
-    virtual bool admittedOnly() const = 0;    // true: a lower bound of the real traffic
-    virtual double progress() const = 0;      // 0..1, for progress bars
+    virtual bool admittedOnly() const = 0;   // true: a lower bound of the real traffic
+    virtual double progress() const = 0;     // 0..1, for progress bars
 };
 
 // A CSV file of `time,key[,cost]` rows (RFC 4180 quoting; an optional header row whose

@@ -208,7 +208,8 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClas
     if (!d.allowed) {
         // The (used + cost - limit)-th oldest entry in the window must expire first.
         const qint64 k = used + spec.cost - spec.limit;
-        const Reply e = connection.command({"ZRANGE", key, "(" + scoreText(lo), "+inf", "BYSCORE", "LIMIT", QByteArray::number(k - 1), "1", "WITHSCORES"});
+        const Reply e = connection.command(
+            {"ZRANGE", key, "(" + scoreText(lo), "+inf", "BYSCORE", "LIMIT", QByteArray::number(k - 1), "1", "WITHSCORES"});
         d.retryAfterUs = e.size() == 2 ? std::max<qint64>(1, expiresIn(e[1].bytes().toDouble())) : 0;
     }
     return {used, d};

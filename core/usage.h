@@ -27,8 +27,8 @@ struct UsageTarget {
 
 // What a request of spec.cost would be told now, plus how much is used before it.
 struct Usage {
-    qint64 usedNow = 0;  // used before the request asked about
-    Decision decision;   // what check would answer for one request of spec.cost
+    qint64 usedNow = 0; // used before the request asked about
+    Decision decision;  // what check would answer for one request of spec.cost
 };
 
 // One pipelined round (plus a second for foreign logs that are over their limit).

@@ -34,10 +34,10 @@ struct Decision {
     bool operator==(const Decision &) const = default;
 };
 
-inline std::string toString(const Decision &d) {
-    return std::string(d.allowed ? "allowed" : "denied") + " limit=" + std::to_string(d.limit) +
-           " used=" + std::to_string(d.used) + " remaining=" + std::to_string(d.remaining) +
-           " retry_after_us=" + std::to_string(d.retryAfterUs) +
+inline std::string toString(const Decision &d)
+{
+    return std::string(d.allowed ? "allowed" : "denied") + " limit=" + std::to_string(d.limit) + " used=" + std::to_string(d.used) +
+           " remaining=" + std::to_string(d.remaining) + " retry_after_us=" + std::to_string(d.retryAfterUs) +
            " reset_after_us=" + std::to_string(d.resetAfterUs);
 }
 
@@ -54,7 +54,8 @@ namespace detail {
 
 __extension__ typedef __int128 i128; // exact products: 10^12 * 3.2e13 overflows int64
 
-inline int64_t floorDiv(i128 a, i128 b) {
+inline int64_t floorDiv(i128 a, i128 b)
+{
     i128 q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0)))
         --q;
@@ -72,10 +73,9 @@ struct SlidingLog {
     int64_t limit, window;
     std::deque<std::pair<int64_t, int64_t>> entries;
 
-    int64_t effectiveNow(int64_t now) const {
-        return entries.empty() ? now : std::max(now, entries.back().first);
-    }
-    int64_t used(int64_t t) const {
+    int64_t effectiveNow(int64_t now) const { return entries.empty() ? now : std::max(now, entries.back().first); }
+    int64_t used(int64_t t) const
+    {
         int64_t sum = 0;
         for (const auto &[time, cost] : entries)
             if (t - time < window)
@@ -84,11 +84,13 @@ struct SlidingLog {
     }
     // Like the script, every check (denied ones too) drops what has expired at t. It matters
     // only when the caller's clock goes back: a dropped entry stays dropped.
-    void prune(int64_t t) {
+    void prune(int64_t t)
+    {
         while (!entries.empty() && t - entries.front().first >= window)
             entries.pop_front();
     }
-    void admit(int64_t t, int64_t cost) {
+    void admit(int64_t t, int64_t cost)
+    {
         prune(t);
         entries.emplace_back(t, cost);
     }
@@ -101,16 +103,16 @@ struct WindowCounts {
     int64_t lastAdmittedId = INT64_MIN;
 
     int64_t idOf(int64_t t) const { return floorDiv(t, window); }
-    int64_t count(int64_t id) const {
+    int64_t count(int64_t id) const
+    {
         auto it = counts.find(id);
         return it == counts.end() ? 0 : it->second;
     }
     // A clock that went back into an older window is read as the start of the newest window
     // with admissions.
-    int64_t effectiveNow(int64_t now) const {
-        return idOf(now) < lastAdmittedId ? lastAdmittedId * window : now;
-    }
-    void record(int64_t t, int64_t cost) {
+    int64_t effectiveNow(int64_t now) const { return idOf(now) < lastAdmittedId ? lastAdmittedId * window : now; }
+    void record(int64_t t, int64_t cost)
+    {
         lastAdmittedId = idOf(t);
         counts[lastAdmittedId] += cost;
         counts.erase(counts.begin(), counts.lower_bound(lastAdmittedId - 1));
@@ -124,7 +126,8 @@ struct FixedWindow : WindowCounts {
 
 // used = floor(prev * (window - elapsed) / window) + curr.
 struct SlidingCounter : WindowCounts {
-    int64_t used(int64_t t) const {
+    int64_t used(int64_t t) const
+    {
         const int64_t id = idOf(t);
         const int64_t elapsed = t - id * window;
         const i128 weightedPrev = i128(count(id - 1)) * (window - elapsed);
@@ -141,14 +144,16 @@ struct TokenBucket {
     int64_t updatedAt = INT64_MIN;     // INT64_MIN: never admitted anything
 
     int64_t effectiveNow(int64_t now) const { return std::max(now, updatedAt); }
-    i128 levelAt(int64_t t) const {
+    i128 levelAt(int64_t t) const
+    {
         const i128 full = i128(limit) * window;
         if (updatedAt == INT64_MIN)
             return full;
         return std::min(full, level + i128(t - updatedAt) * limit);
     }
     int64_t used(int64_t t) const { return limit - floorDiv(levelAt(t), window); }
-    void admit(int64_t t, int64_t cost) {
+    void admit(int64_t t, int64_t cost)
+    {
         level = levelAt(t) - i128(cost) * window;
         updatedAt = t;
     }
@@ -162,7 +167,8 @@ struct Gcra {
 
     int64_t effectiveNow(int64_t now) const { return now; }
     i128 startAt(int64_t t) const { return std::max(tat, i128(t) * limit); }
-    int64_t used(int64_t t) const {
+    int64_t used(int64_t t) const
+    {
         // remaining = floor((window - (max(tat, t) - t)) * limit / window)
         const i128 ahead = startAt(t) - i128(t) * limit; // 1/limit us
         const i128 remaining = std::max<i128>(0, floorDiv(i128(window) * limit - ahead, window));
@@ -174,7 +180,8 @@ struct Gcra {
 // Smallest d >= lo with pred(d), given pred is monotone and pred(hi) holds for some hi: the
 // first guess `hi` is doubled until it does (a clock gone back can leave a GCRA key more
 // than a window ahead).
-template <class Pred> int64_t firstTrue(int64_t lo, int64_t hi, Pred pred) {
+template <class Pred> int64_t firstTrue(int64_t lo, int64_t hi, Pred pred)
+{
     while (!pred(hi)) {
         if (hi > (int64_t(1) << 60))
             throw std::logic_error("reference model: used() never reaches the goal");
@@ -194,22 +201,27 @@ template <class Pred> int64_t firstTrue(int64_t lo, int64_t hi, Pred pred) {
 template <class Algo> class ModelOf final : public Model {
 public:
     explicit ModelOf(Algo algo)
-        : m_algo(std::move(algo)) {}
+        : m_algo(std::move(algo))
+    {
+    }
 
-    Decision check(int64_t nowUs, int64_t cost) override {
+    Decision check(int64_t nowUs, int64_t cost) override
+    {
         const Decision d = decide(m_algo, nowUs, cost);
         if constexpr (requires { m_algo.prune(nowUs); })
             if (!d.allowed)
                 m_algo.prune(m_algo.effectiveNow(nowUs));
         return d;
     }
-    Decision peek(int64_t nowUs, int64_t cost) const override {
+    Decision peek(int64_t nowUs, int64_t cost) const override
+    {
         Algo scratch = m_algo;
         return decide(scratch, nowUs, cost);
     }
 
 private:
-    static Decision decide(Algo &a, int64_t nowUs, int64_t cost) {
+    static Decision decide(Algo &a, int64_t nowUs, int64_t cost)
+    {
         if (cost < 1 || cost > a.limit)
             throw std::invalid_argument("reference model: cost must be in 1..limit");
         const int64_t t = a.effectiveNow(nowUs);
@@ -221,8 +233,7 @@ private:
         if (d.allowed)
             a.admit(t, cost);
         else
-            d.retryAfterUs =
-                firstTrue(1, horizon, [&](int64_t w) { return a.used(t + w) + cost <= a.limit; });
+            d.retryAfterUs = firstTrue(1, horizon, [&](int64_t w) { return a.used(t + w) + cost <= a.limit; });
         d.used = a.used(t);
         d.remaining = std::max<int64_t>(0, a.limit - d.used);
         d.resetAfterUs = firstTrue(0, horizon, [&](int64_t w) { return a.used(t + w) == 0; });
@@ -236,8 +247,8 @@ private:
 
 // algorithm: "sliding-log", "sliding-counter", "fixed-window", "token-bucket" or "gcra".
 // limit 1..10^12, windowUs 1000..31622400000000, as for the scripts.
-inline std::unique_ptr<Model> makeModel(std::string_view algorithm, int64_t limit,
-                                        int64_t windowUs) {
+inline std::unique_ptr<Model> makeModel(std::string_view algorithm, int64_t limit, int64_t windowUs)
+{
     using namespace detail;
     if (limit < 1 || windowUs < 1)
         throw std::invalid_argument("reference model: limit and window must be positive");

@@ -122,10 +122,11 @@ void TestAdmin::globSemantics()
 
 void TestAdmin::policyPrecedence()
 {
-    const std::vector<Policy> policies = {makePolicy(QStringLiteral("all-api"), "api:*", 100), makePolicy(QStringLiteral("users"), "api:user:*", 50),
-                                          makePolicy(QStringLiteral("vip"), "api:user:42", 500), makePolicy(QStringLiteral("short"), "api:u*", 75)};
-    QCOMPARE(matchPolicy(policies, "api:user:42")->name, QStringLiteral("vip"));     // exact beats every glob
-    QCOMPARE(matchPolicy(policies, "api:user:7")->name, QStringLiteral("users"));    // longest glob
+    const std::vector<Policy> policies = {
+        makePolicy(QStringLiteral("all-api"), "api:*", 100), makePolicy(QStringLiteral("users"), "api:user:*", 50),
+        makePolicy(QStringLiteral("vip"), "api:user:42", 500), makePolicy(QStringLiteral("short"), "api:u*", 75)};
+    QCOMPARE(matchPolicy(policies, "api:user:42")->name, QStringLiteral("vip"));  // exact beats every glob
+    QCOMPARE(matchPolicy(policies, "api:user:7")->name, QStringLiteral("users")); // longest glob
     QCOMPARE(matchPolicy(policies, "api:usage")->name, QStringLiteral("short"));
     QCOMPARE(matchPolicy(policies, "api:orders")->name, QStringLiteral("all-api"));
     QVERIFY(!matchPolicy(policies, "web:home"));
@@ -149,9 +150,9 @@ void TestAdmin::policyValidation()
     bad = makePolicy(QStringLiteral("nomatch"), QByteArray(), 5);
     QVERIFY_THROWS_EXCEPTION(UsageError, store.set(bad, 0, QStringLiteral("t")));
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 0);
-    const CliResult r = runCli(cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("p"), QStringLiteral("--match"), QStringLiteral("x:*"),
-                                    QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"),
-                                    QStringLiteral("--window"), QStringLiteral("0")}));
+    const CliResult r = runCli(cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("p"), QStringLiteral("--match"),
+                                    QStringLiteral("x:*"), QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"),
+                                    QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("0")}));
     QCOMPARE(r.exitCode, 2);
     QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0);
 }
@@ -207,9 +208,10 @@ void TestAdmin::staleVersionIsRejected()
     QCOMPARE(alice.get(QStringLiteral("api"))->version, 4);
 
     // The CLI reports the conflict (exit 6, its own code) and changes nothing.
-    const CliResult r = runCli(cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("api"), QStringLiteral("--match"), QStringLiteral("api:*"),
-                                    QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"),
-                                    QStringLiteral("--window"), QStringLiteral("1s"), QStringLiteral("--based-on"), QStringLiteral("2")}));
+    const CliResult r = runCli(
+        cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("api"), QStringLiteral("--match"), QStringLiteral("api:*"),
+             QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"),
+             QStringLiteral("1s"), QStringLiteral("--based-on"), QStringLiteral("2")}));
     QCOMPARE(r.exitCode, 6);
     QVERIFY2(r.err.contains("was changed by"), r.err.constData());
     QCOMPARE(alice.get(QStringLiteral("api"))->version, 4);
@@ -306,7 +308,8 @@ void TestAdmin::patternResetSparesMetadata()
 {
     PolicyStore(*m_conn, kNs).set(makePolicy(QStringLiteral("api"), "api:*", 10), 0, QStringLiteral("t"));
     m_conn->command({"SET", "api:1", "1"});
-    CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("*"), QStringLiteral("--yes")}));
+    CliResult r = runCli(
+        cli({QStringLiteral("--json"), QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("*"), QStringLiteral("--yes")}));
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("deleted")).toInt(), 1);
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 1);
@@ -356,8 +359,9 @@ void TestAdmin::readOnlyModeRefusesMutations()
     const QList<QStringList> mutations = {
         {ro, QStringLiteral("reset"), QStringLiteral("api:1"), QStringLiteral("--yes")},
         {ro, QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("*"), QStringLiteral("--yes")},
-        {ro, QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("p2"), QStringLiteral("--match"), QStringLiteral("x"), QStringLiteral("--algo"),
-         QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("1"), QStringLiteral("--window"), QStringLiteral("1s")},
+        {ro, QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("p2"), QStringLiteral("--match"), QStringLiteral("x"),
+         QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("1"), QStringLiteral("--window"),
+         QStringLiteral("1s")},
         {ro, QStringLiteral("policy"), QStringLiteral("delete"), QStringLiteral("api")},
         {ro, QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("api:1"), QStringLiteral("--limit"), QStringLiteral("5"),
          QStringLiteral("--for"), QStringLiteral("1h")},
@@ -372,9 +376,12 @@ void TestAdmin::readOnlyModeRefusesMutations()
     }
     QCOMPARE(snapshot(), before);
     // Reading still works in read-only mode.
-    for (const QStringList &q : QList<QStringList>{{ro, QStringLiteral("keys")}, {ro, QStringLiteral("policy"), QStringLiteral("list")},
-                                                   {ro, QStringLiteral("audit")}, {ro, QStringLiteral("inspect"), QStringLiteral("api:1")},
-                                                   {ro, QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("*"), QStringLiteral("--dry-run")}})
+    for (const QStringList &q :
+         QList<QStringList>{{ro, QStringLiteral("keys")},
+                            {ro, QStringLiteral("policy"), QStringLiteral("list")},
+                            {ro, QStringLiteral("audit")},
+                            {ro, QStringLiteral("inspect"), QStringLiteral("api:1")},
+                            {ro, QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("*"), QStringLiteral("--dry-run")}})
         QCOMPARE(runCli(cli(q)).exitCode, 0);
     QCOMPARE(snapshot(), before);
 }
@@ -385,22 +392,24 @@ void TestAdmin::readOnlyAclUser()
     runCli(cli({QStringLiteral("check"), QStringLiteral("api:1")}));
     const QByteArray before = snapshot();
     // Inspection as the reader: all of it works.
-    for (const QStringList &q : QList<QStringList>{{QStringLiteral("keys")},
-                                                   {QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("api:1")},
-                                                   {QStringLiteral("inspect"), QStringLiteral("api:1")},
-                                                   {QStringLiteral("policy"), QStringLiteral("list")},
-                                                   {QStringLiteral("audit")},
-                                                   {QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("api:*"), QStringLiteral("--dry-run")}}) {
+    for (const QStringList &q :
+         QList<QStringList>{{QStringLiteral("keys")},
+                            {QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("api:1")},
+                            {QStringLiteral("inspect"), QStringLiteral("api:1")},
+                            {QStringLiteral("policy"), QStringLiteral("list")},
+                            {QStringLiteral("audit")},
+                            {QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("api:*"), QStringLiteral("--dry-run")}}) {
         const CliResult r = runCli(cli(q, "reader", "readerpw"));
         QVERIFY2(r.exitCode == 0, qPrintable(q.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::fromUtf8(r.err)));
     }
     const CliResult keys = runCli(cli({QStringLiteral("--json"), QStringLiteral("keys")}, "reader", "readerpw"));
     QVERIFY(keys.out.contains("\"used\":1"));
     // Mutations as the reader: refused by the server, with its words, nothing changed.
-    for (const QStringList &m : QList<QStringList>{{QStringLiteral("reset"), QStringLiteral("api:1"), QStringLiteral("--yes")},
-                                                   {QStringLiteral("check"), QStringLiteral("api:1")},
-                                                   {QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("api:1"), QStringLiteral("--limit"),
-                                                    QStringLiteral("5"), QStringLiteral("--for"), QStringLiteral("1h")}}) {
+    for (const QStringList &m :
+         QList<QStringList>{{QStringLiteral("reset"), QStringLiteral("api:1"), QStringLiteral("--yes")},
+                            {QStringLiteral("check"), QStringLiteral("api:1")},
+                            {QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("api:1"), QStringLiteral("--limit"),
+                             QStringLiteral("5"), QStringLiteral("--for"), QStringLiteral("1h")}}) {
         const CliResult r = runCli(cli(m, "reader", "readerpw"));
         QVERIFY2(r.exitCode == 4, qPrintable(m.join(QLatin1Char(' ')) + QStringLiteral(" -> ") + QString::number(r.exitCode)));
         QVERIFY2(r.err.contains("NOPERM"), r.err.constData());
@@ -414,16 +423,20 @@ void TestAdmin::everyMutationLeavesItsAuditEntry()
     m_conn->command({"SET", "api:2", "1"});
     const QString op = QStringLiteral("--operator");
     const QList<std::pair<QStringList, QString>> steps = {
-        {{op, QStringLiteral("Dana"), QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("api"), QStringLiteral("--match"), QStringLiteral("api:*"),
-          QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("1m")},
+        {{op, QStringLiteral("Dana"), QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("api"), QStringLiteral("--match"),
+          QStringLiteral("api:*"), QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("5"),
+          QStringLiteral("--window"), QStringLiteral("1m")},
          QStringLiteral("policy.set")},
-        {{op, QStringLiteral("Dana"), QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("api:1"), QStringLiteral("--limit"), QStringLiteral("10"),
-          QStringLiteral("--for"), QStringLiteral("2h")},
+        {{op, QStringLiteral("Dana"), QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("api:1"), QStringLiteral("--limit"),
+          QStringLiteral("10"), QStringLiteral("--for"), QStringLiteral("2h")},
          QStringLiteral("override.set")},
-        {{op, QStringLiteral("Dana"), QStringLiteral("override"), QStringLiteral("clear"), QStringLiteral("api:1")}, QStringLiteral("override.clear")},
+        {{op, QStringLiteral("Dana"), QStringLiteral("override"), QStringLiteral("clear"), QStringLiteral("api:1")},
+         QStringLiteral("override.clear")},
         {{op, QStringLiteral("Dana"), QStringLiteral("reset"), QStringLiteral("api:1"), QStringLiteral("--yes")}, QStringLiteral("reset")},
-        {{op, QStringLiteral("Dana"), QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("api:*"), QStringLiteral("--yes")}, QStringLiteral("reset")},
-        {{op, QStringLiteral("Dana"), QStringLiteral("policy"), QStringLiteral("delete"), QStringLiteral("api")}, QStringLiteral("policy.delete")},
+        {{op, QStringLiteral("Dana"), QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("api:*"), QStringLiteral("--yes")},
+         QStringLiteral("reset")},
+        {{op, QStringLiteral("Dana"), QStringLiteral("policy"), QStringLiteral("delete"), QStringLiteral("api")},
+         QStringLiteral("policy.delete")},
     };
     for (const auto &[args, action] : steps) {
         const qint64 before = auditLength();

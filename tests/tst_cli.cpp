@@ -69,8 +69,12 @@ void TestCli::exitCodes_data()
     QTest::newRow("unknown option") << QStringList{QStringLiteral("info"), QStringLiteral("--colour")} << 2;
     QTest::newRow("bad url") << QStringList{QStringLiteral("--url"), QStringLiteral("redis://h:0"), QStringLiteral("info")} << 2;
     QTest::newRow("unknown scheme") << QStringList{QStringLiteral("--url"), QStringLiteral("mysql://h"), QStringLiteral("info")} << 2;
-    QTest::newRow("refused") << QStringList{QStringLiteral("--url"), QStringLiteral("redis://127.0.0.1:%1").arg(closedPort), QStringLiteral("info")} << 3;
-    QTest::newRow("no sentinel") << QStringList{QStringLiteral("--url"), QStringLiteral("redis-sentinel://127.0.0.1:%1/m").arg(closedPort), QStringLiteral("info")} << 3;
+    QTest::newRow("refused") << QStringList{QStringLiteral("--url"), QStringLiteral("redis://127.0.0.1:%1").arg(closedPort),
+                                            QStringLiteral("info")}
+                             << 3;
+    QTest::newRow("no sentinel") << QStringList{QStringLiteral("--url"), QStringLiteral("redis-sentinel://127.0.0.1:%1/m").arg(closedPort),
+                                                QStringLiteral("info")}
+                                 << 3;
 }
 
 void TestCli::exitCodes()

@@ -96,7 +96,8 @@ void TestCliBytes::keyArgumentsAreTheBytesGiven()
     QCOMPARE(c.command({"DBSIZE"}).toInteger(), 2);
 
     // inspect sees the key that exists; reset --dry-run offers exactly it.
-    const CliResult inspect = runCliBytes(args({"--json", "inspect", "u:\xff", "--algo", "fixed-window", "--limit", "5", "--window", "60s"}));
+    const CliResult inspect =
+        runCliBytes(args({"--json", "inspect", "u:\xff", "--algo", "fixed-window", "--limit", "5", "--window", "60s"}));
     QCOMPARE(inspect.exitCode, 0);
     const QJsonObject state = QJsonDocument::fromJson(inspect.out).object();
     QCOMPARE(state.value(QStringLiteral("exists")).toBool(), true);
@@ -142,7 +143,7 @@ void TestCliBytes::keysJsonRoundTripsThroughReset()
     for (const QByteArray &key : kAwkwardKeys + survivors)
         QVERIFY2(fromJson.contains(key), qPrintable(QString::fromLatin1(key.toBase64())));
 
-    QStringList resetArgs{QStringLiteral("--url"), m_server.url(), QStringLiteral("--json"), QStringLiteral("reset"),
+    QStringList resetArgs{QStringLiteral("--url"),         m_server.url(),         QStringLiteral("--json"), QStringLiteral("reset"),
                           QStringLiteral("--base64-keys"), QStringLiteral("--yes")};
     for (const QByteArray &key : fromJson)
         if (!survivors.contains(key))
@@ -159,7 +160,14 @@ void TestCliBytes::keysJsonRoundTripsThroughReset()
 void TestCliBytes::matchTakesBytes()
 {
     Connection c(m_server.options());
-    for (const QByteArray &key : {QByteArray("u:\xff" "1"), QByteArray("u:\xff" "2"), QByteArray("u:\xfe" "1"), QByteArray("u:\xef\xbf\xbd" "1")})
+    for (const QByteArray &key : {QByteArray("u:\xff"
+                                             "1"),
+                                  QByteArray("u:\xff"
+                                             "2"),
+                                  QByteArray("u:\xfe"
+                                             "1"),
+                                  QByteArray("u:\xef\xbf\xbd"
+                                             "1")})
         c.command({"ZADD", key, "1", "m"});
     const CliResult r = runCliBytes(args({"--json", "keys", "--all", "--match", "u:\xff*"}));
     QVERIFY2(r.exitCode == 0, r.err.constData());
@@ -167,7 +175,10 @@ void TestCliBytes::matchTakesBytes()
     for (const QJsonObject &o : jsonLines(r.out))
         keys << keyOf(o);
     std::sort(keys.begin(), keys.end());
-    QCOMPARE(keys, (QList<QByteArray>{"u:\xff" "1", "u:\xff" "2"}));
+    QCOMPARE(keys, (QList<QByteArray>{"u:\xff"
+                                      "1",
+                                      "u:\xff"
+                                      "2"}));
     // The --opt=VALUE form too.
     const CliResult eq = runCliBytes(args({"--json", "reset", "--dry-run", "--match=u:\xfe*"}));
     QVERIFY2(eq.exitCode == 0, eq.err.constData());

@@ -99,8 +99,8 @@ void TestCluster_::listingAndResetSeeEveryMaster()
         limiter.check("ls:" + QByteArray::number(i), {Algorithm::SlidingLog, 10, 60 * kSecond, 1});
     for (int n = 0; n < 3; ++n)
         QVERIFY(Connection(m_cluster->node(n).options()).command({"DBSIZE"}).integer() > 0);
-    CliResult r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("keys"), QStringLiteral("--match"),
-                          QStringLiteral("ls:*")});
+    CliResult r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("keys"),
+                          QStringLiteral("--match"), QStringLiteral("ls:*")});
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(r.out.count('\n'), 200);
     r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("reset"), QStringLiteral("--match"),
@@ -336,7 +336,8 @@ void TestCluster_::aMasterDownLeavesTheOthersReadable()
     int down = 0;
     for (int i = 0; i < 30; ++i) {
         if (m_cluster->ownerOf(batch[size_t(i)][1]) == dead) {
-            QVERIFY2(replies[size_t(i)].isError() && replies[size_t(i)].bytes().startsWith("DOWN "), replies[size_t(i)].bytes().constData());
+            QVERIFY2(replies[size_t(i)].isError() && replies[size_t(i)].bytes().startsWith("DOWN "),
+                     replies[size_t(i)].bytes().constData());
             ++down;
         } else {
             QCOMPARE(replies[size_t(i)].integer(), 1);

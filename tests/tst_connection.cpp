@@ -282,8 +282,9 @@ void TestConnection::tls()
 
     // The console's connections (an abort signal: connect and handshake in slices) verify
     // alike, and send the server name asked for.
-    for (const QString &query : {QStringLiteral("?cacert=") + files.ca, QStringLiteral("?cacert=") + files.ca + QStringLiteral("&sni=localhost"),
-                                 QStringLiteral("?cacert=") + files.ca + QStringLiteral("&sni=other.example"), QString()}) {
+    for (const QString &query :
+         {QStringLiteral("?cacert=") + files.ca, QStringLiteral("?cacert=") + files.ca + QStringLiteral("&sni=localhost"),
+          QStringLiteral("?cacert=") + files.ca + QStringLiteral("&sni=other.example"), QString()}) {
         ConnectionOptions o = ConnectionOptions::fromUrl(base + query);
         o.abort = AbortSignal::create();
         Connection c(o);
@@ -294,7 +295,8 @@ void TestConnection::tls()
     }
 
     // The CLI over TLS.
-    const CliResult r = runCli({QStringLiteral("--json"), QStringLiteral("--url"), base + QStringLiteral("?cacert=") + files.ca, QStringLiteral("info")});
+    const CliResult r =
+        runCli({QStringLiteral("--json"), QStringLiteral("--url"), base + QStringLiteral("?cacert=") + files.ca, QStringLiteral("info")});
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.out.contains("\"mode\":\"standalone\""));
 }
@@ -356,8 +358,8 @@ void TestConnection::anAbortEndsAConnectWait()
         ::connect(f, reinterpret_cast<sockaddr *>(&at), sizeof at);
         fillers.push_back(f);
     }
-    ConnectionOptions o = ConnectionOptions::fromUrl(
-        QStringLiteral("redis://127.0.0.1:%1?connect_timeout=60s&timeout=60s").arg(ntohs(at.sin_port)));
+    ConnectionOptions o =
+        ConnectionOptions::fromUrl(QStringLiteral("redis://127.0.0.1:%1?connect_timeout=60s&timeout=60s").arg(ntohs(at.sin_port)));
     o.abort = AbortSignal::create();
     Connection c(o);
     std::thread raiser([abort = o.abort] {

@@ -64,7 +64,8 @@ public:
 private:
     static void answer(QObject *owner, const Done &done, const Result &r)
     {
-        QMetaObject::invokeMethod(owner, [done, r] { done(r); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            owner, [done, r] { done(r); }, Qt::QueuedConnection);
     }
 };
 
@@ -109,8 +110,7 @@ void TestConnectionDialog::initTestCase()
 void TestConnectionDialog::init()
 {
     QFile::remove(m_dir.filePath(QStringLiteral("settings.ini")));
-    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")),
-                                             QSettings::IniFormat);
+    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
     m_store = std::make_unique<ProfileStore>(m_settings.get());
     // No keychain service in CI: the session-only vault is the fallback the console uses then.
     m_vault = std::make_unique<PasswordVault>(PasswordVault::Backend::SessionOnly);
@@ -123,8 +123,7 @@ void TestConnectionDialog::cleanup()
     m_vault.reset();
 }
 
-void TestConnectionDialog::fillFor(ConnectionDialog &d, const QString &name,
-                                   const QString &password)
+void TestConnectionDialog::fillFor(ConnectionDialog &d, const QString &name, const QString &password)
 {
     d.nameEdit()->setText(name);
     d.hostEdit()->setText(QStringLiteral("127.0.0.1"));
@@ -192,8 +191,7 @@ void TestConnectionDialog::testConnectionReportsTheServer()
     QTest::mouseClick(d.testButton(), Qt::LeftButton);
     QVERIFY(tested.wait(10000));
     QCOMPARE(tested.first().at(0).toBool(), true);
-    QVERIFY2(d.resultText().startsWith(QStringLiteral("Connected to Redis 7")),
-             qPrintable(d.resultText()));
+    QVERIFY2(d.resultText().startsWith(QStringLiteral("Connected to Redis 7")), qPrintable(d.resultText()));
     QVERIFY(m_store->list().isEmpty()); // a test saves nothing
     QCOMPARE(m_vault->sessionCount(), 0);
 }
@@ -317,8 +315,7 @@ void TestConnectionDialog::keychainRefusalIsNotAMissingKeychain()
     // Deleting the profile removes the entry.
     vault.dropSessionPassword(QStringLiteral("prod"));
     std::optional<QString> note;
-    vault.forget(QStringLiteral("prod"), PasswordVault::Secret::Server, &context,
-                 [&](const QString &n) { note = n; });
+    vault.forget(QStringLiteral("prod"), PasswordVault::Secret::Server, &context, [&](const QString &n) { note = n; });
     QTRY_VERIFY_WITH_TIMEOUT(note.has_value(), 5000);
     QVERIFY2(note->isEmpty(), qPrintable(*note));
     QVERIFY(!keychain->entries.contains(QStringLiteral("profile/prod")));
@@ -334,13 +331,10 @@ void TestConnectionDialog::keychainRefusalIsNotAMissingKeychain()
     // cannot remove it.
     keychain->removeError = KeychainStore::Error::NoService;
     note.reset();
-    vault.forget(QStringLiteral("prod"), PasswordVault::Secret::Server, &context,
-                 [&](const QString &n) { note = n; });
+    vault.forget(QStringLiteral("prod"), PasswordVault::Secret::Server, &context, [&](const QString &n) { note = n; });
     QTRY_VERIFY_WITH_TIMEOUT(note.has_value(), 5000);
     QCOMPARE(keychain->removes, 2);
-    QVERIFY2(note->contains(QStringLiteral("could not be removed")) &&
-                 note->contains(QStringLiteral("profile/prod")),
-             qPrintable(*note));
+    QVERIFY2(note->contains(QStringLiteral("could not be removed")) && note->contains(QStringLiteral("profile/prod")), qPrintable(*note));
     QVERIFY(!note->contains(kPassword));
 }
 
@@ -384,8 +378,7 @@ void TestConnectionDialog::renameRemovesTheOldEntryAfterARefusedRead()
     std::unique_ptr<ConnectionDialog> owner(d);
     // The password could not be moved (so it is asked for), and the old name's entry is gone.
     QVERIFY(m_store->contains(QStringLiteral("new")));
-    QCOMPARE(m_store->find(QStringLiteral("new"))->passwordStorage,
-             ConnectionProfile::PasswordStorage::Ask);
+    QCOMPARE(m_store->find(QStringLiteral("new"))->passwordStorage, ConnectionProfile::PasswordStorage::Ask);
     QVERIFY2(d->saveNote().contains(QStringLiteral("could not be read")), qPrintable(d->saveNote()));
     QVERIFY(!vault.keychainMissing());
     QVERIFY(keychain->removes >= 1);
@@ -405,11 +398,9 @@ void TestConnectionDialog::renameSaysWhenTheOldEntryStays()
     std::unique_ptr<ConnectionDialog> owner(d);
     // Moved under the new name; the old entry stays, and the note says so and where.
     QCOMPARE(keychain->entries.value(QStringLiteral("profile/new")), kPassword);
-    QCOMPARE(m_store->find(QStringLiteral("new"))->passwordStorage,
-             ConnectionProfile::PasswordStorage::Keychain);
+    QCOMPARE(m_store->find(QStringLiteral("new"))->passwordStorage, ConnectionProfile::PasswordStorage::Keychain);
     QVERIFY(keychain->entries.contains(QStringLiteral("profile/old")));
-    QVERIFY2(d->saveNote().contains(QStringLiteral("could not be removed")) &&
-                 d->saveNote().contains(QStringLiteral("profile/old")),
+    QVERIFY2(d->saveNote().contains(QStringLiteral("could not be removed")) && d->saveNote().contains(QStringLiteral("profile/old")),
              qPrintable(d->saveNote()));
 }
 

@@ -39,25 +39,44 @@ void TestConnectionOptions::goodUrls_data()
     QTest::addColumn<QString>("password");
     QTest::addColumn<int>("db");
 
-    QTest::newRow("defaults") << "redis://" << T::Tcp << "127.0.0.1" << 6379 << "" << "" << 0;
-    QTest::newRow("host only") << "redis://cache.local" << T::Tcp << "cache.local" << 6379 << "" << "" << 0;
-    QTest::newRow("host port db") << "redis://127.0.0.1:6380/3" << T::Tcp << "127.0.0.1" << 6380 << "" << "" << 3;
-    QTest::newRow("password only") << "redis://:s3cret@127.0.0.1" << T::Tcp << "127.0.0.1" << 6379 << "" << "s3cret" << 0;
-    QTest::newRow("acl user") << "redis://alice:pw@127.0.0.1:7000/0" << T::Tcp << "127.0.0.1" << 7000 << "alice" << "pw" << 0;
-    QTest::newRow("percent-encoded password") << "redis://bob:p%40ss%3Aw%2Fo%25rd@h:1" << T::Tcp << "h" << 1 << "bob" << "p@ss:w/o%rd" << 0;
-    QTest::newRow("@ in password unencoded") << "redis://bob:a@b@h" << T::Tcp << "h" << 6379 << "bob" << "a@b" << 0;
-    QTest::newRow("ipv6") << "redis://[::1]:6390/2" << T::Tcp << "::1" << 6390 << "" << "" << 2;
-    QTest::newRow("ipv6 no port") << "redis://[::1]" << T::Tcp << "::1" << 6379 << "" << "" << 0;
-    QTest::newRow("trailing slash") << "redis://h:1/" << T::Tcp << "h" << 1 << "" << "" << 0;
-    QTest::newRow("uppercase scheme") << "REDIS://h" << T::Tcp << "h" << 6379 << "" << "" << 0;
-    QTest::newRow("tls") << "rediss://u:p@h:6380/1" << T::Tls << "h" << 6380 << "u" << "p" << 1;
-    QTest::newRow("unix") << "unix:///run/redis/redis.sock" << T::Unix << "127.0.0.1" << 6379 << "" << "" << 0;
-    QTest::newRow("unix db") << "unix:///tmp/r.sock?db=5" << T::Unix << "127.0.0.1" << 6379 << "" << "" << 5;
-    QTest::newRow("unix password") << "unix://:pw@/tmp/r.sock" << T::Unix << "127.0.0.1" << 6379 << "" << "pw" << 0;
-    QTest::newRow("sentinel") << "redis-sentinel://u:p@s1:26379,s2:26380/mymaster/4" << T::Sentinel << "s1" << 26379 << "u" << "p" << 4;
-    QTest::newRow("sentinel default port") << "redis-sentinel://s1/m" << T::Sentinel << "s1" << 26379 << "" << "" << 0;
-    QTest::newRow("cluster") << "redis-cluster://127.0.0.1:7000,[::1]:7001" << T::Cluster << "127.0.0.1" << 7000 << "" << "" << 0;
-    QTest::newRow("timeouts") << "redis://h?timeout=250ms&connect_timeout=2s" << T::Tcp << "h" << 6379 << "" << "" << 0;
+    QTest::newRow("defaults") << "redis://" << T::Tcp << "127.0.0.1" << 6379 << ""
+                              << "" << 0;
+    QTest::newRow("host only") << "redis://cache.local" << T::Tcp << "cache.local" << 6379 << ""
+                               << "" << 0;
+    QTest::newRow("host port db") << "redis://127.0.0.1:6380/3" << T::Tcp << "127.0.0.1" << 6380 << ""
+                                  << "" << 3;
+    QTest::newRow("password only") << "redis://:s3cret@127.0.0.1" << T::Tcp << "127.0.0.1" << 6379 << ""
+                                   << "s3cret" << 0;
+    QTest::newRow("acl user") << "redis://alice:pw@127.0.0.1:7000/0" << T::Tcp << "127.0.0.1" << 7000 << "alice"
+                              << "pw" << 0;
+    QTest::newRow("percent-encoded password") << "redis://bob:p%40ss%3Aw%2Fo%25rd@h:1" << T::Tcp << "h" << 1 << "bob"
+                                              << "p@ss:w/o%rd" << 0;
+    QTest::newRow("@ in password unencoded") << "redis://bob:a@b@h" << T::Tcp << "h" << 6379 << "bob"
+                                             << "a@b" << 0;
+    QTest::newRow("ipv6") << "redis://[::1]:6390/2" << T::Tcp << "::1" << 6390 << ""
+                          << "" << 2;
+    QTest::newRow("ipv6 no port") << "redis://[::1]" << T::Tcp << "::1" << 6379 << ""
+                                  << "" << 0;
+    QTest::newRow("trailing slash") << "redis://h:1/" << T::Tcp << "h" << 1 << ""
+                                    << "" << 0;
+    QTest::newRow("uppercase scheme") << "REDIS://h" << T::Tcp << "h" << 6379 << ""
+                                      << "" << 0;
+    QTest::newRow("tls") << "rediss://u:p@h:6380/1" << T::Tls << "h" << 6380 << "u"
+                         << "p" << 1;
+    QTest::newRow("unix") << "unix:///run/redis/redis.sock" << T::Unix << "127.0.0.1" << 6379 << ""
+                          << "" << 0;
+    QTest::newRow("unix db") << "unix:///tmp/r.sock?db=5" << T::Unix << "127.0.0.1" << 6379 << ""
+                             << "" << 5;
+    QTest::newRow("unix password") << "unix://:pw@/tmp/r.sock" << T::Unix << "127.0.0.1" << 6379 << ""
+                                   << "pw" << 0;
+    QTest::newRow("sentinel") << "redis-sentinel://u:p@s1:26379,s2:26380/mymaster/4" << T::Sentinel << "s1" << 26379 << "u"
+                              << "p" << 4;
+    QTest::newRow("sentinel default port") << "redis-sentinel://s1/m" << T::Sentinel << "s1" << 26379 << ""
+                                           << "" << 0;
+    QTest::newRow("cluster") << "redis-cluster://127.0.0.1:7000,[::1]:7001" << T::Cluster << "127.0.0.1" << 7000 << ""
+                             << "" << 0;
+    QTest::newRow("timeouts") << "redis://h?timeout=250ms&connect_timeout=2s" << T::Tcp << "h" << 6379 << ""
+                              << "" << 0;
 }
 
 void TestConnectionOptions::goodUrls()
@@ -80,7 +99,8 @@ void TestConnectionOptions::goodUrls()
 
 void TestConnectionOptions::tlsAndSeeds()
 {
-    const auto tls = ConnectionOptions::fromUrl(QStringLiteral("rediss://h?cacert=/a/ca.pem&cert=/a/c.pem&key=/a/k.pem&sni=redis.internal&insecure=1"));
+    const auto tls =
+        ConnectionOptions::fromUrl(QStringLiteral("rediss://h?cacert=/a/ca.pem&cert=/a/c.pem&key=/a/k.pem&sni=redis.internal&insecure=1"));
     QCOMPARE(tls.tls.caFile, QStringLiteral("/a/ca.pem"));
     QCOMPARE(tls.tls.certFile, QStringLiteral("/a/c.pem"));
     QCOMPARE(tls.tls.keyFile, QStringLiteral("/a/k.pem"));
@@ -119,9 +139,9 @@ void TestConnectionOptions::hostPorts()
     }
 
     // What the console and the CLI print for where they are connected.
-    QCOMPARE(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://a:7000,b:7001")).endpoint(),
-             QStringLiteral("cluster via a:7000"));
-    QVERIFY(ConnectionOptions::fromUrl(QStringLiteral("redis-sentinel://[::1]:5000/mymaster")).endpoint()
+    QCOMPARE(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://a:7000,b:7001")).endpoint(), QStringLiteral("cluster via a:7000"));
+    QVERIFY(ConnectionOptions::fromUrl(QStringLiteral("redis-sentinel://[::1]:5000/mymaster"))
+                .endpoint()
                 .contains(QStringLiteral("[::1]:5000")));
     QCOMPARE(ConnectionOptions::fromUrl(QStringLiteral("redis-cluster://[::1]:7000,b")).toUrl(),
              QStringLiteral("redis-cluster://[::1]:7000,b:6379"));
@@ -132,29 +152,52 @@ void TestConnectionOptions::badUrls_data()
     QTest::addColumn<QString>("url");
     QTest::addColumn<QString>("expected"); // part of the message
 
-    QTest::newRow("no scheme") << "127.0.0.1:6379" << "no scheme";
-    QTest::newRow("unknown scheme") << "http://h" << "unknown scheme 'http://'";
-    QTest::newRow("port zero") << "redis://h:0" << "bad port '0'";
-    QTest::newRow("port too big") << "redis://h:65536" << "bad port '65536'";
-    QTest::newRow("port not a number") << "redis://h:abc" << "bad port 'abc'";
-    QTest::newRow("empty port") << "redis://h:" << "bad port ''";
-    QTest::newRow("bare ipv6") << "redis://::1:6379" << "must be written in brackets";
-    QTest::newRow("unterminated ipv6") << "redis://[::1:6379" << "unterminated IPv6";
-    QTest::newRow("junk after ipv6") << "redis://[::1]x" << "unexpected 'x'";
-    QTest::newRow("bad db") << "redis://h/abc" << "bad database number 'abc'";
-    QTest::newRow("negative db") << "redis://h/-1" << "bad database number '-1'";
-    QTest::newRow("deep path") << "redis://h/1/2" << "path must be just a database number";
-    QTest::newRow("two hosts plain") << "redis://a:1,b:2" << "several hosts";
-    QTest::newRow("unknown option") << "redis://h?colour=blue" << "unknown option 'colour'";
-    QTest::newRow("tls option on plain") << "redis://h?cacert=/x" << "only valid with rediss://";
-    QTest::newRow("cert without key") << "rediss://h?cert=/x" << "cert and key must be given together";
-    QTest::newRow("relative unix path") << "unix://redis.sock" << "must be absolute";
-    QTest::newRow("sentinel without master") << "redis-sentinel://h:26379" << "master name is missing";
-    QTest::newRow("sentinel no hosts") << "redis-sentinel:///m" << "at least one host";
-    QTest::newRow("cluster with db") << "redis-cluster://h:7000/3" << "cluster URLs take no path";
-    QTest::newRow("bad timeout") << "redis://h?timeout=soon" << "timeout";
-    QTest::newRow("fragment") << "redis://h#x" << "fragments";
-    QTest::newRow("empty host") << "redis://:pw@:6379" << "missing host";
+    QTest::newRow("no scheme") << "127.0.0.1:6379"
+                               << "no scheme";
+    QTest::newRow("unknown scheme") << "http://h"
+                                    << "unknown scheme 'http://'";
+    QTest::newRow("port zero") << "redis://h:0"
+                               << "bad port '0'";
+    QTest::newRow("port too big") << "redis://h:65536"
+                                  << "bad port '65536'";
+    QTest::newRow("port not a number") << "redis://h:abc"
+                                       << "bad port 'abc'";
+    QTest::newRow("empty port") << "redis://h:"
+                                << "bad port ''";
+    QTest::newRow("bare ipv6") << "redis://::1:6379"
+                               << "must be written in brackets";
+    QTest::newRow("unterminated ipv6") << "redis://[::1:6379"
+                                       << "unterminated IPv6";
+    QTest::newRow("junk after ipv6") << "redis://[::1]x"
+                                     << "unexpected 'x'";
+    QTest::newRow("bad db") << "redis://h/abc"
+                            << "bad database number 'abc'";
+    QTest::newRow("negative db") << "redis://h/-1"
+                                 << "bad database number '-1'";
+    QTest::newRow("deep path") << "redis://h/1/2"
+                               << "path must be just a database number";
+    QTest::newRow("two hosts plain") << "redis://a:1,b:2"
+                                     << "several hosts";
+    QTest::newRow("unknown option") << "redis://h?colour=blue"
+                                    << "unknown option 'colour'";
+    QTest::newRow("tls option on plain") << "redis://h?cacert=/x"
+                                         << "only valid with rediss://";
+    QTest::newRow("cert without key") << "rediss://h?cert=/x"
+                                      << "cert and key must be given together";
+    QTest::newRow("relative unix path") << "unix://redis.sock"
+                                        << "must be absolute";
+    QTest::newRow("sentinel without master") << "redis-sentinel://h:26379"
+                                             << "master name is missing";
+    QTest::newRow("sentinel no hosts") << "redis-sentinel:///m"
+                                       << "at least one host";
+    QTest::newRow("cluster with db") << "redis-cluster://h:7000/3"
+                                     << "cluster URLs take no path";
+    QTest::newRow("bad timeout") << "redis://h?timeout=soon"
+                                 << "timeout";
+    QTest::newRow("fragment") << "redis://h#x"
+                              << "fragments";
+    QTest::newRow("empty host") << "redis://:pw@:6379"
+                                << "missing host";
     // Taken too loosely before: decoded to U+FFFD, control characters in the host, signs and spaces in numbers.
     QTest::newRow("bad percent in user") << "redis://us%er:pw@h"
                                          << "bad percent-encoding in the user name";

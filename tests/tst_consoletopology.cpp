@@ -3,12 +3,12 @@
 // file), and the main window on a 3-master cluster with a replica each (the status bar names
 // the nodes and their roles, the key browser lists the keys of every master, the overview
 // sums over the masters) and through a sentinel (the status bar follows a failover).
+#include "cluster.h"
 #include "connectiondialog.h"
 #include "errors.h"
-#include "cluster.h"
 #include "keybrowser.h"
-#include "keyview.h"
 #include "keytreemodel.h"
+#include "keyview.h"
 #include "limiter.h"
 #include "mainwindow.h"
 #include "overviewpage.h"
@@ -99,8 +99,7 @@ void TestConsoleTopology::initTestCase()
 void TestConsoleTopology::init()
 {
     QFile::remove(m_dir.filePath(QStringLiteral("settings.ini")));
-    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")),
-                                             QSettings::IniFormat);
+    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
     m_store = std::make_unique<ProfileStore>(m_settings.get());
     // No keychain service in CI: the session-only vault is the console's fallback then.
     m_vault = std::make_unique<PasswordVault>(PasswordVault::Backend::SessionOnly);
@@ -224,8 +223,7 @@ void TestConsoleTopology::sentinelProfileInTheDialog()
     // Renamed: the sentinel password moves with it.
     ConnectionDialog edit(*m_store, *m_vault);
     edit.setProfile(*stored, true);
-    QCOMPARE(edit.sentinelPasswordEdit()->placeholderText(),
-             QStringLiteral("asked for when connecting (no keychain service)"));
+    QCOMPARE(edit.sentinelPasswordEdit()->placeholderText(), QStringLiteral("asked for when connecting (no keychain service)"));
     edit.nameEdit()->setText(QStringLiteral("failover eu"));
     QSignalSpy savedAgain(&edit, &ConnectionDialog::saved);
     QTest::mouseClick(edit.saveButton(), Qt::LeftButton); // tests with the kept password first
@@ -264,8 +262,8 @@ void TestConsoleTopology::profilesRoundTrip()
     QVERIFY(!o.toUrl().contains(QStringLiteral("spw"))); // redacted
     // Back from a URL given on the command line; its passwords are not kept.
     const ConnectionProfile back = ConnectionProfile::fromOptions(o, p.name);
-    QCOMPARE(back.seeds, (QStringList{QStringLiteral("10.0.0.1:26379"), QStringLiteral("10.0.0.2:26379"),
-                                      QStringLiteral("[::1]:26380"), QStringLiteral("10.0.0.3:26381")}));
+    QCOMPARE(back.seeds, (QStringList{QStringLiteral("10.0.0.1:26379"), QStringLiteral("10.0.0.2:26379"), QStringLiteral("[::1]:26380"),
+                                      QStringLiteral("10.0.0.3:26381")}));
     QCOMPARE(back.sentinelPasswordStorage, ConnectionProfile::PasswordStorage::Ask);
 
     ConnectionProfile c;
@@ -315,8 +313,9 @@ void TestConsoleTopology::consoleOnACluster()
     KeyView page(window.client(), "shop:api:user7", "ratescope:");
     QSignalSpy pageLoaded(&page, &KeyView::loaded);
     QVERIFY(pageLoaded.wait(15000));
-    QCOMPARE(page.fieldText(QStringLiteral("Node")),
-             QStringLiteral("slot %1 on 127.0.0.1:%2").arg(keySlot("shop:api:user7")).arg(m_cluster->node(m_cluster->ownerOf("shop:api:user7")).port()));
+    QCOMPARE(page.fieldText(QStringLiteral("Node")), QStringLiteral("slot %1 on 127.0.0.1:%2")
+                                                         .arg(keySlot("shop:api:user7"))
+                                                         .arg(m_cluster->node(m_cluster->ownerOf("shop:api:user7")).port()));
 
     // The overview adds up the masters: every limiter key has an expiry.
     QTRY_VERIFY_WITH_TIMEOUT(window.overview()->summaryText().contains(QStringLiteral("with an expiry")), 10000);
@@ -412,7 +411,9 @@ void TestConsoleTopology::followClusterFailover()
     }
     QCOMPARE(limiter.check(key, kSpec, kT0 + 6).used, 5);
     QTRY_VERIFY2_WITH_TIMEOUT(window.serverStatus()->nodesText().contains(QStringLiteral("%1 master, slots").arg(firstAddress)),
-                              qPrintable(window.serverStatus()->nodesText() + QLatin1Char('\n') + window.serverStatus()->summary() + QLatin1Char('\n') + window.client()->lastError()), 15000);
+                              qPrintable(window.serverStatus()->nodesText() + QLatin1Char('\n') + window.serverStatus()->summary() +
+                                         QLatin1Char('\n') + window.client()->lastError()),
+                              15000);
     QTRY_VERIFY2_WITH_TIMEOUT(window.serverStatus()->summary().contains(QStringLiteral("Connected")),
                               qPrintable(window.serverStatus()->summary()), 15000);
     QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("3 masters")));

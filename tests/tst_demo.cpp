@@ -15,13 +15,13 @@
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QMessageBox>
 #include <QProcess>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
-#include <QMessageBox>
-#include <QPushButton>
 #include <QTest>
 #include <QTreeView>
 
@@ -67,9 +67,7 @@ qint64 startDemo(QProcess &p, const QStringList &extra, QString *dir = nullptr)
         if (p.state() != QProcess::Running)
             break;
     }
-    const auto m =
-        QRegularExpression(QStringLiteral("redis-server \\(pid (\\d+)\\).* data in (\\S+);"))
-            .match(QString::fromUtf8(out));
+    const auto m = QRegularExpression(QStringLiteral("redis-server \\(pid (\\d+)\\).* data in (\\S+);")).match(QString::fromUtf8(out));
     if (dir)
         *dir = m.captured(2);
     return m.hasMatch() ? m.captured(1).toLongLong() : 0;
@@ -95,8 +93,7 @@ private:
 
 void TestDemo::initTestCase()
 {
-    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")),
-                                             QSettings::IniFormat);
+    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
 }
 
 void TestDemo::demoShowsLimiters()
@@ -130,19 +127,14 @@ void TestDemo::demoShowsLimiters()
         for (quint32 id : window.keyBrowser()->visibleKeyIds()) {
             const QModelIndex key = m->indexOfKey(id);
             algorithms.insert(key.siblingAtColumn(KeyTreeModel::AlgorithmColumn).data().toString());
-            if (key.siblingAtColumn(KeyTreeModel::UsageColumn)
-                    .data()
-                    .toString()
-                    .contains(QStringLiteral(" / ")))
+            if (key.siblingAtColumn(KeyTreeModel::UsageColumn).data().toString().contains(QStringLiteral(" / ")))
                 ++withUsage;
         }
         QVERIFY2(withUsage >= 20, qPrintable(QString::number(withUsage)));
         for (const char *a : {"sliding-log", "sliding-counter", "fixed-window"})
-            QVERIFY2(algorithms.contains(QLatin1String(a)),
-                     qPrintable(QStringList(algorithms.values()).join(QLatin1Char(','))));
+            QVERIFY2(algorithms.contains(QLatin1String(a)), qPrintable(QStringList(algorithms.values()).join(QLatin1Char(','))));
         QCOMPARE(window.overview()->policies()->rowCount(), 7);
-        QVERIFY2(window.serverStatus()->summary().contains(QStringLiteral("Connected")),
-                 qPrintable(window.serverStatus()->summary()));
+        QVERIFY2(window.serverStatus()->summary().contains(QStringLiteral("Connected")), qPrintable(window.serverStatus()->summary()));
         QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Round trip")));
         QVERIFY(demo.traffic()->allowed() + demo.traffic()->denied() > 0);
 
@@ -169,20 +161,17 @@ void TestDemo::bannerWhileConnectionIsLost()
     window.addSessionProfile(p, server.options());
     window.connectProfile(QStringLiteral("flaky"));
     window.show();
-    QTRY_VERIFY_WITH_TIMEOUT(
-        window.client() && window.client()->state() == RedisClient::State::Connected, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.client() && window.client()->state() == RedisClient::State::Connected, 10000);
     QVERIFY(window.banner()->isHidden());
 
     server.kill();
     QTRY_VERIFY_WITH_TIMEOUT(!window.banner()->isHidden(), 10000);
-    QVERIFY2(window.banner()->text().contains(QStringLiteral("lost")),
-             qPrintable(window.banner()->text()));
+    QVERIFY2(window.banner()->text().contains(QStringLiteral("lost")), qPrintable(window.banner()->text()));
     QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Reconnecting")));
 
     server.restart();
     QTRY_VERIFY_WITH_TIMEOUT(window.banner()->isHidden(), 40000);
-    QTRY_VERIFY_WITH_TIMEOUT(window.serverStatus()->summary().contains(QStringLiteral("Connected")),
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.serverStatus()->summary().contains(QStringLiteral("Connected")), 5000);
 }
 
 void TestDemo::readOnlyLock()
@@ -192,8 +181,7 @@ void TestDemo::readOnlyLock()
     ProfileStore profiles(m_settings.get());
     PasswordVault vault(PasswordVault::Backend::SessionOnly);
     MainWindow window(profiles, vault);
-    ConnectionProfile p =
-        ConnectionProfile::fromOptions(server.options(), QStringLiteral("locked"));
+    ConnectionProfile p = ConnectionProfile::fromOptions(server.options(), QStringLiteral("locked"));
     p.readOnly = true;
     window.addSessionProfile(p, server.options());
     window.connectProfile(QStringLiteral("locked"));

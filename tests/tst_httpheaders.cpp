@@ -63,7 +63,8 @@ private slots:
         // Not printable ASCII (a newline could split the header; non-ASCII is no SF String).
         QCOMPARE(header(rateLimitHeaders(d, spec, QStringLiteral("x\r\nSet-Cookie: a=b")), QStringLiteral("RateLimit")),
                  QStringLiteral("\"default\";r=4;t=1"));
-        QCOMPARE(header(rateLimitHeaders(d, spec, QStringLiteral("клиент")), QStringLiteral("RateLimit")), QStringLiteral("\"default\";r=4;t=1"));
+        QCOMPARE(header(rateLimitHeaders(d, spec, QStringLiteral("клиент")), QStringLiteral("RateLimit")),
+                 QStringLiteral("\"default\";r=4;t=1"));
     }
 
     void cliCheckHeaders()
@@ -79,8 +80,10 @@ private slots:
         const qint64 now = 1700000000LL * kSecond;
         for (int i = 0; i < 3; ++i)
             Limiter(c).check("login:bob", p.spec, now + i * kSecond);
-        const QStringList args{QStringLiteral("--url"), server.url(), QStringLiteral("--json"), QStringLiteral("check"), QStringLiteral("login:bob"),
-                               QStringLiteral("--headers"), QStringLiteral("--now-us"), QString::number(now + 10 * kSecond)};
+        const QStringList args{QStringLiteral("--url"),     server.url(),
+                               QStringLiteral("--json"),    QStringLiteral("check"),
+                               QStringLiteral("login:bob"), QStringLiteral("--headers"),
+                               QStringLiteral("--now-us"),  QString::number(now + 10 * kSecond)};
         const CliResult r = runCli(args);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
@@ -95,7 +98,8 @@ private slots:
         const CliResult human = runCli({QStringLiteral("--url"), server.url(), QStringLiteral("peek"), QStringLiteral("login:bob"),
                                         QStringLiteral("--headers"), QStringLiteral("--now-us"), QString::number(now + 10 * kSecond)});
         QVERIFY2(human.exitCode == 0, human.err.constData());
-        QVERIFY2(human.out.endsWith("\n\nRetry-After: 50\nRateLimit-Policy: \"login\";q=3;w=60\nRateLimit: \"login\";r=0;t=52\n"), human.out.constData());
+        QVERIFY2(human.out.endsWith("\n\nRetry-After: 50\nRateLimit-Policy: \"login\";q=3;w=60\nRateLimit: \"login\";r=0;t=52\n"),
+                 human.out.constData());
         // Without --headers, no headers.
         const CliResult plain = runCli({QStringLiteral("--url"), server.url(), QStringLiteral("--json"), QStringLiteral("peek"),
                                         QStringLiteral("login:bob"), QStringLiteral("--now-us"), QString::number(now + 10 * kSecond)});

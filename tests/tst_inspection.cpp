@@ -67,7 +67,8 @@ void TestInspection::init()
     m_conn->command({"FLUSHALL"});
 }
 
-void TestInspection::writeLog(const QByteArray &key, ScoreUnit unit, const QString &memberStyle, int count, qint64 spacingUs, qint64 newestAgeUs)
+void TestInspection::writeLog(const QByteArray &key, ScoreUnit unit, const QString &memberStyle, int count, qint64 spacingUs,
+                              qint64 newestAgeUs)
 {
     const double perUnit = double(scoreUnitUs(unit));
     std::vector<Command> writes;
@@ -224,9 +225,10 @@ void TestInspection::keysListingViaCli()
     Limiter(*m_conn).check("svc:own:gcra", {Algorithm::Gcra, 10, 60 * kSecond, 1}, kNow);
     m_conn->command({"SET", "unrelated", "hello"});
     // A policy gives the logs limits, so used/remaining appear.
-    CliResult r = runCli(cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("svc-logs"), QStringLiteral("--match"),
-                              QStringLiteral("svc:log:*"), QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"),
-                              QStringLiteral("100"), QStringLiteral("--window"), QStringLiteral("10s"), QStringLiteral("--declared-only")}));
+    CliResult r =
+        runCli(cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("svc-logs"), QStringLiteral("--match"),
+                    QStringLiteral("svc:log:*"), QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"),
+                    QStringLiteral("100"), QStringLiteral("--window"), QStringLiteral("10s"), QStringLiteral("--declared-only")}));
     QCOMPARE(r.exitCode, 0);
 
     r = runCli(cli({QStringLiteral("--json"), QStringLiteral("keys"), QStringLiteral("--now-us"), QString::number(kNow)}));
@@ -264,9 +266,9 @@ void TestInspection::keysListingViaCli()
 void TestInspection::peekForeignViaCli()
 {
     writeLog("ext:ms", ScoreUnit::Milliseconds, QStringLiteral("timestamp"), 6, kSecond, kSecond);
-    const QStringList base = {QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("ext:ms"), QStringLiteral("--now-us"),
-                              QString::number(kNow), QStringLiteral("--limit"), QStringLiteral("6"), QStringLiteral("--window"),
-                              QStringLiteral("10s"), QStringLiteral("--algo"), QStringLiteral("sliding-log")};
+    const QStringList base = {QStringLiteral("--json"), QStringLiteral("peek"),    QStringLiteral("ext:ms"),     QStringLiteral("--now-us"),
+                              QString::number(kNow),    QStringLiteral("--limit"), QStringLiteral("6"),          QStringLiteral("--window"),
+                              QStringLiteral("10s"),    QStringLiteral("--algo"),  QStringLiteral("sliding-log")};
     CliResult r = runCli(cli(base));
     QCOMPARE(r.exitCode, 0);
     QJsonObject o = QJsonDocument::fromJson(r.out).object();
@@ -284,9 +286,10 @@ void TestInspection::peekForeignViaCli()
     QCOMPARE(runCli(cli(wrong)).exitCode, 2);
     // Limits from a policy instead of flags.
     runCli(cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("ext"), QStringLiteral("--match"), QStringLiteral("ext:*"),
-                QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("10"), QStringLiteral("--window"),
-                QStringLiteral("10s")}));
-    r = runCli(cli({QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("ext:ms"), QStringLiteral("--now-us"), QString::number(kNow)}));
+                QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("10"),
+                QStringLiteral("--window"), QStringLiteral("10s")}));
+    r = runCli(cli(
+        {QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("ext:ms"), QStringLiteral("--now-us"), QString::number(kNow)}));
     QCOMPARE(r.exitCode, 0);
     o = QJsonDocument::fromJson(r.out).object();
     QCOMPARE(o.value(QStringLiteral("limit")).toInt(), 10);

@@ -58,8 +58,7 @@ void fillMixed(Connection &c)
         for (int i = 0; i < kPerAlgorithm; ++i) {
             const QByteArray key = "t:" + name.toUtf8() + ":c" + QByteArray::number(i);
             for (int u = 0; u < usesOf(i); ++u)
-                batch.push_back(script.command(
-                    key, Limiter::arguments(key, p.spec, std::nullopt, false), false));
+                batch.push_back(script.command(key, Limiter::arguments(key, p.spec, std::nullopt, false), false));
             if (batch.size() >= 5000)
                 flush();
         }
@@ -69,8 +68,7 @@ void fillMixed(Connection &c)
     flush();
 }
 
-QModelIndex childNamed(const QAbstractItemModel *m, const QModelIndex &parent,
-                       const QString &prefix)
+QModelIndex childNamed(const QAbstractItemModel *m, const QModelIndex &parent, const QString &prefix)
 {
     for (int r = 0; r < m->rowCount(parent); ++r) {
         const QModelIndex i = m->index(r, 0, parent);
@@ -151,8 +149,7 @@ void TestKeyBrowser::mixedKeyspace()
     RedisClient client(m_mixed.options());
     client.open();
     KeyBrowser browser;
-    QAbstractItemModelTester tester(browser.model(),
-                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     browser.resize(1100, 700);
     browser.show();
     QVERIFY(QTest::qWaitForWindowExposed(&browser));
@@ -162,17 +159,14 @@ void TestKeyBrowser::mixedKeyspace()
     QVERIFY2(browser.problemText().isEmpty(), qPrintable(browser.problemText()));
     const KeyTreeModel *m = browser.model();
     QCOMPARE(m->keyCount(), 5 * kPerAlgorithm + kOthers + 1);
-    QVERIFY2(browser.progressText().startsWith(QStringLiteral("10,101 keys")),
-             qPrintable(browser.progressText()));
+    QVERIFY2(browser.progressText().startsWith(QStringLiteral("10,101 keys")), qPrintable(browser.progressText()));
 
     // Groups and counts: t (10,100) holding one group per algorithm and the others.
     const QModelIndex t = childNamed(m, {}, QStringLiteral("t ("));
     QCOMPARE(t.data().toString(), QStringLiteral("t (10,100)"));
     QCOMPARE(m->rowCount(t), 6);
-    QCOMPARE(childNamed(m, {}, QStringLiteral("ratescope")).data().toString(),
-             QStringLiteral("ratescope (1)"));
-    QCOMPARE(childNamed(m, t, QStringLiteral("other")).data().toString(),
-             QStringLiteral("other (100)"));
+    QCOMPARE(childNamed(m, {}, QStringLiteral("ratescope")).data().toString(), QStringLiteral("ratescope (1)"));
+    QCOMPARE(childNamed(m, t, QStringLiteral("other")).data().toString(), QStringLiteral("other (100)"));
     QVERIFY(browser.view()->isExpanded(t)); // small enough to open by itself
 
     for (Algorithm a : kAllAlgorithms) {
@@ -197,16 +191,12 @@ void TestKeyBrowser::mixedKeyspace()
             const int uses = usesOf(leaf.mid(1).toInt());
             auto text = [&](int column) { return key.siblingAtColumn(column).data().toString(); };
             QCOMPARE(text(KeyTreeModel::AlgorithmColumn), name);
-            QCOMPARE(text(KeyTreeModel::UsageColumn),
-                     QStringLiteral("%1 / %2").arg(uses).arg(kLimit));
+            QCOMPARE(text(KeyTreeModel::UsageColumn), QStringLiteral("%1 / %2").arg(uses).arg(kLimit));
             QCOMPARE(text(KeyTreeModel::RemainingColumn), QString::number(kLimit - uses));
-            QVERIFY2(QRegularExpression(QStringLiteral("^\\d+ d \\d+ h$"))
-                             .match(text(KeyTreeModel::TtlColumn))
-                             .hasMatch() ||
+            QVERIFY2(QRegularExpression(QStringLiteral("^\\d+ d \\d+ h$")).match(text(KeyTreeModel::TtlColumn)).hasMatch() ||
                          text(KeyTreeModel::TtlColumn) == QStringLiteral("no expiry"),
                      qPrintable(text(KeyTreeModel::TtlColumn)));
-            QVERIFY2(text(KeyTreeModel::MemoryColumn).endsWith(QLatin1Char('B')),
-                     qPrintable(text(KeyTreeModel::MemoryColumn)));
+            QVERIFY2(text(KeyTreeModel::MemoryColumn).endsWith(QLatin1Char('B')), qPrintable(text(KeyTreeModel::MemoryColumn)));
             ++checked;
         }
         QVERIFY2(checked >= 10, qPrintable(QString::number(checked)));
@@ -219,8 +209,7 @@ void TestKeyBrowser::mixedKeyspace()
     browser.view()->expand(others);
     browser.view()->scrollTo(m->index(0, 0, others), QAbstractItemView::PositionAtTop);
     QTRY_VERIFY_WITH_TIMEOUT(browser.isSettled(), 15000);
-    QCOMPARE(m->index(0, KeyTreeModel::AlgorithmColumn, others).data().toString(),
-             QStringLiteral("string"));
+    QCOMPARE(m->index(0, KeyTreeModel::AlgorithmColumn, others).data().toString(), QStringLiteral("string"));
     QCOMPARE(m->index(0, KeyTreeModel::UsageColumn, others).data().toString(), QString());
 }
 
@@ -229,8 +218,7 @@ void TestKeyBrowser::filter()
     RedisClient client(m_mixed.options());
     client.open();
     KeyBrowser browser;
-    QAbstractItemModelTester tester(browser.model(),
-                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     browser.show();
     QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
     browser.setClient(&client, "ratescope:", ":");
@@ -240,8 +228,7 @@ void TestKeyBrowser::filter()
     QCOMPARE(browser.matchPattern(), QByteArray("t:gcra:*"));
     QVERIFY(finished.wait(60000));
     QCOMPARE(browser.model()->keyCount(), kPerAlgorithm);
-    QVERIFY2(browser.progressText().contains(QStringLiteral("matching t:gcra:*")),
-             qPrintable(browser.progressText()));
+    QVERIFY2(browser.progressText().contains(QStringLiteral("matching t:gcra:*")), qPrintable(browser.progressText()));
 
     // Plain text matches keys that contain it: c19, c190..c199, c1900..c1999 in each group.
     browser.setFilter(QStringLiteral("c19"));
@@ -262,10 +249,8 @@ void TestKeyBrowser::startLarge()
     Connection c(m_large.options());
     std::vector<Command> batch;
     for (int i = 0; i < kLargeKeys; ++i) {
-        batch.push_back({"SET",
-                         "svc" + QByteArray::number(i % 50) + ":tenant" +
-                             QByteArray::number(i % 400) + ":user" + QByteArray::number(i),
-                         "1"});
+        batch.push_back(
+            {"SET", "svc" + QByteArray::number(i % 50) + ":tenant" + QByteArray::number(i % 400) + ":user" + QByteArray::number(i), "1"});
         if (batch.size() == 10000) {
             c.pipeline(batch);
             batch.clear();
@@ -329,8 +314,7 @@ void TestKeyBrowser::guiNeverStallsOn200000Keys()
     const qint64 elapsed = clock.elapsed();
     QCOMPARE(browser.model()->keyCount(), 200000);
     qInfo("200,000 keys read in %lld ms; longest GUI-thread stall %lld ms", elapsed, worst);
-    QVERIFY2(worst < 100,
-             qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(worst)));
+    QVERIFY2(worst < 100, qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(worst)));
 }
 
 void TestKeyBrowser::stopKeepsWhatWasFound()
@@ -350,8 +334,7 @@ void TestKeyBrowser::stopKeepsWhatWasFound()
     QTest::qWait(300); // nothing more arrives
     QVERIFY(browser.model()->keyCount() >= listed);
     QVERIFY(browser.model()->keyCount() < 200000);
-    QVERIFY2(browser.progressText().startsWith(QStringLiteral("Stopped")),
-             qPrintable(browser.progressText()));
+    QVERIFY2(browser.progressText().startsWith(QStringLiteral("Stopped")), qPrintable(browser.progressText()));
 }
 
 void TestKeyBrowser::columnsInViewArriveWhileScanning()
@@ -384,8 +367,7 @@ void TestKeyBrowser::columnsInViewArriveWhileScanning()
         });
     });
     connect(m, &QAbstractItemModel::dataChanged, &browser, [&] {
-        if (!events.contains(QStringLiteral("keys in view")) ||
-            events.contains(QStringLiteral("columns")))
+        if (!events.contains(QStringLiteral("keys in view")) || events.contains(QStringLiteral("columns")))
             return;
         const std::vector<quint32> visible = browser.visibleKeyIds();
         if (visible.empty())
@@ -395,26 +377,21 @@ void TestKeyBrowser::columnsInViewArriveWhileScanning()
                 return;
         events << QStringLiteral("columns");
         scannedAtColumns = browser.isScanning() ? browser.scannedCount() : -1;
-        columnAlgorithm = m->indexOfKey(visible.front(), KeyTreeModel::AlgorithmColumn)
-                              .data()
-                              .toString();
+        columnAlgorithm = m->indexOfKey(visible.front(), KeyTreeModel::AlgorithmColumn).data().toString();
     });
-    connect(&browser, &KeyBrowser::scanFinished, &browser,
-            [&] { events << QStringLiteral("scan finished"); });
+    connect(&browser, &KeyBrowser::scanFinished, &browser, [&] { events << QStringLiteral("scan finished"); });
     browser.setClient(&client, "ratescope:", ":");
     QTRY_VERIFY_WITH_TIMEOUT(events.contains(QStringLiteral("scan finished")), 60000);
     QVERIFY2(browser.problemText().isEmpty(), qPrintable(browser.problemText()));
     QCOMPARE(m->keyCount(), kLargeKeys);
     // The columns came while the scan was still running, far from its end: they did not wait
     // for the pages behind them.
-    QVERIFY2(events == (QStringList{QStringLiteral("keys in view"), QStringLiteral("columns"),
-                                    QStringLiteral("scan finished")}),
+    QVERIFY2(events == (QStringList{QStringLiteral("keys in view"), QStringLiteral("columns"), QStringLiteral("scan finished")}),
              qPrintable(events.join(QStringLiteral(", "))));
     QVERIFY2(scannedAtColumns > 0 && scannedAtColumns < kLargeKeys / 2,
              qPrintable(QStringLiteral("%1 keys scanned when the columns came").arg(scannedAtColumns)));
     QCOMPARE(columnAlgorithm, QStringLiteral("string"));
-    qInfo("the rows in view had their columns after %lld of %d keys were scanned",
-          scannedAtColumns, kLargeKeys);
+    qInfo("the rows in view had their columns after %lld of %d keys were scanned", scannedAtColumns, kLargeKeys);
 }
 
 void TestKeyBrowser::pinKeysToMonitor()
@@ -437,19 +414,16 @@ void TestKeyBrowser::pinKeysToMonitor()
     browser.view()->expand(t);
     browser.view()->expand(gcra);
     browser.view()->scrollTo(m->index(0, 0, gcra), QAbstractItemView::PositionAtTop);
-    const QModelIndex k0 = m->index(0, 0, gcra), k1 = m->index(1, 0, gcra),
-                      k2 = m->index(2, 0, gcra), k3 = m->index(3, 0, gcra);
+    const QModelIndex k0 = m->index(0, 0, gcra), k1 = m->index(1, 0, gcra), k2 = m->index(2, 0, gcra), k3 = m->index(3, 0, gcra);
     auto keyOf = [](const QModelIndex &i) { return i.data(KeyTreeModel::KeyRole).toByteArray(); };
     QCOMPARE(keyOf(k0), QByteArray("t:gcra:c0"));
 
     // One key row: pinned alone. (A menu deletes itself when it closes.)
     QPointer<QMenu> menu = openContextMenu(browser, k1);
     QVERIFY(menu);
-    QCOMPARE(actionTexts(menu), (QStringList{QStringLiteral("Open"), QStringLiteral("Pin to monitor"),
-                                             QStringLiteral("Burst…"), QStringLiteral("Change this key's limit…"),
-                                             QStringLiteral("Edit its policy…"), QStringLiteral("What if…"),
-                                             QStringLiteral("Reset…"),
-                                             QStringLiteral("Copy name")}));
+    QCOMPARE(actionTexts(menu), (QStringList{QStringLiteral("Open"), QStringLiteral("Pin to monitor"), QStringLiteral("Burst…"),
+                                             QStringLiteral("Change this key's limit…"), QStringLiteral("Edit its policy…"),
+                                             QStringLiteral("What if…"), QStringLiteral("Reset…"), QStringLiteral("Copy name")}));
     actionNamed(menu, QStringLiteral("Pin to monitor"))->trigger();
     QCOMPARE(pinned.size(), 1);
     QCOMPARE(pinned.takeFirst().at(0).toByteArray(), keyOf(k1));
@@ -575,7 +549,7 @@ void TestKeyBrowser::contextMenuFollowsItsGroupDuringScan()
         if (!name.isEmpty() || m->rowCount() <= kRow)
             return;
         name = m->index(kRow, 0).data().toString().section(QLatin1Char(' '), 0, 0); // "user123"
-        QTimer::singleShot(0, &browser, [&] { // not from inside the model's signal
+        QTimer::singleShot(0, &browser, [&] {                                       // not from inside the model's signal
             scanningAtMenu = browser.isScanning();
             menu = openContextMenu(browser, m->index(kRow, 0));
         });

@@ -27,7 +27,8 @@ private slots:
         QTest::newRow("tab cr bell backspace") << QByteArray("\t\r\a\b") << QStringLiteral("\"\\t\\r\\a\\b\"") << false;
         QTest::newRow("del") << QByteArray("a\x7f") << QStringLiteral("\"a\\x7f\"") << false;
         QTest::newRow("C1 control") << QByteArray("a\xc2\x85") << QStringLiteral("\"a\\xc2\\x85\"") << false;
-        QTest::newRow("bidi override") << QByteArray("user\xe2\x80\xaegnp.exe") << QStringLiteral("\"user\\xe2\\x80\\xaegnp.exe\"") << false;
+        QTest::newRow("bidi override") << QByteArray("user\xe2\x80\xaegnp.exe") << QStringLiteral("\"user\\xe2\\x80\\xaegnp.exe\"")
+                                       << false;
         QTest::newRow("truncated sequence") << QByteArray("u:\xc3") << QStringLiteral("\"u:\\xc3\"") << false;
         QTest::newRow("overlong slash") << QByteArray("\xc0\xaf") << QStringLiteral("\"\\xc0\\xaf\"") << false;
         QTest::newRow("surrogate") << QByteArray("\xed\xa0\x80") << QStringLiteral("\"\\xed\\xa0\\x80\"") << false;

@@ -65,8 +65,7 @@ void TestKeyTreeModel::groupsAndCounts()
     KeyTreeModel m;
     QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
     m.clear(":");
-    m.addKeys(
-        {"demo:api:acme", "demo:api:globex", "demo:login:acme", "ratescope:policies", "plain"});
+    m.addKeys({"demo:api:acme", "demo:api:globex", "demo:login:acme", "ratescope:policies", "plain"});
     QCOMPARE(m.keyCount(), 5);
     QCOMPARE(m.rowCount(), 3); // demo, ratescope, plain
     const QModelIndex demo = child(m, {}, QStringLiteral("demo"));
@@ -94,14 +93,10 @@ void TestKeyTreeModel::awkwardNames_data()
 {
     QTest::addColumn<QByteArray>("separator");
     QTest::addColumn<QByteArrayList>("keys");
-    QTest::newRow("empty segments")
-        << QByteArray(":") << QByteArrayList{"a::b", ":a", "a:", "::", ":", "a"};
+    QTest::newRow("empty segments") << QByteArray(":") << QByteArrayList{"a::b", ":a", "a:", "::", ":", "a"};
     QTest::newRow("key equals a group") << QByteArray(":") << QByteArrayList{"a:b", "a:b:c", "a"};
-    QTest::newRow("multi-byte separator")
-        << QByteArray("::") << QByteArrayList{"ns::x::y", "ns::x", "ns:x", "::ns"};
-    QTest::newRow("binary and utf-8")
-        << QByteArray(":")
-        << QByteArrayList{QByteArray("bin:\x00\xff:k", 7), "ü:ñ:ß", "sp ace:ta\tb"};
+    QTest::newRow("multi-byte separator") << QByteArray("::") << QByteArrayList{"ns::x::y", "ns::x", "ns:x", "::ns"};
+    QTest::newRow("binary and utf-8") << QByteArray(":") << QByteArrayList{QByteArray("bin:\x00\xff:k", 7), "ü:ñ:ß", "sp ace:ta\tb"};
     QTest::newRow("no separator in keys") << QByteArray("/") << QByteArrayList{"a:b", "c:d"};
 }
 
@@ -236,8 +231,7 @@ void TestKeyTreeModel::lazyColumns()
     QVERIFY(id != KeyTreeModel::kNoKey);
     QCOMPARE(m.keyId(api), KeyTreeModel::kNoKey);
     QCOMPARE(m.indexOfKey(id), acme);
-    QCOMPARE(acme.siblingAtColumn(KeyTreeModel::AlgorithmColumn).data().toString(),
-             QStringLiteral("…"));
+    QCOMPARE(acme.siblingAtColumn(KeyTreeModel::AlgorithmColumn).data().toString(), QStringLiteral("…"));
 
     // Claimed once: a second look while it is being read asks for nothing.
     QCOMPARE(m.claimStale({id}, 2000), std::vector<quint32>{id});
@@ -263,10 +257,7 @@ void TestKeyTreeModel::lazyColumns()
     QCOMPARE(text(KeyTreeModel::RemainingColumn), QStringLiteral("0 · retry in 4.2 s"));
     QCOMPARE(text(KeyTreeModel::TtlColumn), QStringLiteral("1 m 01 s"));
     QCOMPARE(text(KeyTreeModel::MemoryColumn), QStringLiteral("1.5 KiB"));
-    QCOMPARE(acme.siblingAtColumn(KeyTreeModel::UsageColumn)
-                 .data(KeyTreeModel::UsageFractionRole)
-                 .toDouble(),
-             1.0);
+    QCOMPARE(acme.siblingAtColumn(KeyTreeModel::UsageColumn).data(KeyTreeModel::UsageFractionRole).toDouble(), 1.0);
     QVERIFY(acme.data(Qt::ToolTipRole).toString().contains(QStringLiteral("policy api")));
     // Fresh now; stale after its age.
     QVERIFY(m.claimStale({id}, 2000).empty());
@@ -284,12 +275,10 @@ void TestKeyTreeModel::lazyColumns()
     orphan.kind.format = KeyFormat::FixedWindow;
     m.claimStale({globex}, 0);
     m.setDetails({globex}, {plain});
-    QCOMPARE(m.index(1, KeyTreeModel::AlgorithmColumn, api).data().toString(),
-             QStringLiteral("string"));
+    QCOMPARE(m.index(1, KeyTreeModel::AlgorithmColumn, api).data().toString(), QStringLiteral("string"));
     m.claimStale({globex}, 0);
     m.setDetails({globex}, {orphan});
-    QCOMPARE(m.index(1, KeyTreeModel::UsageColumn, api).data().toString(),
-             QStringLiteral("no policy"));
+    QCOMPARE(m.index(1, KeyTreeModel::UsageColumn, api).data().toString(), QStringLiteral("no policy"));
 }
 
 void TestKeyTreeModel::trimDetailsKeepsVisible()
@@ -320,8 +309,7 @@ void TestKeyTreeModel::memoryPerKey()
     QByteArrayList page;
     const int n = 200000;
     for (int i = 0; i < n; ++i) {
-        page << "rl:svc" + QByteArray::number(i % 10) + ":tenant" + QByteArray::number(i % 100) +
-                    ":user" + QByteArray::number(i);
+        page << "rl:svc" + QByteArray::number(i % 10) + ":tenant" + QByteArray::number(i % 100) + ":user" + QByteArray::number(i);
         if (page.size() == 5000) {
             m.addKeys(page);
             page.clear();
@@ -344,10 +332,8 @@ void TestKeyTreeModel::policyTableUnderTester()
     p.version = 3;
     m.setPolicies({p, p});
     QCOMPARE(m.rowCount(), 2);
-    QCOMPARE(m.index(0, PolicyTableModel::LimitColumn).data().toString(),
-             QStringLiteral("30 per 10 s"));
-    QCOMPARE(m.index(0, PolicyTableModel::AlgorithmColumn).data().toString(),
-             QStringLiteral("gcra"));
+    QCOMPARE(m.index(0, PolicyTableModel::LimitColumn).data().toString(), QStringLiteral("30 per 10 s"));
+    QCOMPARE(m.index(0, PolicyTableModel::AlgorithmColumn).data().toString(), QStringLiteral("gcra"));
     m.setPolicies({});
     QCOMPARE(m.rowCount(), 0);
 }
@@ -370,10 +356,8 @@ void TestKeyTreeModel::formats_data()
     QTest::newRow("no expiry") << formatTtl(-1) << QStringLiteral("no expiry");
     QTest::newRow("gone") << formatTtl(-2) << QStringLiteral("gone");
     QTest::newRow("not known") << formatTtl(-3) << QStringLiteral("?");
-    QTest::newRow("limit") << formatLimit({Algorithm::SlidingLog, 60, 10000000, 1})
-                           << QStringLiteral("60 per 10 s");
-    QTest::newRow("limit cost") << formatLimit({Algorithm::Gcra, 1200, 60000000, 2})
-                                << QStringLiteral("1,200 per 1 m (cost 2)");
+    QTest::newRow("limit") << formatLimit({Algorithm::SlidingLog, 60, 10000000, 1}) << QStringLiteral("60 per 10 s");
+    QTest::newRow("limit cost") << formatLimit({Algorithm::Gcra, 1200, 60000000, 2}) << QStringLiteral("1,200 per 1 m (cost 2)");
     QTest::newRow("rtt") << formatRoundTrip(0.214) << QStringLiteral("0.21 ms");
 }
 

@@ -38,7 +38,11 @@ QString toString(const Decision &d)
 {
     return QStringLiteral("%1 limit=%2 used=%3 remaining=%4 retry_after_us=%5 reset_after_us=%6")
         .arg(d.allowed ? QStringLiteral("allowed") : QStringLiteral("denied"))
-        .arg(d.limit).arg(d.used).arg(d.remaining).arg(d.retryAfterUs).arg(d.resetAfterUs);
+        .arg(d.limit)
+        .arg(d.used)
+        .arg(d.remaining)
+        .arg(d.retryAfterUs)
+        .arg(d.resetAfterUs);
 }
 
 Decision fromModel(const reference::Decision &d)
@@ -258,9 +262,9 @@ void TestLimiter::matchesReferenceModel_data()
     };
     // Windows stay >= 10 s: the keys' expiry runs on the server's real clock while these
     // tests move an explicit clock, and the replay must finish before a key could expire.
-    const Params params[] = {{5, 10 * kSecond}, {100, 60 * kSecond}, {7, 10 * kSecond + 3},
-                             {1000, 3600 * kSecond}, {1000000, 366LL * 86400 * kSecond}, {1, 10 * kSecond},
-                             {333, 17 * kSecond + 1}};
+    const Params params[] = {
+        {5, 10 * kSecond}, {100, 60 * kSecond},    {7, 10 * kSecond + 3}, {1000, 3600 * kSecond}, {1000000, 366LL * 86400 * kSecond},
+        {1, 10 * kSecond}, {333, 17 * kSecond + 1}};
     for (Algorithm a : kAllAlgorithms)
         for (const Params &p : params)
             QTest::addRow("%s L=%lld W=%lld", qPrintable(algorithmName(a)), p.limit, p.window) << a << p.limit << p.window;
@@ -331,9 +335,12 @@ void TestLimiter::matchesReferenceModel()
                 QFAIL(qPrintable(QStringLiteral("step %1: %2").arg(first + j).arg(replies[j].text())));
             const Decision actual = Decision::fromReply(replies[j]);
             if (actual != expected)
-                QFAIL(qPrintable(QStringLiteral("step %1 (now=t0+%2us cost=%3 %4): script %5, model %6")
-                                     .arg(first + j).arg(s.now - kT0).arg(s.cost)
-                                     .arg(s.peek ? QStringLiteral("peek") : QStringLiteral("check"), toString(actual), toString(expected))));
+                QFAIL(
+                    qPrintable(QStringLiteral("step %1 (now=t0+%2us cost=%3 %4): script %5, model %6")
+                                   .arg(first + j)
+                                   .arg(s.now - kT0)
+                                   .arg(s.cost)
+                                   .arg(s.peek ? QStringLiteral("peek") : QStringLiteral("check"), toString(actual), toString(expected))));
         }
     }
 }
@@ -356,7 +363,8 @@ void TestLimiter::concurrentDecisionsAdmitExactlyTheLimit()
                     std::vector<Command> batch;
                     // Every thread on the same explicit instant: no refill can blur the count.
                     for (int i = 0; i < 16; ++i)
-                        batch.push_back(script.command(key, Limiter::arguments(key, spec, kT0 + t, false), false, LimiterScript::callsOn(c)));
+                        batch.push_back(
+                            script.command(key, Limiter::arguments(key, spec, kT0 + t, false), false, LimiterScript::callsOn(c)));
                     for (const Reply &r : c.pipeline(batch))
                         allowed += Decision::fromReply(r).allowed ? 1 : 0;
                 }
@@ -408,7 +416,7 @@ void TestLimiter::slidingLogStoresOneMemberPerRequest()
     QVERIFY(check("log", Algorithm::SlidingLog, 100, w, kT0, 1).allowed);
     for (int i = 0; i < 50; ++i)
         check("log", Algorithm::SlidingLog, 100, w, kT0 + 1, 1); // many in one microsecond
-    QCOMPARE(m_conn->command({"ZCARD", "log"}).integer(), 52); // not 91: one member per request
+    QCOMPARE(m_conn->command({"ZCARD", "log"}).integer(), 52);   // not 91: one member per request
     const Decision d = peek("log", Algorithm::SlidingLog, 100, w, kT0 + 1);
     QCOMPARE(d.used, 92); // peek answers as check would: 91 in the window, plus this request
     // Members are short and unique: at most a few characters for these tickets.
@@ -467,7 +475,7 @@ void TestLimiter::noscriptIsRecoveredOnce()
     // The script is reloaded and run once: the request is counted once, not twice.
     QCOMPARE(limiter.check("ns", spec, kT0).used, 2);
     m_conn->command({"SCRIPT", "FLUSH"});
-    Connection reader(readerOptions()); // may not SCRIPT LOAD: EVAL_RO it is
+    Connection reader(readerOptions());                      // may not SCRIPT LOAD: EVAL_RO it is
     QCOMPARE(Limiter(reader).peek("ns", spec, kT0).used, 3); // 2 counted, plus the one asked about
     QCOMPARE(Limiter(*m_conn).peek("ns", spec, kT0).used, 3);
 }
@@ -495,9 +503,9 @@ void TestLimiter::wrongTypeChangesNothing()
         }
         QCOMPARE(m_conn->command({"DUMP", key}).bytes(), before);
     }
-    const CliResult r = runCli(cliBase() + QStringList{QStringLiteral("check"), QStringLiteral("s"), QStringLiteral("--algo"),
-                                                       algorithmName(algorithm), QStringLiteral("--limit"), QStringLiteral("5"),
-                                                       QStringLiteral("--window"), QStringLiteral("10s")});
+    const CliResult r =
+        runCli(cliBase() + QStringList{QStringLiteral("check"), QStringLiteral("s"), QStringLiteral("--algo"), algorithmName(algorithm),
+                                       QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("10s")});
     QCOMPARE(r.exitCode, 2);
     QVERIFY(r.err.contains("WRONGTYPE"));
     QCOMPARE(m_conn->command({"GET", "s"}).text(), QStringLiteral("customer-42"));
@@ -515,8 +523,9 @@ void TestLimiter::wrongTypeIsReportedWithTheTypeFound()
     else
         m_conn->command({"ZADD", key, QByteArray::number(kT0), "11"}); // a sliding log
     const QByteArray before = m_conn->command({"DUMP", key}).bytes();
-    const QString expected = QStringLiteral("WRONGTYPE key 'other' holds a %1, %2 needs a %3")
-                                 .arg(log ? QStringLiteral("hash") : QStringLiteral("zset"), algorithmName(algorithm), storageType(algorithm));
+    const QString expected =
+        QStringLiteral("WRONGTYPE key 'other' holds a %1, %2 needs a %3")
+            .arg(log ? QStringLiteral("hash") : QStringLiteral("zset"), algorithmName(algorithm), storageType(algorithm));
     for (bool isPeek : {false, true}) {
         try {
             if (isPeek)
@@ -565,7 +574,8 @@ void TestLimiter::foreignStateChangesNothing()
         expectError("h", a, kT0, QStringLiteral("ERR ratescope: key 'h' is not a ratescope ") + what);
     // One field of ours, the next one not.
     m_conn->command({"HSET", "h2", "w", "1"});
-    expectError("h2", Algorithm::FixedWindow, kT0, QStringLiteral("ERR ratescope: key 'h2' is not a ratescope fixed window (field n is missing)"));
+    expectError("h2", Algorithm::FixedWindow, kT0,
+                QStringLiteral("ERR ratescope: key 'h2' is not a ratescope fixed window (field n is missing)"));
 
     const QString notALog = QStringLiteral("ERR ratescope: key 'z' is not a ratescope sliding log");
     // Every entry long expired: still not ours, so not pruned and taken over.
@@ -574,8 +584,8 @@ void TestLimiter::foreignStateChangesNothing()
     // Our newest entry, an expired first one, and a live one between that is not ours: the
     // expired entry stays (the prune comes after every read).
     m_conn->command({"DEL", "z"});
-    m_conn->command({"ZADD", "z", QByteArray::number(kT0 - 2 * w), "13", QByteArray::number(kT0 - kSecond), "bob",
-                     QByteArray::number(kT0), "14"});
+    m_conn->command(
+        {"ZADD", "z", QByteArray::number(kT0 - 2 * w), "13", QByteArray::number(kT0 - kSecond), "bob", QByteArray::number(kT0), "14"});
     m_conn->command({"PEXPIRE", "z", "600000"});
     expectError("z", Algorithm::SlidingLog, kT0, notALog);
     // The same with that entry first.
@@ -602,8 +612,8 @@ void TestLimiter::hotPathCommands()
         for (auto it = re.globalMatch(info); it.hasNext();) {
             const auto m = it.next();
             const QString name = m.captured(1);
-            static const QStringList callers = {QStringLiteral("config"), QStringLiteral("info"), QStringLiteral("evalsha"),
-                                                QStringLiteral("fcall"), QStringLiteral("function"), QStringLiteral("script")};
+            static const QStringList callers = {QStringLiteral("config"), QStringLiteral("info"),     QStringLiteral("evalsha"),
+                                                QStringLiteral("fcall"),  QStringLiteral("function"), QStringLiteral("script")};
             if (std::none_of(callers.begin(), callers.end(), [&](const QString &c) { return name.startsWith(c); }))
                 calls.insert(name, m.captured(2).toLongLong());
         }
@@ -627,7 +637,10 @@ void TestLimiter::hotPathCommands()
     // read but the newest entry, resp. the fields and whether the key exists).
     const LimitSpec spec{algorithm, 1, 3600 * kSecond, 1};
     QCOMPARE(commandsOf([&] { QVERIFY(Limiter(*m_conn).check("hot2", spec).allowed); }),
-             (Calls{{QStringLiteral("time"), 1}, {read, 1}, {log ? QStringLiteral("zadd") : QStringLiteral("exists"), 1}, {write, 1},
+             (Calls{{QStringLiteral("time"), 1},
+                    {read, 1},
+                    {log ? QStringLiteral("zadd") : QStringLiteral("exists"), 1},
+                    {write, 1},
                     {QStringLiteral("pexpire"), 1}}));
     bool allowed = false;
     const Calls calls = commandsOf([&] { allowed = Limiter(*m_conn).check("hot2", spec).allowed; });
@@ -644,15 +657,15 @@ void TestLimiter::scriptsValidateBeforeWriting_data()
     QTest::addColumn<Algorithm>("algorithm");
     QTest::addColumn<QList<QByteArray>>("argv");
     const QList<QList<QByteArray>> bad = {
-        {"0", "1000000", "1", "", "check"},               // limit 0
-        {"1000000000001", "1000000", "1", "", "check"},   // limit above 10^12
-        {"abc", "1000000", "1", "", "check"},             // limit not a number
-        {"5", "999", "1", "", "check"},                   // window under 1 ms
-        {"5", "31622400000001", "1", "", "check"},        // window over 366 days
-        {"5", "1000000", "0", "", "check"},               // cost 0
-        {"5", "1000000", "6", "", "check"},               // cost above the limit
-        {"5", "1000000", "1.5", "", "check"},             // fractional cost
-        {"5", "1000000", "1", "-1", "check"},             // negative now
+        {"0", "1000000", "1", "", "check"},             // limit 0
+        {"1000000000001", "1000000", "1", "", "check"}, // limit above 10^12
+        {"abc", "1000000", "1", "", "check"},           // limit not a number
+        {"5", "999", "1", "", "check"},                 // window under 1 ms
+        {"5", "31622400000001", "1", "", "check"},      // window over 366 days
+        {"5", "1000000", "0", "", "check"},             // cost 0
+        {"5", "1000000", "6", "", "check"},             // cost above the limit
+        {"5", "1000000", "1.5", "", "check"},           // fractional cost
+        {"5", "1000000", "1", "-1", "check"},           // negative now
     };
     for (Algorithm a : kAllAlgorithms)
         for (int i = 0; i < bad.size(); ++i)
@@ -677,18 +690,25 @@ void TestLimiter::cliValidation_data()
     QTest::addColumn<QStringList>("args");
     const QString a = QStringLiteral("--algo"), l = QStringLiteral("--limit"), w = QStringLiteral("--window"), c = QStringLiteral("--cost");
     const QString check = QStringLiteral("check"), key = QStringLiteral("cli:key");
-    QTest::newRow("unknown algorithm") << QStringList{check, key, a, QStringLiteral("leaky"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
+    QTest::newRow("unknown algorithm") << QStringList{
+        check, key, a, QStringLiteral("leaky"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
     QTest::newRow("missing limit") << QStringList{check, key, a, QStringLiteral("gcra"), w, QStringLiteral("1s")};
     QTest::newRow("limit 0") << QStringList{check, key, a, QStringLiteral("gcra"), l, QStringLiteral("0"), w, QStringLiteral("1s")};
-    QTest::newRow("limit not a number") << QStringList{check, key, a, QStringLiteral("gcra"), l, QStringLiteral("lots"), w, QStringLiteral("1s")};
-    QTest::newRow("window too short") << QStringList{check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("500us")};
-    QTest::newRow("window too long") << QStringList{check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("367d")};
+    QTest::newRow("limit not a number") << QStringList{
+        check, key, a, QStringLiteral("gcra"), l, QStringLiteral("lots"), w, QStringLiteral("1s")};
+    QTest::newRow("window too short") << QStringList{
+        check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("500us")};
+    QTest::newRow("window too long") << QStringList{
+        check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("367d")};
     QTest::newRow("bad duration") << QStringList{check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("soon")};
-    QTest::newRow("cost above limit") << QStringList{check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), c, QStringLiteral("6")};
-    QTest::newRow("cost 0") << QStringList{check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), c, QStringLiteral("0")};
+    QTest::newRow("cost above limit") << QStringList{
+        check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), c, QStringLiteral("6")};
+    QTest::newRow("cost 0") << QStringList{
+        check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), c, QStringLiteral("0")};
     QTest::newRow("empty key") << QStringList{check, QString(), a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
     QTest::newRow("no key") << QStringList{check, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
-    QTest::newRow("two keys") << QStringList{check, key, QStringLiteral("other"), a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
+    QTest::newRow("two keys") << QStringList{
+        check, key, QStringLiteral("other"), a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
 }
 
 void TestLimiter::cliValidation()
@@ -702,9 +722,9 @@ void TestLimiter::cliValidation()
 
 void TestLimiter::cliCheckAndPeek()
 {
-    const QStringList spec = {QStringLiteral("--algo"), QStringLiteral("fixed-window"), QStringLiteral("--limit"), QStringLiteral("2"),
-                              QStringLiteral("--window"), QStringLiteral("60s"), QStringLiteral("--now-us"), QString::number(kT0 + 15 * kSecond),
-                              QStringLiteral("--json")};
+    const QStringList spec = {QStringLiteral("--algo"),   QStringLiteral("fixed-window"),      QStringLiteral("--limit"),
+                              QStringLiteral("2"),        QStringLiteral("--window"),          QStringLiteral("60s"),
+                              QStringLiteral("--now-us"), QString::number(kT0 + 15 * kSecond), QStringLiteral("--json")};
     auto run = [&](const QString &verb) {
         const CliResult r = runCli(cliBase() + QStringList{verb, QStringLiteral("cli:fw")} + spec);
         [&] { QCOMPARE(r.exitCode, 0); }();

@@ -53,8 +53,7 @@ void TestRedisClient::workOnWorkerAnswerOnGuiThread()
     client.open();
     QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
     QVERIFY(client.status());
-    QVERIFY(client.status()->info.version.startsWith(QLatin1Char('7')) ||
-            !client.status()->info.version.isEmpty());
+    QVERIFY(client.status()->info.version.startsWith(QLatin1Char('7')) || !client.status()->info.version.isEmpty());
     QVERIFY(client.status()->roundTripMs >= 0);
 
     QObject owner;
@@ -96,8 +95,7 @@ void TestRedisClient::ownerGoneSkipsWorkAndDropsAnswers()
     int answered = 0;
     for (int i = 0; i < 2; ++i)
         client.request(
-            owner, [&ran](Connection &) { return ++ran; },
-            [&answered](const Outcome<int> &) { ++answered; });
+            owner, [&ran](Connection &) { return ++ran; }, [&answered](const Outcome<int> &) { ++answered; });
     delete owner;
     QTRY_VERIFY_WITH_TIMEOUT(blockerDone, 5000);
     QTest::qWait(100);
@@ -139,14 +137,12 @@ void TestRedisClient::cancelDropsQueuedWork()
         },
         [](const Outcome<int> &) {});
     client.request(
-        &owner, [&ran](Connection &) { return ++ran; },
-        [&answered](const Outcome<int> &) { ++answered; });
+        &owner, [&ran](Connection &) { return ++ran; }, [&answered](const Outcome<int> &) { ++answered; });
     client.cancel(&owner);
     // The owner still works for new requests.
     bool after = false;
     client.request(
-        &owner, [](Connection &) { return 1; },
-        [&after](const Outcome<int> &o) { after = o.ok(); });
+        &owner, [](Connection &) { return 1; }, [&after](const Outcome<int> &o) { after = o.ok(); });
     QTRY_VERIFY_WITH_TIMEOUT(after, 5000);
     QCOMPARE(ran.load(), 0);
     QCOMPARE(answered, 0);
@@ -170,8 +166,7 @@ void TestRedisClient::serverErrorsAreAnswers()
         });
     QTRY_VERIFY_WITH_TIMEOUT(failure.has_value(), 5000);
     QCOMPARE(failure->kind, Failure::Kind::Reply);
-    QVERIFY2(failure->message.startsWith(QStringLiteral("ERR wrong number of arguments")),
-             qPrintable(failure->message));
+    QVERIFY2(failure->message.startsWith(QStringLiteral("ERR wrong number of arguments")), qPrintable(failure->message));
     QCOMPARE(client.state(),
              RedisClient::State::Connected); // an error reply is not a lost connection
 }
@@ -187,8 +182,7 @@ void TestRedisClient::wrongPasswordFailsForGood()
     RedisClient client(options);
     client.open();
     QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Failed, 10000);
-    QVERIFY2(client.lastError().contains(QStringLiteral("WRONGPASS")),
-             qPrintable(client.lastError()));
+    QVERIFY2(client.lastError().contains(QStringLiteral("WRONGPASS")), qPrintable(client.lastError()));
     QVERIFY(!client.lastError().contains(QStringLiteral("wrong-password")));
     QCOMPARE(client.secondsUntilRetry(), 0); // no retry storm against a refusal
 }
@@ -380,8 +374,7 @@ void TestRedisClient::backgroundWorkSeesInteractiveWaiting()
     QTRY_COMPARE_WITH_TIMEOUT(log.ran().size(), 3, 5000);
     QVERIFY(yielded); // the loop ended because the read was waiting, not at its bound
     QVERIFY(calls.load() < 20000);
-    QCOMPARE(log.ran(), (QStringList{QStringLiteral("background"), QStringLiteral("interactive"),
-                                     QStringLiteral("next background")}));
+    QCOMPARE(log.ran(), (QStringList{QStringLiteral("background"), QStringLiteral("interactive"), QStringLiteral("next background")}));
 }
 
 void TestRedisClient::ownerOrderAcrossLanes()
@@ -395,8 +388,7 @@ void TestRedisClient::ownerOrderAcrossLanes()
     // order the work ran.
     QObject gateOwner, a, b;
     Gate gate;
-    client.request(&gateOwner, RedisClient::Lane::Background, gate.work(),
-                   [](const Outcome<int> &) {});
+    client.request(&gateOwner, RedisClient::Lane::Background, gate.work(), [](const Outcome<int> &) {});
     QTRY_VERIFY_WITH_TIMEOUT(gate.holding.load(), 5000);
     RunLog ran;
     QStringList answered;
@@ -408,9 +400,7 @@ void TestRedisClient::ownerOrderAcrossLanes()
                 ran.add(name);
                 return name;
             },
-            [&answered](const Outcome<QString> &o) {
-                answered << (o.ok() ? o.value() : o.failure().message);
-            });
+            [&answered](const Outcome<QString> &o) { answered << (o.ok() ? o.value() : o.failure().message); });
     };
     using L = RedisClient::Lane;
     queue(&a, L::Background, QStringLiteral("a1 background"));
@@ -427,9 +417,7 @@ void TestRedisClient::ownerOrderAcrossLanes()
         QStringLiteral("a1 background"),  // the oldest background work
         QStringLiteral("a2 interactive"), // free now, and interactive first
         QStringLiteral("a3 background"),  // a4 waits for it; b3 waits for b2, queued later
-        QStringLiteral("a4 interactive"),
-        QStringLiteral("b2 background"),
-        QStringLiteral("b3 interactive"),
+        QStringLiteral("a4 interactive"), QStringLiteral("b2 background"), QStringLiteral("b3 interactive"),
     };
     QCOMPARE(ran.ran(), expected);
     QCOMPARE(answered, expected);
@@ -444,16 +432,14 @@ void TestRedisClient::cancelAndOwnerGoneInBothLanes()
     QObject gateOwner, cancelled;
     auto *gone = new QObject;
     Gate gate;
-    client.request(&gateOwner, RedisClient::Lane::Background, gate.work(),
-                   [](const Outcome<int> &) {});
+    client.request(&gateOwner, RedisClient::Lane::Background, gate.work(), [](const Outcome<int> &) {});
     QTRY_VERIFY_WITH_TIMEOUT(gate.holding.load(), 5000);
     std::atomic<int> ran{0};
     int answered = 0;
     for (QObject *owner : {static_cast<QObject *>(&cancelled), gone})
         for (auto lane : {RedisClient::Lane::Background, RedisClient::Lane::Interactive})
             client.request(
-                owner, lane, [&ran](Connection &) { return ++ran; },
-                [&answered](const Outcome<int> &) { ++answered; });
+                owner, lane, [&ran](Connection &) { return ++ran; }, [&answered](const Outcome<int> &) { ++answered; });
     client.cancel(&cancelled);
     delete gone;
     // The cancelled owner still works afterwards, in either lane, and in order.

@@ -502,8 +502,9 @@ void TestResetDialog::metadataNeverOffered()
         QVERIFY(waitStage(dialog, Stage::Preview));
         QVERIFY(dialog.previewedKeys().isEmpty());
         QCOMPARE(dialog.heading(), QStringLiteral("Nothing to reset"));
-        QCOMPARE(labelText(dialog, "subheading"),
-                 QStringLiteral("Only Ratescope's own keys were found for keys matching ratescope:*, and those are never reset from here."));
+        QCOMPARE(
+            labelText(dialog, "subheading"),
+            QStringLiteral("Only Ratescope's own keys were found for keys matching ratescope:*, and those are never reset from here."));
         QVERIFY(!button(dialog, "resetButton")->isEnabled());
     }
     {

@@ -48,9 +48,10 @@ void TestSentinel_::decisionsSurviveFailover()
     // A fresh connection, and the CLI, find the new master too.
     Connection fresh(ConnectionOptions::fromUrl(setup.url()));
     QCOMPARE(Limiter(fresh).check("fo:key", kSpec, kT0 + 7).used, 7);
-    const CliResult r = runCli({QStringLiteral("--url"), setup.url(), QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("fo:key"),
-                                QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("100"),
-                                QStringLiteral("--window"), QStringLiteral("1h"), QStringLiteral("--now-us"), QString::number(kT0 + 8)});
+    const CliResult r =
+        runCli({QStringLiteral("--url"), setup.url(), QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("fo:key"),
+                QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("100"),
+                QStringLiteral("--window"), QStringLiteral("1h"), QStringLiteral("--now-us"), QString::number(kT0 + 8)});
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("used")).toInt(), 8);
 }
@@ -60,14 +61,16 @@ void TestSentinel_::sentinelAuthAndDeadSentinels()
     TestSentinel setup(QStringLiteral("s3ntinel"));
     // The first sentinel listed is dead: it is skipped.
     const quint16 dead = freeLoopbackPort();
-    const QString url = QStringLiteral("redis-sentinel://127.0.0.1:%1,127.0.0.1:%2/mymaster?sentinel_password=s3ntinel").arg(dead).arg(setup.sentinel().port());
+    const QString url = QStringLiteral("redis-sentinel://127.0.0.1:%1,127.0.0.1:%2/mymaster?sentinel_password=s3ntinel")
+                            .arg(dead)
+                            .arg(setup.sentinel().port());
     Connection c(ConnectionOptions::fromUrl(url));
     QCOMPARE(Limiter(c).check("auth:key", kSpec, kT0).used, 1);
     // A wrong sentinel password, or none: refused credentials (not "unreachable", so the
     // console asks again instead of retrying), without the password in the message.
     for (const QString &query : {QStringLiteral("?sentinel_password=Wr0ng"), QString()}) {
-        Connection wrong(ConnectionOptions::fromUrl(
-            QStringLiteral("redis-sentinel://127.0.0.1:%1/mymaster%2").arg(setup.sentinel().port()).arg(query)));
+        Connection wrong(
+            ConnectionOptions::fromUrl(QStringLiteral("redis-sentinel://127.0.0.1:%1/mymaster%2").arg(setup.sentinel().port()).arg(query)));
         try {
             wrong.command({"PING"});
             QFAIL("a wrong sentinel password was accepted");
@@ -77,8 +80,10 @@ void TestSentinel_::sentinelAuthAndDeadSentinels()
         }
     }
     // A dead sentinel besides a refusing one: it may be the network, not the password.
-    Connection mixed(ConnectionOptions::fromUrl(
-        QStringLiteral("redis-sentinel://127.0.0.1:%1,127.0.0.1:%2/mymaster?sentinel_password=Wr0ng").arg(dead).arg(setup.sentinel().port())));
+    Connection mixed(
+        ConnectionOptions::fromUrl(QStringLiteral("redis-sentinel://127.0.0.1:%1,127.0.0.1:%2/mymaster?sentinel_password=Wr0ng")
+                                       .arg(dead)
+                                       .arg(setup.sentinel().port())));
     try {
         mixed.command({"PING"});
         QFAIL("a wrong sentinel password was accepted");

@@ -166,16 +166,17 @@ void TestSimulator::replayEqualsOneByOneChecks()
             const Decision expected = limiter.check("direct:" + key, s, keyRows[i].timeUs);
             QCOMPARE(got[i].first, keyRows[i].timeUs);
             if (!(got[i].second == expected))
-                QFAIL(qPrintable(QStringLiteral("%1 request %2 at %3: replay allowed=%4 used=%5 retry=%6, check allowed=%7 used=%8 retry=%9")
-                                     .arg(QString::fromUtf8(key))
-                                     .arg(i)
-                                     .arg(keyRows[i].timeUs)
-                                     .arg(got[i].second.allowed)
-                                     .arg(got[i].second.used)
-                                     .arg(got[i].second.retryAfterUs)
-                                     .arg(expected.allowed)
-                                     .arg(expected.used)
-                                     .arg(expected.retryAfterUs)));
+                QFAIL(
+                    qPrintable(QStringLiteral("%1 request %2 at %3: replay allowed=%4 used=%5 retry=%6, check allowed=%7 used=%8 retry=%9")
+                                   .arg(QString::fromUtf8(key))
+                                   .arg(i)
+                                   .arg(keyRows[i].timeUs)
+                                   .arg(got[i].second.allowed)
+                                   .arg(got[i].second.used)
+                                   .arg(got[i].second.retryAfterUs)
+                                   .arg(expected.allowed)
+                                   .arg(expected.used)
+                                   .arg(expected.retryAfterUs)));
             denied += expected.allowed ? 0 : 1;
         }
     }
@@ -205,9 +206,9 @@ void TestSimulator::cliMatchesCheckNowUs()
     const QString csv = path(QStringLiteral("cli.csv"));
     writeCsv(csv, rows, false);
     const QString decisions = path(QStringLiteral("decisions.csv"));
-    const CliResult sim = runCli({QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), csv, QStringLiteral("--algo"),
-                                  QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("3"), QStringLiteral("--window"),
-                                  QStringLiteral("1s"), QStringLiteral("--decisions"), decisions});
+    const CliResult sim = runCli({QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), csv,
+                                  QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("3"),
+                                  QStringLiteral("--window"), QStringLiteral("1s"), QStringLiteral("--decisions"), decisions});
     QVERIFY2(sim.exitCode == 0, sim.err.constData());
     QFile f(decisions);
     QVERIFY(f.open(QIODevice::ReadOnly));
@@ -217,9 +218,9 @@ void TestSimulator::cliMatchesCheckNowUs()
     qint64 allowed = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
         const CliResult check = runCli({QStringLiteral("--url"), m_inspected.url(), QStringLiteral("--json"), QStringLiteral("check"),
-                                        QStringLiteral("cli:k"), QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"),
-                                        QStringLiteral("3"), QStringLiteral("--window"), QStringLiteral("1s"), QStringLiteral("--now-us"),
-                                        QString::number(rows[i].timeUs), QStringLiteral("--force")});
+                                        QStringLiteral("cli:k"), QStringLiteral("--algo"), QStringLiteral("gcra"),
+                                        QStringLiteral("--limit"), QStringLiteral("3"), QStringLiteral("--window"), QStringLiteral("1s"),
+                                        QStringLiteral("--now-us"), QString::number(rows[i].timeUs), QStringLiteral("--force")});
         QVERIFY2(check.exitCode == 0 || check.exitCode == 1, check.err.constData());
         const QJsonObject d = lastJson(check.out);
         const QList<QByteArray> f = lines[qsizetype(i)].split(',');
@@ -244,10 +245,11 @@ void TestSimulator::compareReportsEverySpec()
             rows.push_back({kT0 + i * 50000, "cmp:" + QByteArray::number(k), 0});
     const QString csv = path(QStringLiteral("cmp.csv"));
     writeCsv(csv, rows);
-    const CliResult r = runCli({QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), csv, QStringLiteral("--algo"),
-                                QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("100"), QStringLiteral("--window"),
-                                QStringLiteral("10s"), QStringLiteral("--compare"), QStringLiteral("sliding-log:20/10s"),
-                                QStringLiteral("--compare"), QStringLiteral("fixed-window:10/1s"), QStringLiteral("--per-key")});
+    const CliResult r =
+        runCli({QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), csv, QStringLiteral("--algo"),
+                QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("100"), QStringLiteral("--window"),
+                QStringLiteral("10s"), QStringLiteral("--compare"), QStringLiteral("sliding-log:20/10s"), QStringLiteral("--compare"),
+                QStringLiteral("fixed-window:10/1s"), QStringLiteral("--per-key")});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QList<QByteArray> lines = r.out.trimmed().split('\n');
     QCOMPARE(lines.size(), 6); // five keys, then the summary
@@ -262,9 +264,8 @@ void TestSimulator::compareReportsEverySpec()
     QCOMPARE(compare[0].toObject().value(QStringLiteral("denied")).toInteger(), 5 * 10); // 30 in 1.5 s, 20 admitted
     QCOMPARE(compare[0].toObject().value(QStringLiteral("keys_denied")).toInteger(), 5);
     // fixed-window 10 per 1 s: the windows [T0, ..) hold 20 and 10 requests → 10 denied per key.
-    const qint64 firstWindowRequests = std::count_if(rows.begin(), rows.begin() + 30, [](const Row &row) {
-        return row.timeUs / kSecond == kT0 / kSecond;
-    });
+    const qint64 firstWindowRequests =
+        std::count_if(rows.begin(), rows.begin() + 30, [](const Row &row) { return row.timeUs / kSecond == kT0 / kSecond; });
     const qint64 expectedFixed = std::max<qint64>(0, firstWindowRequests - 10) + std::max<qint64>(0, 30 - firstWindowRequests - 10);
     QCOMPARE(compare[1].toObject().value(QStringLiteral("denied")).toInteger(), 5 * expectedFixed);
     const QJsonObject perKey = QJsonDocument::fromJson(lines[0]).object();
@@ -274,9 +275,9 @@ void TestSimulator::compareReportsEverySpec()
              kT0 + 20 * 50000);
 
     // The human form says the same.
-    const CliResult h = runCli({QStringLiteral("simulate"), QStringLiteral("--trace"), csv, QStringLiteral("--algo"), QStringLiteral("sliding-log"),
-                                QStringLiteral("--limit"), QStringLiteral("100"), QStringLiteral("--window"), QStringLiteral("10s"),
-                                QStringLiteral("--compare"), QStringLiteral("sliding-log:20/10s")});
+    const CliResult h = runCli({QStringLiteral("simulate"), QStringLiteral("--trace"), csv, QStringLiteral("--algo"),
+                                QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("100"), QStringLiteral("--window"),
+                                QStringLiteral("10s"), QStringLiteral("--compare"), QStringLiteral("sliding-log:20/10s")});
     QVERIFY2(h.exitCode == 0, h.err.constData());
     QVERIFY2(h.out.contains("no key throttled, all 150 requests allowed"), h.out.constData());
     QVERIFY2(h.out.contains("5 of 5 keys throttled, 50 of 150 requests denied"), h.out.constData());
@@ -320,9 +321,9 @@ void TestSimulator::liveLogKeysAreReadOnly()
 
     // The whole replay, through the CLI in read-only mode, leaves the server as it was.
     const CliResult r = runCli({QStringLiteral("--url"), m_inspected.url(), QStringLiteral("--read-only"), QStringLiteral("--json"),
-                                QStringLiteral("simulate"), QStringLiteral("--from-keys"), QStringLiteral("live:*"), QStringLiteral("--algo"),
-                                QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"),
-                                QStringLiteral("1m")});
+                                QStringLiteral("simulate"), QStringLiteral("--from-keys"), QStringLiteral("live:*"),
+                                QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("5"),
+                                QStringLiteral("--window"), QStringLiteral("1m")});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QJsonObject s = lastJson(r.out);
     QCOMPARE(s.value(QStringLiteral("admitted_only")).toBool(), true);
@@ -345,14 +346,17 @@ void TestSimulator::badCsvRowsRunNothing_data()
     QTest::newRow("not a time") << QByteArray("1000,a\n12x,a\n") << none << QStringLiteral("line 2:");
     QTest::newRow("padded time") << QByteArray("1000,a\n 1001 x,a\n") << none << QStringLiteral("line 2:");
     QTest::newRow("too many fields") << QByteArray("1000,a,1,9\n") << none << QStringLiteral("line 1:");
-    QTest::newRow("cost above limit") << QByteArray("1000,a,1\n2000,b,11\n") << none << QStringLiteral("line 2: cost 11 is above the limit 10");
-    QTest::newRow("cost above a compared limit") << QByteArray("1000,a,1\n2000,b,6\n") << QStringList{QStringLiteral("--compare"), QStringLiteral("gcra:5/1s")}
-                                                 << QStringLiteral("line 2: cost 6 is above the limit 5");
+    QTest::newRow("cost above limit") << QByteArray("1000,a,1\n2000,b,11\n") << none
+                                      << QStringLiteral("line 2: cost 11 is above the limit 10");
+    QTest::newRow("cost above a compared limit")
+        << QByteArray("1000,a,1\n2000,b,6\n") << QStringList{QStringLiteral("--compare"), QStringLiteral("gcra:5/1s")}
+        << QStringLiteral("line 2: cost 6 is above the limit 5");
     QTest::newRow("zero cost") << QByteArray("1000,a,0\n") << none << QStringLiteral("line 1: the cost must be");
     QTest::newRow("unclosed quote") << QByteArray("1000,a\n2000,\"b\n") << none << QStringLiteral("line 2: a quoted field is not closed");
     QTest::newRow("unknown unit") << QByteArray("1000,a\n") << QStringList{QStringLiteral("--time-unit"), QStringLiteral("hours")}
                                   << QStringLiteral("unknown time unit 'hours'");
-    QTest::newRow("ms beyond 2^52 us") << QByteArray("1000,a\n4503599627371,a\n") << QStringList{QStringLiteral("--time-unit"), QStringLiteral("ms")}
+    QTest::newRow("ms beyond 2^52 us") << QByteArray("1000,a\n4503599627371,a\n")
+                                       << QStringList{QStringLiteral("--time-unit"), QStringLiteral("ms")}
                                        << QStringLiteral("line 2: time '4503599627371' is beyond 2^52");
     QTest::newRow("bad ISO") << QByteArray("2026-11-23T10:00:00Z,a\n2026-13-23T10:00:00Z,a\n") << none << QStringLiteral("line 2:");
 }
@@ -370,9 +374,17 @@ void TestSimulator::badCsvRowsRunNothing()
     }
     const QString decisions = path(QStringLiteral("bad-decisions.csv"));
     QFile::remove(decisions);
-    QStringList args{QStringLiteral("simulate"), QStringLiteral("--trace"), file, QStringLiteral("--algo"), QStringLiteral("fixed-window"),
-                     QStringLiteral("--limit"), QStringLiteral("10"), QStringLiteral("--window"), QStringLiteral("1s"),
-                     QStringLiteral("--decisions"), decisions};
+    QStringList args{QStringLiteral("simulate"),
+                     QStringLiteral("--trace"),
+                     file,
+                     QStringLiteral("--algo"),
+                     QStringLiteral("fixed-window"),
+                     QStringLiteral("--limit"),
+                     QStringLiteral("10"),
+                     QStringLiteral("--window"),
+                     QStringLiteral("1s"),
+                     QStringLiteral("--decisions"),
+                     decisions};
     args += extra;
     const CliResult r = runCli(args);
     QCOMPARE(r.exitCode, 2);
@@ -442,14 +454,15 @@ void TestSimulator::isoTimesAndMilliseconds()
     {
         QFile f(iso);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("time,key\n2025-11-23T12:13:20Z,a\n2025-11-23T12:13:20.000250Z,a\n2025-11-23T13:13:20.5+01:00,a\n2025-11-23T12:13:21,a\n2025-11-23 12:13:21.9999997Z,a\n2025-11-23T12:13:22.000750Z,a\n");
+        f.write("time,key\n2025-11-23T12:13:20Z,a\n2025-11-23T12:13:20.000250Z,a\n2025-11-23T13:13:20.5+01:00,a\n2025-11-23T12:13:21,"
+                "a\n2025-11-23 12:13:21.9999997Z,a\n2025-11-23T12:13:22.000750Z,a\n");
     }
     const std::vector<TraceRequest> all = readAll(*openCsvTrace(iso, TraceTimeUnit::Auto));
     QCOMPARE(all.size(), size_t(6));
     QCOMPARE(all[0].timeUs, kT0);
     QCOMPARE(all[1].timeUs, kT0 + 250);
     QCOMPARE(all[2].timeUs, kT0 + 500000);
-    QCOMPARE(all[3].timeUs, kT0 + kSecond); // no offset: UTC
+    QCOMPARE(all[3].timeUs, kT0 + kSecond);         // no offset: UTC
     QCOMPARE(all[4].timeUs, kT0 + 2 * kSecond - 1); // digits past the µs are dropped, never rounded up
     QCOMPARE(all[5].timeUs, kT0 + 2 * kSecond + 750);
     const QString ms = path(QStringLiteral("ms.csv"));
@@ -470,7 +483,7 @@ void TestSimulator::burstTimelineTrace()
     const auto reader = openBurstTimelineTrace(file, "burst:k", kT0);
     const std::vector<TraceRequest> all = readAll(*reader);
     // errors never reached the limiter; unknown may have
-    const std::vector<qint64> expected = {kT0 + 25000, kT0 + 50000, kT0 + 75000, kT0 + 100000,
+    const std::vector<qint64> expected = {kT0 + 25000,  kT0 + 50000,  kT0 + 75000,  kT0 + 100000,
                                           kT0 + 125000, kT0 + 150000, kT0 + 175000, kT0 + 200000};
     QCOMPARE(all.size(), expected.size());
     for (size_t i = 0; i < all.size(); ++i) {
@@ -478,9 +491,9 @@ void TestSimulator::burstTimelineTrace()
         QCOMPARE(all[i].key, QByteArray("burst:k"));
     }
     // The CLI recognises the file and replays it on --key.
-    const CliResult r = runCli({QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), file, QStringLiteral("--algo"),
-                                QStringLiteral("fixed-window"), QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"),
-                                QStringLiteral("1s"), QStringLiteral("--key"), QStringLiteral("b")});
+    const CliResult r = runCli({QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), file,
+                                QStringLiteral("--algo"), QStringLiteral("fixed-window"), QStringLiteral("--limit"), QStringLiteral("5"),
+                                QStringLiteral("--window"), QStringLiteral("1s"), QStringLiteral("--key"), QStringLiteral("b")});
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QCOMPARE(lastJson(r.out).value(QStringLiteral("requests")).toInteger(), 8);
     QCOMPARE(lastJson(r.out).value(QStringLiteral("denied")).toInteger(), 3);

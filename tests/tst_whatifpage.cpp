@@ -10,8 +10,8 @@
 #include "duration.h"
 #include "limiter.h"
 #include "policiespage.h"
-#include "policyeditor.h"
 #include "policy.h"
+#include "policyeditor.h"
 #include "redisclient.h"
 #include "testsupport.h"
 #include "whatifchart.h"
@@ -247,7 +247,8 @@ void TestWhatIfPage::checkResultShown(WhatIfPage &page, const std::vector<Totals
     const std::vector<Totals> shown = pageTotals(r);
     QCOMPARE(shown.size(), expected.size());
     for (size_t i = 0; i < shown.size(); ++i)
-        QVERIFY2(shown[i] == expected[i], qPrintable(QStringLiteral("spec %1: page %2, cli %3").arg(i).arg(describe(shown[i]), describe(expected[i]))));
+        QVERIFY2(shown[i] == expected[i],
+                 qPrintable(QStringLiteral("spec %1: page %2, cli %3").arg(i).arg(describe(shown[i]), describe(expected[i]))));
 
     // One summary line per spec, with its figures as the operator reads them.
     const QStringList lines = page.summaryLines();

@@ -10,9 +10,9 @@
 #include "policy.h"
 #include "reset.h"
 
+#include <cstdio>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <cstdio>
 #include <unistd.h>
 
 namespace ratescope::cli {
@@ -66,7 +66,8 @@ int runReset(Cli &cli)
         cli.requireWritable(QStringLiteral("reset"));
     const bool interactive = ::isatty(STDIN_FILENO) && !cli.json();
     if (!dryRun && !cli.args().isSet(QStringLiteral("yes")) && !interactive)
-        throw UsageError(QStringLiteral("reset deletes keys: add --yes (not on a terminal, so there is nobody to ask), or --dry-run to preview"));
+        throw UsageError(
+            QStringLiteral("reset deletes keys: add --yes (not on a terminal, so there is nobody to ask), or --dry-run to preview"));
 
     if (byPattern)
         requireWellFormedGlob(cli.bytes(cli.args().value(QStringLiteral("match"))), QStringLiteral("--match"));
@@ -76,7 +77,8 @@ int runReset(Cli &cli)
     QByteArrayList exact;
     for (const QString &k : keys)
         exact << cli.keyBytes(k);
-    const ResetPlan plan = byPattern ? resetter.planPattern(cli.bytes(cli.args().value(QStringLiteral("match")))) : resetter.planKeys(exact);
+    const ResetPlan plan =
+        byPattern ? resetter.planPattern(cli.bytes(cli.args().value(QStringLiteral("match")))) : resetter.planKeys(exact);
 
     // Ratescope's own records and keys no limiter could be are deleted only when asked for by
     // name (the refusal says which and how); a dry run refuses alike, so it previews truly.
@@ -87,8 +89,9 @@ int runReset(Cli &cli)
         return shown.join(QStringLiteral(", ")) + (keys.size() > 10 ? QStringLiteral(" and %1 more").arg(keys.size() - 10) : QString());
     };
     if (const QByteArrayList meta = resetter.metadataKeys(plan); !meta.isEmpty() && !cli.args().isSet(QStringLiteral("include-metadata")))
-        throw UsageError(QStringLiteral("refusing to delete Ratescope's own records under '%1': %2 (add --include-metadata to delete them too)")
-                             .arg(cli.ns(), named(meta)));
+        throw UsageError(
+            QStringLiteral("refusing to delete Ratescope's own records under '%1': %2 (add --include-metadata to delete them too)")
+                .arg(cli.ns(), named(meta)));
     if (const auto foreign = resetter.nonLimiterTypes(plan); !foreign.empty() && !cli.args().isSet(QStringLiteral("force"))) {
         QByteArrayList keys;
         QStringList types;
@@ -122,12 +125,14 @@ int runReset(Cli &cli)
             cli.out() << "  " << displayKey(plan.keys[i]) << '\n'; // escaped: a key cannot forge a line
         if (plan.keys.size() > shown)
             cli.out() << "  ... and " << plan.keys.size() - shown << " more\n";
-        cli.out() << plan.keys.size() << (plan.keys.size() == 1 ? " key" : " keys") << (dryRun ? " would be deleted (dry run)\n" : " to delete\n");
+        cli.out() << plan.keys.size() << (plan.keys.size() == 1 ? " key" : " keys")
+                  << (dryRun ? " would be deleted (dry run)\n" : " to delete\n");
         cli.out().flush();
     }
     if (dryRun || plan.keys.isEmpty()) {
         if (cli.json())
-            cli.printJson(withKeys({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), 0}, {QStringLiteral("dry_run"), dryRun}}));
+            cli.printJson(withKeys(
+                {{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), 0}, {QStringLiteral("dry_run"), dryRun}}));
         return ExitOk;
     }
     if (!cli.args().isSet(QStringLiteral("yes")) && !confirmOnTerminal(cli, plan.keys.size())) {
@@ -147,7 +152,8 @@ int runReset(Cli &cli)
         auditProblem = e.message();
     }
     if (cli.json()) {
-        QJsonObject o = withKeys({{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false}});
+        QJsonObject o = withKeys(
+            {{QStringLiteral("matched"), plan.keys.size()}, {QStringLiteral("deleted"), deleted}, {QStringLiteral("dry_run"), false}});
         if (!run.finished()) {
             o.insert(QStringLiteral("complete"), false);
             o.insert(QStringLiteral("processed"), run.processed);
@@ -186,7 +192,8 @@ void printPolicy(Cli &cli, const Policy &p)
         {QStringLiteral("limit"), QStringLiteral("%1 per %2").arg(p.spec.limit).arg(formatDurationUs(p.spec.windowUs))},
         {QStringLiteral("cost"), QString::number(p.spec.cost)},
         {QStringLiteral("score_unit"), scoreUnitName(p.scoreUnit)},
-        {QStringLiteral("enforced"), p.enforced ? QStringLiteral("yes (services use the library)") : QStringLiteral("no (declared for inspection)")},
+        {QStringLiteral("enforced"),
+         p.enforced ? QStringLiteral("yes (services use the library)") : QStringLiteral("no (declared for inspection)")},
         {QStringLiteral("description"), p.description},
         {QStringLiteral("version"), QString::number(p.version)},
         {QStringLiteral("updated"), QStringLiteral("%1 by %2").arg(p.updatedAt.toString(Qt::ISODate), p.updatedBy)},
@@ -214,7 +221,8 @@ int runPolicy(Cli &cli)
             else
                 cli.out() << escapeControls(pol.name).leftJustified(24) << ' ' << displayKey(pol.match).leftJustified(32) << ' '
                           << algorithmName(pol.spec.algorithm).leftJustified(16) << ' '
-                          << QStringLiteral("%1/%2").arg(pol.spec.limit).arg(formatDurationUs(pol.spec.windowUs)) << "  v" << pol.version << '\n';
+                          << QStringLiteral("%1/%2").arg(pol.spec.limit).arg(formatDurationUs(pol.spec.windowUs)) << "  v" << pol.version
+                          << '\n';
         }
         if (!cli.json() && policies.empty())
             cli.err() << "no policies under namespace '" << cli.ns() << "'\n";
@@ -242,8 +250,9 @@ int runPolicy(Cli &cli)
         pol.spec.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
         pol.spec.windowUs = cli.durationOptionUs(QStringLiteral("window"));
         pol.spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
-        pol.scoreUnit = parseScoreUnit(cli.args().value(QStringLiteral("score-unit")).isEmpty() ? QStringLiteral("auto")
-                                                                                                  : cli.args().value(QStringLiteral("score-unit")));
+        pol.scoreUnit =
+            parseScoreUnit(cli.args().value(QStringLiteral("score-unit")).isEmpty() ? QStringLiteral("auto")
+                                                                                    : cli.args().value(QStringLiteral("score-unit")));
         pol.description = cli.args().value(QStringLiteral("description"));
         pol.enforced = !cli.args().isSet(QStringLiteral("declared-only"));
         pol.validate(); // before anything is sent
@@ -251,7 +260,8 @@ int runPolicy(Cli &cli)
         ensureAuditable(cli);
         const auto current = store.get(name);
         // Based on what the caller says it saw, else on what is there now.
-        const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 0, std::numeric_limits<qint64>::max(), current ? current->version : 0);
+        const qint64 basedOn =
+            cli.integerOption(QStringLiteral("based-on"), 0, std::numeric_limits<qint64>::max(), current ? current->version : 0);
         const Policy stored = store.set(pol, basedOn, actor(cli));
         recordChange(cli, policySetAuditEntry(current, stored));
         printPolicy(cli, stored);
@@ -390,36 +400,49 @@ int runAudit(Cli &cli)
 
 void registerAdministration(QList<Subcommand> &commands)
 {
-    commands.append({QStringLiteral("reset"), QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes] [--force] [--include-metadata]"),
-                     QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\n"
-                                    "previewed first; exactly the previewed keys are deleted. Counter bases take their windows."),
-                     {{QStringLiteral("match"), QStringLiteral("Keys matching this glob (metadata only if the glob starts with the namespace)."), QStringLiteral("GLOB")},
-                      {QStringLiteral("dry-run"), QStringLiteral("Only show what would be deleted.")},
-                      {QStringLiteral("force"), QStringLiteral("Also delete keys of types no limiter uses (stream, list, set, ...).")},
-                      {QStringLiteral("include-metadata"), QStringLiteral("Also delete Ratescope's own records (policies, overrides, audit trail).")},
-                      {QStringLiteral("yes"), QStringLiteral("Do not ask (required when not on a terminal).")}},
-                     false, runReset});
-    commands.append({QStringLiteral("policy"),
-                     QStringLiteral("policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] | delete NAME"),
-                     QStringLiteral("Policies: which limits apply to which keys. Edits based on a stale version are refused."),
-                     {{QStringLiteral("match"), QStringLiteral("Key glob the policy covers (a plain key: exact match)."), QStringLiteral("GLOB")},
-                      {QStringLiteral("algo"), QStringLiteral("Algorithm."), QStringLiteral("A")},
-                      {QStringLiteral("limit"), QStringLiteral("Limit per window."), QStringLiteral("N")},
-                      {QStringLiteral("window"), QStringLiteral("Window length."), QStringLiteral("D")},
-                      {QStringLiteral("cost"), QStringLiteral("Default cost of a request."), QStringLiteral("C")},
-                      {QStringLiteral("score-unit"), QStringLiteral("Score unit of foreign logs it covers: auto, s, ms, us."), QStringLiteral("U")},
-                      {QStringLiteral("description"), QStringLiteral("What it is for."), QStringLiteral("TEXT")},
-                      {QStringLiteral("declared-only"), QStringLiteral("Declared for inspection; services do not enforce it through Ratescope.")},
-                      {QStringLiteral("based-on"), QStringLiteral("The version this edit is based on (refused if it changed since)."), QStringLiteral("V")}},
-                     false, runPolicy});
-    commands.append({QStringLiteral("override"), QStringLiteral("override set KEY --limit N [--window D] --for D | clear KEY | get KEY | list"),
+    commands.append(
+        {QStringLiteral("reset"),
+         QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes] [--force] [--include-metadata]"),
+         QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\n"
+                        "previewed first; exactly the previewed keys are deleted. Counter bases take their windows."),
+         {{QStringLiteral("match"), QStringLiteral("Keys matching this glob (metadata only if the glob starts with the namespace)."),
+           QStringLiteral("GLOB")},
+          {QStringLiteral("dry-run"), QStringLiteral("Only show what would be deleted.")},
+          {QStringLiteral("force"), QStringLiteral("Also delete keys of types no limiter uses (stream, list, set, ...).")},
+          {QStringLiteral("include-metadata"), QStringLiteral("Also delete Ratescope's own records (policies, overrides, audit trail).")},
+          {QStringLiteral("yes"), QStringLiteral("Do not ask (required when not on a terminal).")}},
+         false,
+         runReset});
+    commands.append(
+        {QStringLiteral("policy"),
+         QStringLiteral("policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] | delete NAME"),
+         QStringLiteral("Policies: which limits apply to which keys. Edits based on a stale version are refused."),
+         {{QStringLiteral("match"), QStringLiteral("Key glob the policy covers (a plain key: exact match)."), QStringLiteral("GLOB")},
+          {QStringLiteral("algo"), QStringLiteral("Algorithm."), QStringLiteral("A")},
+          {QStringLiteral("limit"), QStringLiteral("Limit per window."), QStringLiteral("N")},
+          {QStringLiteral("window"), QStringLiteral("Window length."), QStringLiteral("D")},
+          {QStringLiteral("cost"), QStringLiteral("Default cost of a request."), QStringLiteral("C")},
+          {QStringLiteral("score-unit"), QStringLiteral("Score unit of foreign logs it covers: auto, s, ms, us."), QStringLiteral("U")},
+          {QStringLiteral("description"), QStringLiteral("What it is for."), QStringLiteral("TEXT")},
+          {QStringLiteral("declared-only"), QStringLiteral("Declared for inspection; services do not enforce it through Ratescope.")},
+          {QStringLiteral("based-on"), QStringLiteral("The version this edit is based on (refused if it changed since)."),
+           QStringLiteral("V")}},
+         false,
+         runPolicy});
+    commands.append({QStringLiteral("override"),
+                     QStringLiteral("override set KEY --limit N [--window D] --for D | clear KEY | get KEY | list"),
                      QStringLiteral("Temporary limits for one key; they expire by themselves."),
                      {{QStringLiteral("limit"), QStringLiteral("The temporary limit."), QStringLiteral("N")},
                       {QStringLiteral("window"), QStringLiteral("A temporary window (default: the policy's)."), QStringLiteral("D")},
                       {QStringLiteral("for"), QStringLiteral("How long it lasts, e.g. 2h."), QStringLiteral("D")}},
-                     false, runOverride});
-    commands.append({QStringLiteral("audit"), QStringLiteral("audit [--max N]"), QStringLiteral("Who changed what, newest first."),
-                     {{QStringLiteral("max"), QStringLiteral("How many entries (default 50)."), QStringLiteral("N")}}, false, runAudit});
+                     false,
+                     runOverride});
+    commands.append({QStringLiteral("audit"),
+                     QStringLiteral("audit [--max N]"),
+                     QStringLiteral("Who changed what, newest first."),
+                     {{QStringLiteral("max"), QStringLiteral("How many entries (default 50)."), QStringLiteral("N")}},
+                     false,
+                     runAudit});
 }
 
 } // namespace ratescope::cli

@@ -22,14 +22,18 @@ const QStringList kGlobalValueOptions = {QStringLiteral("--url"), QStringLiteral
 
 } // namespace
 
-Cli::Cli() : m_out(stdout), m_err(stderr)
+Cli::Cli()
+    : m_out(stdout)
+    , m_err(stderr)
 {
     m_globalOptions = {
         {QStringLiteral("url"), QStringLiteral("Server to use (env RATESCOPE_URL; default %1).").arg(kDefaultUrl), QStringLiteral("URL")},
         {QStringLiteral("json"), QStringLiteral("Machine output: one JSON object, or one per line for listings.")},
         {QStringLiteral("read-only"), QStringLiteral("Refuse every mutation (exit 5) before anything is sent.")},
-        {QStringLiteral("namespace"), QStringLiteral("Prefix of Ratescope's metadata keys (default ratescope:)."), QStringLiteral("PREFIX")},
-        {QStringLiteral("operator"), QStringLiteral("Name recorded in the audit trail for mutations (default: the OS user)."), QStringLiteral("NAME")},
+        {QStringLiteral("namespace"), QStringLiteral("Prefix of Ratescope's metadata keys (default ratescope:)."),
+         QStringLiteral("PREFIX")},
+        {QStringLiteral("operator"), QStringLiteral("Name recorded in the audit trail for mutations (default: the OS user)."),
+         QStringLiteral("NAME")},
         {QStringLiteral("sandbox"), QStringLiteral("Use a private, empty redis-server started for this command and stopped after it.")},
         {{QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show help (for a command: COMMAND --help).")},
         {QStringLiteral("version"), QStringLiteral("Show the version.")},
@@ -129,8 +133,7 @@ QString Cli::globalHelp() const
 {
     QString text = QStringLiteral("Usage: ratescope-cli [global options] COMMAND [options]\n\n"
                                   "Inspect, test and administer Redis rate limiters.\n\nCommands:\n");
-    for (const Subcommand &c : m_commands)
-    {
+    for (const Subcommand &c : m_commands) {
         // The first sentence of the description.
         QString summary = c.description.simplified();
         const qsizetype end = summary.indexOf(QStringLiteral(". "));
@@ -142,7 +145,8 @@ QString Cli::globalHelp() const
     for (const QCommandLineOption &o : m_globalOptions) {
         QString names;
         for (const QString &n : o.names())
-            names += (names.isEmpty() ? QString() : QStringLiteral(", ")) + (n.size() == 1 ? QStringLiteral("-") : QStringLiteral("--")) + n;
+            names +=
+                (names.isEmpty() ? QString() : QStringLiteral(", ")) + (n.size() == 1 ? QStringLiteral("-") : QStringLiteral("--")) + n;
         if (!o.valueName().isEmpty())
             names += QLatin1Char(' ') + o.valueName();
         text += QStringLiteral("  %1 %2\n").arg(names, -20).arg(o.description());
@@ -319,7 +323,8 @@ int Cli::dispatch(const QStringList &arguments)
     m_parser.addPositionalArgument(QStringLiteral("command"), QStringLiteral("What to do."));
     if (!m_parser.parse(arguments)) {
         m_json = arguments.contains(QStringLiteral("--json"));
-        throw UsageError(m_parser.errorText() + QStringLiteral(" (see ratescope-cli %1--help)").arg(command ? name + QLatin1Char(' ') : QString()));
+        throw UsageError(m_parser.errorText() +
+                         QStringLiteral(" (see ratescope-cli %1--help)").arg(command ? name + QLatin1Char(' ') : QString()));
     }
     m_json = m_parser.isSet(QStringLiteral("json"));
     // A repeated option is a mistake (which value was meant?), not last-wins.
@@ -357,8 +362,9 @@ int Cli::dispatch(const QStringList &arguments)
         if (m_operator.trimmed() != m_operator)
             throw UsageError(QStringLiteral("--operator must not start or end with spaces"));
     }
-    m_url = m_parser.isSet(QStringLiteral("url")) ? m_parser.value(QStringLiteral("url"))
-                                                  : QProcessEnvironment::systemEnvironment().value(QStringLiteral("RATESCOPE_URL"), kDefaultUrl);
+    m_url = m_parser.isSet(QStringLiteral("url"))
+                ? m_parser.value(QStringLiteral("url"))
+                : QProcessEnvironment::systemEnvironment().value(QStringLiteral("RATESCOPE_URL"), kDefaultUrl);
     if (m_parser.isSet(QStringLiteral("sandbox"))) {
         if (m_parser.isSet(QStringLiteral("url")))
             throw UsageError(QStringLiteral("--sandbox and --url exclude each other"));

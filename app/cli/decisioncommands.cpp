@@ -19,14 +19,17 @@ namespace {
 const QCommandLineOption kAlgo = algoOption();
 const QCommandLineOption kLimit = limitOption();
 const QCommandLineOption kWindow = windowOption();
-const QCommandLineOption kCost(QStringLiteral("cost"), QStringLiteral("Cost of this request (default 1, at most the limit)."), QStringLiteral("C"));
-const QCommandLineOption kScoreUnit(QStringLiteral("score-unit"), QStringLiteral("Time unit of a foreign sliding log's scores: auto, s, ms or us."),
-                                    QStringLiteral("U"));
-const QCommandLineOption kNow(QStringLiteral("now-us"), QStringLiteral("Decide at this time (microseconds since the epoch) instead of the server clock."),
+const QCommandLineOption kCost(QStringLiteral("cost"), QStringLiteral("Cost of this request (default 1, at most the limit)."),
+                               QStringLiteral("C"));
+const QCommandLineOption kScoreUnit(QStringLiteral("score-unit"),
+                                    QStringLiteral("Time unit of a foreign sliding log's scores: auto, s, ms or us."), QStringLiteral("U"));
+const QCommandLineOption kNow(QStringLiteral("now-us"),
+                              QStringLiteral("Decide at this time (microseconds since the epoch) instead of the server clock."),
                               QStringLiteral("T"));
 
-const QCommandLineOption kForce(QStringLiteral("force"),
-                                QStringLiteral("With --now-us: decide even more than a minute ahead of the server's clock on an existing key."));
+const QCommandLineOption
+    kForce(QStringLiteral("force"),
+           QStringLiteral("With --now-us: decide even more than a minute ahead of the server's clock on an existing key."));
 // How far ahead of the server's clock check --now-us may be on an existing key.
 constexpr qint64 kMaxNowAheadUs = 60LL * 1000000;
 
@@ -37,7 +40,8 @@ qint64 msRoundedUp(qint64 us)
 
 bool flagsComplete(const Cli &cli)
 {
-    return cli.args().isSet(QStringLiteral("algo")) && cli.args().isSet(QStringLiteral("limit")) && cli.args().isSet(QStringLiteral("window"));
+    return cli.args().isSet(QStringLiteral("algo")) && cli.args().isSet(QStringLiteral("limit")) &&
+           cli.args().isSet(QStringLiteral("window"));
 }
 
 // Flags win; what they leave out comes from the key's policy, and an override's limit.
@@ -57,13 +61,12 @@ LimitSpec specFor(Cli &cli, const QByteArray &key, const EffectiveLimits &limits
     const std::optional<LimitSpec> base = limits.spec;
     if (!base && !(hasAlgo && hasLimit && hasWindow)) {
         QStringList missing;
-        for (const auto &[given, flag] : {std::pair{hasAlgo, "--algo"}, std::pair{hasLimit, "--limit"},
-                                          std::pair{hasWindow, "--window"}})
+        for (const auto &[given, flag] : {std::pair{hasAlgo, "--algo"}, std::pair{hasLimit, "--limit"}, std::pair{hasWindow, "--window"}})
             if (!given)
                 missing << QLatin1String(flag);
-        const QString list = missing.size() == 1 ? missing.first()
-                                                 : missing.mid(0, missing.size() - 1).join(QStringLiteral(", ")) +
-                                                       QStringLiteral(" and ") + missing.last();
+        const QString list = missing.size() == 1
+                                 ? missing.first()
+                                 : missing.mid(0, missing.size() - 1).join(QStringLiteral(", ")) + QStringLiteral(" and ") + missing.last();
         throw UsageError(QStringLiteral("no policy matches '%1': %2give %3")
                              .arg(displayKey(key), missing.size() < 3 ? QStringLiteral("also ") : QString(), list));
     }
@@ -99,8 +102,8 @@ QByteArray keyArgument(const Cli &cli)
 void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const EffectiveLimits &limits)
 {
     const bool withHeaders = cli.args().isSet(QStringLiteral("headers"));
-    const auto headers = withHeaders ? rateLimitHeaders(d, spec, limits.policy ? limits.policy->name : QString())
-                                     : QList<QPair<QString, QString>>();
+    const auto headers =
+        withHeaders ? rateLimitHeaders(d, spec, limits.policy ? limits.policy->name : QString()) : QList<QPair<QString, QString>>();
     if (cli.json()) {
         QJsonObject o{
             {QStringLiteral("allowed"), d.allowed},
@@ -167,7 +170,8 @@ int runPeek(Cli &cli)
     const EffectiveLimits limits = limitsFor(cli, key);
     const LimitSpec spec = specFor(cli, key, limits);
     const ScoreUnit unit = cli.args().isSet(QStringLiteral("score-unit")) ? parseScoreUnit(cli.args().value(QStringLiteral("score-unit")))
-                           : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
+                           : limits.policy                                ? limits.policy->scoreUnit
+                                                                          : ScoreUnit::Auto;
     Connection &c = cli.connection();
     const std::optional<qint64> explicitNow = cli.args().isSet(QStringLiteral("now-us"))
                                                   ? std::optional<qint64>(cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs))
@@ -176,7 +180,8 @@ int runPeek(Cli &cli)
     const KeyClass kind = classifyKey(c, key, now, unit, spec);
     const bool foreign = kind.format == KeyFormat::ForeignSlidingLog || kind.format == KeyFormat::CounterWindow;
     if (foreign && cli.args().isSet(QStringLiteral("algo")) && kind.algorithm() && *kind.algorithm() != spec.algorithm)
-        throw UsageError(QStringLiteral("'%1' is a %2; --algo %3 does not fit it").arg(displayKey(key), kind.label(), algorithmName(spec.algorithm)));
+        throw UsageError(
+            QStringLiteral("'%1' is a %2; --algo %3 does not fit it").arg(displayKey(key), kind.label(), algorithmName(spec.algorithm)));
     const Decision d = foreign ? peekAnyFormat(c, kind.format == KeyFormat::CounterWindow ? kind.base : key, kind, spec, now).decision
                                : Limiter(c).peek(key, spec, explicitNow ? explicitNow : std::optional<qint64>(now));
     printDecision(cli, d, spec, limits);
@@ -187,17 +192,24 @@ int runPeek(Cli &cli)
 
 void registerDecisions(QList<Subcommand> &commands)
 {
-    const QCommandLineOption kHeaders(QStringLiteral("headers"),
-                                      QStringLiteral("Also the HTTP response fields a service would send: Retry-After, RateLimit-Policy, RateLimit."));
-    commands.append({QStringLiteral("check"), QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T [--force]] [--headers]"),
+    const QCommandLineOption kHeaders(
+        QStringLiteral("headers"),
+        QStringLiteral("Also the HTTP response fields a service would send: Retry-After, RateLimit-Policy, RateLimit."));
+    commands.append({QStringLiteral("check"),
+                     QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T [--force]] [--headers]"),
                      QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed.\n"
                                     "Limits not given as flags come from the policy matching KEY (and its override)."),
-                     {kAlgo, kLimit, kWindow, kCost, kNow, kForce, kHeaders}, true, runCheck});
-    commands.append({QStringLiteral("peek"),
-                     QStringLiteral("peek KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--score-unit auto|s|ms|us] [--headers]"),
-                     QStringLiteral("What check would answer, without consuming or writing anything. Reads Ratescope's keys,\n"
-                                    "foreign sliding logs (scores in s, ms or us) and <base>:<window id> counters."),
-                     {kAlgo, kLimit, kWindow, kCost, kNow, kScoreUnit, kHeaders}, false, runPeek});
+                     {kAlgo, kLimit, kWindow, kCost, kNow, kForce, kHeaders},
+                     true,
+                     runCheck});
+    commands.append(
+        {QStringLiteral("peek"),
+         QStringLiteral("peek KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--score-unit auto|s|ms|us] [--headers]"),
+         QStringLiteral("What check would answer, without consuming or writing anything. Reads Ratescope's keys,\n"
+                        "foreign sliding logs (scores in s, ms or us) and <base>:<window id> counters."),
+         {kAlgo, kLimit, kWindow, kCost, kNow, kScoreUnit, kHeaders},
+         false,
+         runPeek});
 }
 
 } // namespace ratescope::cli

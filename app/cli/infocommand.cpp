@@ -71,10 +71,13 @@ int runInfo(Cli &cli)
 
 void registerInfo(QList<Subcommand> &commands)
 {
-    commands.append({QStringLiteral("info"), QStringLiteral("info"),
+    commands.append({QStringLiteral("info"),
+                     QStringLiteral("info"),
                      QStringLiteral("Server version, mode, role, database size, memory and, for a cluster, sentinel or "
                                     "replicated server, its nodes and their roles."),
-                     {}, false, runInfo});
+                     {},
+                     false,
+                     runInfo});
 }
 
 } // namespace ratescope::cli

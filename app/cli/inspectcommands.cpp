@@ -51,14 +51,16 @@ struct Row {
 
 class KeysPrinter {
 public:
-    KeysPrinter(Cli &cli, bool memory) : m_cli(cli), m_memory(memory) {}
+    KeysPrinter(Cli &cli, bool memory)
+        : m_cli(cli)
+        , m_memory(memory)
+    {
+    }
 
     void print(const Row &r)
     {
         if (m_cli.json()) {
-            QJsonObject o{{QStringLiteral("type"), r.type},
-                          {QStringLiteral("format"), r.label},
-                          {QStringLiteral("ttl_ms"), r.pttlMs}};
+            QJsonObject o{{QStringLiteral("type"), r.type}, {QStringLiteral("format"), r.label}, {QStringLiteral("ttl_ms"), r.pttlMs}};
             insertBytes(o, QStringLiteral("key"), r.key); // key_base64 too when it is not text
             if (r.algorithm)
                 o.insert(QStringLiteral("algorithm"), algorithmName(*r.algorithm));
@@ -78,8 +80,8 @@ public:
         }
         if (!m_header) {
             m_header = true;
-            line(QStringLiteral("KEY"), QStringLiteral("ALGORITHM"), QStringLiteral("USED"), QStringLiteral("LIMIT"), QStringLiteral("REMAINING"),
-                 QStringLiteral("TTL"), QStringLiteral("MEMORY"));
+            line(QStringLiteral("KEY"), QStringLiteral("ALGORITHM"), QStringLiteral("USED"), QStringLiteral("LIMIT"),
+                 QStringLiteral("REMAINING"), QStringLiteral("TTL"), QStringLiteral("MEMORY"));
         }
         const QString dash = QStringLiteral("-");
         line(displayKey(r.key), r.label, r.usage ? QString::number(r.usage->usedNow) : dash,
@@ -259,10 +261,12 @@ void flatten(const QString &prefix, const QJsonValue &v, QList<QPair<QString, QS
         for (qsizetype i = 0; i < a.size(); ++i)
             flatten(QStringLiteral("%1[%2]").arg(prefix).arg(i), a[i], out);
     } else {
-        const QString text = v.isString() ? v.toString() : v.isBool() ? (v.toBool() ? QStringLiteral("yes") : QStringLiteral("no"))
-                                                                     : v.toVariant().toString();
-        const bool isDuration = prefix.endsWith(QStringLiteral("_us")) && !prefix.endsWith(QStringLiteral("time_us")) && !prefix.endsWith(QStringLiteral("now_us")) &&
-                                !prefix.endsWith(QStringLiteral("last_update_us")) && !prefix.endsWith(QStringLiteral("tat_us")) && v.isDouble();
+        const QString text = v.isString() ? v.toString()
+                             : v.isBool() ? (v.toBool() ? QStringLiteral("yes") : QStringLiteral("no"))
+                                          : v.toVariant().toString();
+        const bool isDuration = prefix.endsWith(QStringLiteral("_us")) && !prefix.endsWith(QStringLiteral("time_us")) &&
+                                !prefix.endsWith(QStringLiteral("now_us")) && !prefix.endsWith(QStringLiteral("last_update_us")) &&
+                                !prefix.endsWith(QStringLiteral("tat_us")) && v.isDouble();
         out.append({prefix, isDuration ? QStringLiteral("%1 (%2)").arg(text, formatDurationUs(v.toInteger())) : text});
     }
 }
@@ -303,7 +307,8 @@ int runInspect(Cli &cli)
     o.entryCount = int(cli.integerOption(QStringLiteral("entries"), 0, 10000, 20));
     if (cli.args().isSet(QStringLiteral("score-unit")))
         o.scoreUnit = parseScoreUnit(cli.args().value(QStringLiteral("score-unit")));
-    if (cli.args().isSet(QStringLiteral("algo")) || cli.args().isSet(QStringLiteral("limit")) || cli.args().isSet(QStringLiteral("window"))) {
+    if (cli.args().isSet(QStringLiteral("algo")) || cli.args().isSet(QStringLiteral("limit")) ||
+        cli.args().isSet(QStringLiteral("window"))) {
         LimitSpec s;
         s.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
         s.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
@@ -319,7 +324,8 @@ int runInspect(Cli &cli)
             throw UsageError(QStringLiteral("--span goes with --buckets"));
         o.bucketSpanUs = cli.durationOptionUs(QStringLiteral("span"));
         if (o.bucketSpanUs < o.buckets || o.bucketSpanUs > 10 * kMaxWindowUs)
-            throw UsageError(QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
+            throw UsageError(
+                QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
     }
     QJsonObject state = inspectKey(c, key, cli.policies(), OverrideStore(c, cli.ns()).get(key), o);
     if (const auto placed = c.placementOf(key)) { // where the key lives in a cluster
@@ -355,8 +361,10 @@ int runInspect(Cli &cli)
 
 void registerInspection(QList<Subcommand> &commands)
 {
-    const QCommandLineOption now(QStringLiteral("now-us"), QStringLiteral("Read the state as of this time (microseconds since the epoch)."), QStringLiteral("T"));
-    commands.append({QStringLiteral("keys"), QStringLiteral("keys [--match GLOB] [--max N] [--type T] [--memory] [--all]"),
+    const QCommandLineOption now(QStringLiteral("now-us"), QStringLiteral("Read the state as of this time (microseconds since the epoch)."),
+                                 QStringLiteral("T"));
+    commands.append({QStringLiteral("keys"),
+                     QStringLiteral("keys [--match GLOB] [--max N] [--type T] [--memory] [--all]"),
                      QStringLiteral("Limiter keys with algorithm, used, limit, remaining and TTL (SCAN, never KEYS).\n"
                                     "Used and limit need a matching policy; counter windows <base>:<id> are grouped by base."),
                      {{QStringLiteral("match"), QStringLiteral("Only keys matching this glob."), QStringLiteral("GLOB")},
@@ -365,23 +373,27 @@ void registerInspection(QList<Subcommand> &commands)
                       {QStringLiteral("memory"), QStringLiteral("Also MEMORY USAGE per key (slower on big keyspaces).")},
                       {QStringLiteral("all"), QStringLiteral("Also keys that are no limiter, and Ratescope's own metadata.")},
                       now},
-                     false, runKeys});
-    commands.append({QStringLiteral("inspect"), QStringLiteral("inspect KEY [--now-us T] [--entries N] [--offset N] [--buckets N [--span D]] [--algo A --limit N --window D]"),
-                     QStringLiteral("Full state of one limiter: entries or windows or tokens, TTL, memory, encoding,\n"
-                                    "policy and override, and what a request would be told now. Read-only."),
-                     {now,
-                      {QStringLiteral("entries"), QStringLiteral("Log entries to show (default 20)."), QStringLiteral("N")},
-                      {QStringLiteral("offset"), QStringLiteral("Skip this many entries in the window (paging)."), QStringLiteral("N")},
-                      {QStringLiteral("buckets"),
-                       QStringLiteral("A log's entries counted on the server in N (1..10000) equal buckets over the span ending now."),
-                       QStringLiteral("N")},
-                      {QStringLiteral("span"), QStringLiteral("Time the buckets cover (default: one window of the limits)."), QStringLiteral("D")},
-                      {QStringLiteral("algo"), QStringLiteral("Algorithm, when no policy says."), QStringLiteral("A")},
-                      {QStringLiteral("limit"), QStringLiteral("Limit, when no policy says."), QStringLiteral("N")},
-                      {QStringLiteral("window"), QStringLiteral("Window, when no policy says."), QStringLiteral("D")},
-                      {QStringLiteral("cost"), QStringLiteral("Cost of the request asked about (default 1)."), QStringLiteral("C")},
-                      {QStringLiteral("score-unit"), QStringLiteral("Score unit of a foreign log: auto, s, ms, us."), QStringLiteral("U")}},
-                     false, runInspect});
+                     false,
+                     runKeys});
+    commands.append(
+        {QStringLiteral("inspect"),
+         QStringLiteral("inspect KEY [--now-us T] [--entries N] [--offset N] [--buckets N [--span D]] [--algo A --limit N --window D]"),
+         QStringLiteral("Full state of one limiter: entries or windows or tokens, TTL, memory, encoding,\n"
+                        "policy and override, and what a request would be told now. Read-only."),
+         {now,
+          {QStringLiteral("entries"), QStringLiteral("Log entries to show (default 20)."), QStringLiteral("N")},
+          {QStringLiteral("offset"), QStringLiteral("Skip this many entries in the window (paging)."), QStringLiteral("N")},
+          {QStringLiteral("buckets"),
+           QStringLiteral("A log's entries counted on the server in N (1..10000) equal buckets over the span ending now."),
+           QStringLiteral("N")},
+          {QStringLiteral("span"), QStringLiteral("Time the buckets cover (default: one window of the limits)."), QStringLiteral("D")},
+          {QStringLiteral("algo"), QStringLiteral("Algorithm, when no policy says."), QStringLiteral("A")},
+          {QStringLiteral("limit"), QStringLiteral("Limit, when no policy says."), QStringLiteral("N")},
+          {QStringLiteral("window"), QStringLiteral("Window, when no policy says."), QStringLiteral("D")},
+          {QStringLiteral("cost"), QStringLiteral("Cost of the request asked about (default 1)."), QStringLiteral("C")},
+          {QStringLiteral("score-unit"), QStringLiteral("Score unit of a foreign log: auto, s, ms, us."), QStringLiteral("U")}},
+         false,
+         runInspect});
 }
 
 } // namespace ratescope::cli

@@ -159,8 +159,8 @@ int runSimulate(Cli &cli)
     } else {
         const QString path = cli.args().value(QStringLiteral("trace"));
         if (isBurstTimeline(path)) {
-            const QByteArray key =
-                cli.args().isSet(QStringLiteral("key")) ? cli.keyBytes(cli.args().value(QStringLiteral("key"))) : QByteArrayLiteral("burst");
+            const QByteArray key = cli.args().isSet(QStringLiteral("key")) ? cli.keyBytes(cli.args().value(QStringLiteral("key")))
+                                                                           : QByteArrayLiteral("burst");
             trace = openBurstTimelineTrace(path, key, 0);
         } else {
             trace = openCsvTrace(path, unit, smallestLimit); // the whole file is checked here
@@ -276,15 +276,15 @@ int runSimulate(Cli &cli)
 
 void registerSimulate(QList<Subcommand> &commands)
 {
-    commands.append({QStringLiteral("simulate"),
-                     QStringLiteral("simulate (--trace FILE | --from-keys GLOB) --algo A --limit N --window D [--cost C] "
-                                    "[--time-unit us|ms|iso] [--compare A:N/D ...] [--per-key] [--decisions FILE] [--key K]"),
-                     QStringLiteral("What if: replay a trace through limits on a private sandbox server; nothing is written to yours."),
-                     {kTrace, kFromKeys, algoOption(), limitOption(), windowOption(), kCost, kTimeUnit, kCompare, kPerKey, kDecisions,
-                      kTraceKey},
-                     false,
-                     runSimulate,
-                     {QStringLiteral("compare")}});
+    commands.append(
+        {QStringLiteral("simulate"),
+         QStringLiteral("simulate (--trace FILE | --from-keys GLOB) --algo A --limit N --window D [--cost C] "
+                        "[--time-unit us|ms|iso] [--compare A:N/D ...] [--per-key] [--decisions FILE] [--key K]"),
+         QStringLiteral("What if: replay a trace through limits on a private sandbox server; nothing is written to yours."),
+         {kTrace, kFromKeys, algoOption(), limitOption(), windowOption(), kCost, kTimeUnit, kCompare, kPerKey, kDecisions, kTraceKey},
+         false,
+         runSimulate,
+         {QStringLiteral("compare")}});
 }
 
 } // namespace ratescope::cli

@@ -47,8 +47,7 @@ QStringList arguments(int argc, char **argv)
 
 bool haveDisplay()
 {
-    return !qEnvironmentVariableIsEmpty("DISPLAY") ||
-           !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+    return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
            !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
@@ -58,50 +57,36 @@ int main(int argc, char **argv)
 {
     // Parsed before QApplication exists, so --help and --version work without a display.
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "Admin console and live monitor for rate limiters that keep their state in Redis."));
+    parser.setApplicationDescription(QStringLiteral("Admin console and live monitor for rate limiters that keep their state in Redis."));
     const QCommandLineOption url(QStringLiteral("url"),
                                  QStringLiteral("Connect to this server (redis://, rediss://, "
                                                 "unix://, redis-sentinel://, redis-cluster://)."),
                                  QStringLiteral("URL"));
-    const QCommandLineOption profile(QStringLiteral("profile"),
-                                     QStringLiteral("Connect with a saved connection profile."),
+    const QCommandLineOption profile(QStringLiteral("profile"), QStringLiteral("Connect with a saved connection profile."),
                                      QStringLiteral("NAME"));
-    const QCommandLineOption demo(
-        QStringLiteral("demo"),
-        QStringLiteral("Start a private sandbox redis-server with policies and simulated traffic, "
-                       "and connect to it. It is stopped when the console exits."));
-    const QCommandLineOption readOnly(
-        QStringLiteral("read-only"),
-        QStringLiteral("Refuse every change (reset, override, burst) for the whole session."));
-    const QCommandLineOption screenshot(
-        QStringLiteral("screenshot"),
-        QStringLiteral(
-            "Render the main window once its data has loaded, save it as FILE (PNG) and exit."),
-        QStringLiteral("FILE"));
-    const QCommandLineOption openKey(
-        QStringLiteral("open-key"),
-        QStringLiteral("Open KEY in a tab of its own once connected (repeatable)."),
-        QStringLiteral("KEY"));
-    const QCommandLineOption pin(
-        QStringLiteral("pin"),
-        QStringLiteral("Pin KEY to the monitor once connected (repeatable)."),
-        QStringLiteral("KEY"));
-    const QCommandLineOption tab(
-        QStringLiteral("tab"),
-        QStringLiteral("The tab shown first: overview, monitor, burst, policies, whatif, audit, "
-                       "or a KEY (opened if it is not). With --demo, whatif runs the demo's "
-                       "comparison once its traffic has filled a window."),
-        QStringLiteral("TAB"));
-    const QCommandLineOption screenshotAfter(
-        QStringLiteral("screenshot-after"),
-        QStringLiteral("With --screenshot: keep running this long after the data has loaded "
-                       "(e.g. 60s, so the monitor has a minute of history), then render."),
-        QStringLiteral("DURATION"));
-    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
-                                  QStringLiteral("Show this help."));
-    const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")},
-                                     QStringLiteral("Show the version."));
+    const QCommandLineOption demo(QStringLiteral("demo"),
+                                  QStringLiteral("Start a private sandbox redis-server with policies and simulated traffic, "
+                                                 "and connect to it. It is stopped when the console exits."));
+    const QCommandLineOption readOnly(QStringLiteral("read-only"),
+                                      QStringLiteral("Refuse every change (reset, override, burst) for the whole session."));
+    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                        QStringLiteral("Render the main window once its data has loaded, save it as FILE (PNG) and exit."),
+                                        QStringLiteral("FILE"));
+    const QCommandLineOption openKey(QStringLiteral("open-key"),
+                                     QStringLiteral("Open KEY in a tab of its own once connected (repeatable)."), QStringLiteral("KEY"));
+    const QCommandLineOption pin(QStringLiteral("pin"), QStringLiteral("Pin KEY to the monitor once connected (repeatable)."),
+                                 QStringLiteral("KEY"));
+    const QCommandLineOption tab(QStringLiteral("tab"),
+                                 QStringLiteral("The tab shown first: overview, monitor, burst, policies, whatif, audit, "
+                                                "or a KEY (opened if it is not). With --demo, whatif runs the demo's "
+                                                "comparison once its traffic has filled a window."),
+                                 QStringLiteral("TAB"));
+    const QCommandLineOption screenshotAfter(QStringLiteral("screenshot-after"),
+                                             QStringLiteral("With --screenshot: keep running this long after the data has loaded "
+                                                            "(e.g. 60s, so the monitor has a minute of history), then render."),
+                                             QStringLiteral("DURATION"));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
+    const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")}, QStringLiteral("Show the version."));
     // The man page: the frame's prose with these very options (packaging/Packaging.cmake).
     QCommandLineOption helpMan(QStringLiteral("help-man"), QStringLiteral("Print the man page (troff)."));
     helpMan.setFlags(QCommandLineOption::HiddenFromHelp);
@@ -109,14 +94,12 @@ int main(int argc, char **argv)
     options.append(helpMan); // hidden: neither in --help nor in the page
     parser.addOptions(options);
     if (!parser.parse(arguments(argc, argv))) {
-        print(stderr,
-              QStringLiteral("ratescope: %1\nTry ratescope --help.\n").arg(parser.errorText()));
+        print(stderr, QStringLiteral("ratescope: %1\nTry ratescope --help.\n").arg(parser.errorText()));
         return kExitUsage;
     }
     if (parser.isSet(help)) {
         // Without an application object Qt cannot know the program's name.
-        print(stdout, parser.helpText().replace(QStringLiteral("<executable_name>"),
-                                                QStringLiteral("ratescope")));
+        print(stdout, parser.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("ratescope")));
         return 0;
     }
     if (parser.isSet(helpMan)) {
@@ -138,14 +121,12 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!parser.positionalArguments().isEmpty()) {
-        print(stderr, QStringLiteral("ratescope: unexpected argument '%1'\nTry ratescope --help.\n")
-                          .arg(parser.positionalArguments().first()));
+        print(stderr,
+              QStringLiteral("ratescope: unexpected argument '%1'\nTry ratescope --help.\n").arg(parser.positionalArguments().first()));
         return kExitUsage;
     }
     if (int(parser.isSet(url)) + int(parser.isSet(profile)) + int(parser.isSet(demo)) > 1) {
-        print(stderr,
-              QStringLiteral(
-                  "ratescope: --url, --profile and --demo choose the server: give one of them\n"));
+        print(stderr, QStringLiteral("ratescope: --url, --profile and --demo choose the server: give one of them\n"));
         return kExitUsage;
     }
     qint64 screenshotDelayMs = 300; // a moment after the data is in, so the last rows' columns are painted too
@@ -193,8 +174,7 @@ int main(int argc, char **argv)
         try {
             session->start();
         } catch (const Error &e) {
-            print(stderr,
-                  QStringLiteral("ratescope: cannot start the demo: %1\n").arg(e.message()));
+            print(stderr, QStringLiteral("ratescope: cannot start the demo: %1\n").arg(e.message()));
             return kExitConnection;
         }
         print(stdout, QStringLiteral("Demo: private redis-server (pid %1) at %2, data in %3; it "
@@ -230,13 +210,10 @@ int main(int argc, char **argv)
         if (whatIfFirst)
             window.whatIf()->runAfter(int(api.spec.windowUs / 1000) + 1000);
     } else if (urlOptions) {
-        window.addSessionProfile(ConnectionProfile::fromOptions(*urlOptions, urlOptions->toUrl()),
-                                 *urlOptions);
+        window.addSessionProfile(ConnectionProfile::fromOptions(*urlOptions, urlOptions->toUrl()), *urlOptions);
         window.connectProfile(urlOptions->toUrl());
     } else if (parser.isSet(profile) && !window.connectProfile(parser.value(profile))) {
-        print(
-            stderr,
-            QStringLiteral("ratescope: no saved profile named '%1'\n").arg(parser.value(profile)));
+        print(stderr, QStringLiteral("ratescope: no saved profile named '%1'\n").arg(parser.value(profile)));
         return kExitUsage;
     }
 

@@ -25,8 +25,8 @@
 #include <cstdio>
 #include <malloc.h>
 #include <memory>
-#include <unordered_map>
 #include <unistd.h>
+#include <unordered_map>
 
 using namespace ratescope;
 using namespace ratescope::ui;
@@ -51,8 +51,7 @@ QByteArray keyName(qint64 i, bool flat)
 {
     if (flat)
         return "user:" + QByteArray::number(i) + ":minute";
-    return "rl:svc" + QByteArray::number(i % 8) + ":tenant" + QByteArray::number(i % 1000) +
-           ":user" + QByteArray::number(i);
+    return "rl:svc" + QByteArray::number(i % 8) + ":tenant" + QByteArray::number(i % 1000) + ":user" + QByteArray::number(i);
 }
 
 // Runs the event loop until done() or the deadline.
@@ -157,8 +156,7 @@ int main(int argc, char **argv)
                 batch.clear();
             }
         }
-        std::printf("%lld keys (%s) created in %.1f s\n", total, flat ? "flat" : "grouped",
-                    double(fill.elapsed()) / 1000);
+        std::printf("%lld keys (%s) created in %.1f s\n", total, flat ? "flat" : "grouped", double(fill.elapsed()) / 1000);
 
         // Reference: SCAN alone, the floor for any browser.
         QElapsedTimer t;
@@ -170,8 +168,7 @@ int main(int argc, char **argv)
             for (const Reply &k : page[1].elements())
                 names << k.bytes();
         } while (cursor != "0");
-        std::printf("bare SCAN pass (COUNT 1000):          %8.2f s  (%lld keys)\n",
-                    double(t.elapsed()) / 1000, qint64(names.size()));
+        std::printf("bare SCAN pass (COUNT 1000):          %8.2f s  (%lld keys)\n", double(t.elapsed()) / 1000, qint64(names.size()));
     }
 
     // 1. The model alone, fed the scan's names in pages as the browser would.
@@ -188,10 +185,8 @@ int main(int argc, char **argv)
         const qint64 after = heapInUse();
         modelPerKey = double(after - before) / double(model->keyCount());
         modelSelfReported = double(model->treeMemoryUsage()) / double(model->keyCount());
-        std::printf("model alone: insert %lld keys          %8.2f s\n", model->keyCount(),
-                    double(insertMs) / 1000);
-        std::printf("model alone: memory per key (mallinfo2) %7.1f B  (self-reported %.1f B)\n",
-                    modelPerKey, modelSelfReported);
+        std::printf("model alone: insert %lld keys          %8.2f s\n", model->keyCount(), double(insertMs) / 1000);
+        std::printf("model alone: memory per key (mallinfo2) %7.1f B  (self-reported %.1f B)\n", modelPerKey, modelSelfReported);
     }
     const qint64 namesBytes = [&] {
         qint64 n = 0;
@@ -199,8 +194,7 @@ int main(int argc, char **argv)
             n += k.size();
         return n;
     }();
-    std::printf("average key name:                      %8.1f B\n",
-                double(namesBytes) / double(names.size()));
+    std::printf("average key name:                      %8.1f B\n", double(namesBytes) / double(names.size()));
     names.clear();
     names.squeeze();
     malloc_trim(0);
@@ -304,13 +298,12 @@ int main(int argc, char **argv)
     const qint64 heapAfter = heapInUse(), rssAfter = rss();
 
     std::printf("panel: time to first rows               %8lld ms\n", firstRowsMs);
-    std::printf("panel: full scan (%lld keys listed)  %8.2f s  (%.0f keys/s)\n", keys,
-                double(scanMs) / 1000, double(keys) * 1000 / double(scanMs));
+    std::printf("panel: full scan (%lld keys listed)  %8.2f s  (%.0f keys/s)\n", keys, double(scanMs) / 1000,
+                double(keys) * 1000 / double(scanMs));
     if (columnsMs >= 0)
         std::printf("panel: columns of the rows in view       %8lld ms after the first rows "
                     "(scan %s: %lld keys scanned)\n",
-                    columnsMs - firstRowsMs,
-                    scanningAtColumns ? "still running" : "already over", scannedAtColumns);
+                    columnsMs - firstRowsMs, scanningAtColumns ? "still running" : "already over", scannedAtColumns);
     else
         std::printf("panel: columns of the rows in view        never (no key rows in view)\n");
     qint64 neverAnswered = 0;
@@ -321,30 +314,25 @@ int main(int argc, char **argv)
                 "         columns after it came into view  median %5.0f ms, worst %5.0f ms  "
                 "(10 ms probe)\n",
                 rowWaits.size(), neverAnswered, quantile(rowWaits, 0.5), quantile(rowWaits, 1.0));
-    std::printf("panel: settled (scan over, columns in view) %5lld ms after the start\n",
-                settledMs);
+    std::printf("panel: settled (scan over, columns in view) %5lld ms after the start\n", settledMs);
     std::printf("panel: a short read every 50 ms during the scan (%zu reads):\n", duringScan.size());
-    std::printf("         waits for the worker        median %6.1f ms, worst %6.1f ms\n",
-                quantile(waitsDuringScan, 0.5), quantile(waitsDuringScan, 1.0));
-    std::printf("         answered on the GUI thread  median %6.1f ms, worst %6.1f ms\n",
-                quantile(duringScan, 0.5), quantile(duringScan, 1.0));
+    std::printf("         waits for the worker        median %6.1f ms, worst %6.1f ms\n", quantile(waitsDuringScan, 0.5),
+                quantile(waitsDuringScan, 1.0));
+    std::printf("         answered on the GUI thread  median %6.1f ms, worst %6.1f ms\n", quantile(duringScan, 0.5),
+                quantile(duringScan, 1.0));
     std::printf("       the same read, connection idle (%zu reads):\n", idle.size());
-    std::printf("         waits for the worker        median %6.1f ms, worst %6.1f ms\n",
-                quantile(waitsIdle, 0.5), quantile(waitsIdle, 1.0));
+    std::printf("         waits for the worker        median %6.1f ms, worst %6.1f ms\n", quantile(waitsIdle, 0.5),
+                quantile(waitsIdle, 1.0));
     std::printf("         answered on the GUI thread  median %6.1f ms, worst %6.1f ms  "
                 "(during the scan / idle, median: %.1fx)\n",
-                quantile(idle, 0.5), quantile(idle, 1.0),
-                quantile(duringScan, 0.5) / std::max(0.001, quantile(idle, 0.5)));
+                quantile(idle, 0.5), quantile(idle, 1.0), quantile(duringScan, 0.5) / std::max(0.001, quantile(idle, 0.5)));
     std::printf("panel: longest GUI-thread stall          %8lld ms\n", worstStall);
     std::printf("panel: memory per key (mallinfo2)        %8.1f B  (model, view, details in view; "
                 "model self-reported %.1f B)\n",
-                double(heapAfter - heapBefore) / double(keys),
-                double(browser->model()->treeMemoryUsage()) / double(keys));
-    std::printf("panel: memory per key (RSS delta)        %8.1f B\n",
-                double(rssAfter - rssBefore) / double(keys));
+                double(heapAfter - heapBefore) / double(keys), double(browser->model()->treeMemoryUsage()) / double(keys));
+    std::printf("panel: memory per key (RSS delta)        %8.1f B\n", double(rssAfter - rssBefore) / double(keys));
     delete browser;
     malloc_trim(0);
-    std::printf("panel: freed when it closes              %8.1f B per key\n",
-                double(heapAfter - heapInUse()) / double(keys));
+    std::printf("panel: freed when it closes              %8.1f B per key\n", double(heapAfter - heapInUse()) / double(keys));
     return 0;
 }

@@ -4,9 +4,9 @@
 #include "keyscanner.h"
 #include "sandboxserver.h"
 
+#include <cstdio>
 #include <QCoreApplication>
 #include <QElapsedTimer>
-#include <cstdio>
 
 using namespace ratescope;
 
@@ -80,9 +80,10 @@ int main(int argc, char **argv)
         }
         const double seconds = double(t.nsecsElapsed()) / 1e9;
         std::printf("%-26s first page %6.1f ms   full pass %6.2f s   %9.0f keys/s   (%lld keys, %lld limiters)\n",
-                    memory ? "scan+classify+MEMORY USAGE" : "scan+classify", firstPageMs, seconds, double(classified) / seconds,
-                    classified, limiters);
+                    memory ? "scan+classify+MEMORY USAGE" : "scan+classify", firstPageMs, seconds, double(classified) / seconds, classified,
+                    limiters);
     }
-    std::printf("%-26s %27s %6.2f s   %9.0f keys/s   (%lld keys)\n", "bare SCAN (reference)", "", bareSeconds, double(seen) / bareSeconds, seen);
+    std::printf("%-26s %27s %6.2f s   %9.0f keys/s   (%lld keys)\n", "bare SCAN (reference)", "", bareSeconds, double(seen) / bareSeconds,
+                seen);
     return 0;
 }

@@ -16,10 +16,10 @@
 
 #include "benchsupport.h"
 
+#include <cstdio>
 #include <QCoreApplication>
 #include <QFile>
 #include <QRandomGenerator>
-#include <cstdio>
 
 using namespace ratescope;
 
@@ -84,9 +84,15 @@ QByteArray naiveSource(Algorithm a)
 double decisionsPerSecond(Connection &c, quint16 port, const QString &how, const QByteArray &shaOrFunction, int requests)
 {
     c.command({"FLUSHALL"}); // keys only: the functions library stays
-    const QStringList command = {how, QString::fromLatin1(shaOrFunction), QStringLiteral("1"),
-                                 QStringLiteral("bench:__rand_int__"), QStringLiteral("100"), QStringLiteral("60000000"),
-                                 QStringLiteral("1"), QString(), QStringLiteral("check")};
+    const QStringList command = {how,
+                                 QString::fromLatin1(shaOrFunction),
+                                 QStringLiteral("1"),
+                                 QStringLiteral("bench:__rand_int__"),
+                                 QStringLiteral("100"),
+                                 QStringLiteral("60000000"),
+                                 QStringLiteral("1"),
+                                 QString(),
+                                 QStringLiteral("check")};
     const double rate = bench::redisBenchmark(port, 50, 16, requests, command, 10000).requestsPerSecond;
     if (c.command({"DBSIZE"}).integer() < 9000) // every run must have written its keys
         throw std::runtime_error("the script under test did not write its keys: " + shaOrFunction.toStdString());
@@ -132,8 +138,8 @@ int main(int argc, char **argv)
             bestFcall = std::max(bestFcall, decisionsPerSecond(c, server.port(), QStringLiteral("FCALL"), function, requests));
             bestNaive = std::max(bestNaive, decisionsPerSecond(c, server.port(), QStringLiteral("EVALSHA"), naive, requests));
         }
-        std::printf("%-16s %12.0f %12.0f %12.0f %8.2f %8.2f\n", qPrintable(algorithmName(a)), best, bestFcall, bestNaive,
-                    best / bestNaive, bestFcall / bestNaive);
+        std::printf("%-16s %12.0f %12.0f %12.0f %8.2f %8.2f\n", qPrintable(algorithmName(a)), best, bestFcall, bestNaive, best / bestNaive,
+                    bestFcall / bestNaive);
         std::fflush(stdout);
     }
     c.command({"FLUSHALL"});

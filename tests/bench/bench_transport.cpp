@@ -3,8 +3,8 @@
 #include "benchsupport.h"
 #include "sandboxserver.h"
 
-#include <QCoreApplication>
 #include <cstdio>
+#include <QCoreApplication>
 
 using namespace ratescope;
 
@@ -27,7 +27,8 @@ int main(int argc, char **argv)
     };
     const Case cases[] = {
         {"PING", {QStringLiteral("PING")}, {"PING"}},
-        {"EVALSHA", {QStringLiteral("EVALSHA"), QString::fromLatin1(sha), QStringLiteral("1"), QStringLiteral("bench:evalsha")},
+        {"EVALSHA",
+         {QStringLiteral("EVALSHA"), QString::fromLatin1(sha), QStringLiteral("1"), QStringLiteral("bench:evalsha")},
          {"EVALSHA", sha, "1", "bench:evalsha"}},
     };
     std::printf("%-8s %5s %5s %9s %14s %14s %7s\n", "command", "conns", "pipe", "requests", "ours req/s", "redis-bench", "ratio");

@@ -12,9 +12,9 @@ namespace ratescope::bench {
 Throughput redisBenchmark(quint16 port, int connections, int pipeline, int requests, const QStringList &command, int keyspace)
 {
     QProcess p;
-    QStringList args = {QStringLiteral("-h"), QStringLiteral("127.0.0.1"), QStringLiteral("-p"), QString::number(port),
+    QStringList args = {QStringLiteral("-h"), QStringLiteral("127.0.0.1"),  QStringLiteral("-p"), QString::number(port),
                         QStringLiteral("-c"), QString::number(connections), QStringLiteral("-P"), QString::number(pipeline),
-                        QStringLiteral("-n"), QString::number(requests), QStringLiteral("-q")};
+                        QStringLiteral("-n"), QString::number(requests),    QStringLiteral("-q")};
     if (keyspace > 0)
         args += {QStringLiteral("-r"), QString::number(keyspace)};
     p.start(QStringLiteral("redis-benchmark"), args + command);

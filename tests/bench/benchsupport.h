@@ -4,8 +4,8 @@
 
 #include "connection.h"
 
-#include <QStringList>
 #include <functional>
+#include <QStringList>
 
 namespace ratescope::bench {
 

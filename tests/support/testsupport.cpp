@@ -4,9 +4,9 @@
 
 #include <QDeadlineTimer>
 #include <QDir>
-#include <QThread>
 #include <QFile>
 #include <QProcess>
+#include <QThread>
 
 #include <algorithm>
 #include <stdexcept>
@@ -22,8 +22,8 @@ void openssl(const QString &dir, const QStringList &args)
     p.setProcessChannelMode(QProcess::MergedChannels);
     p.start(QStringLiteral("openssl"), args);
     if (!p.waitForFinished(30000) || p.exitCode() != 0)
-        throw std::runtime_error(("openssl " + args.join(QLatin1Char(' ')) + ": " + QString::fromUtf8(p.readAll()) +
-                                  p.errorString()).toStdString());
+        throw std::runtime_error(
+            ("openssl " + args.join(QLatin1Char(' ')) + ": " + QString::fromUtf8(p.readAll()) + p.errorString()).toStdString());
 }
 
 void writeFile(const QString &path, const QByteArray &data)
@@ -77,8 +77,7 @@ SandboxServer::Config aclConfig()
 namespace {
 
 // Polls until ok() or the deadline: bounded, for things the servers do in their own time.
-template<typename Ok>
-void waitUntil(Ok ok, int timeoutMs, const char *what)
+template <typename Ok> void waitUntil(Ok ok, int timeoutMs, const char *what)
 {
     QDeadlineTimer deadline(timeoutMs);
     while (!deadline.hasExpired()) {
@@ -116,7 +115,8 @@ TestCluster::TestCluster(int masters, int replicasPerMaster)
     QProcess create;
     create.setProcessChannelMode(QProcess::MergedChannels);
     create.start(QStringLiteral("redis-cli"), QStringList{QStringLiteral("--cluster"), QStringLiteral("create")} + addresses +
-                                                  QStringList{QStringLiteral("--cluster-replicas"), QString::number(replicasPerMaster), QStringLiteral("--cluster-yes")});
+                                                  QStringList{QStringLiteral("--cluster-replicas"), QString::number(replicasPerMaster),
+                                                              QStringLiteral("--cluster-yes")});
     if (!create.waitForFinished(60000) || create.exitCode() != 0)
         throw std::runtime_error("redis-cli --cluster create failed: " + create.readAll().toStdString());
     for (auto &n : m_nodes) {
@@ -199,7 +199,8 @@ void TestCluster::waitUntilMaster(int i)
         30000, "a node to become master");
 }
 
-TestSentinel::TestSentinel(const QString &sentinelPassword) : m_sentinelPassword(sentinelPassword)
+TestSentinel::TestSentinel(const QString &sentinelPassword)
+    : m_sentinelPassword(sentinelPassword)
 {
     m_master = std::make_unique<SandboxServer>();
     m_master->start();
@@ -218,8 +219,11 @@ TestSentinel::TestSentinel(const QString &sentinelPassword) : m_sentinelPassword
     m_sentinel->start();
     ConnectionOptions s = m_sentinel->options();
     s.password = sentinelPassword;
-    waitUntil([&] { return ask(m_replica->options(), {"INFO", "replication"}).bytes().contains("master_link_status:up"); }, 30000,
-              "the replica to sync");
+    waitUntil(
+        [&] {
+            return ask(m_replica->options(), {"INFO", "replication"}).bytes().contains("master_link_status:up");
+        },
+        30000, "the replica to sync");
     waitUntil([&] { return ask(s, {"SENTINEL", "REPLICAS", "mymaster"}).size() == 1; }, 30000, "the sentinel to find the replica");
 }
 
@@ -245,8 +249,7 @@ void TestSentinel::failover()
             // The sentinel names the promoted replica while the failover is still running;
             // it is over (and +switch-master announced) once the old master is demoted.
             return addr.size() == 2 && addr[1].toInteger() == m_replica->port() &&
-                   ask(m_replica->options(), {"ROLE"})[0].bytes() == "master" &&
-                   ask(m_master->options(), {"ROLE"})[0].bytes() == "slave";
+                   ask(m_replica->options(), {"ROLE"})[0].bytes() == "master" && ask(m_master->options(), {"ROLE"})[0].bytes() == "slave";
         },
         30000, "the failover to complete");
 }

@@ -61,18 +61,13 @@ public:
         m_size = 0;
         m_moved = 0;
     }
-    size_t memoryUsage() const
-    {
-        return (m_slots.capacity() + m_old.capacity() + m_hashes.capacity()) * sizeof(quint32);
-    }
+    size_t memoryUsage() const { return (m_slots.capacity() + m_old.capacity() + m_hashes.capacity()) * sizeof(quint32); }
 
 private:
     static constexpr quint32 kMovedOut = 0xffffffffu; // an old slot whose entry moved on
-    static constexpr size_t kMovesPerInsert =
-        64; // the old table is gone long before the new one fills
+    static constexpr size_t kMovesPerInsert = 64;     // the old table is gone long before the new one fills
 
-    template <typename Equal>
-    quint32 probe(const std::vector<quint32> &table, quint32 h, Equal &equal) const
+    template <typename Equal> quint32 probe(const std::vector<quint32> &table, quint32 h, Equal &equal) const
     {
         if (table.empty())
             return kNone;

@@ -59,8 +59,7 @@ private:
     {
         const quint32 capacity = std::max<quint32>(4, m_capacity * 2);
         auto *heap =
-            static_cast<quint32 *>(onHeap() ? std::realloc(m_heap, capacity * sizeof(quint32))
-                                            : std::malloc(capacity * sizeof(quint32)));
+            static_cast<quint32 *>(onHeap() ? std::realloc(m_heap, capacity * sizeof(quint32)) : std::malloc(capacity * sizeof(quint32)));
         if (!heap)
             throw std::bad_alloc();
         if (!onHeap())

@@ -26,14 +26,14 @@ namespace ratescope::ui {
 
 namespace {
 
-constexpr int kScanCount = 1000;     // SCAN COUNT hint per call
-constexpr int kPageSliceMs = 40;     // a page job may call SCAN again for up to this long...
-constexpr int kPageKeys = 10000;     // ...until it holds this many keys
-constexpr int kFlushIntervalMs = 60; // model insertions at most this often (the view relayouts)
-constexpr int kInsertChunk = 2000;   // keys per model insertion
-constexpr int kInsertBudgetMs = 8;   // GUI time per event-loop turn spent inserting
-constexpr int kMaxPending = 50000;   // SCAN waits while this many keys wait to be inserted
-constexpr qint64 kSortLimit = 50000; // keyspaces up to this size are sorted by name at the end;
+constexpr int kScanCount = 1000;           // SCAN COUNT hint per call
+constexpr int kPageSliceMs = 40;           // a page job may call SCAN again for up to this long...
+constexpr int kPageKeys = 10000;           // ...until it holds this many keys
+constexpr int kFlushIntervalMs = 60;       // model insertions at most this often (the view relayouts)
+constexpr int kInsertChunk = 2000;         // keys per model insertion
+constexpr int kInsertBudgetMs = 8;         // GUI time per event-loop turn spent inserting
+constexpr int kMaxPending = 50000;         // SCAN waits while this many keys wait to be inserted
+constexpr qint64 kSortLimit = 50000;       // keyspaces up to this size are sorted by name at the end;
 constexpr size_t kSortGroupLimit = 100000; // bigger ones group by group as they are opened
 constexpr int kAutoExpandRows = 60;        // groups open by themselves while this many rows fit
 constexpr size_t kDetailsKept = 20000;     // details held for keys scrolled past
@@ -52,8 +52,7 @@ struct ScanPage {
 
 bool hasGlobCharacters(const QString &text)
 {
-    return text.contains(QLatin1Char('*')) || text.contains(QLatin1Char('?')) ||
-           text.contains(QLatin1Char('['));
+    return text.contains(QLatin1Char('*')) || text.contains(QLatin1Char('?')) || text.contains(QLatin1Char('['));
 }
 
 } // namespace
@@ -73,8 +72,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     m_view->setSortingEnabled(false);
     m_view->setSelectionMode(QAbstractItemView::ExtendedSelection); // several keys to pin at once
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
-    m_view->setItemDelegateForColumn(KeyTreeModel::UsageColumn,
-                                     new UsageBarDelegate(KeyTreeModel::UsageFractionRole, m_view));
+    m_view->setItemDelegateForColumn(KeyTreeModel::UsageColumn, new UsageBarDelegate(KeyTreeModel::UsageFractionRole, m_view));
     QHeaderView *header = m_view->header();
     header->setSectionResizeMode(QHeaderView::Interactive);
     header->setStretchLastSection(false);
@@ -93,8 +91,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     m_progressLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_cancel = new QToolButton(this);
     m_cancel->setText(QStringLiteral("Stop"));
-    m_cancel->setToolTip(
-        QStringLiteral("Stop reading the keyspace; the keys found so far stay listed"));
+    m_cancel->setToolTip(QStringLiteral("Stop reading the keyspace; the keys found so far stay listed"));
     m_cancel->hide();
     m_problem = new QLabel(this);
     m_problem->setWordWrap(true);
@@ -137,8 +134,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     // before the scan's next page comes back: the columns keep up with the rows in view.
     m_detailsTimer.setSingleShot(true);
     connect(&m_detailsTimer, &QTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
-    connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this,
-            &KeyBrowser::scheduleDetails);
+    connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this, &KeyBrowser::scheduleDetails);
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &KeyBrowser::scheduleDetailsSoon);
     connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetailsSoon);
     m_liveTimer.setInterval(kLiveRefreshMs);
@@ -169,9 +165,7 @@ void KeyBrowser::setClient(RedisClient *client, const QByteArray &ns, const QByt
 void KeyBrowser::setFilter(const QString &text)
 {
     const QString t = text.trimmed();
-    const QByteArray match = t.isEmpty()            ? QByteArray("*")
-                             : hasGlobCharacters(t) ? t.toUtf8()
-                                                    : "*" + escapeGlob(t.toUtf8()) + "*";
+    const QByteArray match = t.isEmpty() ? QByteArray("*") : hasGlobCharacters(t) ? t.toUtf8() : "*" + escapeGlob(t.toUtf8()) + "*";
     if (match == m_match)
         return;
     m_match = match;
@@ -240,9 +234,7 @@ void KeyBrowser::startScan()
                 m_model->reserve(m_dbSize); // no index growth (a rehash of every name) mid-scan
             m_policies = std::make_shared<const std::vector<Policy>>(o.value().policies);
             if (!o.value().policyProblem.isEmpty()) {
-                m_problem->setText(
-                    QStringLiteral("Policies could not be read, so no limits are shown: %1")
-                        .arg(o.value().policyProblem));
+                m_problem->setText(QStringLiteral("Policies could not be read, so no limits are shown: %1").arg(o.value().policyProblem));
                 m_problem->show();
             }
             m_scan = ScanState::Paging;
@@ -269,8 +261,7 @@ void KeyBrowser::requestPage()
             do {
                 Reply r;
                 try {
-                    r = c.command({"SCAN", page.cursor, "MATCH", match, "COUNT",
-                                   QByteArray::number(kScanCount)});
+                    r = c.command({"SCAN", page.cursor, "MATCH", match, "COUNT", QByteArray::number(kScanCount)});
                 } catch (const Error &) {
                     if (page.names.empty())
                         throw;
@@ -278,15 +269,14 @@ void KeyBrowser::requestPage()
                            // the walk): the next page, from this cursor, meets the error again
                 }
                 if (r.size() != 2 || !r[1].isArray())
-                    throw UnexpectedReplyError(
-                        QStringLiteral("unexpected SCAN reply %1").arg(r.debugString()));
+                    throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(r.debugString()));
                 page.cursor = r[0].bytes();
                 if (page.names.empty())
                     page.names.reserve(size_t(pageKeys), pageKeys * 32);
                 for (const Reply &k : r[1].elements())
                     page.names.append(k.bytes());
-            } while (page.cursor != "0" && qsizetype(page.names.size()) < pageKeys &&
-                     slice.elapsed() < kPageSliceMs && !client->interactiveWaiting());
+            } while (page.cursor != "0" && qsizetype(page.names.size()) < pageKeys && slice.elapsed() < kPageSliceMs &&
+                     !client->interactiveWaiting());
             return page;
         },
         [this](const Outcome<ScanPage> &o) {
@@ -408,12 +398,8 @@ void KeyBrowser::interrupted(const QString &why, bool connectionLoss)
     m_scan = connectionLoss ? ScanState::Paused : ScanState::Failed;
     flush();
     m_scanMs = m_scanClock.elapsed();
-    m_problem->setText(
-        connectionLoss
-            ? QStringLiteral(
-                  "Reading keys was interrupted: %1. It resumes when the connection is back.")
-                  .arg(why)
-            : QStringLiteral("Reading keys failed: %1").arg(why));
+    m_problem->setText(connectionLoss ? QStringLiteral("Reading keys was interrupted: %1. It resumes when the connection is back.").arg(why)
+                                      : QStringLiteral("Reading keys failed: %1").arg(why));
     m_problem->show();
     updateProgress();
     emit scanFinished();
@@ -463,38 +449,30 @@ void KeyBrowser::updateProgress()
         else
             text = QStringLiteral("Scanned %1 of about %2 keys").arg(formatCount(m_scanned), about);
     } else if (m_scan == ScanState::Paused) {
-        text = QStringLiteral("Paused at %1 keys: waiting for the connection")
-                   .arg(formatCount(m_scanned));
+        text = QStringLiteral("Paused at %1 keys: waiting for the connection").arg(formatCount(m_scanned));
     } else if (m_scan == ScanState::Failed) {
-        text = QStringLiteral("Listing stopped by an error: %1 keys listed")
-                   .arg(formatCount(m_model->keyCount()));
+        text = QStringLiteral("Listing stopped by an error: %1 keys listed").arg(formatCount(m_model->keyCount()));
     } else if (m_scan == ScanState::Complete) {
         text = QStringLiteral("%1%2 · read in %3")
                    .arg(formatKeys(m_model->keyCount()),
-                        filtered ? QStringLiteral(" matching %1").arg(QString::fromUtf8(m_match))
-                                 : QString(),
-                        formatSpan(m_scanMs * 1000));
+                        filtered ? QStringLiteral(" matching %1").arg(QString::fromUtf8(m_match)) : QString(), formatSpan(m_scanMs * 1000));
     } else if (m_scan == ScanState::Stopped || m_scanned > 0) {
-        text = QStringLiteral("Stopped: %1 keys listed, of about %2")
-                   .arg(formatCount(m_model->keyCount()), about);
+        text = QStringLiteral("Stopped: %1 keys listed, of about %2").arg(formatCount(m_model->keyCount()), about);
     } else {
         text = QStringLiteral("Connecting…");
     }
     if (m_model->unlistedCount() > 0)
-        text += QStringLiteral(" · %1 keys with names over 1 MiB not listed")
-                    .arg(formatCount(m_model->unlistedCount()));
+        text += QStringLiteral(" · %1 keys with names over 1 MiB not listed").arg(formatCount(m_model->unlistedCount()));
     m_progressLabel->setText(text);
     const bool scanning = isScanning();
     m_cancel->setVisible(scanning);
     m_progress->setVisible(scanning);
     if (scanning) {
         if (filtered || m_dbSize <= 0)
-            m_progress->setRange(
-                0, 0); // busy: how much of the keyspace is behind the cursor is unknown
+            m_progress->setRange(0, 0); // busy: how much of the keyspace is behind the cursor is unknown
         else {
             m_progress->setRange(0, 1000);
-            m_progress->setValue(
-                int(std::min<qint64>(1000, m_scanned * 1000 / std::max<qint64>(1, m_dbSize))));
+            m_progress->setValue(int(std::min<qint64>(1000, m_scanned * 1000 / std::max<qint64>(1, m_dbSize))));
         }
     }
 }
@@ -536,17 +514,14 @@ std::vector<quint32> KeyBrowser::visibleKeyIds() const
 
 void KeyBrowser::fetchVisibleDetails()
 {
-    if (!m_client || m_client->state() != RedisClient::State::Connected || !m_policies ||
-        !isVisible())
+    if (!m_client || m_client->state() != RedisClient::State::Connected || !m_policies || !isVisible())
         return;
     const std::vector<quint32> visible = visibleKeyIds();
     m_model->trimDetails(kDetailsKept, visible);
     const std::vector<quint32> stale = m_model->claimStale(visible, kLiveRefreshMs - 100);
     const quint64 generation = m_model->generation();
     for (size_t at = 0; at < stale.size(); at += kDetailsBatch) {
-        std::vector<quint32> ids(stale.begin() + qsizetype(at),
-                                 stale.begin() +
-                                     qsizetype(std::min(stale.size(), at + kDetailsBatch)));
+        std::vector<quint32> ids(stale.begin() + qsizetype(at), stale.begin() + qsizetype(std::min(stale.size(), at + kDetailsBatch)));
         std::vector<QByteArray> keys;
         keys.reserve(ids.size());
         for (quint32 id : ids)
@@ -554,9 +529,7 @@ void KeyBrowser::fetchVisibleDetails()
         ++m_detailsInFlight;
         m_client->request(
             &m_detailsOwner,
-            [keys = std::move(keys), policies = m_policies, ns = m_ns](Connection &c) {
-                return readKeyDetails(c, keys, *policies, ns);
-            },
+            [keys = std::move(keys), policies = m_policies, ns = m_ns](Connection &c) { return readKeyDetails(c, keys, *policies, ns); },
             [this, ids, generation](const Outcome<std::vector<KeyDetails>> &o) {
                 --m_detailsInFlight;
                 if (generation != m_model->generation())
@@ -566,8 +539,7 @@ void KeyBrowser::fetchVisibleDetails()
                 } else {
                     m_model->releaseClaims(ids);
                     if (!o.failure().isConnectionLoss()) {
-                        m_problem->setText(QStringLiteral("Reading key columns failed: %1")
-                                               .arg(o.failure().message));
+                        m_problem->setText(QStringLiteral("Reading key columns failed: %1").arg(o.failure().message));
                         m_problem->show();
                     }
                 }
@@ -632,9 +604,8 @@ QList<QByteArray> KeyBrowser::selectedKeys() const
     QList<QByteArray> keys;
     QModelIndexList rows = m_view->selectionModel()->selectedRows(KeyTreeModel::KeyColumn);
     // Top to bottom as shown, whatever order they were selected in.
-    std::sort(rows.begin(), rows.end(), [this](const QModelIndex &a, const QModelIndex &b) {
-        return m_view->visualRect(a).top() < m_view->visualRect(b).top();
-    });
+    std::sort(rows.begin(), rows.end(),
+              [this](const QModelIndex &a, const QModelIndex &b) { return m_view->visualRect(a).top() < m_view->visualRect(b).top(); });
     for (const QModelIndex &row : rows)
         if (m_model->keyId(row) != KeyTreeModel::kNoKey)
             keys.append(row.data(KeyTreeModel::KeyRole).toByteArray());
@@ -653,28 +624,24 @@ void KeyBrowser::showContextMenu(const QPoint &pos)
     auto *menu = new QMenu(this);
     menu->setAttribute(Qt::WA_DeleteOnClose);
     if (first.data(KeyTreeModel::IsGroupRole).toBool()) {
-        const QString pattern =
-            QString::fromUtf8(first.data(KeyTreeModel::PatternRole).toByteArray());
-        menu->addAction(
-            m_view->isExpanded(first) ? QStringLiteral("Collapse") : QStringLiteral("Expand"), this,
-            [this, first] {
-                if (first.isValid()) // gone when the keyspace was read again meanwhile
-                    m_view->setExpanded(first, !m_view->isExpanded(first));
-            });
-        menu->addAction(QStringLiteral("Show only %1").arg(pattern), this,
-                        [this, pattern] { emit filterRequested(pattern); });
-        menu->addAction(QStringLiteral("Copy pattern"), this,
-                        [pattern] { QApplication::clipboard()->setText(pattern); });
+        const QString pattern = QString::fromUtf8(first.data(KeyTreeModel::PatternRole).toByteArray());
+        menu->addAction(m_view->isExpanded(first) ? QStringLiteral("Collapse") : QStringLiteral("Expand"), this, [this, first] {
+            if (first.isValid()) // gone when the keyspace was read again meanwhile
+                m_view->setExpanded(first, !m_view->isExpanded(first));
+        });
+        menu->addAction(QStringLiteral("Show only %1").arg(pattern), this, [this, pattern] { emit filterRequested(pattern); });
+        menu->addAction(QStringLiteral("Copy pattern"), this, [pattern] { QApplication::clipboard()->setText(pattern); });
         // Ratescope's own metadata is never offered for a reset.
         const QByteArray raw = first.data(KeyTreeModel::PatternRole).toByteArray();
         if (!raw.startsWith(m_ns)) {
             menu->addSeparator();
             menu->setToolTipsVisible(true);
-            QAction *reset = menu->addAction(QStringLiteral("Reset all keys of this group…"), this,
-                                             [this, raw] { emit resetGroupRequested(raw); });
+            QAction *reset =
+                menu->addAction(QStringLiteral("Reset all keys of this group…"), this, [this, raw] { emit resetGroupRequested(raw); });
             const QString locked = whyReadOnly(m_client);
             reset->setEnabled(locked.isEmpty());
-            reset->setToolTip(locked.isEmpty() ? QStringLiteral("Preview the keys %1 matches, then delete exactly those").arg(pattern) : locked);
+            reset->setToolTip(locked.isEmpty() ? QStringLiteral("Preview the keys %1 matches, then delete exactly those").arg(pattern)
+                                               : locked);
         }
     } else {
         // On a selected row the pin takes every selected key; on another row, that key alone.
@@ -693,13 +660,10 @@ void KeyBrowser::showContextMenu(const QPoint &pos)
             pinned = {key};
         menu->addAction(QStringLiteral("Open"), this, [this, key] { emit openKeyRequested(key); });
         if (pinned.isEmpty()) {
-            menu->addAction(QStringLiteral("Pin to monitor: select at most %1 keys")
-                                .arg(kMaxPinsAtOnce))
-                ->setEnabled(false);
+            menu->addAction(QStringLiteral("Pin to monitor: select at most %1 keys").arg(kMaxPinsAtOnce))->setEnabled(false);
         } else {
             menu->addAction(pinned.size() == 1 ? QStringLiteral("Pin to monitor")
-                                               : QStringLiteral("Pin %1 keys to monitor")
-                                                     .arg(formatCount(pinned.size())),
+                                               : QStringLiteral("Pin %1 keys to monitor").arg(formatCount(pinned.size())),
                             this, [this, pinned] {
                                 for (const QByteArray &k : pinned)
                                     emit pinKeyRequested(k);
@@ -710,13 +674,11 @@ void KeyBrowser::showContextMenu(const QPoint &pos)
         acted.removeIf([this](const QByteArray &k) { return k.startsWith(m_ns); });
         if (!acted.isEmpty()) {
             menu->addSeparator();
-            addKeyActions(menu, m_client, acted, [this](KeyAction action, const QList<QByteArray> &keys) {
-                emit keyActionRequested(action, keys);
-            });
+            addKeyActions(menu, m_client, acted,
+                          [this](KeyAction action, const QList<QByteArray> &keys) { emit keyActionRequested(action, keys); });
         }
         menu->addSeparator();
-        menu->addAction(QStringLiteral("Copy name"), this,
-                        [key] { QApplication::clipboard()->setText(QString::fromUtf8(key)); });
+        menu->addAction(QStringLiteral("Copy name"), this, [key] { QApplication::clipboard()->setText(QString::fromUtf8(key)); });
     }
     menu->popup(m_view->viewport()->mapToGlobal(pos));
 }

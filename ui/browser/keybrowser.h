@@ -55,8 +55,8 @@ public:
     ScanState scanState() const { return m_scan; }
     bool isScanning() const
     {
-        return m_scan == ScanState::Starting || m_scan == ScanState::Paging ||
-               m_scan == ScanState::PageDeferred || m_scan == ScanState::Draining;
+        return m_scan == ScanState::Starting || m_scan == ScanState::Paging || m_scan == ScanState::PageDeferred ||
+               m_scan == ScanState::Draining;
     }
     qint64 scannedCount() const { return m_scanned; }
     // The scan is over and the rows in view have their columns.

@@ -60,9 +60,8 @@ size_t KeyTree::keyHash(quint32 group, QByteArrayView name) const
 
 quint32 KeyTree::findGroup(quint32 parent, QByteArrayView segment) const
 {
-    return m_groupIndex.find(groupHash(parent, segment), [&](quint32 id) {
-        return m_groups[id].parent == parent && groupName(id) == segment;
-    });
+    return m_groupIndex.find(groupHash(parent, segment),
+                             [&](quint32 id) { return m_groups[id].parent == parent && groupName(id) == segment; });
 }
 
 quint32 KeyTree::addGroup(quint32 parent, QByteArrayView segment)
@@ -84,9 +83,7 @@ quint32 KeyTree::addGroup(quint32 parent, QByteArrayView segment)
 
 quint32 KeyTree::findKey(quint32 group, QByteArrayView name) const
 {
-    return m_keyIndex.find(keyHash(group, name), [&](quint32 id) {
-        return m_keys[id].group == group && keyName(id) == name;
-    });
+    return m_keyIndex.find(keyHash(group, name), [&](quint32 id) { return m_keys[id].group == group && keyName(id) == name; });
 }
 
 quint32 KeyTree::addKey(quint32 group, QByteArrayView name)

@@ -54,14 +54,8 @@ public:
     Group &group(quint32 id) { return m_groups[id]; }
     const Key &key(quint32 id) const { return m_keys[id]; }
     Key &key(quint32 id) { return m_keys[id]; }
-    QByteArrayView groupName(quint32 id) const
-    {
-        return bytes(m_groups[id].name, m_groups[id].nameLength);
-    }
-    QByteArrayView keyName(quint32 id) const
-    {
-        return bytes(m_keys[id].name, m_keys[id].nameLength);
-    }
+    QByteArrayView groupName(quint32 id) const { return bytes(m_groups[id].name, m_groups[id].nameLength); }
+    QByteArrayView keyName(quint32 id) const { return bytes(m_keys[id].name, m_keys[id].nameLength); }
 
     quint32 findGroup(quint32 parent, QByteArrayView segment) const;
     // Appends a child group (the caller knows it is new); kNone when the arena is full.

@@ -138,8 +138,7 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
         if (m_tree.findKey(c.group, name) == KeyTree::kNone)
             fresh[c.group].push_back(name);
     }
-    std::map<quint32, std::pair<int, int>>
-        countRows; // parent -> first, last child group whose count changed
+    std::map<quint32, std::pair<int, int>> countRows; // parent -> first, last child group whose count changed
     for (auto &[group, names] : fresh) {
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -161,20 +160,17 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
     }
     for (const auto &[parent, rows] : countRows) {
         const QModelIndex p = groupIndex(parent);
-        emit dataChanged(index(rows.first, KeyColumn, p), index(rows.second, KeyColumn, p),
-                         {Qt::DisplayRole, KeyCountRole});
+        emit dataChanged(index(rows.first, KeyColumn, p), index(rows.second, KeyColumn, p), {Qt::DisplayRole, KeyCountRole});
     }
 }
 
 void KeyTreeModel::sortChildren(quint32 id)
 {
     KeyTree::Group &g = m_tree.group(id);
-    std::sort(g.groups.begin(), g.groups.end(),
-              [&](quint32 a, quint32 b) { return m_tree.groupName(a) < m_tree.groupName(b); });
+    std::sort(g.groups.begin(), g.groups.end(), [&](quint32 a, quint32 b) { return m_tree.groupName(a) < m_tree.groupName(b); });
     for (size_t r = 0; r < g.groups.size(); ++r)
         m_tree.group(g.groups[r]).row = quint32(r);
-    std::sort(g.keys.begin(), g.keys.end(),
-              [&](quint32 a, quint32 b) { return m_tree.keyName(a) < m_tree.keyName(b); });
+    std::sort(g.keys.begin(), g.keys.end(), [&](quint32 a, quint32 b) { return m_tree.keyName(a) < m_tree.keyName(b); });
     for (size_t r = 0; r < g.keys.size(); ++r)
         m_tree.key(g.keys[r]).pos = quint32(r);
     if (m_sorted.size() < m_tree.groupCount())
@@ -185,8 +181,7 @@ void KeyTreeModel::sortChildren(quint32 id)
 QModelIndex KeyTreeModel::moved(const QModelIndex &old) const
 {
     const quintptr tag = old.internalId();
-    return isGroupTag(tag) ? groupIndex(idOf(tag), old.column())
-                           : indexOfKey(idOf(tag), old.column());
+    return isGroupTag(tag) ? groupIndex(idOf(tag), old.column()) : indexOfKey(idOf(tag), old.column());
 }
 
 void KeyTreeModel::sortByName()
@@ -214,8 +209,7 @@ bool KeyTreeModel::sortGroup(const QModelIndex &group, size_t maxChildren)
     if (g.groups.size() + g.keys.size() > maxChildren)
         return false;
     const QList<QPersistentModelIndex> parents =
-        group.isValid() ? QList<QPersistentModelIndex>{QPersistentModelIndex(group)}
-                        : QList<QPersistentModelIndex>{};
+        group.isValid() ? QList<QPersistentModelIndex>{QPersistentModelIndex(group)} : QList<QPersistentModelIndex>{};
     emit layoutAboutToBeChanged(parents, QAbstractItemModel::VerticalSortHint);
     QModelIndexList before, after;
     for (const QModelIndex &i : persistentIndexList())
@@ -302,8 +296,7 @@ void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDe
         s.readAtMs = now;
         s.reading = false;
         emit dataChanged(indexOfKey(id, AlgorithmColumn), indexOfKey(id, MemoryColumn));
-        emit dataChanged(indexOfKey(id, KeyColumn), indexOfKey(id, KeyColumn),
-                         {Qt::ToolTipRole, Qt::ForegroundRole});
+        emit dataChanged(indexOfKey(id, KeyColumn), indexOfKey(id, KeyColumn), {Qt::ToolTipRole, Qt::ForegroundRole});
     }
 }
 
@@ -426,8 +419,7 @@ QVariant KeyTreeModel::headerData(int section, Qt::Orientation orientation, int 
     if (role == Qt::ToolTipRole) {
         switch (section) {
         case KeyColumn:
-            return QStringLiteral(
-                "Keys grouped by the profile's separator; a group shows how many keys it holds");
+            return QStringLiteral("Keys grouped by the profile's separator; a group shows how many keys it holds");
         case AlgorithmColumn:
             return QStringLiteral("The limiter format recognised in the key (or its Redis type "
                                   "when it is no limiter)");
@@ -451,8 +443,7 @@ QVariant KeyTreeModel::data(const QModelIndex &index, int role) const
     if (!index.isValid())
         return {};
     const quintptr tag = index.internalId();
-    return isGroupTag(tag) ? groupData(idOf(tag), index.column(), role)
-                           : keyData(idOf(tag), index.column(), role);
+    return isGroupTag(tag) ? groupData(idOf(tag), index.column(), role) : keyData(idOf(tag), index.column(), role);
 }
 
 QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
@@ -461,14 +452,12 @@ QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
     switch (role) {
     case Qt::DisplayRole:
         if (column == KeyColumn)
-            return QStringLiteral("%1 (%2)").arg(nameText(m_tree.groupName(group)),
-                                                 formatCount(qint64(g.keyCount)));
+            return QStringLiteral("%1 (%2)").arg(nameText(m_tree.groupName(group)), formatCount(qint64(g.keyCount)));
         return {};
     case Qt::ToolTipRole:
         if (column == KeyColumn)
-            return plainToolTip(QStringLiteral("%1\n%2")
-                                    .arg(displayKey(m_tree.groupPath(group) + m_tree.separator() + "*"),
-                                         formatKeys(qint64(g.keyCount))));
+            return plainToolTip(QStringLiteral("%1\n%2").arg(displayKey(m_tree.groupPath(group) + m_tree.separator() + "*"),
+                                                             formatKeys(qint64(g.keyCount))));
         return {};
     case KeyRole:
         return m_tree.groupPath(group);
@@ -495,8 +484,7 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
         return qint64(1);
     case UsageFractionRole:
         if (d && d->usage && d->usage->decision.limit > 0)
-            return std::clamp(double(d->usage->usedNow) / double(d->usage->decision.limit), 0.0,
-                              1.0);
+            return std::clamp(double(d->usage->usedNow) / double(d->usage->decision.limit), 0.0, 1.0);
         return {};
     case Qt::TextAlignmentRole:
         if (column != KeyColumn && column != AlgorithmColumn)
@@ -523,31 +511,23 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
         if (!d)
             return plainToolTip(tip);
         tip += QStringLiteral("\n%1 · %2")
-                   .arg(QString::fromUtf8(d->type),
-                        d->kind.isLimiter() ? d->kind.label() : QStringLiteral("not a limiter"));
+                   .arg(QString::fromUtf8(d->type), d->kind.isLimiter() ? d->kind.label() : QStringLiteral("not a limiter"));
         if (!d->policy.isEmpty())
-            tip += QStringLiteral("\npolicy %1 (%2)")
-                       .arg(d->policy, QString::fromUtf8(d->policyMatch));
+            tip += QStringLiteral("\npolicy %1 (%2)").arg(d->policy, QString::fromUtf8(d->policyMatch));
         if (d->spec)
-            tip += QStringLiteral("\nlimit %1%2")
-                       .arg(formatLimit(*d->spec),
-                            d->overridden ? QStringLiteral(", overridden") : QString());
+            tip += QStringLiteral("\nlimit %1%2").arg(formatLimit(*d->spec), d->overridden ? QStringLiteral(", overridden") : QString());
         if (d->usage) {
             const Decision &dec = d->usage->decision;
-            tip += QStringLiteral("\nused %1 of %2")
-                       .arg(formatCount(d->usage->usedNow), formatCount(dec.limit));
+            tip += QStringLiteral("\nused %1 of %2").arg(formatCount(d->usage->usedNow), formatCount(dec.limit));
             if (!dec.allowed)
-                tip += QStringLiteral("; the next request is denied, allowed again in %1")
-                           .arg(formatSpan(dec.retryAfterUs));
+                tip += QStringLiteral("; the next request is denied, allowed again in %1").arg(formatSpan(dec.retryAfterUs));
             if (dec.resetAfterUs > 0)
-                tip +=
-                    QStringLiteral("\nfull capacity again in %1").arg(formatSpan(dec.resetAfterUs));
+                tip += QStringLiteral("\nfull capacity again in %1").arg(formatSpan(dec.resetAfterUs));
         }
         if (!d->problem.isEmpty())
             tip += QStringLiteral("\n%1").arg(d->problem);
         else if (d->kind.isLimiter() && !d->spec)
-            tip +=
-                QStringLiteral("\nNo policy matches this key: declare one to see how full it is.");
+            tip += QStringLiteral("\nNo policy matches this key: declare one to see how full it is.");
         return plainToolTip(tip);
     }
     default:
@@ -570,8 +550,7 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
         return d->kind.isLimiter() ? d->kind.label() : QString::fromUtf8(d->type);
     case UsageColumn:
         if (d->usage)
-            return QStringLiteral("%1 / %2").arg(formatCount(d->usage->usedNow),
-                                                 formatCount(d->usage->decision.limit));
+            return QStringLiteral("%1 / %2").arg(formatCount(d->usage->usedNow), formatCount(d->usage->decision.limit));
         if (!d->problem.isEmpty())
             return d->problem;
         if (d->kind.isLimiter() && !d->spec)
@@ -581,8 +560,7 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
         if (!d->usage)
             return {};
         if (!d->usage->decision.allowed && d->usage->decision.retryAfterUs > 0)
-            return QStringLiteral("%1 · retry in %2")
-                .arg(formatCount(d->remaining()), formatSpan(d->usage->decision.retryAfterUs));
+            return QStringLiteral("%1 · retry in %2").arg(formatCount(d->remaining()), formatSpan(d->usage->decision.retryAfterUs));
         return formatCount(d->remaining());
     case TtlColumn:
         return d->exists() ? formatTtl(d->pttlMs) : QString();

@@ -15,21 +15,13 @@ namespace ratescope::ui {
 class KeyTreeModel : public QAbstractItemModel {
     Q_OBJECT
 public:
-    enum Column {
-        KeyColumn,
-        AlgorithmColumn,
-        UsageColumn,
-        RemainingColumn,
-        TtlColumn,
-        MemoryColumn,
-        ColumnCount
-    };
+    enum Column { KeyColumn, AlgorithmColumn, UsageColumn, RemainingColumn, TtlColumn, MemoryColumn, ColumnCount };
     enum Role {
         KeyRole = Qt::UserRole + 1, // QByteArray: the full key (keys), the path (groups)
         IsGroupRole,                // bool
         KeyCountRole,               // qint64: keys below a group; 1 for a key
-        UsageFractionRole, // double 0..1: used / limit, for the usage bar; invalid when unknown
-        PatternRole,       // QByteArray: SCAN MATCH pattern for the key or all of a group
+        UsageFractionRole,          // double 0..1: used / limit, for the usage bar; invalid when unknown
+        PatternRole,                // QByteArray: SCAN MATCH pattern for the key or all of a group
     };
 
     explicit KeyTreeModel(QObject *parent = nullptr);
@@ -78,8 +70,7 @@ public:
     int columnCount(const QModelIndex &parent = {}) const override;
     bool hasChildren(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     Qt::ItemFlags flags(const QModelIndex &index) const override;
 
 private:

@@ -10,15 +10,12 @@ UsageBarDelegate::UsageBarDelegate(int fractionRole, QObject *parent)
 {
 }
 
-void UsageBarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option,
-                             const QModelIndex &index) const
+void UsageBarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const
 {
     const QVariant fraction = index.data(m_fractionRole);
     if (fraction.isValid()) {
         const double f = fraction.toDouble();
-        QColor color = f >= 1.0   ? QColor(0xe0, 0x4f, 0x3f)
-                       : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30)
-                                  : QColor(0x3f, 0xa3, 0x5b);
+        QColor color = f >= 1.0 ? QColor(0xe0, 0x4f, 0x3f) : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30) : QColor(0x3f, 0xa3, 0x5b);
         const QRect cell = option.rect.adjusted(3, 3, -3, -3);
         painter->save();
         painter->setRenderHint(QPainter::Antialiasing);
@@ -28,8 +25,7 @@ void UsageBarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &opti
         painter->drawRoundedRect(cell, 3, 3);
         color.setAlpha(110);
         painter->setBrush(color);
-        painter->drawRoundedRect(QRect(cell.topLeft(), QSize(int(cell.width() * f), cell.height())),
-                                 3, 3);
+        painter->drawRoundedRect(QRect(cell.topLeft(), QSize(int(cell.width() * f), cell.height())), 3, 3);
         painter->restore();
     }
     QStyledItemDelegate::paint(painter, option, index);

@@ -11,8 +11,7 @@ class UsageBarDelegate : public QStyledItemDelegate {
 public:
     // fractionRole: the model role holding used / limit as a double in 0..1.
     explicit UsageBarDelegate(int fractionRole, QObject *parent = nullptr);
-    void paint(QPainter *painter, const QStyleOptionViewItem &option,
-               const QModelIndex &index) const override;
+    void paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const override;
 
 private:
     int m_fractionRole;

@@ -38,10 +38,8 @@ std::optional<ConnectionWorker::Queued> ConnectionWorker::takeNext()
     // The first interactive job whose owner has no older background job still queued. Both
     // queues are short (the scan keeps one page queued at a time), so walking them is cheap.
     for (auto it = m_interactive.begin(); it != m_interactive.end(); ++it) {
-        const bool behindOwnBackground =
-            std::any_of(m_background.begin(), m_background.end(), [&](const Queued &b) {
-                return b.owner == it->owner && b.sequence < it->sequence;
-            });
+        const bool behindOwnBackground = std::any_of(m_background.begin(), m_background.end(),
+                                                     [&](const Queued &b) { return b.owner == it->owner && b.sequence < it->sequence; });
         if (behindOwnBackground)
             continue;
         Queued q = std::move(*it);

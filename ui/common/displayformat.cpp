@@ -49,9 +49,7 @@ QString formatSpan(qint64 us)
     if (s < 3600)
         return QStringLiteral("%1 m %2 s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
     if (s < 86400)
-        return QStringLiteral("%1 h %2 m")
-            .arg(s / 3600)
-            .arg(s % 3600 / 60, 2, 10, QLatin1Char('0'));
+        return QStringLiteral("%1 h %2 m").arg(s / 3600).arg(s % 3600 / 60, 2, 10, QLatin1Char('0'));
     return QStringLiteral("%1 d %2 h").arg(s / 86400).arg(s % 86400 / 3600);
 }
 

@@ -7,11 +7,11 @@
 
 namespace ratescope::ui {
 
-QString formatCount(qint64 n);    // 1234567 -> "1,234,567"
-QString formatKeys(qint64 n);     // 1 -> "1 key", 1234 -> "1,234 keys"
-QString formatSize(qint64 bytes); // 472 -> "472 B", 1536 -> "1.5 KiB"
-QString formatSpan(qint64 us); // 850000 -> "850 ms", 4200000 -> "4.2 s", 3723000000 -> "1 h 02 m"
-QString formatTtl(qint64 pttlMs); // -1 -> "no expiry", -2 -> "gone", -3 -> "?", else a span
+QString formatCount(qint64 n);              // 1234567 -> "1,234,567"
+QString formatKeys(qint64 n);               // 1 -> "1 key", 1234 -> "1,234 keys"
+QString formatSize(qint64 bytes);           // 472 -> "472 B", 1536 -> "1.5 KiB"
+QString formatSpan(qint64 us);              // 850000 -> "850 ms", 4200000 -> "4.2 s", 3723000000 -> "1 h 02 m"
+QString formatTtl(qint64 pttlMs);           // -1 -> "no expiry", -2 -> "gone", -3 -> "?", else a span
 QString formatRoundTrip(double ms);         // 0.214 -> "0.21 ms", 12.3 -> "12 ms"
 QString formatLimit(const LimitSpec &spec); // "60 per 10 s", "120 per 1 m (cost 2)"
 

@@ -49,8 +49,8 @@ void addKeyActions(QMenu *menu, const RedisClient *client, const QList<QByteArra
         QStringLiteral("Replay this key's recent requests (its log) against other limits in a private sandbox; nothing "
                        "is written to the server"));
     menu->addSeparator();
-    add(one ? QStringLiteral("Reset…") : QStringLiteral("Reset %1 keys…").arg(formatCount(keys.size())),
-        KeyAction::Reset, true, false, QStringLiteral("Delete the limiter state (a preview comes first)"));
+    add(one ? QStringLiteral("Reset…") : QStringLiteral("Reset %1 keys…").arg(formatCount(keys.size())), KeyAction::Reset, true, false,
+        QStringLiteral("Delete the limiter state (a preview comes first)"));
 }
 
 } // namespace ratescope::ui

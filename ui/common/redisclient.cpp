@@ -80,8 +80,7 @@ RedisClient::~RedisClient()
     if (!m_thread->wait(QDeadlineTimer(kJoinLimitMs))) {
         // Only what no slice covers is left: a host name lookup. The worker still uses this
         // object, so it is waited for, and said.
-        qWarning("ratescope: the connection to %s is still busy %d ms after closing; waiting for it",
-                 qPrintable(m_endpoint), kJoinLimitMs);
+        qWarning("ratescope: the connection to %s is still busy %d ms after closing; waiting for it", qPrintable(m_endpoint), kJoinLimitMs);
         m_thread->wait();
     }
 }
@@ -126,9 +125,7 @@ void RedisClient::enqueue(std::function<void(Connection &)> job, Lane lane, cons
 {
     if (m_closing.load())
         return; // retired: the worker may be gone already, and nothing would run anyway
-    m_worker->post(std::move(job),
-                   lane == Lane::Interactive ? ConnectionWorker::Lane::Interactive
-                                             : ConnectionWorker::Lane::Background,
+    m_worker->post(std::move(job), lane == Lane::Interactive ? ConnectionWorker::Lane::Interactive : ConnectionWorker::Lane::Background,
                    ownerKey);
 }
 
@@ -183,38 +180,40 @@ void RedisClient::attempt()
     m_attemptPending = true;
     const Token token = tokenFor(this);
     const void *ownerKey = token.get();
-    enqueue([this, token](Connection &c) {
-        if (!runnable(token))
-            return;
-        std::optional<Outcome<Status>> outcome;
-        try {
-            c.connect();
-            outcome.emplace(probe(c));
-            m_online.store(true);
-        } catch (...) {
-            outcome.emplace(Failure::from(std::current_exception()));
-            m_online.store(false);
-        }
-        deliver([this, o = std::move(*outcome)] {
-            m_attemptPending = false;
-            if (o.ok()) {
-                m_failedAttempts = 0;
-                m_lastError.clear();
-                m_status = o.value();
-                setState(State::Connected);
-                emit statusChanged();
+    enqueue(
+        [this, token](Connection &c) {
+            if (!runnable(token))
                 return;
+            std::optional<Outcome<Status>> outcome;
+            try {
+                c.connect();
+                outcome.emplace(probe(c));
+                m_online.store(true);
+            } catch (...) {
+                outcome.emplace(Failure::from(std::current_exception()));
+                m_online.store(false);
             }
-            m_lastError = o.failure().message;
-            const auto kind = o.failure().kind;
-            if (kind == Failure::Kind::Auth || kind == Failure::Kind::Usage) {
-                setState(State::Failed); // retrying cannot help: the user must change something
-                return;
-            }
-            setState(State::Reconnecting);
-            scheduleRetry();
-        });
-    }, Lane::Interactive, ownerKey);
+            deliver([this, o = std::move(*outcome)] {
+                m_attemptPending = false;
+                if (o.ok()) {
+                    m_failedAttempts = 0;
+                    m_lastError.clear();
+                    m_status = o.value();
+                    setState(State::Connected);
+                    emit statusChanged();
+                    return;
+                }
+                m_lastError = o.failure().message;
+                const auto kind = o.failure().kind;
+                if (kind == Failure::Kind::Auth || kind == Failure::Kind::Usage) {
+                    setState(State::Failed); // retrying cannot help: the user must change something
+                    return;
+                }
+                setState(State::Reconnecting);
+                scheduleRetry();
+            });
+        },
+        Lane::Interactive, ownerKey);
 }
 
 void RedisClient::scheduleRetry()

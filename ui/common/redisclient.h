@@ -92,8 +92,7 @@ public:
     {
         request(owner, Lane::Interactive, std::move(work), std::move(done));
     }
-    template <typename Work, typename Done>
-    void request(QObject *owner, Lane lane, Work work, Done done);
+    template <typename Work, typename Done> void request(QObject *owner, Lane lane, Work work, Done done);
     // Any thread (background work reads it on the worker): interactive requests are queued
     // and waiting for the worker.
     bool interactiveWaiting() const;
@@ -139,38 +138,37 @@ private:
     QDeadlineTimer m_retryAt;
 };
 
-template <typename Work, typename Done>
-void RedisClient::request(QObject *owner, Lane lane, Work work, Done done)
+template <typename Work, typename Done> void RedisClient::request(QObject *owner, Lane lane, Work work, Done done)
 {
     using T = std::decay_t<std::invoke_result_t<Work &, Connection &>>;
     Token token = tokenFor(owner);
     QPointer<QObject> guard(owner);
     const void *ownerKey = token.get();
-    enqueue([this, token, guard, work = std::move(work),
-             done = std::move(done)](Connection &c) mutable {
-        if (!runnable(token))
-            return; // the owner is gone or has cancelled: skip the work
-        std::optional<Outcome<T>> outcome;
-        if (!m_online.load()) {
-            outcome.emplace(Failure{Failure::Kind::Connection,
-                                    QStringLiteral("not connected (waiting to reconnect)")});
-        } else {
-            try {
-                outcome.emplace(work(c));
-            } catch (...) {
-                outcome.emplace(Failure::from(std::current_exception()));
-                if (outcome->failure().isConnectionLoss())
-                    m_online.store(false);
+    enqueue(
+        [this, token, guard, work = std::move(work), done = std::move(done)](Connection &c) mutable {
+            if (!runnable(token))
+                return; // the owner is gone or has cancelled: skip the work
+            std::optional<Outcome<T>> outcome;
+            if (!m_online.load()) {
+                outcome.emplace(Failure{Failure::Kind::Connection, QStringLiteral("not connected (waiting to reconnect)")});
+            } else {
+                try {
+                    outcome.emplace(work(c));
+                } catch (...) {
+                    outcome.emplace(Failure::from(std::current_exception()));
+                    if (outcome->failure().isConnectionLoss())
+                        m_online.store(false);
+                }
             }
-        }
-        // The guard is read on the GUI thread only, where owners live and die.
-        deliver([this, token, guard, done, o = std::move(*outcome)]() {
-            if (!o.ok())
-                noteFailure(o.failure());
-            if (guard && !token->load())
-                done(o);
-        });
-    }, lane, ownerKey);
+            // The guard is read on the GUI thread only, where owners live and die.
+            deliver([this, token, guard, done, o = std::move(*outcome)]() {
+                if (!o.ok())
+                    noteFailure(o.failure());
+                if (guard && !token->load())
+                    done(o);
+            });
+        },
+        lane, ownerKey);
 }
 
 } // namespace ratescope::ui

@@ -58,24 +58,18 @@ void ConnectionBanner::update()
         return;
     }
     const bool failed = state == RedisClient::State::Failed;
-    setStyleSheet(
-        failed
-            ? QStringLiteral(
-                  "#connectionBanner { background: #f8d7d3; border-bottom: 1px solid #d9a39c; }")
-            : QStringLiteral(
-                  "#connectionBanner { background: #fcefc7; border-bottom: 1px solid #e0c97a; }"));
+    setStyleSheet(failed ? QStringLiteral("#connectionBanner { background: #f8d7d3; border-bottom: 1px solid #d9a39c; }")
+                         : QStringLiteral("#connectionBanner { background: #fcefc7; border-bottom: 1px solid #e0c97a; }"));
     QString text;
     if (failed) {
-        text =
-            QStringLiteral("<b>%1 refused the connection.</b> %2<br>Retrying cannot help until the "
-                           "profile changes.")
-                .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped());
+        text = QStringLiteral("<b>%1 refused the connection.</b> %2<br>Retrying cannot help until the "
+                              "profile changes.")
+                   .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped());
     } else {
         const int s = m_client->secondsUntilRetry();
         text = QStringLiteral("<b>Connection to %1 lost.</b> %2<br>%3")
                    .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped(),
-                        s > 0 ? QStringLiteral("Reconnecting in %1 s…").arg(s)
-                              : QStringLiteral("Reconnecting…"));
+                        s > 0 ? QStringLiteral("Reconnecting in %1 s…").arg(s) : QStringLiteral("Reconnecting…"));
     }
     m_text->setText(text);
     m_edit->setVisible(failed && m_canEdit);

@@ -40,9 +40,8 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
     m_name->setPlaceholderText(QStringLiteral("e.g. production limiters"));
     m_transport = new QComboBox(this);
     // In the order of ConnectionProfile::Transport.
-    m_transport->addItems({QStringLiteral("TCP"), QStringLiteral("TCP with TLS"),
-                           QStringLiteral("Unix socket"), QStringLiteral("Redis Cluster"),
-                           QStringLiteral("Redis Sentinel")});
+    m_transport->addItems({QStringLiteral("TCP"), QStringLiteral("TCP with TLS"), QStringLiteral("Unix socket"),
+                           QStringLiteral("Redis Cluster"), QStringLiteral("Redis Sentinel")});
     m_host = new QLineEdit(this);
     m_port = new QSpinBox(this);
     m_port->setRange(1, 65535);
@@ -67,9 +66,8 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
     m_sentinelUser->setPlaceholderText(QStringLiteral("none or default"));
     m_sentinelPassword = new QLineEdit(m_sentinelBox);
     m_sentinelPassword->setEchoMode(QLineEdit::Password);
-    m_sentinelPassword->setToolTip(
-        QStringLiteral("Only if the sentinels require one (their own requirepass or ACL); kept "
-                       "in the system keychain, never in the settings file"));
+    m_sentinelPassword->setToolTip(QStringLiteral("Only if the sentinels require one (their own requirepass or ACL); kept "
+                                                  "in the system keychain, never in the settings file"));
     sentinel->addRow(QStringLiteral("User"), m_sentinelUser);
     sentinel->addRow(QStringLiteral("Password"), m_sentinelPassword);
 
@@ -88,10 +86,8 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
     m_verify->setToolTip(QStringLiteral("Turn off only for a test server with a self-signed "
                                         "certificate you cannot trust otherwise"));
     tls->addRow(QStringLiteral("CA file"), fileRow(m_ca, QStringLiteral("CA certificates (PEM)")));
-    tls->addRow(QStringLiteral("Client certificate"),
-                fileRow(m_cert, QStringLiteral("Client certificate (PEM)")));
-    tls->addRow(QStringLiteral("Client key"),
-                fileRow(m_key, QStringLiteral("Client private key (PEM)")));
+    tls->addRow(QStringLiteral("Client certificate"), fileRow(m_cert, QStringLiteral("Client certificate (PEM)")));
+    tls->addRow(QStringLiteral("Client key"), fileRow(m_key, QStringLiteral("Client private key (PEM)")));
     tls->addRow(QStringLiteral("Server name"), m_serverName);
     tls->addRow(QString(), m_verify);
 
@@ -99,18 +95,15 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
     m_user->setPlaceholderText(QStringLiteral("default"));
     m_password = new QLineEdit(this);
     m_password->setEchoMode(QLineEdit::Password);
-    m_password->setToolTip(
-        QStringLiteral("Kept in the system keychain, never in the settings file"));
+    m_password->setToolTip(QStringLiteral("Kept in the system keychain, never in the settings file"));
     m_db = new QSpinBox(this);
     m_db->setRange(0, 100000);
     m_ns = new QLineEdit(QStringLiteral("ratescope:"), this);
     m_ns->setToolTip(QStringLiteral("Prefix of Ratescope's own keys: policies, overrides, audit"));
     m_separator = new QLineEdit(QStringLiteral(":"), this);
     m_separator->setMaximumWidth(80);
-    m_separator->setToolTip(
-        QStringLiteral("Groups key names in the keys panel: demo:api:acme sits in demo › api"));
-    m_readOnly = new QCheckBox(
-        QStringLiteral("Open read-only (every change is refused until you unlock it)"), this);
+    m_separator->setToolTip(QStringLiteral("Groups key names in the keys panel: demo:api:acme sits in demo › api"));
+    m_readOnly = new QCheckBox(QStringLiteral("Open read-only (every change is refused until you unlock it)"), this);
 
     auto *form = new QFormLayout;
     m_form = form;
@@ -137,8 +130,7 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
     m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto *buttons = new QDialogButtonBox(this);
-    m_testButton =
-        buttons->addButton(QStringLiteral("Test connection"), QDialogButtonBox::ActionRole);
+    m_testButton = buttons->addButton(QStringLiteral("Test connection"), QDialogButtonBox::ActionRole);
     m_saveButton = buttons->addButton(QStringLiteral("Save"), QDialogButtonBox::AcceptRole);
     buttons->addButton(QDialogButtonBox::Cancel);
     m_saveButton->setDefault(true);
@@ -152,9 +144,8 @@ ConnectionDialog::ConnectionDialog(ProfileStore &store, PasswordVault &vault, QW
     connect(m_testButton, &QPushButton::clicked, this, &ConnectionDialog::testConnection);
     connect(m_saveButton, &QPushButton::clicked, this, &ConnectionDialog::save);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    for (QLineEdit *e : {m_name, m_host, m_socket, m_seeds, m_masterName, m_sentinelUser,
-                         m_sentinelPassword, m_ca, m_cert, m_key, m_serverName, m_user,
-                         m_password, m_ns, m_separator})
+    for (QLineEdit *e : {m_name, m_host, m_socket, m_seeds, m_masterName, m_sentinelUser, m_sentinelPassword, m_ca, m_cert, m_key,
+                         m_serverName, m_user, m_password, m_ns, m_separator})
         connect(e, &QLineEdit::textChanged, this, &ConnectionDialog::validate);
     connect(m_port, &QSpinBox::valueChanged, this, &ConnectionDialog::validate);
     connect(m_db, &QSpinBox::valueChanged, this, &ConnectionDialog::validate);
@@ -181,14 +172,12 @@ void ConnectionDialog::showTransport()
     m_form->setRowVisible(m_db, !cluster); // a cluster has database 0 only
     if (auto *label = qobject_cast<QLabel *>(m_form->labelForField(m_seeds)))
         label->setText(sentinel ? QStringLiteral("Sentinels") : QStringLiteral("Seed nodes"));
-    m_seeds->setPlaceholderText(sentinel
-                                    ? QStringLiteral("127.0.0.1:26379, 127.0.0.1:26380")
-                                    : QStringLiteral("127.0.0.1:7000, 127.0.0.1:7001"));
-    m_seeds->setToolTip(
-        sentinel ? QStringLiteral("The sentinels to ask for the current master, in order; a dead "
-                                  "one is skipped. Failovers are followed.")
-                 : QStringLiteral("Any nodes of the cluster: the others, and who owns which slots, "
-                                  "are learnt from them. Keys are browsed on every master."));
+    m_seeds->setPlaceholderText(sentinel ? QStringLiteral("127.0.0.1:26379, 127.0.0.1:26380")
+                                         : QStringLiteral("127.0.0.1:7000, 127.0.0.1:7001"));
+    m_seeds->setToolTip(sentinel ? QStringLiteral("The sentinels to ask for the current master, in order; a dead "
+                                                  "one is skipped. Failovers are followed.")
+                                 : QStringLiteral("Any nodes of the cluster: the others, and who owns which slots, "
+                                                  "are learnt from them. Keys are browsed on every master."));
 }
 
 ConnectionDialog::~ConnectionDialog()
@@ -222,8 +211,7 @@ void ConnectionDialog::setProfile(const ConnectionProfile &p, bool editing)
 {
     m_originalName = editing ? p.name : QString();
     m_storedPassword = editing ? p.passwordStorage : ConnectionProfile::PasswordStorage::None;
-    m_storedSentinelPassword =
-        editing ? p.sentinelPasswordStorage : ConnectionProfile::PasswordStorage::None;
+    m_storedSentinelPassword = editing ? p.sentinelPasswordStorage : ConnectionProfile::PasswordStorage::None;
     m_name->setText(p.name);
     m_transport->setCurrentIndex(int(p.transport));
     m_host->setText(p.host);
@@ -238,16 +226,14 @@ void ConnectionDialog::setProfile(const ConnectionProfile &p, bool editing)
     m_serverName->setText(p.serverName);
     m_verify->setChecked(p.verifyPeer);
     m_user->setText(p.user);
-    for (auto [edit, stored] : {std::pair{m_password, m_storedPassword},
-                                std::pair{m_sentinelPassword, m_storedSentinelPassword}}) {
+    for (auto [edit, stored] : {std::pair{m_password, m_storedPassword}, std::pair{m_sentinelPassword, m_storedSentinelPassword}}) {
         edit->clear();
         switch (stored) {
         case ConnectionProfile::PasswordStorage::Keychain:
             edit->setPlaceholderText(QStringLiteral("unchanged (in the system keychain)"));
             break;
         case ConnectionProfile::PasswordStorage::Ask:
-            edit->setPlaceholderText(
-                QStringLiteral("asked for when connecting (no keychain service)"));
+            edit->setPlaceholderText(QStringLiteral("asked for when connecting (no keychain service)"));
             break;
         case ConnectionProfile::PasswordStorage::None:
             edit->setPlaceholderText(QStringLiteral("none"));
@@ -261,8 +247,7 @@ void ConnectionDialog::setProfile(const ConnectionProfile &p, bool editing)
     m_result->clear();
     m_offerSaveAnyway = false;
     m_saveButton->setText(QStringLiteral("Save"));
-    setWindowTitle(editing ? QStringLiteral("Edit %1").arg(p.name)
-                           : QStringLiteral("New connection profile"));
+    setWindowTitle(editing ? QStringLiteral("Edit %1").arg(p.name) : QStringLiteral("New connection profile"));
     validate();
 }
 
@@ -340,8 +325,7 @@ void ConnectionDialog::fitHeight()
     // Wrapped messages need more height at this width; a top-level layout does not ask for it.
     QLayout *l = layout();
     l->activate();
-    const int wanted = l->hasHeightForWidth() ? l->totalHeightForWidth(width())
-                                              : l->totalSizeHint().height();
+    const int wanted = l->hasHeightForWidth() ? l->totalHeightForWidth(width()) : l->totalSizeHint().height();
     if (wanted > height())
         resize(width(), wanted);
 }
@@ -388,27 +372,21 @@ void ConnectionDialog::withPasswords(std::function<void(QString, QString)> go)
     using Secret = PasswordVault::Secret;
     // A field left empty while editing means "unchanged": the stored password is used.
     auto stored = [this](QLineEdit *edit, ConnectionProfile::PasswordStorage storage) {
-        return edit->text().isEmpty() && !m_originalName.isEmpty() &&
-               storage != ConnectionProfile::PasswordStorage::None;
+        return edit->text().isEmpty() && !m_originalName.isEmpty() && storage != ConnectionProfile::PasswordStorage::None;
     };
     const bool sentinel = profile().transport == ConnectionProfile::Transport::Sentinel;
-    auto withSentinel = [this, go, sentinel,
-                         useStored = stored(m_sentinelPassword, m_storedSentinelPassword)](
-                            const QString &password) {
+    auto withSentinel = [this, go, sentinel, useStored = stored(m_sentinelPassword, m_storedSentinelPassword)](const QString &password) {
         if (!sentinel)
             go(password, QString());
         else if (useStored)
             m_vault.fetch(
-                m_originalName, this,
-                [go, password](std::optional<QString> s) { go(password, s.value_or(QString())); },
-                Secret::Sentinel);
+                m_originalName, this, [go, password](std::optional<QString> s) { go(password, s.value_or(QString())); }, Secret::Sentinel);
         else
             go(password, m_sentinelPassword->text());
     };
     if (stored(m_password, m_storedPassword))
-        m_vault.fetch(m_originalName, this, [withSentinel](std::optional<QString> password) {
-            withSentinel(password.value_or(QString()));
-        });
+        m_vault.fetch(m_originalName, this,
+                      [withSentinel](std::optional<QString> password) { withSentinel(password.value_or(QString())); });
     else
         withSentinel(m_password->text());
 }
@@ -422,15 +400,13 @@ void ConnectionDialog::finishTest(const Outcome<RedisClient::Status> &o, bool th
         const ServerInfo &info = o.value().info;
         const bool cluster = info.mode == QLatin1String("cluster");
         // What answered: the role of one server, or the shape of a cluster or replicated set.
-        const QString shape = cluster ? QStringLiteral("cluster: %1").arg(ServerStatusBar::nodesSummary(info, true))
+        const QString shape = cluster                 ? QStringLiteral("cluster: %1").arg(ServerStatusBar::nodesSummary(info, true))
                               : info.nodes.size() > 1 ? ServerStatusBar::nodesSummary(info, false)
                                                       : info.role;
-        QString text = info.version.isEmpty()
-                           ? QStringLiteral("Connected")
-                           : QStringLiteral("Connected to Redis %1 (%2)").arg(info.version, shape);
+        QString text =
+            info.version.isEmpty() ? QStringLiteral("Connected") : QStringLiteral("Connected to Redis %1 (%2)").arg(info.version, shape);
         text += QStringLiteral(": %1 keys%2, round trip %3.")
-                    .arg(formatCount(info.dbSize),
-                         cluster ? QStringLiteral(" on all masters") : QString(),
+                    .arg(formatCount(info.dbSize), cluster ? QStringLiteral(" on all masters") : QString(),
                          formatRoundTrip(o.value().roundTripMs));
         showResult(text, true);
         emit tested(true, text);
@@ -448,8 +424,7 @@ void ConnectionDialog::finishTest(const Outcome<RedisClient::Status> &o, bool th
     } else {
         text = QStringLiteral("Could not connect: %1").arg(f.message);
         if (thenSave) {
-            text += QStringLiteral(
-                "\nNothing was saved. Save anyway if the server is only down for now.");
+            text += QStringLiteral("\nNothing was saved. Save anyway if the server is only down for now.");
             m_offerSaveAnyway = true;
             m_saveButton->setText(QStringLiteral("Save anyway"));
         }
@@ -469,15 +444,13 @@ void ConnectionDialog::keep(const ConnectionProfile &form)
     struct Step {
         Secret which;
         QString typed;
-        Storage stored;      // before this edit
-        bool used;           // does the profile (still) need it
+        Storage stored;                    // before this edit
+        bool used;                         // does the profile (still) need it
         Storage ConnectionProfile::*field; // nullptr: forget the old name's entry
     };
     auto steps = std::make_shared<QList<Step>>(QList<Step>{
-        {Secret::Server, m_password->text(), m_storedPassword, true,
-         &ConnectionProfile::passwordStorage},
-        {Secret::Sentinel, m_sentinelPassword->text(), m_storedSentinelPassword,
-         p->transport == ConnectionProfile::Transport::Sentinel,
+        {Secret::Server, m_password->text(), m_storedPassword, true, &ConnectionProfile::passwordStorage},
+        {Secret::Sentinel, m_sentinelPassword->text(), m_storedSentinelPassword, p->transport == ConnectionProfile::Transport::Sentinel,
          &ConnectionProfile::sentinelPasswordStorage},
     });
     // The chain holds itself only weakly: whoever runs a step (this call, or a pending keychain
@@ -517,8 +490,7 @@ void ConnectionDialog::keep(const ConnectionProfile &form)
                 p->name, password, this,
                 [this, p, step, next](PasswordVault::Kept kept, const QString &note) {
                     setBusy(false);
-                    (*p).*step.field =
-                        kept == PasswordVault::Kept::InKeychain ? Storage::Keychain : Storage::Ask;
+                    (*p).*step.field = kept == PasswordVault::Kept::InKeychain ? Storage::Keychain : Storage::Ask;
                     if (!note.isEmpty())
                         m_saveNote = note;
                     (*next)();

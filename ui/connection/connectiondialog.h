@@ -84,8 +84,7 @@ private:
     PasswordVault &m_vault;
     QString m_originalName; // editing: the name it had
     ConnectionProfile::PasswordStorage m_storedPassword = ConnectionProfile::PasswordStorage::None;
-    ConnectionProfile::PasswordStorage m_storedSentinelPassword =
-        ConnectionProfile::PasswordStorage::None;
+    ConnectionProfile::PasswordStorage m_storedSentinelPassword = ConnectionProfile::PasswordStorage::None;
     QPointer<RedisClient> m_client; // the test's own connection
     bool m_busy = false;
     bool m_offerSaveAnyway = false; // the server could not be reached (not a refusal)

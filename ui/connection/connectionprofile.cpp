@@ -67,8 +67,7 @@ QStringList ConnectionProfile::problems() const
         if (certFile.isEmpty() && !keyFile.isEmpty())
             p << QStringLiteral("A private key needs its client certificate.");
         for (const auto &[file, what] :
-             {std::pair{caFile, "CA file"}, std::pair{certFile, "Client certificate"},
-              std::pair{keyFile, "Private key"}})
+             {std::pair{caFile, "CA file"}, std::pair{certFile, "Client certificate"}, std::pair{keyFile, "Private key"}})
             if (!file.isEmpty() && !QFileInfo(file).isReadable())
                 p << QStringLiteral("%1 '%2' cannot be read.").arg(QLatin1String(what), file);
     }
@@ -82,15 +81,13 @@ QStringList ConnectionProfile::problems() const
     return p;
 }
 
-ConnectionOptions ConnectionProfile::toOptions(const QString &password,
-                                                const QString &sentinelPassword) const
+ConnectionOptions ConnectionProfile::toOptions(const QString &password, const QString &sentinelPassword) const
 {
     ConnectionOptions o;
     switch (transport) {
     case Transport::Cluster:
     case Transport::Sentinel:
-        o.transport = transport == Transport::Cluster ? ConnectionOptions::Transport::Cluster
-                                                      : ConnectionOptions::Transport::Sentinel;
+        o.transport = transport == Transport::Cluster ? ConnectionOptions::Transport::Cluster : ConnectionOptions::Transport::Sentinel;
         for (const QString &seed : seeds) {
             try {
                 o.seeds << HostPort::parse(seed, defaultSeedPort(transport));
@@ -129,8 +126,7 @@ ConnectionOptions ConnectionProfile::toOptions(const QString &password,
     return o;
 }
 
-ConnectionProfile ConnectionProfile::fromOptions(const ConnectionOptions &options,
-                                                 const QString &name)
+ConnectionProfile ConnectionProfile::fromOptions(const ConnectionOptions &options, const QString &name)
 {
     ConnectionProfile p;
     p.name = name;
@@ -149,14 +145,12 @@ ConnectionProfile ConnectionProfile::fromOptions(const ConnectionOptions &option
         break;
     case ConnectionOptions::Transport::Cluster:
     case ConnectionOptions::Transport::Sentinel:
-        p.transport = options.transport == ConnectionOptions::Transport::Cluster ? Transport::Cluster
-                                                                                 : Transport::Sentinel;
+        p.transport = options.transport == ConnectionOptions::Transport::Cluster ? Transport::Cluster : Transport::Sentinel;
         for (const HostPort &seed : options.seeds)
             p.seeds << seed.toString();
         p.masterName = options.masterName;
         p.sentinelUser = options.sentinelUser;
-        p.sentinelPasswordStorage = options.sentinelPassword.isEmpty() ? PasswordStorage::None
-                                                                       : PasswordStorage::Ask;
+        p.sentinelPasswordStorage = options.sentinelPassword.isEmpty() ? PasswordStorage::None : PasswordStorage::Ask;
         break;
     case ConnectionOptions::Transport::Tcp:
         p.transport = Transport::Tcp;

@@ -22,8 +22,8 @@ struct ConnectionProfile {
     QString host = QStringLiteral("127.0.0.1");
     int port = 6379;
     QString socketPath;
-    QStringList seeds;  // Cluster: any of its nodes; Sentinel: the sentinels ("host:port")
-    QString masterName; // Sentinel: the name the sentinels monitor
+    QStringList seeds;    // Cluster: any of its nodes; Sentinel: the sentinels ("host:port")
+    QString masterName;   // Sentinel: the name the sentinels monitor
     QString sentinelUser; // Sentinel: ACL user of the sentinels themselves, if they need one
     PasswordStorage sentinelPasswordStorage = PasswordStorage::None;
     QString caFile;   // TLS: trust only this CA bundle; empty: the system's

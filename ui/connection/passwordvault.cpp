@@ -70,8 +70,7 @@ private:
 
 QString keychainWords(const QString &why)
 {
-    return why.isEmpty() || why == QLatin1String("Unknown error") ? QString()
-                                                                   : QStringLiteral(" (%1)").arg(why);
+    return why.isEmpty() || why == QLatin1String("Unknown error") ? QString() : QStringLiteral(" (%1)").arg(why);
 }
 
 } // namespace
@@ -95,12 +94,11 @@ PasswordVault::~PasswordVault() = default;
 
 QString PasswordVault::keychainKey(const QString &profile, Secret which)
 {
-    return (which == Secret::Sentinel ? QStringLiteral("sentinels/%1") : QStringLiteral("profile/%1"))
-        .arg(profile);
+    return (which == Secret::Sentinel ? QStringLiteral("sentinels/%1") : QStringLiteral("profile/%1")).arg(profile);
 }
 
-void PasswordVault::store(const QString &profile, const QString &password, QObject *context,
-                          std::function<void(Kept, QString)> done, Secret which)
+void PasswordVault::store(const QString &profile, const QString &password, QObject *context, std::function<void(Kept, QString)> done,
+                          Secret which)
 {
     const QString key = keychainKey(profile, which);
     m_session.insert(key, password);
@@ -108,9 +106,8 @@ void PasswordVault::store(const QString &profile, const QString &password, QObje
         QMetaObject::invokeMethod(
             context,
             [done] {
-                done(Kept::ForThisSession,
-                     QStringLiteral("No keychain service is running: the password is kept for this "
-                                    "session only and asked for next time."));
+                done(Kept::ForThisSession, QStringLiteral("No keychain service is running: the password is kept for this "
+                                                          "session only and asked for next time."));
             },
             Qt::QueuedConnection);
         return;
@@ -127,14 +124,12 @@ void PasswordVault::store(const QString &profile, const QString &password, QObje
         done(Kept::ForThisSession,
              QStringLiteral("The system keychain %1%2: the password is kept for this session only "
                             "and asked for next time.")
-                 .arg(r.error == KeychainStore::Error::Denied ? QStringLiteral("refused it")
-                                                              : QStringLiteral("is not available"),
+                 .arg(r.error == KeychainStore::Error::Denied ? QStringLiteral("refused it") : QStringLiteral("is not available"),
                       keychainWords(r.message)));
     });
 }
 
-void PasswordVault::fetch(const QString &profile, QObject *context,
-                          std::function<void(std::optional<QString>)> done, Secret which)
+void PasswordVault::fetch(const QString &profile, QObject *context, std::function<void(std::optional<QString>)> done, Secret which)
 {
     const QString key = keychainKey(profile, which);
     if (m_session.contains(key) || !m_keychain || m_keychainMissing) {
@@ -161,8 +156,7 @@ void PasswordVault::fetch(const QString &profile, QObject *context,
     });
 }
 
-void PasswordVault::forget(const QString &profile, Secret which, QObject *context,
-                           std::function<void(QString)> done)
+void PasswordVault::forget(const QString &profile, Secret which, QObject *context, std::function<void(QString)> done)
 {
     const QString key = keychainKey(profile, which);
     m_session.remove(key);

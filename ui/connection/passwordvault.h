@@ -26,7 +26,7 @@ public:
     };
     struct Result {
         Error error = Error::None;
-        QString message; // the keychain's words, for a note
+        QString message;  // the keychain's words, for a note
         QString password; // read: the password found
     };
     using Done = std::function<void(const Result &)>;
@@ -61,11 +61,10 @@ public:
     ~PasswordVault() override;
 
     // Stores the password of a profile. done(kept, note): note explains a fallback.
-    void store(const QString &profile, const QString &password, QObject *context,
-               std::function<void(Kept, QString)> done, Secret which = Secret::Server);
+    void store(const QString &profile, const QString &password, QObject *context, std::function<void(Kept, QString)> done,
+               Secret which = Secret::Server);
     // Looks it up: session memory first, then the keychain. nullopt: the user must be asked.
-    void fetch(const QString &profile, QObject *context,
-               std::function<void(std::optional<QString>)> done, Secret which = Secret::Server);
+    void fetch(const QString &profile, QObject *context, std::function<void(std::optional<QString>)> done, Secret which = Secret::Server);
     // Keeps a password typed at a prompt for the rest of the session.
     void remember(const QString &profile, const QString &password, Secret which = Secret::Server)
     {
@@ -74,13 +73,9 @@ public:
     // Drops the password from the session and from the keychain (asked even when an earlier
     // job failed: the entry may be there from an earlier session). done, if given: an empty
     // note once it is gone (or was never there), else why it could not be removed.
-    void forget(const QString &profile, Secret which = Secret::Server, QObject *context = nullptr,
-                std::function<void(QString)> done = {});
+    void forget(const QString &profile, Secret which = Secret::Server, QObject *context = nullptr, std::function<void(QString)> done = {});
     // After the server refused it: the keychain's copy stays, the session's goes.
-    void dropSessionPassword(const QString &profile, Secret which = Secret::Server)
-    {
-        m_session.remove(keychainKey(profile, which));
-    }
+    void dropSessionPassword(const QString &profile, Secret which = Secret::Server) { m_session.remove(keychainKey(profile, which)); }
     bool hasSessionPassword(const QString &profile, Secret which = Secret::Server) const
     {
         return m_session.contains(keychainKey(profile, which));
@@ -100,8 +95,8 @@ private:
 
     Backend m_backend;
     std::unique_ptr<KeychainStore> m_keychain; // nullptr for SessionOnly
-    bool m_keychainMissing = false; // learnt from a job: no service, stop asking it
-    QHash<QString, QString> m_session; // by keychain key
+    bool m_keychainMissing = false;            // learnt from a job: no service, stop asking it
+    QHash<QString, QString> m_session;         // by keychain key
 };
 
 } // namespace ratescope::ui

@@ -95,8 +95,7 @@ QList<ConnectionProfile> ProfileStore::list() const
     for (const QString &g : groups)
         if (auto p = find(QUrl::fromPercentEncoding(g.toLatin1())))
             profiles << *p;
-    std::sort(profiles.begin(), profiles.end(),
-              [](const auto &a, const auto &b) { return a.name.localeAwareCompare(b.name) < 0; });
+    std::sort(profiles.begin(), profiles.end(), [](const auto &a, const auto &b) { return a.name.localeAwareCompare(b.name) < 0; });
     return profiles;
 }
 

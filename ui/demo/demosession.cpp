@@ -30,8 +30,7 @@ void DemoSession::stop()
 
 ConnectionProfile DemoSession::profile() const
 {
-    ConnectionProfile p =
-        ConnectionProfile::fromOptions(m_server.options(), QStringLiteral("Demo"));
+    ConnectionProfile p = ConnectionProfile::fromOptions(m_server.options(), QStringLiteral("Demo"));
     p.ns = QStringLiteral("ratescope:");
     p.separator = QStringLiteral(":");
     return p;

@@ -18,8 +18,8 @@ constexpr qint64 kSecond = 1000000;
 const QString kNamespace = QStringLiteral("ratescope:");
 const QString kActor = QStringLiteral("ratescope-demo");
 
-Policy makePolicy(const char *name, const char *match, Algorithm a, qint64 limit, qint64 windowS,
-                  const char *description, bool enforced = true, ScoreUnit unit = ScoreUnit::Auto)
+Policy makePolicy(const char *name, const char *match, Algorithm a, qint64 limit, qint64 windowS, const char *description,
+                  bool enforced = true, ScoreUnit unit = ScoreUnit::Auto)
 {
     Policy p;
     p.name = QLatin1String(name);
@@ -61,15 +61,11 @@ bool legacyRequest(Connection &c, const QByteArray &base, const LimitSpec &spec,
 bool partnerRequest(Connection &c, const QByteArray &key, const LimitSpec &spec, qint64 nowMs)
 {
     const qint64 windowMs = spec.windowUs / 1000;
-    const auto r = c.pipeline(
-        {{"ZREMRANGEBYSCORE", key, "-inf", QByteArray::number(nowMs - windowMs)}, {"ZCARD", key}});
+    const auto r = c.pipeline({{"ZREMRANGEBYSCORE", key, "-inf", QByteArray::number(nowMs - windowMs)}, {"ZCARD", key}});
     if (r[1].toInteger() >= spec.limit)
         return false;
-    const QByteArray member =
-        QByteArray::number(nowMs) + "-" +
-        QByteArray::number(QRandomGenerator::global()->generateDouble(), 'f', 8);
-    c.pipeline({{"ZADD", key, QByteArray::number(nowMs), member},
-                {"PEXPIRE", key, QByteArray::number(windowMs)}});
+    const QByteArray member = QByteArray::number(nowMs) + "-" + QByteArray::number(QRandomGenerator::global()->generateDouble(), 'f', 8);
+    c.pipeline({{"ZADD", key, QByteArray::number(nowMs), member}, {"PEXPIRE", key, QByteArray::number(windowMs)}});
     return true;
 }
 
@@ -78,22 +74,15 @@ bool partnerRequest(Connection &c, const QByteArray &key, const LimitSpec &spec,
 std::vector<Policy> DemoTraffic::policies()
 {
     return {
-        makePolicy("api", "demo:api:*", Algorithm::SlidingLog, 60, 10,
-                   "Public API: 60 requests per 10 s per client, counted exactly"),
-        makePolicy("search", "demo:search:*", Algorithm::SlidingCounter, 120, 30,
-                   "Search: 120 per 30 s, two weighted windows"),
-        makePolicy("login", "demo:login:*", Algorithm::FixedWindow, 10, 10,
-                   "Login attempts: 10 per clock-aligned 10 s window"),
-        makePolicy("upload", "demo:upload:*", Algorithm::TokenBucket, 20, 10,
-                   "Uploads: a bucket of 20, refilling 2 per second"),
-        makePolicy("webhook", "demo:webhook:*", Algorithm::Gcra, 30, 10,
-                   "Webhooks: one per 333 ms, bursts of up to 30"),
+        makePolicy("api", "demo:api:*", Algorithm::SlidingLog, 60, 10, "Public API: 60 requests per 10 s per client, counted exactly"),
+        makePolicy("search", "demo:search:*", Algorithm::SlidingCounter, 120, 30, "Search: 120 per 30 s, two weighted windows"),
+        makePolicy("login", "demo:login:*", Algorithm::FixedWindow, 10, 10, "Login attempts: 10 per clock-aligned 10 s window"),
+        makePolicy("upload", "demo:upload:*", Algorithm::TokenBucket, 20, 10, "Uploads: a bucket of 20, refilling 2 per second"),
+        makePolicy("webhook", "demo:webhook:*", Algorithm::Gcra, 30, 10, "Webhooks: one per 333 ms, bursts of up to 30"),
         makePolicy("legacy-counters", "demo:legacy:*", Algorithm::FixedWindow, 100, 60,
-                   "A legacy service's own INCR counters per minute, declared for inspection",
-                   false),
+                   "A legacy service's own INCR counters per minute, declared for inspection", false),
         makePolicy("partner-log", "demo:partner:*", Algorithm::SlidingLog, 50, 60,
-                   "A partner gateway's sorted-set log in milliseconds, declared for inspection",
-                   false, ScoreUnit::Milliseconds),
+                   "A partner gateway's sorted-set log in milliseconds, declared for inspection", false, ScoreUnit::Milliseconds),
     };
 }
 
@@ -111,8 +100,7 @@ std::vector<DemoTraffic::Client> DemoTraffic::clients()
         all.push_back({prefix + "stark", policy, Behaviour::Bursty, 0});
         all.push_back({prefix + "mallory", policy, Behaviour::Abusive, 0});
     }
-    const QString legacy = QStringLiteral("legacy-counters"),
-                  partner = QStringLiteral("partner-log");
+    const QString legacy = QStringLiteral("legacy-counters"), partner = QStringLiteral("partner-log");
     all.push_back({"demo:legacy:acme", legacy, Behaviour::Steady, 0.4});
     all.push_back({"demo:legacy:globex", legacy, Behaviour::Steady, 0.8});
     all.push_back({"demo:legacy:mallory", legacy, Behaviour::Abusive, 0});
@@ -122,9 +110,8 @@ std::vector<DemoTraffic::Client> DemoTraffic::clients()
     return all;
 }
 
-void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clients,
-                  const std::vector<Policy> &policies, qint64 nowMs, std::atomic<qint64> &allowed,
-                  std::atomic<qint64> &denied)
+void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clients, const std::vector<Policy> &policies, qint64 nowMs,
+                  std::atomic<qint64> &allowed, std::atomic<qint64> &denied)
 {
     std::map<QString, const Policy *> byName;
     for (const Policy &p : policies)
@@ -149,8 +136,7 @@ void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clie
         case DemoTraffic::Behaviour::Bursty: {
             // The boundary test: the whole limit just before a window ends, again just after.
             const qint64 into = nowMs % qint64(windowMs);
-            if (into < 2 * DemoTraffic::kTickMs ||
-                qint64(windowMs) - into <= 2 * DemoTraffic::kTickMs)
+            if (into < 2 * DemoTraffic::kTickMs || qint64(windowMs) - into <= 2 * DemoTraffic::kTickMs)
                 c.carry += double(spec.limit) / 2;
             break;
         }
@@ -207,9 +193,7 @@ void DemoTraffic::seed(Connection &connection)
         limits[p.name] = p.spec.limit;
     for (Client &c : clients) {
         const double limit = double(c.key == kOverriddenKey ? kOverriddenLimit : limits[c.policy]);
-        c.carry = c.behaviour == Behaviour::Steady   ? 0.8 * c.share * limit
-                  : c.behaviour == Behaviour::Bursty ? limit
-                                                     : 3 * limit;
+        c.carry = c.behaviour == Behaviour::Steady ? 0.8 * c.share * limit : c.behaviour == Behaviour::Bursty ? limit : 3 * limit;
     }
     std::atomic<qint64> allowed{0}, denied{0};
     simulateTick(connection, clients, all, QDateTime::currentMSecsSinceEpoch(), allowed, denied);
@@ -244,8 +228,7 @@ void DemoTraffic::loop()
     qint64 next = 0;
     while (!m_stop.load()) {
         try {
-            simulateTick(connection, clients, all, QDateTime::currentMSecsSinceEpoch(), m_allowed,
-                         m_denied);
+            simulateTick(connection, clients, all, QDateTime::currentMSecsSinceEpoch(), m_allowed, m_denied);
         } catch (const Error &) {
             // The server is going away (exit) or restarting: try again a little later.
             for (int i = 0; i < 5 && !m_stop.load(); ++i)

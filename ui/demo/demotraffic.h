@@ -61,8 +61,7 @@ private:
 
 // One tick of traffic for every client at wall-clock time nowMs: what the thread runs, and
 // what seed() runs a few times over.
-void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clients,
-                  const std::vector<Policy> &policies, qint64 nowMs, std::atomic<qint64> &allowed,
-                  std::atomic<qint64> &denied);
+void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clients, const std::vector<Policy> &policies, qint64 nowMs,
+                  std::atomic<qint64> &allowed, std::atomic<qint64> &denied);
 
 } // namespace ratescope::ui

@@ -17,8 +17,8 @@
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
-#include <QProgressBar>
 #include <QMenu>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QStackedWidget>
 #include <QToolButton>
@@ -157,9 +157,8 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
     auto *actionsMenu = new QMenu(actions);
     connect(actionsMenu, &QMenu::aboutToShow, this, [this, actionsMenu] {
         actionsMenu->clear();
-        addKeyActions(actionsMenu, m_client, {m_key}, [this](KeyAction action, const QList<QByteArray> &keys) {
-            emit keyActionRequested(action, keys);
-        });
+        addKeyActions(actionsMenu, m_client, {m_key},
+                      [this](KeyAction action, const QList<QByteArray> &keys) { emit keyActionRequested(action, keys); });
     });
     actions->setMenu(actionsMenu);
 

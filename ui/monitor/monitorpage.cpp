@@ -16,7 +16,6 @@
 #include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
-#include <QToolButton>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -30,6 +29,7 @@
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 #include <QtCharts/QValueAxis>
+#include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
 

@@ -66,8 +66,7 @@ QVariant PolicyTableModel::data(const QModelIndex &index, int role) const
         tip += QStringLiteral("version %1").arg(p.version);
         if (p.updatedAt.isValid())
             tip += QStringLiteral(", changed by %1 at %2")
-                       .arg(p.updatedBy,
-                            p.updatedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
+                       .arg(p.updatedBy, p.updatedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
         // Descriptions and names come from the server: escaped, so a tooltip never renders them.
         return QStringLiteral("<qt>%1</qt>").arg(tip.toHtmlEscaped().replace(QLatin1Char('\n'), QLatin1String("<br>")));
     }
@@ -79,10 +78,8 @@ QVariant PolicyTableModel::data(const QModelIndex &index, int role) const
     case MatchColumn:
         return displayKey(p.match); // a pattern is bytes like a key: shown the same, escaped
     case AlgorithmColumn:
-        return p.scoreUnit == ScoreUnit::Auto
-                   ? algorithmName(p.spec.algorithm)
-                   : QStringLiteral("%1 (%2)").arg(algorithmName(p.spec.algorithm),
-                                                   scoreUnitName(p.scoreUnit));
+        return p.scoreUnit == ScoreUnit::Auto ? algorithmName(p.spec.algorithm)
+                                              : QStringLiteral("%1 (%2)").arg(algorithmName(p.spec.algorithm), scoreUnitName(p.scoreUnit));
     case LimitColumn:
         return formatLimit(p.spec);
     case EnforcedColumn:

@@ -11,14 +11,7 @@ namespace ratescope::ui {
 class PolicyTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column {
-        NameColumn,
-        MatchColumn,
-        AlgorithmColumn,
-        LimitColumn,
-        EnforcedColumn,
-        ColumnCount
-    };
+    enum Column { NameColumn, MatchColumn, AlgorithmColumn, LimitColumn, EnforcedColumn, ColumnCount };
 
     explicit PolicyTableModel(QObject *parent = nullptr);
     void setPolicies(std::vector<Policy> policies);
@@ -28,8 +21,7 @@ public:
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
     std::vector<Policy> m_policies;

@@ -77,8 +77,8 @@ QVariant OverrideTableModel::data(const QModelIndex &index, int role) const
         case KeyColumn:
             return plainToolTip(displayKey(o.key));
         case SetByColumn:
-            return plainToolTip(QStringLiteral("granted by %1 at %2")
-                                    .arg(o.setBy, o.setAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))));
+            return plainToolTip(
+                QStringLiteral("granted by %1 at %2").arg(o.setBy, o.setAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))));
         case ExpiresColumn:
             return QStringLiteral("expires at %1 (it removes itself; nobody needs to clear it)")
                 .arg(o.expiresAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));

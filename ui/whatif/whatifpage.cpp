@@ -318,10 +318,10 @@ void WhatIfPage::relayoutSpecs()
     // the order of the specs).
     for (size_t i = 0; i < m_rows.size(); ++i) {
         SpecRow &r = m_rows[i];
-        for (QWidget *w : std::initializer_list<QWidget *>{r.swatch, r.name, r.algorithm, r.limit, r.per, r.window, r.cost, r.remove, r.problem})
+        for (QWidget *w :
+             std::initializer_list<QWidget *>{r.swatch, r.name, r.algorithm, r.limit, r.per, r.window, r.cost, r.remove, r.problem})
             m_specGrid->removeWidget(w);
-        r.swatch->setStyleSheet(
-            QStringLiteral("QFrame { background: %1; border-radius: 2px; }").arg(seriesColor(int(i)).name()));
+        r.swatch->setStyleSheet(QStringLiteral("QFrame { background: %1; border-radius: 2px; }").arg(seriesColor(int(i)).name()));
         const int line = int(i) * 2;
         m_specGrid->addWidget(r.swatch, line, 0, Qt::AlignVCenter);
         m_specGrid->addWidget(r.name, line, 1);
@@ -462,7 +462,8 @@ void WhatIfPage::updateRunnable()
     m_why->setText(m_run ? QString() : why);
     m_cancelButton->setEnabled(m_run != nullptr);
     m_progress->setVisible(m_run != nullptr);
-    for (QWidget *w : std::initializer_list<QWidget *>{m_source, m_glob, m_scoreUnit, m_file, m_browse, m_timeUnit, m_wholeGroup, m_addSpec})
+    for (QWidget *w :
+         std::initializer_list<QWidget *>{m_source, m_glob, m_scoreUnit, m_file, m_browse, m_timeUnit, m_wholeGroup, m_addSpec})
         w->setEnabled(!m_run);
     if (m_run)
         for (const SpecRow &r : m_rows)
@@ -572,9 +573,9 @@ void WhatIfPage::previewKey(const QByteArray &key)
             }
             if (limits.spec) {
                 setSpecs({{QStringLiteral("now"), *limits.spec}, {QStringLiteral("proposed"), *limits.spec}});
-                setStatus(QStringLiteral("%1 is limited to %2%3. Change the proposed limits (or add a spec) and press Run.")
-                              .arg(displayKey(key), formatLimit(*limits.spec),
-                                   limits.override ? QStringLiteral(" by an override") : QString()));
+                setStatus(
+                    QStringLiteral("%1 is limited to %2%3. Change the proposed limits (or add a spec) and press Run.")
+                        .arg(displayKey(key), formatLimit(*limits.spec), limits.override ? QStringLiteral(" by an override") : QString()));
                 if (!m_rows.empty())
                     m_rows.back().limit->setFocus();
             } else {
@@ -664,9 +665,9 @@ void WhatIfPage::showOutcome(const WhatIfOutcome &outcome)
     const QString span = r.lastUs > r.firstUs ? formatSpan(r.lastUs - r.firstUs) : QStringLiteral("an instant");
     if (requests == 0 && !r.cancelled)
         setStatus(QStringLiteral("Nothing to replay: %1 holds no requests%2.")
-                      .arg(r.traceDescription,
-                           trace().source == WhatIfTrace::Source::LogKeys ? QStringLiteral(" (no key matches, or no log among them)")
-                                                                           : QString()),
+                      .arg(r.traceDescription, trace().source == WhatIfTrace::Source::LogKeys
+                                                   ? QStringLiteral(" (no key matches, or no log among them)")
+                                                   : QString()),
                   true);
     else
         setStatus(QStringLiteral("%1%2, over %3.")

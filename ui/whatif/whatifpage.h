@@ -92,7 +92,7 @@ public:
     static QString summaryLine(const QString &name, const SimSpecResult &result);
 
 signals:
-    void finished(); // a run ended (results, cancellation or an error shown)
+    void finished();                              // a run ended (results, cancellation or an error shown)
     void openKeyRequested(const QByteArray &key); // an affected key double-clicked
 
 private:

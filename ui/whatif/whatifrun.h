@@ -21,9 +21,9 @@ namespace ratescope::ui {
 struct WhatIfTrace {
     enum class Source { LogKeys, CsvFile };
     Source source = Source::LogKeys;
-    QByteArray glob;                   // LogKeys: the keys whose logs are read
+    QByteArray glob; // LogKeys: the keys whose logs are read
     ScoreUnit scoreUnit = ScoreUnit::Auto;
-    QString path;                      // CsvFile
+    QString path; // CsvFile
     TraceTimeUnit timeUnit = TraceTimeUnit::Auto;
 };
 
@@ -45,8 +45,8 @@ struct WhatIfKey {
 struct WhatIfOutcome {
     std::optional<SimResult> result; // empty when it could not run: see error
     QString error;
-    std::vector<WhatIfKey> keys;     // the affected keys, most denied first, at most kMaxKeys
-    qint64 affectedKeys = 0;         // all keys denied under some spec (keys.size() when not truncated)
+    std::vector<WhatIfKey> keys; // the affected keys, most denied first, at most kMaxKeys
+    qint64 affectedKeys = 0;     // all keys denied under some spec (keys.size() when not truncated)
 };
 
 // Lives on the GUI thread; the work runs on a detached thread that shares only its state with

@@ -3,8 +3,8 @@
 #include "audit.h"
 #include "auditpage.h"
 #include "burstpage.h"
-#include "connectionbanner.h"
 #include "connection.h"
+#include "connectionbanner.h"
 #include "connectiondialog.h"
 #include "keybrowser.h"
 #include "keytext.h"
@@ -58,17 +58,14 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_picker->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_picker->setToolTip(QStringLiteral("Connection profile"));
     toolbar->addWidget(m_picker);
-    m_connectAction =
-        toolbar->addAction(QStringLiteral("Connect"), this, &MainWindow::toggleConnection);
+    m_connectAction = toolbar->addAction(QStringLiteral("Connect"), this, &MainWindow::toggleConnection);
     m_profilesButton = new QToolButton(this);
     m_profilesButton->setText(QStringLiteral("Profiles"));
     m_profilesButton->setPopupMode(QToolButton::InstantPopup);
     auto *profileMenu = new QMenu(m_profilesButton);
     profileMenu->addAction(QStringLiteral("New profile…"), this, &MainWindow::newProfile);
-    m_editAction = profileMenu->addAction(QStringLiteral("Edit profile…"), this,
-                                          [this] { editProfile(selectedProfile()); });
-    m_deleteAction =
-        profileMenu->addAction(QStringLiteral("Delete profile"), this, &MainWindow::deleteProfile);
+    m_editAction = profileMenu->addAction(QStringLiteral("Edit profile…"), this, [this] { editProfile(selectedProfile()); });
+    m_deleteAction = profileMenu->addAction(QStringLiteral("Delete profile"), this, &MainWindow::deleteProfile);
     m_profilesButton->setMenu(profileMenu);
     toolbar->addWidget(m_profilesButton);
     toolbar->addSeparator();
@@ -90,8 +87,8 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
         m_lockAction->setText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
     });
     m_lockAction->setText(QStringLiteral("Writable"));
-    m_refreshAction = toolbar->addAction(style()->standardIcon(QStyle::SP_BrowserReload),
-                                         QStringLiteral("Refresh"), this, &MainWindow::refresh);
+    m_refreshAction =
+        toolbar->addAction(style()->standardIcon(QStyle::SP_BrowserReload), QStringLiteral("Refresh"), this, &MainWindow::refresh);
     m_refreshAction->setShortcut(QKeySequence::Refresh);
     m_refreshAction->setToolTip(QStringLiteral("Read the keyspace and policies again (F5)"));
     auto *spacer = new QWidget(this);
@@ -101,8 +98,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_filter->setPlaceholderText(QStringLiteral("Filter keys: glob (demo:api:*) or any text"));
     m_filter->setClearButtonEnabled(true);
     m_filter->setMinimumWidth(300);
-    m_filter->setToolTip(QStringLiteral(
-        "SCAN MATCH pattern: * ? [abc]. Text without them matches keys that contain it."));
+    m_filter->setToolTip(QStringLiteral("SCAN MATCH pattern: * ? [abc]. Text without them matches keys that contain it."));
     toolbar->addWidget(m_filter);
     m_filterDebounce.setSingleShot(true);
     m_filterDebounce.setInterval(500);
@@ -146,8 +142,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     splitter->setStretchFactor(1, 1);
     splitter->setChildrenCollapsible(false);
     // The keys panel as wide as its columns; the tabs take the rest.
-    const int keysWidth = m_browser->view()->header()->length() +
-                          m_browser->view()->verticalScrollBar()->sizeHint().width() + 8;
+    const int keysWidth = m_browser->view()->header()->length() + m_browser->view()->verticalScrollBar()->sizeHint().width() + 8;
     splitter->setSizes({keysWidth, std::max(380, 1280 - keysWidth)});
     auto *central = new QWidget(this);
     auto *layout = new QVBoxLayout(central);
@@ -171,8 +166,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     connect(m_monitor, &MonitorPage::loaded, this, &MainWindow::checkSettled);
     connect(m_browser, &KeyBrowser::pinKeyRequested, this, &MainWindow::pinKey);
     connect(m_browser, &KeyBrowser::keyActionRequested, this, &MainWindow::runKeyAction);
-    connect(m_browser, &KeyBrowser::resetGroupRequested, this,
-            [this](const QByteArray &pattern) { openReset({}, pattern); });
+    connect(m_browser, &KeyBrowser::resetGroupRequested, this, [this](const QByteArray &pattern) { openReset({}, pattern); });
     connect(m_policies, &PoliciesPage::loaded, this, &MainWindow::checkSettled);
     connect(m_policies, &PoliciesPage::previewRequested, this, [this](const std::optional<Policy> &stored, const Policy &edited) {
         m_tabs->setCurrentWidget(m_whatIf);
@@ -181,8 +175,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     connect(m_whatIf, &WhatIfPage::finished, this, &MainWindow::checkSettled);
     connect(m_whatIf, &WhatIfPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_audit, &AuditPage::loaded, this, &MainWindow::checkSettled);
-    connect(m_banner, &ConnectionBanner::editProfileRequested, this,
-            [this] { editProfile(m_current.name); });
+    connect(m_banner, &ConnectionBanner::editProfileRequested, this, [this] { editProfile(m_current.name); });
     connect(m_picker, &QComboBox::currentIndexChanged, this, &MainWindow::updateActions);
 
     reloadProfiles(m_profiles.lastUsed());
@@ -202,8 +195,7 @@ MainWindow::~MainWindow()
     delete m_client;
 }
 
-void MainWindow::addSessionProfile(const ConnectionProfile &profile,
-                                   const ConnectionOptions &options)
+void MainWindow::addSessionProfile(const ConnectionProfile &profile, const ConnectionOptions &options)
 {
     if (!m_sessionProfiles.contains(profile.name))
         m_sessionOrder << profile.name;
@@ -218,9 +210,7 @@ void MainWindow::reloadProfiles(const QString &select)
     for (const QString &name : m_sessionOrder) {
         const QString where = m_sessionProfiles.value(name).second.endpoint();
         // A URL says where already.
-        m_picker->addItem(
-            name.contains(QLatin1String("://")) ? name : QStringLiteral("%1 (%2)").arg(name, where),
-            name);
+        m_picker->addItem(name.contains(QLatin1String("://")) ? name : QStringLiteral("%1 (%2)").arg(name, where), name);
     }
     for (const ConnectionProfile &p : m_profiles.list())
         m_picker->addItem(QStringLiteral("%1 (%2)").arg(p.name, p.endpoint()), p.name);
@@ -241,8 +231,7 @@ void MainWindow::updateActions()
     const QString selected = selectedProfile();
     const bool isSaved = !selected.isEmpty() && !m_sessionProfiles.contains(selected);
     const bool connectedToSelected = m_client && selected == m_current.name;
-    m_connectAction->setText(connectedToSelected ? QStringLiteral("Disconnect")
-                                                 : QStringLiteral("Connect"));
+    m_connectAction->setText(connectedToSelected ? QStringLiteral("Disconnect") : QStringLiteral("Connect"));
     m_connectAction->setEnabled(connectedToSelected || !selected.isEmpty());
     m_editAction->setEnabled(isSaved);
     m_deleteAction->setEnabled(isSaved);
@@ -278,22 +267,19 @@ bool MainWindow::connectProfile(const QString &name)
     obtainPassword(*profile, PasswordVault::Secret::Server, [this, p = *profile, attempt](QString password) {
         if (attempt != m_connectAttempt)
             return;
-        obtainPassword(p, PasswordVault::Secret::Sentinel,
-                       [this, p, password, attempt](QString sentinelPassword) {
-                           if (attempt == m_connectAttempt)
-                               connectWith(p, p.toOptions(password, sentinelPassword));
-                       });
+        obtainPassword(p, PasswordVault::Secret::Sentinel, [this, p, password, attempt](QString sentinelPassword) {
+            if (attempt == m_connectAttempt)
+                connectWith(p, p.toOptions(password, sentinelPassword));
+        });
     });
     return true;
 }
 
-void MainWindow::obtainPassword(const ConnectionProfile &profile, PasswordVault::Secret which,
-                                std::function<void(QString)> done)
+void MainWindow::obtainPassword(const ConnectionProfile &profile, PasswordVault::Secret which, std::function<void(QString)> done)
 {
-    const auto storage = which == PasswordVault::Secret::Server ? profile.passwordStorage
-                         : profile.transport == ConnectionProfile::Transport::Sentinel
-                             ? profile.sentinelPasswordStorage
-                             : ConnectionProfile::PasswordStorage::None;
+    const auto storage = which == PasswordVault::Secret::Server                        ? profile.passwordStorage
+                         : profile.transport == ConnectionProfile::Transport::Sentinel ? profile.sentinelPasswordStorage
+                                                                                       : ConnectionProfile::PasswordStorage::None;
     if (storage == ConnectionProfile::PasswordStorage::None) {
         done(QString());
         return;
@@ -309,28 +295,22 @@ void MainWindow::obtainPassword(const ConnectionProfile &profile, PasswordVault:
         which);
 }
 
-void MainWindow::askPassword(const ConnectionProfile &profile, PasswordVault::Secret which,
-                             std::function<void(QString)> done)
+void MainWindow::askPassword(const ConnectionProfile &profile, PasswordVault::Secret which, std::function<void(QString)> done)
 {
     // open(), not exec(): the GUI thread never waits in a nested event loop.
     auto *dialog = new QInputDialog(this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     const bool sentinels = which == PasswordVault::Secret::Sentinel;
-    dialog->setWindowTitle(
-        (sentinels ? QStringLiteral("Sentinel password for %1") : QStringLiteral("Password for %1"))
-            .arg(profile.name));
+    dialog->setWindowTitle((sentinels ? QStringLiteral("Sentinel password for %1") : QStringLiteral("Password for %1")).arg(profile.name));
     const QString user = sentinels ? profile.sentinelUser : profile.user;
-    dialog->setLabelText(
-        QStringLiteral("Password of %1 %2 %3:")
-            .arg(user.isEmpty() ? QStringLiteral("the default user") : user,
-                 sentinels ? QStringLiteral("on the sentinels of") : QStringLiteral("at"),
-                 profile.endpoint()));
+    dialog->setLabelText(QStringLiteral("Password of %1 %2 %3:")
+                             .arg(user.isEmpty() ? QStringLiteral("the default user") : user,
+                                  sentinels ? QStringLiteral("on the sentinels of") : QStringLiteral("at"), profile.endpoint()));
     dialog->setTextEchoMode(QLineEdit::Password);
-    connect(dialog, &QInputDialog::textValueSelected, this,
-            [this, profile, which, done](const QString &password) {
-                m_vault.remember(profile.name, password, which);
-                done(password);
-            });
+    connect(dialog, &QInputDialog::textValueSelected, this, [this, profile, which, done](const QString &password) {
+        m_vault.remember(profile.name, password, which);
+        done(password);
+    });
     dialog->open();
 }
 
@@ -458,8 +438,7 @@ void MainWindow::newProfile()
     connect(dialog, &ConnectionDialog::saved, this, [this, dialog](const ConnectionProfile &p) {
         reloadProfiles(p.name);
         const QString note = dialog->saveNote();
-        statusBar()->showMessage(
-            note.isEmpty() ? QStringLiteral("Saved profile %1").arg(p.name) : note, 10000);
+        statusBar()->showMessage(note.isEmpty() ? QStringLiteral("Saved profile %1").arg(p.name) : note, 10000);
     });
     dialog->open();
 }
@@ -472,15 +451,13 @@ void MainWindow::editProfile(const QString &name)
     auto *dialog = new ConnectionDialog(m_profiles, m_vault, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setProfile(*profile, true);
-    connect(dialog, &ConnectionDialog::saved, this,
-            [this, name, dialog](const ConnectionProfile &p) {
-                reloadProfiles(p.name);
-                const QString note = dialog->saveNote();
-                statusBar()->showMessage(
-                    note.isEmpty() ? QStringLiteral("Saved profile %1").arg(p.name) : note, 10000);
-                if (m_client && m_current.name == name)
-                    connectProfile(p.name); // the connection follows its profile
-            });
+    connect(dialog, &ConnectionDialog::saved, this, [this, name, dialog](const ConnectionProfile &p) {
+        reloadProfiles(p.name);
+        const QString note = dialog->saveNote();
+        statusBar()->showMessage(note.isEmpty() ? QStringLiteral("Saved profile %1").arg(p.name) : note, 10000);
+        if (m_client && m_current.name == name)
+            connectProfile(p.name); // the connection follows its profile
+    });
     dialog->open();
 }
 
@@ -489,10 +466,9 @@ void MainWindow::deleteProfile()
     const QString name = selectedProfile();
     if (name.isEmpty() || m_sessionProfiles.contains(name))
         return;
-    auto *box =
-        new QMessageBox(QMessageBox::Question, QStringLiteral("Delete profile"),
-                        QStringLiteral("Delete the profile %1 and its stored password?").arg(name),
-                        QMessageBox::Yes | QMessageBox::Cancel, this);
+    auto *box = new QMessageBox(QMessageBox::Question, QStringLiteral("Delete profile"),
+                                QStringLiteral("Delete the profile %1 and its stored password?").arg(name),
+                                QMessageBox::Yes | QMessageBox::Cancel, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
     connect(box, &QMessageBox::finished, this, [this, name](int button) {
         if (button != QMessageBox::Yes)
@@ -506,13 +482,11 @@ void MainWindow::deleteProfile()
         using Storage = ConnectionProfile::PasswordStorage;
         const std::pair<PasswordVault::Secret, bool> secrets[] = {
             {PasswordVault::Secret::Server, profile && profile->passwordStorage == Storage::Keychain},
-            {PasswordVault::Secret::Sentinel,
-             profile && profile->sentinelPasswordStorage == Storage::Keychain}};
+            {PasswordVault::Secret::Sentinel, profile && profile->sentinelPasswordStorage == Storage::Keychain}};
         for (const auto &[which, kept] : secrets)
             m_vault.forget(name, which, this, [this, name, kept](const QString &note) {
                 if (!note.isEmpty() && kept)
-                    reportKeychainProblem(
-                        QStringLiteral("The profile %1 was deleted. %2").arg(name, note));
+                    reportKeychainProblem(QStringLiteral("The profile %1 was deleted. %2").arg(name, note));
             });
         reloadProfiles();
     });
@@ -521,8 +495,7 @@ void MainWindow::deleteProfile()
 
 void MainWindow::reportKeychainProblem(const QString &text)
 {
-    auto *box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Password left in the keychain"),
-                                text, QMessageBox::Ok, this);
+    auto *box = new QMessageBox(QMessageBox::Warning, QStringLiteral("Password left in the keychain"), text, QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("keychainProblem"));
     box->setTextFormat(Qt::PlainText);
     box->setAttribute(Qt::WA_DeleteOnClose);
@@ -667,8 +640,8 @@ void MainWindow::applyStartupView()
 
 bool MainWindow::isSettled() const
 {
-    if (!m_client || m_client->state() != RedisClient::State::Connected || !m_client->status() ||
-        !m_browser->isSettled() || !m_overview->isLoaded() || !m_monitor->isLoaded())
+    if (!m_client || m_client->state() != RedisClient::State::Connected || !m_client->status() || !m_browser->isSettled() ||
+        !m_overview->isLoaded() || !m_monitor->isLoaded())
         return false;
     for (int i = 0; i < m_tabs->count(); ++i)
         if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())

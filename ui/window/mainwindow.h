@@ -95,10 +95,8 @@ private:
     void reloadProfiles(const QString &select = {});
     QString selectedProfile() const;
     void connectWith(const ConnectionProfile &profile, const ConnectionOptions &options);
-    void obtainPassword(const ConnectionProfile &profile, PasswordVault::Secret which,
-                        std::function<void(QString)> done);
-    void askPassword(const ConnectionProfile &profile, PasswordVault::Secret which,
-                     std::function<void(QString)> done);
+    void obtainPassword(const ConnectionProfile &profile, PasswordVault::Secret which, std::function<void(QString)> done);
+    void askPassword(const ConnectionProfile &profile, PasswordVault::Secret which, std::function<void(QString)> done);
     void toggleConnection();
     void editProfile(const QString &name);
     void newProfile();
@@ -109,7 +107,7 @@ private:
     void checkSettled();
     void applyFilter();
     void applyStartupView();
-    void askUnlock(); // the read-only lock opens once confirmed and recorded
+    void askUnlock();                  // the read-only lock opens once confirmed and recorded
     bool isPinnedTab(int index) const; // the pages stay; key tabs close
 
     ProfileStore &m_profiles;

@@ -98,40 +98,31 @@ void ServerStatusBar::update()
     const bool live = m_client && m_client->state() == RedisClient::State::Connected;
     if (m_client && status) {
         const ServerInfo &i = status->info;
-        QString server = i.version.isEmpty() ? QStringLiteral("Redis")
-                                             : QStringLiteral("Redis %1").arg(i.version);
+        QString server = i.version.isEmpty() ? QStringLiteral("Redis") : QStringLiteral("Redis %1").arg(i.version);
         const bool cluster = i.mode == QLatin1String("cluster");
         if (!i.role.isEmpty() && !cluster)
-            server += QStringLiteral(" · %1").arg(i.role == QLatin1String("slave")
-                                                      ? QStringLiteral("replica")
-                                                      : i.role);
+            server += QStringLiteral(" · %1").arg(i.role == QLatin1String("slave") ? QStringLiteral("replica") : i.role);
         m_server->setText(QStringLiteral("%1 · %2").arg(server, m_client->endpoint()));
         m_nodes->setText(nodesSummary(i, cluster));
         QStringList lines, rows;
         for (const Connection::Node &n : i.nodes) {
             const QString what = n.describe();
             lines << QStringLiteral("%1 %2").arg(n.address.toString(), what);
-            rows << QStringLiteral("<tr><td>%1</td><td>&nbsp;%2</td></tr>")
-                        .arg(n.address.toString().toHtmlEscaped(), what.toHtmlEscaped());
+            rows << QStringLiteral("<tr><td>%1</td><td>&nbsp;%2</td></tr>").arg(n.address.toString().toHtmlEscaped(), what.toHtmlEscaped());
         }
         m_nodesText = lines.join(QLatin1Char('\n'));
         m_nodes->setToolTip(QStringLiteral("<table>%1</table>").arg(rows.join(QString())));
-        const bool showNodes = cluster || i.nodes.size() > 1 ||
-                               (!i.nodes.empty() &&
-                                i.nodes.front().role.contains(QLatin1String("sentinel")));
+        const bool showNodes =
+            cluster || i.nodes.size() > 1 || (!i.nodes.empty() && i.nodes.front().role.contains(QLatin1String("sentinel")));
         m_nodes->setVisible(showNodes);
         m_nodesDivider->setVisible(showNodes);
         const QString over = overMasters(i);
         m_memory->setToolTip(cluster ? QStringLiteral("used_memory from INFO memory, summed over %1").arg(over)
                                      : QStringLiteral("used_memory from INFO memory"));
-        m_keys->setToolTip(cluster ? QStringLiteral("DBSIZE summed over %1").arg(over)
-                                   : QStringLiteral("DBSIZE of the selected database"));
-        m_latency->setText(
-            live ? QStringLiteral("Round trip %1").arg(formatRoundTrip(status->roundTripMs))
-                 : QStringLiteral("Round trip –"));
-        m_memory->setText(i.usedMemory > 0
-                              ? QStringLiteral("Memory %1").arg(formatSize(i.usedMemory))
-                              : QStringLiteral("Memory ?"));
+        m_keys->setToolTip(cluster ? QStringLiteral("DBSIZE summed over %1").arg(over) : QStringLiteral("DBSIZE of the selected database"));
+        m_latency->setText(live ? QStringLiteral("Round trip %1").arg(formatRoundTrip(status->roundTripMs))
+                                : QStringLiteral("Round trip –"));
+        m_memory->setText(i.usedMemory > 0 ? QStringLiteral("Memory %1").arg(formatSize(i.usedMemory)) : QStringLiteral("Memory ?"));
         m_keys->setText(formatKeys(i.dbSize));
     } else {
         m_server->setText(m_client ? m_client->endpoint() : QStringLiteral("No server"));
@@ -144,19 +135,15 @@ void ServerStatusBar::update()
     }
     const bool locked = m_client && m_client->isReadOnly();
     m_lock->setText(locked ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
-    m_lock->setToolTip(
-        locked ? QStringLiteral(
-                     "Changes are refused before anything is sent; unlock with the toolbar's lock")
-               : QStringLiteral("Changes are allowed; lock with the toolbar's lock"));
+    m_lock->setToolTip(locked ? QStringLiteral("Changes are refused before anything is sent; unlock with the toolbar's lock")
+                              : QStringLiteral("Changes are allowed; lock with the toolbar's lock"));
 }
 
 QString ServerStatusBar::overMasters(const ServerInfo &info)
 {
     const int masters = info.masterCount();
     return info.mastersMissing == 0 ? QStringLiteral("all masters")
-                                    : QStringLiteral("the %1 of %2 masters that answered")
-                                          .arg(masters - info.mastersMissing)
-                                          .arg(masters);
+                                    : QStringLiteral("the %1 of %2 masters that answered").arg(masters - info.mastersMissing).arg(masters);
 }
 
 QString ServerStatusBar::nodesSummary(const ServerInfo &info, bool cluster)
@@ -172,9 +159,8 @@ QString ServerStatusBar::nodesSummary(const ServerInfo &info, bool cluster)
             text += QStringLiteral(" (%1 not answering)").arg(info.mastersMissing);
     } else if (!info.nodes.empty()) {
         const Connection::Node &self = info.nodes.front();
-        text = self.role == QLatin1String("replica")
-                   ? QStringLiteral("replica of %1").arg(self.master.toString())
-                   : QStringLiteral("master %1").arg(self.address.toString());
+        text = self.role == QLatin1String("replica") ? QStringLiteral("replica of %1").arg(self.master.toString())
+                                                     : QStringLiteral("master %1").arg(self.address.toString());
     }
     if (replicas > 0 || cluster)
         text += QStringLiteral(" · %1").arg(count(replicas, "replica", "replicas"));
