@@ -37,15 +37,15 @@ public:
     Decision check(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs = {});
     // The same answer without consuming or writing anything (EVALSHA_RO): works for
     // read-only users and on replicas. A user who may read keys but not run scripts
-    // (+@read without EVALSHA_RO: NOPERM) gets the same answer computed here from the
-    // stored fields for the fixed window and the sliding counter (peekFromFields); for the
-    // other algorithms the NOPERM stands.
+    // (+@read without EVALSHA_RO: NOPERM) gets the same answer computed here from plain
+    // reads (peekFromFields) when nowUs is given.
     Decision peek(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs = {});
 
-    // The scripts' peek of a fixed-window or sliding-counter hash, computed from HMGET with
-    // the scripts' own rules and refusals (WRONGTYPE, "is not a ratescope ..."): plain reads
-    // only. nowUs is required (the scripts' TIME is not in @read). nullopt for algorithms
-    // whose state this cannot read exactly.
+    // The scripts' peek computed from plain reads (HMGET, ZRANGE, ZCOUNT) with the scripts'
+    // own rules and refusals (WRONGTYPE, "is not a ratescope ..."), for every algorithm.
+    // nowUs is required (the scripts' TIME is not in @read). A sliding log is read in a few
+    // round trips; when services write to it meanwhile it is read again (at most five times),
+    // so the answer is that of one moment between their writes.
     std::optional<Decision> peekFromFields(const QByteArray &key, const LimitSpec &spec, qint64 nowUs);
 
     // The script arguments (ARGV) for a decision, after validation.

@@ -14,6 +14,8 @@
 
 #include <csignal>
 
+Q_DECLARE_METATYPE(ratescope::Algorithm)
+
 using namespace ratescope;
 using namespace ratescope::test;
 
@@ -48,6 +50,9 @@ private Q_SLOTS:
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
     void peekFromFieldsMatchesTheScripts();
+    void peekFromFieldsMatchesAfterTraffic_data();
+    void peekFromFieldsMatchesAfterTraffic();
+    void peekFromFieldsRefusesLikeTheScripts();
     void peekWithoutScriptPermission();
     void interruptedKeysSayIncomplete_data();
     void interruptedKeysSayIncomplete();
@@ -221,7 +226,134 @@ void TestHardening::peekFromFieldsMatchesTheScripts()
     QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.peekFromFields("pf:foreign", {Algorithm::FixedWindow, 5, 1000000, 1}, base));
     m_conn->command({"SET", "pf:string", "1"});
     QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.peekFromFields("pf:string", {Algorithm::SlidingCounter, 5, 1000000, 1}, base));
-    QVERIFY(!limiter.peekFromFields("pf:1", {Algorithm::Gcra, 5, 1000000, 1}, base));
+    QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.peekFromFields("pf:1", {Algorithm::Gcra, 5, 1000000, 1}, base));
+}
+
+void TestHardening::peekFromFieldsMatchesAfterTraffic_data()
+{
+    QTest::addColumn<Algorithm>("algorithm");
+    for (const Algorithm a : kAllAlgorithms)
+        QTest::newRow(qPrintable(algorithmName(a))) << a;
+}
+
+// States written by the scripts themselves (random costs, bursts, pauses, a clock that goes
+// back), then peeked at a random moment with the writers' limits or others (a lowered limit,
+// a shorter or longer window, a larger cost): the plain reads give the script's answer, field
+// for field.
+void TestHardening::peekFromFieldsMatchesAfterTraffic()
+{
+    QFETCH(Algorithm, algorithm);
+    Limiter limiter(*m_conn);
+    quint32 seed = 23 + quint32(algorithm);
+    auto next = [&](quint32 n) {
+        seed = seed * 1664525u + 1013904223u;
+        return (seed >> 8) % n;
+    };
+    const qint64 base = 1795400000000000LL;
+    int compared = 0, denied = 0, overLimit = 0;
+    for (int i = 0; i < 160; ++i) {
+        const QByteArray key = "pt:" + QByteArray::number(i);
+        LimitSpec writer{algorithm, qint64(1 + next(i % 9 == 0 ? 400 : 14)), qint64(1000 + next(20000000)), 1};
+        qint64 now = base + qint64(next(100000000));
+        const int requests = int(next(i % 9 == 0 ? 600 : 40));
+        for (int r = 0; r < requests; ++r) {
+            writer.cost = next(4) == 0 ? 1 + qint64(next(quint32(std::min<qint64>(writer.limit, 6)))) : 1;
+            const quint32 gap = next(10);
+            now += gap < 6 ? 0 : gap < 9 ? qint64(next(quint32(writer.windowUs / 3))) : -qint64(next(50000));
+            limiter.check(key, writer, now);
+        }
+        LimitSpec reader = writer;
+        switch (next(4)) {
+        case 0:
+            break;
+        case 1:
+            reader.limit = std::max<qint64>(1, writer.limit / 2);
+            break;
+        case 2:
+            reader.windowUs = std::max<qint64>(1000, writer.windowUs / qint64(2 + next(3)));
+            break;
+        case 3:
+            reader.windowUs = writer.windowUs * 2;
+            break;
+        }
+        reader.cost = 1 + qint64(next(quint32(std::min<qint64>(reader.limit, 5))));
+        const qint64 at = now - qint64(next(200000)) + qint64(next(quint32(2 * reader.windowUs)));
+        const Decision script = limiter.peek(key, reader, at);
+        const auto fields = limiter.peekFromFields(key, reader, at);
+        QVERIFY(fields);
+        QVERIFY2(
+            *fields == script,
+            qPrintable(QStringLiteral("%1: limit %2 window %3 cost %4 at %5: script %6/%7/%8/%9/%10/%11, reads %12/%13/%14/%15/%16/%17")
+                           .arg(QString::fromUtf8(key))
+                           .arg(reader.limit)
+                           .arg(reader.windowUs)
+                           .arg(reader.cost)
+                           .arg(at)
+                           .arg(script.allowed)
+                           .arg(script.limit)
+                           .arg(script.used)
+                           .arg(script.remaining)
+                           .arg(script.retryAfterUs)
+                           .arg(script.resetAfterUs)
+                           .arg(fields->allowed)
+                           .arg(fields->limit)
+                           .arg(fields->used)
+                           .arg(fields->remaining)
+                           .arg(fields->retryAfterUs)
+                           .arg(fields->resetAfterUs)));
+        ++compared;
+        denied += !script.allowed;
+        overLimit += script.used > script.limit;
+    }
+    QCOMPARE(compared, 160);
+    // The comparison covered denials (retry-after) as well as admissions.
+    QVERIFY2(denied >= 20, qPrintable(QString::number(denied)));
+    if (algorithm == Algorithm::SlidingLog || algorithm == Algorithm::FixedWindow)
+        QVERIFY2(overLimit >= 3, qPrintable(QString::number(overLimit)));
+}
+
+// States no script wrote are refused by the plain reads in the scripts' own words.
+void TestHardening::peekFromFieldsRefusesLikeTheScripts()
+{
+    Limiter limiter(*m_conn);
+    const qint64 now = 1795400000000000LL;
+    struct Case {
+        Algorithm algorithm;
+        QByteArray key;
+        std::vector<Command> setup;
+    };
+    const std::vector<Case> cases = {
+        {Algorithm::SlidingLog, "bad:member", {{"ZADD", "bad:member", "1795399999999000", "uuid-1234"}}},
+        {Algorithm::SlidingLog, "bad:score", {{"ZADD", "bad:score", "1795399999999000.5", "11"}}},
+        {Algorithm::SlidingLog, "bad:cost0", {{"ZADD", "bad:cost0", "1795399999999000", "15:0"}}},
+        {Algorithm::SlidingLog,
+         "bad:order",
+         {{"ZADD", "bad:order", "1795399999999000", "17"}, {"ZADD", "bad:order", "1795399999999500", "13"}}},
+        {Algorithm::SlidingLog, "bad:hash", {{"HSET", "bad:hash", "a", "1"}}},
+        {Algorithm::TokenBucket, "bad:tk", {{"HSET", "bad:tk", "tk", "5", "fr", "x", "ts", "1"}}},
+        {Algorithm::TokenBucket, "bad:zeros", {{"HSET", "bad:zeros", "tk", "00000000000000005", "fr", "0", "ts", "1"}}},
+        {Algorithm::TokenBucket, "bad:missing", {{"HSET", "bad:missing", "tk", "5", "fr", "0"}}},
+        {Algorithm::Gcra, "bad:tat", {{"HSET", "bad:tat", "tat", "-5", "f", "0"}}},
+        {Algorithm::Gcra, "bad:string", {{"SET", "bad:string", "1"}}},
+    };
+    for (const Case &c : cases) {
+        for (const Command &cmd : c.setup)
+            m_conn->command(cmd);
+        const LimitSpec spec{c.algorithm, 10, 60000000, 1};
+        QString scriptError, readError;
+        try {
+            limiter.peek(c.key, spec, now);
+        } catch (const ReplyError &e) {
+            scriptError = e.message();
+        }
+        try {
+            limiter.peekFromFields(c.key, spec, now);
+        } catch (const ReplyError &e) {
+            readError = e.message();
+        }
+        QVERIFY2(!scriptError.isEmpty(), c.key.constData());
+        QCOMPARE(readError, scriptError);
+    }
 }
 
 // A user with +@read but no script commands: peek still answers for what plain reads can
@@ -236,10 +368,30 @@ void TestHardening::peekWithoutScriptPermission()
     QVERIFY2(asReader.exitCode == 0, asReader.err.constData());
     QCOMPARE(lastJsonLine(asReader.out).value(QStringLiteral("used")), lastJsonLine(asAdmin.out).value(QStringLiteral("used")));
     QCOMPARE(lastJsonLine(asReader.out).value(QStringLiteral("used")).toInt(), 2);
-    const CliResult gcra =
-        runCli(cli(args({"--json", "peek", "g:1", "--algo", "gcra", "--limit", "5", "--window", "1m"}), "plainreader", "plainpw"));
-    QCOMPARE(gcra.exitCode, 4);
-    QVERIFY(gcra.err.contains("NOPERM"));
+    // Every algorithm answers, with the admin's figures.
+    for (const char *algo : {"sliding-log", "token-bucket", "gcra", "sliding-counter"}) {
+        const QString key = QStringLiteral("pr:%1").arg(QLatin1String(algo));
+        const QStringList spec = {QStringLiteral("--algo"),   QLatin1String(algo),  QStringLiteral("--limit"), QStringLiteral("5"),
+                                  QStringLiteral("--window"), QStringLiteral("1m"), QStringLiteral("--now-us")};
+        const QStringList peek =
+            QStringList{QStringLiteral("--json"), QStringLiteral("peek"), key} + spec + QStringList{QStringLiteral("1795400000500000")};
+        for (int i = 0; i < 7; ++i) // five admitted, two denied (a denial exits 0 too)
+            QCOMPARE(
+                runCli(cli(QStringList{QStringLiteral("check"), key} + spec + QStringList{QString::number(1795400000000000LL + i * 1000)}))
+                    .exitCode,
+                0);
+        const CliResult admin = runCli(cli(peek));
+        const CliResult reader = runCli(cli(peek, "plainreader", "plainpw"));
+        QVERIFY2(reader.exitCode == admin.exitCode, reader.err.constData());
+        QCOMPARE(lastJsonLine(reader.out), lastJsonLine(admin.out));
+        QCOMPARE(lastJsonLine(reader.out).value(QStringLiteral("remaining")).toInt(), 0);
+        QVERIFY(lastJsonLine(reader.out).value(QStringLiteral("retry_after_ms")).toDouble() > 0);
+    }
+    // Without script rights, a write is still refused.
+    const CliResult check =
+        runCli(cli(args({"check", "pr:gcra", "--algo", "gcra", "--limit", "5", "--window", "1m"}), "plainreader", "plainpw"));
+    QCOMPARE(check.exitCode, 4);
+    QVERIFY(check.err.contains("NOPERM"));
 }
 
 void TestHardening::interruptedKeysSayIncomplete_data()
