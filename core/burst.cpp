@@ -30,6 +30,12 @@ using Nanos = qint64; // steady-clock time in nanoseconds
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 // How long a sleeping connection goes without looking at the cancel flag.
 constexpr Nanos kCancelPollNs = 20'000'000;
+// A connection that cannot be re-established waits before trying again (25 ms, doubling to
+// 400 ms), and the burst gives up once one has failed to reconnect for this long: the rest
+// of the requests are never sent, instead of being counted off one failed connect at a time.
+constexpr Nanos kReconnectFirstWaitNs = 25'000'000;
+constexpr Nanos kReconnectMaxWaitNs = 400'000'000;
+constexpr Nanos kGiveUpAfterNs = 3'000'000'000;
 
 Nanos nowNs()
 {
@@ -88,7 +94,27 @@ public:
         return due;
     }
 
-    bool over() const { return m_cancelled.load(std::memory_order_relaxed); }
+    bool over() const { return m_cancelled.load(std::memory_order_relaxed) || m_gaveUp.load(std::memory_order_relaxed); }
+
+    // The server cannot be reached: the burst ends for every connection.
+    void giveUp() { m_gaveUp.store(true, std::memory_order_relaxed); }
+    bool gaveUp() const { return m_gaveUp.load(std::memory_order_relaxed); }
+
+    // After giving up: the requests of a burst with a known number of requests that no
+    // connection had claimed yet (never sent). 0 when that number is not known (a duration
+    // alone bounds an unpaced burst).
+    qint64 unclaimed() const
+    {
+        qint64 total = m_maxRequests;
+        if (m_durationNs != kNever) {
+            if (!paced())
+                return 0;
+            total = std::min<qint64>(total, qint64(std::ceil(double(m_durationNs) / m_intervalNs)));
+        }
+        if (total == std::numeric_limits<qint64>::max())
+            return 0;
+        return std::max<qint64>(0, total - m_next.load(std::memory_order_relaxed));
+    }
 
 private:
     const qint64 m_maxRequests;
@@ -98,6 +124,7 @@ private:
     Nanos m_startNs = 0;
     Nanos m_endNs = kNever;
     std::atomic<qint64> m_next{0};
+    std::atomic<bool> m_gaveUp{false};
 };
 
 // Live counts of one connection, read by the progress loop on another thread.
@@ -168,6 +195,7 @@ private:
 
     bool collectDue();
     bool waitUntilDue(Nanos due);
+    void waitBeforeReconnecting();
     void roundTrip();
     void settle(const Request &request, const Reply &reply, Nanos at);
     void reloadScript();
@@ -182,7 +210,9 @@ private:
     Schedule &m_schedule;
     Tally &m_tally;
     std::unique_ptr<Connection> m_connection;
-    std::optional<Nanos> m_claimed; // a paced ticket that is not due yet
+    std::optional<Nanos> m_claimed;    // a paced ticket that is not due yet
+    Nanos m_unreachableSince = kNever; // the first failed reconnect in a row
+    Nanos m_reconnectWaitNs = kReconnectFirstWaitNs;
     std::vector<Request> m_batch;
     std::vector<Request> m_resend;
     std::vector<Command> m_commands;
@@ -228,6 +258,23 @@ bool BurstConnection::waitUntilDue(Nanos due)
     return true;
 }
 
+// After a failed reconnect: back off, or give the burst up when the server has been
+// unreachable for kGiveUpAfterNs.
+void BurstConnection::waitBeforeReconnecting()
+{
+    const Nanos now = nowNs();
+    if (m_unreachableSince == kNever)
+        m_unreachableSince = now;
+    if (now - m_unreachableSince >= kGiveUpAfterNs) {
+        m_schedule.giveUp();
+        return;
+    }
+    const Nanos until = now + m_reconnectWaitNs;
+    m_reconnectWaitNs = std::min(m_reconnectWaitNs * 2, kReconnectMaxWaitNs);
+    for (Nanos t = now; t < until && !m_schedule.over(); t = nowNs())
+        sleepUntil(std::min(until, t + kCancelPollNs));
+}
+
 void BurstConnection::roundTrip()
 {
     const Nanos sentAt = nowNs();
@@ -247,8 +294,11 @@ void BurstConnection::roundTrip()
             countLost(QString::fromUtf8(e.what()), m_tally.notSent, fresh);
             // Requests to send again after NOSCRIPT were sent once and not run: not admitted.
             countError(QString::fromUtf8(e.what()), false, qint64(m_batch.size()) - fresh);
+            waitBeforeReconnecting();
             return;
         }
+        m_unreachableSince = kNever;
+        m_reconnectWaitNs = kReconnectFirstWaitNs;
     }
     size_t done = 0;
     try {
@@ -453,6 +503,7 @@ QJsonObject BurstSummary::toJson() const
              {QStringLiteral("max"), latency.max()},
          }},
         {QStringLiteral("cancelled"), cancelled},
+        {QStringLiteral("gave_up"), gaveUp},
     };
     if (!firstError.isEmpty())
         o.insert(QStringLiteral("first_error"), firstError);
@@ -617,6 +668,12 @@ BurstSummary BurstEngine::run()
     summary.errors = totals.errors;
     summary.unknown = totals.unknown;
     summary.notSent = totals.notSent;
+    summary.gaveUp = schedule.gaveUp();
+    if (summary.gaveUp) {
+        const qint64 rest = schedule.unclaimed();
+        summary.notSent += rest;
+        summary.connectionErrors += rest;
+    }
     summary.cancelled = isCancelled();
     summary.timeline = timeline.take();
     return summary;

@@ -71,6 +71,9 @@ struct BurstSummary {
     qint64 connectionErrors = 0; // unknown + notSent: lost to a failed connection
     QString firstError;          // the earliest error's text, empty when none
     bool cancelled = false;
+    // The server could not be reached again for a few seconds: the burst stopped, and the
+    // requests it had still to send (when their number is known) are counted in notSent.
+    bool gaveUp = false;
     qint64 elapsedUs = 0;     // from the start to the last reply
     LatencyHistogram latency; // from each request's intended send time to its reply
     std::vector<BurstSlice> timeline;

@@ -5,14 +5,18 @@
 #include "errors.h"
 #include "limiter.h"
 #include "policy.h"
+#include "reset.h"
+#include "sandboxserver.h"
 #include "testsupport.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QTest>
+#include <QThread>
 
 #include <csignal>
+#include <functional>
 
 Q_DECLARE_METATYPE(ratescope::Algorithm)
 
@@ -62,6 +66,8 @@ private Q_SLOTS:
     void noChangeWithoutAnAuditEntry();
     void namespaceCollidingWithAppKeys();
     void interruptedResetRecordsIntentAndConfirmedCount();
+    void resetWhenTheServerDiesMatchesWhatItHolds();
+    void burstWhenTheServerDiesMatchesWhatItHolds();
     void clearingNothingIsNotAudited();
     void burstAndBoundaryNeedTheirRecord();
 
@@ -517,6 +523,128 @@ void TestHardening::interruptedResetRecordsIntentAndConfirmedCount()
     const QJsonObject after = QJsonDocument::fromJson(entries[0].after.toUtf8()).object();
     QCOMPARE(after.value(QStringLiteral("processed")).toInt(), 1000);
     QVERIFY(after.value(QStringLiteral("error")).toString().contains(QStringLiteral("NOPERM")));
+}
+
+namespace {
+
+// A server that writes every change to its append-only file before answering: killed with
+// SIGKILL and restarted, it holds at least everything it confirmed, and what it held besides
+// was under way when it died.
+SandboxServer::Config durableServer()
+{
+    SandboxServer::Config config;
+    config.configLines = {QStringLiteral("appendonly yes"), QStringLiteral("appendfsync always")};
+    return config;
+}
+
+// Waits (bounded) until `ready` holds while the CLI runs, then kills the server.
+bool killWhen(SandboxServer &server, QProcess &cli, const std::function<bool()> &ready)
+{
+    for (int i = 0; i < 20000 && cli.state() == QProcess::Running; ++i) {
+        if (ready()) {
+            server.kill();
+            return true;
+        }
+        QThread::usleep(200);
+    }
+    return false;
+}
+
+} // namespace
+
+// The server dies in the middle of `reset --match`: the CLI reports the deletions confirmed and
+// the batch in doubt, and the restarted server agrees (confirmed <= deleted <= processed + one
+// batch); the intent entry was written before the first delete.
+void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds()
+{
+    SandboxServer server(durableServer());
+    server.start();
+    constexpr int kKeys = 120000;
+    {
+        Connection c(server.options());
+        std::vector<Command> fill;
+        for (int i = 0; i < kKeys / 1000; ++i) {
+            Command mset{"MSET"};
+            for (int j = 0; j < 1000; ++j)
+                mset << "dk:" + QByteArray::number(i * 1000 + j).rightJustified(6, '0') << "1";
+            fill.push_back(mset);
+        }
+        c.pipeline(fill);
+    }
+    QProcess cli;
+    cli.start(QStringLiteral(RATESCOPE_CLI_PATH), {QStringLiteral("--url"), server.url(), QStringLiteral("--json"), QStringLiteral("reset"),
+                                                   QStringLiteral("--match"), QStringLiteral("dk:*"), QStringLiteral("--yes")});
+    QVERIFY(cli.waitForStarted(10000));
+    Connection probe(server.options());
+    // Kill once a few batches are gone (the plan is the whole SCAN first: the deletes start after it).
+    const bool killed = killWhen(server, cli, [&] { return probe.command({"DBSIZE"}).integer() < kKeys - 2000; });
+    QVERIFY2(killed, "the reset ended before the server could be killed");
+    QVERIFY(cli.waitForFinished(60000));
+    const QByteArray err = cli.readAllStandardError();
+    QCOMPARE(cli.exitCode(), 3);
+    QVERIFY2(err.contains("deletions confirmed") && err.contains("may or may not have been deleted"), err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(cli.readAllStandardOutput().split('\n').first()).object();
+    QCOMPARE(o.value(QStringLiteral("complete")).toBool(true), false);
+    const qint64 confirmed = o.value(QStringLiteral("deleted")).toInteger(-1);
+    const qint64 processed = o.value(QStringLiteral("processed")).toInteger(-1);
+    QVERIFY2(confirmed >= 1000 && confirmed == processed && processed < kKeys, err.constData()); // every planned key existed
+
+    server.restart();
+    Connection after(server.options());
+    qint64 left = 0;
+    QByteArray cursor = "0";
+    for (int page = 0; page < 10000; ++page) { // bounded SCAN
+        const Reply r = after.command({"SCAN", cursor, "MATCH", "dk:*", "COUNT", "5000"});
+        cursor = r[0].bytes();
+        left += qint64(r[1].size());
+        if (cursor == "0")
+            break;
+    }
+    const qint64 deleted = kKeys - left;
+    QVERIFY2(deleted >= confirmed && deleted <= processed + Resetter::kBatchSize,
+             qPrintable(QStringLiteral("server deleted %1, confirmed %2, processed %3").arg(deleted).arg(confirmed).arg(processed)));
+    const auto entries = AuditLog(after, kNs).list(10);
+    QVERIFY(!entries.empty());
+    QCOMPARE(entries.back().action, QStringLiteral("reset.intent"));
+    QCOMPARE(entries.back().count, kKeys);
+}
+
+// The server dies in the middle of a burst: what the restarted server holds is between the
+// admissions the CLI reports and those plus the requests whose outcome it reports unknown;
+// what was never written is counted apart, never as sent.
+void TestHardening::burstWhenTheServerDiesMatchesWhatItHolds()
+{
+    SandboxServer server(durableServer());
+    server.start();
+    constexpr qint64 kRequests = 50000000;
+    QProcess cli;
+    cli.start(QStringLiteral(RATESCOPE_CLI_PATH),
+              {QStringLiteral("--url"), server.url(), QStringLiteral("--json"), QStringLiteral("burst"), QStringLiteral("dying"),
+               QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("1000000000"),
+               QStringLiteral("--window"), QStringLiteral("1d"), QStringLiteral("--requests"), QString::number(kRequests),
+               QStringLiteral("--connections"), QStringLiteral("4"), QStringLiteral("--pipeline"), QStringLiteral("32")});
+    QVERIFY(cli.waitForStarted(10000));
+    Connection probe(server.options());
+    const bool killed = killWhen(server, cli, [&] { return probe.command({"ZCARD", "dying"}).integer() >= 3000; });
+
+    QVERIFY2(killed, "the burst ended before the server could be killed");
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 3);
+    const QJsonObject o = QJsonDocument::fromJson(cli.readAllStandardOutput().split('\n').first()).object();
+    const qint64 sent = o.value(QStringLiteral("sent")).toInteger(-1), allowed = o.value(QStringLiteral("allowed")).toInteger(-1),
+                 unknown = o.value(QStringLiteral("unknown")).toInteger(-1), notSent = o.value(QStringLiteral("not_sent")).toInteger(-1);
+    QVERIFY2(allowed > 0 && unknown > 0 && notSent > 0, QJsonDocument(o).toJson().constData());
+    // It gave up on the dead server: every request it had not written is counted as such.
+    QCOMPARE(o.value(QStringLiteral("gave_up")).toBool(), true);
+    QCOMPARE(sent + notSent, kRequests);
+    QCOMPARE(o.value(QStringLiteral("denied")).toInteger(), 0);
+    QCOMPARE(sent, allowed + unknown + o.value(QStringLiteral("errors")).toInteger());
+
+    server.restart();
+    Connection after(server.options());
+    const qint64 held = after.command({"ZCARD", "dying"}).integer();
+    QVERIFY2(held >= allowed && held <= allowed + unknown,
+             qPrintable(QStringLiteral("server holds %1, allowed %2, unknown %3").arg(held).arg(allowed).arg(unknown)));
 }
 
 void TestHardening::clearingNothingIsNotAudited()

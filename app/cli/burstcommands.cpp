@@ -174,6 +174,8 @@ void printSummary(Cli &cli, const BurstSummary &s)
         fields.append({QStringLiteral("first_error"), s.firstError});
     if (s.cancelled)
         fields.append({QStringLiteral("cancelled"), QStringLiteral("yes (interrupted)")});
+    if (s.gaveUp)
+        fields.append({QStringLiteral("gave up"), QStringLiteral("yes (the server could not be reached again for 3 s)")});
     cli.printFields(fields);
     printHistogram(cli, l);
 }

@@ -910,8 +910,10 @@ void BurstPage::runFinished(const BurstOutcome &outcome)
         peekRemaining();
         const BurstSummary &s = *outcome.summary;
         QString text = QStringLiteral("%1: %2 of %3 requests allowed, %4 denied, %5 errors%6 in %7.")
-                           .arg(s.cancelled ? QStringLiteral("Cancelled") : QStringLiteral("Done"), formatCount(s.allowed),
-                                formatCount(s.sent), formatCount(s.denied), formatCount(s.errors),
+                           .arg(s.cancelled ? QStringLiteral("Cancelled")
+                                : s.gaveUp  ? QStringLiteral("Gave up (the server could not be reached again for 3 s)")
+                                            : QStringLiteral("Done"),
+                                formatCount(s.allowed), formatCount(s.sent), formatCount(s.denied), formatCount(s.errors),
                                 s.unknown ? QStringLiteral(", %1 with no reply (outcome unknown)").arg(formatCount(s.unknown)) : QString(),
                                 formatSpan(s.elapsedUs));
         if (!s.firstError.isEmpty())
@@ -944,7 +946,9 @@ void BurstPage::showSummary(const BurstSummary &s)
                                   s.errors ? QStringLiteral(", %1 errors").arg(formatCount(s.errors)) : QString()));
     m_timeline->show(m_slices, m_remaining);
     auto set = [this](const char *name, const QString &text) { m_summaryValues.value(QLatin1String(name))->setText(text); };
-    set("Sent", formatCount(s.sent) + (s.cancelled ? QStringLiteral(" (cancelled)") : QString()));
+    set("Sent", formatCount(s.sent) + (s.cancelled ? QStringLiteral(" (cancelled)")
+                                       : s.gaveUp  ? QStringLiteral(" (gave up: server unreachable)")
+                                                   : QString()));
     set("Allowed", formatCount(s.allowed));
     set("Denied", formatCount(s.denied));
     // Lost replies are no errors: those requests may have been admitted (they were sent).
