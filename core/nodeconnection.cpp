@@ -6,7 +6,6 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QHostAddress>
-#include <QHostInfo>
 #include <QLocalSocket>
 #include <QSslConfiguration>
 #include <QSslKey>
@@ -15,9 +14,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -148,22 +151,102 @@ QSslConfiguration tlsConfiguration(const TlsOptions &tls)
     return config;
 }
 
+// The system resolver, with nothing but standard types: a lookup given up may still be
+// running on its own thread when the program exits.
+std::vector<std::string> systemLookup(const std::string &host, std::string *error)
+{
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *found = nullptr;
+    const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+    std::vector<std::string> addresses;
+    if (rc != 0) {
+        *error = ::gai_strerror(rc);
+        return addresses;
+    }
+    for (const addrinfo *a = found; a; a = a->ai_next) {
+        char text[NI_MAXHOST];
+        if (::getnameinfo(a->ai_addr, a->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0 &&
+            std::find(addresses.begin(), addresses.end(), text) == addresses.end())
+            addresses.emplace_back(text);
+    }
+    ::freeaddrinfo(found);
+    return addresses;
+}
+
+std::mutex g_lookupMutex;
+HostLookup g_lookup; // empty: systemLookup
+
+// A host name lookup that can be given up: it runs on a thread of its own while this one
+// waits in slices that look at the abort signal and the deadline. Given up, the lookup
+// finishes alone and its answer is dropped.
+QList<QHostAddress> lookupAbortable(const QString &host, const QDeadlineTimer &deadline, int timeoutMs, const AbortSignal &abort,
+                                    const QString &where)
+{
+    struct Shared {
+        std::mutex mutex;
+        std::condition_variable changed;
+        bool done = false;
+        std::vector<std::string> addresses;
+        std::string error;
+    };
+    auto shared = std::make_shared<Shared>();
+    HostLookup lookup;
+    {
+        std::lock_guard lock(g_lookupMutex);
+        lookup = g_lookup ? g_lookup : HostLookup(systemLookup);
+    }
+    try {
+        std::thread([shared, lookup, name = host.toStdString()] {
+            std::string error;
+            std::vector<std::string> addresses = lookup(name, &error);
+            std::lock_guard lock(shared->mutex);
+            shared->addresses = std::move(addresses);
+            shared->error = std::move(error);
+            shared->done = true;
+            shared->changed.notify_all();
+        }).detach();
+    } catch (const std::system_error &e) {
+        throw IoError(QStringLiteral("could not connect to %1: no thread for the host name lookup (%2)")
+                          .arg(where, QString::fromLocal8Bit(e.what())));
+    }
+    std::unique_lock lock(shared->mutex);
+    while (!shared->done) {
+        if (abort.raised())
+            throw IoError(QStringLiteral("could not connect to %1: given up (the connection is closing)").arg(where));
+        if (deadline.hasExpired())
+            throw TimeoutError(
+                QStringLiteral("could not connect to %1: the host name lookup took more than %2 ms").arg(where).arg(timeoutMs));
+        const qint64 slice = std::clamp<qint64>(deadline.remainingTime(), 1, NodeConnection::kAbortSliceMs);
+        shared->changed.wait_for(lock, std::chrono::milliseconds(slice));
+    }
+    QList<QHostAddress> addresses;
+    for (const std::string &a : shared->addresses) {
+        QHostAddress address;
+        if (address.setAddress(QString::fromStdString(a)))
+            addresses << address;
+    }
+    if (addresses.isEmpty())
+        throw IoError(QStringLiteral("could not connect to %1: %2")
+                          .arg(where, shared->error.empty()
+                                          ? QStringLiteral("the host name has no address")
+                                          : QStringLiteral("host name lookup failed: %1").arg(QString::fromStdString(shared->error))));
+    return addresses;
+}
+
 // A TCP connect that can be given up: a non-blocking connect() polled in short slices that
 // look at the abort signal, so that closing the console never waits out a connect timeout.
 // The connected descriptor, or TimeoutError / IoError.
 qintptr connectAbortable(const HostPort &peer, int timeoutMs, const AbortSignal &abort, const QString &where)
 {
+    const QDeadlineTimer deadline(timeoutMs);
     QList<QHostAddress> addresses;
     QHostAddress literal;
-    if (literal.setAddress(peer.host)) {
+    if (literal.setAddress(peer.host))
         addresses = {literal};
-    } else {
-        const QHostInfo info = QHostInfo::fromName(peer.host);
-        if (info.error() != QHostInfo::NoError || info.addresses().isEmpty())
-            throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, info.errorString()));
-        addresses = info.addresses();
-    }
-    const QDeadlineTimer deadline(timeoutMs);
+    else
+        addresses = lookupAbortable(peer.host, deadline, timeoutMs, abort, where);
     QString why = QStringLiteral("no address");
     for (const QHostAddress &a : addresses) {
         sockaddr_storage ss{};
@@ -226,6 +309,12 @@ qintptr connectAbortable(const HostPort &peer, int timeoutMs, const AbortSignal 
 
 } // namespace
 
+void setHostLookup(HostLookup lookup)
+{
+    std::lock_guard lock(g_lookupMutex);
+    g_lookup = std::move(lookup);
+}
+
 HostPort NodeConnection::resolveSentinelMaster()
 {
     // Ask the sentinels in order, skipping those that are down or do not know the master.
@@ -273,7 +362,17 @@ void NodeConnection::openSocket()
             throw IoError(QStringLiteral("no such socket: %1").arg(m_options.socketPath));
         auto local = std::make_unique<QLocalSocket>();
         local->connectToServer(m_options.socketPath);
-        if (!local->waitForConnected(timeout)) {
+        // In slices that look at the abort signal (a server with a full accept queue keeps a
+        // unix connect waiting).
+        const QDeadlineTimer deadline(timeout);
+        while (local->state() == QLocalSocket::ConnectingState) {
+            if (m_options.abort.raised())
+                throw IoError(QStringLiteral("could not connect to %1: given up (the connection is closing)").arg(where));
+            if (deadline.hasExpired())
+                throw TimeoutError(QStringLiteral("could not connect to %1 within %2 ms").arg(where).arg(timeout));
+            local->waitForConnected(int(std::clamp<qint64>(deadline.remainingTime(), 0, kAbortSliceMs)));
+        }
+        if (local->state() != QLocalSocket::ConnectedState) {
             if (local->error() == QLocalSocket::SocketTimeoutError)
                 throw TimeoutError(QStringLiteral("could not connect to %1 within %2 ms").arg(where).arg(timeout));
             throw IoError(QStringLiteral("could not connect to %1: %2").arg(where, local->errorString()));

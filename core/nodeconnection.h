@@ -4,7 +4,9 @@
 #include "connectionoptions.h"
 #include "resp.h"
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 class QIODevice;
@@ -18,9 +20,10 @@ namespace ratescope {
 // may already have executed (a limiter script may have counted the request).
 //
 // The socket belongs to the thread that first uses the connection; never share one
-// Connection between threads. Only options.abort may be raised from another thread: TCP
-// connects, TLS handshakes and every reply wait then end within kAbortSliceMs (a host name
-// lookup and a unix socket connect, which does not wait on the server, are not cut short).
+// Connection between threads. Only options.abort may be raised from another thread: host
+// name lookups, TCP and unix socket connects, TLS handshakes and every reply wait then end
+// within kAbortSliceMs. With a live abort signal a host name lookup also counts against
+// connectTimeoutMs (it runs on a thread of its own, left to finish alone when given up).
 class NodeConnection {
 public:
     static constexpr int kAbortSliceMs = 50;
@@ -80,5 +83,11 @@ private:
     HostPort m_peer;
     qint64 m_outstanding = 0; // replies sent for and not yet received
 };
+
+// How connections whose options carry a live abort signal look host names up: numeric
+// addresses for a name, or an error text. Tests replace it to hold a lookup (an empty
+// function restores the system resolver, getaddrinfo). Called on a thread of its own.
+using HostLookup = std::function<std::vector<std::string>(const std::string &host, std::string *error)>;
+void setHostLookup(HostLookup lookup);
 
 } // namespace ratescope

@@ -38,6 +38,7 @@ private Q_SLOTS:
     void cliInfoAndNodes();
     void aSlowMasterIsNeverAskedTwice();
     void aSilentMasterIsPausedNotWaitedFor();
+    void aPipelineStaysInStepWhenOneMasterFails();
     void aMasterDownLeavesTheOthersReadable(); // last: it kills a node
 
 private:
@@ -282,6 +283,66 @@ void TestCluster_::aSilentMasterIsPausedNotWaitedFor()
     expectDown(router.command({"GET", key}), true);
     QVERIFY2(router.command({"GET", key}).text().contains(QStringLiteral("after 1 failure in a row")), "");
     m_cluster->node(owner).resume();
+}
+
+// A pipeline over three masters, one of them silent (SIGSTOP) in turn, so that it is read
+// before, between and after the others: its share answers DOWN, every other reply is its
+// own, and the next pipelines read each connection in step (nothing owed is left unread to be
+// taken for a later reply), on the live masters at once and on the silent one once it runs.
+void TestCluster_::aPipelineStaysInStepWhenOneMasterFails()
+{
+    QByteArray keys[3];
+    for (int i = 0; i < 3000; ++i) {
+        const QByteArray k = "step:" + QByteArray::number(i);
+        QByteArray &slot = keys[m_cluster->ownerOf(k)];
+        if (slot.isEmpty())
+            slot = k;
+    }
+    for (const QByteArray &k : keys)
+        QVERIFY(!k.isEmpty());
+    for (int silent = 0; silent < 3; ++silent) {
+        ClusterRouter router(ConnectionOptions::fromUrl(m_cluster->url() + QStringLiteral("?timeout=300ms")));
+        qint64 nowMs = 1000000;
+        router.setClock([&nowMs] { return nowMs; });
+        for (const QByteArray &k : keys)
+            QCOMPARE(router.command({"SET", k, "0"}).text(), QStringLiteral("OK"));
+        struct Resume {
+            SandboxServer &node;
+            ~Resume() { node.resume(); }
+        } resume{m_cluster->node(silent)};
+        m_cluster->node(silent).pause();
+        std::vector<Command> incr;
+        for (int round = 0; round < 3; ++round)
+            for (const QByteArray &k : keys)
+                incr.push_back({"INCR", k});
+        const std::vector<Reply> r = router.pipeline(incr);
+        QCOMPARE(r.size(), size_t(9));
+        for (int round = 0; round < 3; ++round) {
+            for (int n = 0; n < 3; ++n) {
+                const Reply &reply = r[size_t(round * 3 + n)];
+                if (n == silent)
+                    QVERIFY2(reply.isError() && reply.text().startsWith(QStringLiteral("DOWN ")), qPrintable(reply.text()));
+                else
+                    QVERIFY2(reply.isInteger() && reply.integer() == round + 1, qPrintable(reply.debugString()));
+            }
+        }
+        // The live masters, read in step.
+        std::vector<Command> get;
+        for (int n = 0; n < 3; ++n)
+            if (n != silent)
+                get.push_back({"GET", keys[n]});
+        for (const Reply &reply : router.pipeline(get))
+            QCOMPARE(reply.bytes(), QByteArray("3"));
+        // The silent master, once it runs again and its pause is over: a fresh connection, in
+        // step (whatever the increments it finally ran).
+        m_cluster->node(silent).resume();
+        nowMs += ClusterRouter::kBackoffMaxMs;
+        const std::vector<Reply> again =
+            router.pipeline({{"SET", keys[silent], "fresh"}, {"GET", keys[silent]}, {"GET", keys[(silent + 1) % 3]}});
+        QCOMPARE(again[0].text(), QStringLiteral("OK"));
+        QCOMPARE(again[1].bytes(), QByteArray("fresh"));
+        QCOMPARE(again[2].bytes(), QByteArray("3"));
+    }
 }
 
 void TestCluster_::aMasterDownLeavesTheOthersReadable()

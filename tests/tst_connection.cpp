@@ -2,6 +2,7 @@
 // pipelining, timeouts, crashes and reconnects.
 #include "connection.h"
 #include "errors.h"
+#include "nodeconnection.h"
 #include "testsupport.h"
 
 #include <QElapsedTimer>
@@ -9,11 +10,14 @@
 #include <QTest>
 
 #include <csignal>
+#include <cstring>
+#include <future>
 #include <thread>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 using namespace ratescope;
@@ -39,6 +43,10 @@ private Q_SLOTS:
     void tlsClientCertificate();
     void unreachableSentinelsAndClusterSeeds();
     void anAbortEndsAConnectWait();
+    void anAbortEndsAHostLookup();
+    void aHostLookupCountsAgainstTheConnectTimeout();
+    void hostNamesAreLookedUpOffThread();
+    void anAbortEndsAUnixConnectWait();
 
 private:
     std::unique_ptr<SandboxServer> m_server;
@@ -379,6 +387,142 @@ void TestConnection::anAbortEndsAConnectWait()
     QVERIFY2(message.contains(QStringLiteral("given up")), qPrintable(message));
     QVERIFY2(!message.contains(QStringLiteral("within")), qPrintable(message));
     qInfo("%s", qPrintable(message));
+}
+
+namespace {
+
+// A host lookup that waits until the test lets it go (then answers 127.0.0.1), standing for
+// a resolver that does not answer.
+struct HeldLookup {
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::shared_ptr<std::atomic<int>> asked = std::make_shared<std::atomic<int>>(0);
+
+    HeldLookup()
+    {
+        setHostLookup([released = released, asked = asked](const std::string &, std::string *) {
+            ++*asked;
+            released.wait();
+            return std::vector<std::string>{"127.0.0.1"};
+        });
+    }
+    ~HeldLookup()
+    {
+        release.set_value();
+        setHostLookup({});
+    }
+};
+
+} // namespace
+
+// The console closing while a host name is being looked up: the lookup is left to finish on
+// its own thread, the connection gives up at once.
+void TestConnection::anAbortEndsAHostLookup()
+{
+    HeldLookup held;
+    ConnectionOptions o = ConnectionOptions::fromUrl(QStringLiteral("redis://redis.test:%1?connect_timeout=60s").arg(m_server->port()));
+    o.abort = AbortSignal::create();
+    Connection c(o);
+    std::thread raiser([abort = o.abort, asked = held.asked] {
+        for (int i = 0; i < 2000 && *asked == 0; ++i) // bounded: the lookup has started
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        abort.raise();
+    });
+    QString message;
+    try {
+        c.command({"PING"});
+    } catch (const ConnectionError &e) {
+        message = e.message();
+    }
+    raiser.join();
+    QCOMPARE(held.asked->load(), 1);
+    QVERIFY2(message.contains(QStringLiteral("given up")), qPrintable(message)); // while the lookup still hangs
+}
+
+void TestConnection::aHostLookupCountsAgainstTheConnectTimeout()
+{
+    HeldLookup held;
+    ConnectionOptions o = ConnectionOptions::fromUrl(QStringLiteral("redis://redis.test:%1?connect_timeout=200ms").arg(m_server->port()));
+    o.abort = AbortSignal::create();
+    Connection c(o);
+    QString message;
+    try {
+        c.command({"PING"});
+    } catch (const TimeoutError &e) {
+        message = e.message();
+    }
+    QVERIFY2(message.contains(QStringLiteral("host name lookup took more than 200 ms")), qPrintable(message));
+}
+
+// Names are looked up (the system resolver: localhost from /etc/hosts; a test resolver for
+// another name), and a name without an address says so.
+void TestConnection::hostNamesAreLookedUpOffThread()
+{
+    ConnectionOptions o = ConnectionOptions::fromUrl(QStringLiteral("redis://localhost:%1").arg(m_server->port()));
+    o.abort = AbortSignal::create();
+    QCOMPARE(Connection(o).command({"PING"}).text(), QStringLiteral("PONG"));
+    setHostLookup([](const std::string &host, std::string *error) {
+        if (host == "redis.test")
+            return std::vector<std::string>{"::1", "127.0.0.1"}; // ::1 refused when the server listens on IPv4 only
+        *error = "Name or service not known";
+        return std::vector<std::string>{};
+    });
+    struct Restore {
+        ~Restore() { setHostLookup({}); }
+    } restore;
+    ConnectionOptions named = ConnectionOptions::fromUrl(QStringLiteral("redis://redis.test:%1").arg(m_server->port()));
+    named.abort = AbortSignal::create();
+    QCOMPARE(Connection(named).command({"PING"}).text(), QStringLiteral("PONG"));
+    ConnectionOptions unknown = ConnectionOptions::fromUrl(QStringLiteral("redis://nowhere.test:%1").arg(m_server->port()));
+    unknown.abort = AbortSignal::create();
+    QString message;
+    try {
+        Connection(unknown).command({"PING"});
+    } catch (const IoError &e) {
+        message = e.message();
+    }
+    QVERIFY2(message.contains(QStringLiteral("host name lookup failed: Name or service not known")), qPrintable(message));
+}
+
+// A unix socket whose server accepts nothing (its queue full): the connect waits, and the
+// abort signal ends the wait.
+void TestConnection::anAbortEndsAUnixConnectWait()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QByteArray path = dir.filePath(QStringLiteral("full.sock")).toLocal8Bit();
+    const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    QVERIFY(listener >= 0);
+    sockaddr_un at{};
+    at.sun_family = AF_UNIX;
+    std::memcpy(at.sun_path, path.constData(), size_t(path.size()));
+    QVERIFY(::bind(listener, reinterpret_cast<sockaddr *>(&at), sizeof at) == 0);
+    QVERIFY(::listen(listener, 0) == 0);
+    std::vector<int> fillers;
+    for (int i = 0; i < 4; ++i) {
+        const int f = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        ::connect(f, reinterpret_cast<sockaddr *>(&at), sizeof at);
+        fillers.push_back(f);
+    }
+    ConnectionOptions o =
+        ConnectionOptions::fromUrl(QStringLiteral("unix://%1?connect_timeout=60s&timeout=60s").arg(QString::fromLocal8Bit(path)));
+    o.abort = AbortSignal::create();
+    Connection c(o);
+    std::thread raiser([abort = o.abort] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the connect is waiting by then
+        abort.raise();
+    });
+    QString message;
+    try {
+        c.command({"PING"});
+    } catch (const ConnectionError &e) {
+        message = e.message();
+    }
+    raiser.join();
+    for (int f : fillers)
+        ::close(f);
+    ::close(listener);
+    QVERIFY2(message.contains(QStringLiteral("given up")), qPrintable(message));
 }
 
 QTEST_GUILESS_MAIN(TestConnection)

@@ -78,8 +78,8 @@ RedisClient::~RedisClient()
     m_abort.raise();
     m_thread->quit();
     if (!m_thread->wait(QDeadlineTimer(kJoinLimitMs))) {
-        // Only what no slice covers is left: a host name lookup. The worker still uses this
-        // object, so it is waited for, and said.
+        // Every network wait (lookups and connects included) is sliced, so this is a worker
+        // busy elsewhere than on the network. It still uses this object: waited for, and said.
         qWarning("ratescope: the connection to %s is still busy %d ms after closing; waiting for it", qPrintable(m_endpoint), kJoinLimitMs);
         m_thread->wait();
     }
