@@ -5,6 +5,7 @@
 #include "cluster.h"
 #include "connection.h"
 #include "errors.h"
+#include "hotlimiters.h"
 #include "limiter.h"
 #include "limiterscript.h"
 #include "serverinfo.h"
@@ -39,6 +40,7 @@ private Q_SLOTS:
     void aSlowMasterIsNeverAskedTwice();
     void aSilentMasterIsPausedNotWaitedFor();
     void aPipelineStaysInStepWhenOneMasterFails();
+    void hotLimitersPerMaster();
     void aMasterDownLeavesTheOthersReadable(); // last: it kills a node
 
 private:
@@ -343,6 +345,47 @@ void TestCluster_::aPipelineStaysInStepWhenOneMasterFails()
         QCOMPARE(again[1].bytes(), QByteArray("fresh"));
         QCOMPARE(again[2].bytes(), QByteArray("3"));
     }
+}
+
+// `top` on a cluster: every master's keys are scanned, each limiter names its master, and the
+// master whose limiters take the traffic shows as the hotspot.
+void TestCluster_::hotLimitersPerMaster()
+{
+    Limiter limiter(*m_conn);
+    const LimitSpec spec{Algorithm::FixedWindow, 1000000, 366LL * 86400 * kSecond, 1};
+    std::vector<QByteArray> keys;
+    for (int i = 0; i < 60; ++i) {
+        keys.push_back("hot:" + QByteArray::number(i));
+        QVERIFY(limiter.check(keys.back(), spec).allowed);
+    }
+    const int hotMaster = m_cluster->ownerOf(keys[0]);
+    HotOptions options;
+    options.match = "hot:*";
+    HotPass pass = HotScanner(*m_conn, options).run([&] {
+        for (const QByteArray &k : keys)
+            if (m_cluster->ownerOf(k) == hotMaster)
+                for (int r = 0; r < 5; ++r)
+                    limiter.check(k, spec);
+    });
+    QCOMPARE(pass.limiters.size(), size_t(60));
+    QCOMPARE(pass.masters.size(), size_t(3));
+    const QString hotAddress = QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(hotMaster).port());
+    qint64 onHot = 0;
+    for (const HotLimiter &l : pass.limiters) {
+        const bool hot = m_cluster->ownerOf(l.key) == hotMaster;
+        QCOMPARE(l.master, QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(m_cluster->ownerOf(l.key)).port()));
+        QCOMPARE(*l.admitted, hot ? 5 : 0);
+        onHot += hot ? 1 : 0;
+    }
+    QVERIFY(onHot > 0 && onHot < 60);
+    qint64 limiters = 0;
+    for (const HotMaster &m : pass.masters) {
+        limiters += m.limiters;
+        QVERIFY2(m.address == hotAddress ? m.rate > 0 : m.rate == 0, qPrintable(m.address));
+        if (m.address == hotAddress)
+            QCOMPARE(m.limiters, onHot);
+    }
+    QCOMPARE(limiters, 60);
 }
 
 void TestCluster_::aMasterDownLeavesTheOthersReadable()

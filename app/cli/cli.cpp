@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include <atomic>
+
 #include "duration.h"
 #include "errors.h"
 #include "inputcheck.h"
@@ -46,6 +48,7 @@ Cli::Cli()
     registerWatch(m_commands);
     registerScripts(m_commands);
     registerSimulate(m_commands);
+    registerTop(m_commands);
     // Every command that takes a key (KEY arguments, or boundary's --key) can take it in base64.
     for (Subcommand &c : m_commands)
         if (c.synopsis.contains(QLatin1String("KEY")) || c.synopsis.contains(QLatin1String("--key ")))
@@ -376,6 +379,30 @@ int Cli::dispatch(const QStringList &arguments)
     if (command->mutates && m_readOnly)
         throw ReadOnlyError(QStringLiteral("'%1' changes data and the session is read-only").arg(name));
     return command->run(*this);
+}
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+} // namespace
+
+InterruptFlag::InterruptFlag()
+{
+    g_interrupted.store(false);
+    struct sigaction sa = {};
+    sa.sa_handler = [](int) { g_interrupted.store(true); }; // an atomic store: safe in a handler
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &m_previous);
+}
+
+InterruptFlag::~InterruptFlag()
+{
+    ::sigaction(SIGINT, &m_previous, nullptr);
+}
+
+bool InterruptFlag::raised() const
+{
+    return g_interrupted.load();
 }
 
 } // namespace ratescope::cli

@@ -1,6 +1,8 @@
 // The headless front end: global options, subcommand dispatch, output and exit codes (docs/cli.md).
 #pragma once
 
+#include <csignal>
+
 #include "connection.h"
 #include "policy.h"
 #include "sandboxserver.h"
@@ -50,6 +52,24 @@ void registerBursts(QList<Subcommand> &commands);
 void registerWatch(QList<Subcommand> &commands);
 void registerScripts(QList<Subcommand> &commands);
 void registerSimulate(QList<Subcommand> &commands);
+void registerTop(QList<Subcommand> &commands);
+
+// 128 + SIGINT, as a shell reports a command Ctrl-C ended.
+constexpr int kExitInterrupted = 130;
+
+// While it lives, SIGINT sets a flag instead of ending the process (long commands stop
+// cleanly and report what they did); a second one ends it as usual. One at a time.
+class InterruptFlag {
+public:
+    InterruptFlag();
+    ~InterruptFlag();
+    InterruptFlag(const InterruptFlag &) = delete;
+    InterruptFlag &operator=(const InterruptFlag &) = delete;
+    bool raised() const;
+
+private:
+    struct sigaction m_previous = {};
+};
 
 class Cli {
 public:

@@ -108,33 +108,6 @@ private:
     bool m_header = false;
 };
 
-// 128 + SIGINT, as a shell reports a command Ctrl-C ended.
-constexpr int kExitInterrupted = 130;
-
-// While it lives, SIGINT sets a flag instead of ending the process; a second one ends it
-// as usual. One at a time.
-std::atomic<bool> g_interrupted{false};
-
-class InterruptFlag {
-public:
-    InterruptFlag()
-    {
-        g_interrupted.store(false);
-        struct sigaction sa = {};
-        sa.sa_handler = [](int) { g_interrupted.store(true); }; // an atomic store: safe in a handler
-        sa.sa_flags = SA_RESETHAND;
-        sigemptyset(&sa.sa_mask);
-        ::sigaction(SIGINT, &sa, &m_previous);
-    }
-    ~InterruptFlag() { ::sigaction(SIGINT, &m_previous, nullptr); }
-    InterruptFlag(const InterruptFlag &) = delete;
-    InterruptFlag &operator=(const InterruptFlag &) = delete;
-    bool raised() const { return g_interrupted.load(); }
-
-private:
-    struct sigaction m_previous = {};
-};
-
 int runKeys(Cli &cli)
 {
     KeyScanner::Options options;

@@ -41,27 +41,6 @@ const QCommandLineOption kPerKey(QStringLiteral("per-key"), QStringLiteral("Also
 const QCommandLineOption kTraceKey(QStringLiteral("key"), QStringLiteral("The key a burst timeline is replayed on (default burst)."),
                                    QStringLiteral("K"));
 
-std::atomic<bool> g_interrupted{false};
-
-class InterruptStops {
-public:
-    InterruptStops()
-    {
-        g_interrupted.store(false);
-        struct sigaction sa = {};
-        sa.sa_handler = [](int) { g_interrupted.store(true); };
-        sa.sa_flags = SA_RESETHAND;
-        sigemptyset(&sa.sa_mask);
-        ::sigaction(SIGINT, &sa, &m_previous);
-    }
-    ~InterruptStops() { ::sigaction(SIGINT, &m_previous, nullptr); }
-    InterruptStops(const InterruptStops &) = delete;
-    InterruptStops &operator=(const InterruptStops &) = delete;
-
-private:
-    struct sigaction m_previous = {};
-};
-
 QByteArray csvField(const QByteArray &bytes)
 {
     if (!bytes.contains(',') && !bytes.contains('"') && !bytes.contains('\n') && !bytes.contains('\r'))
@@ -214,18 +193,21 @@ int runSimulate(Cli &cli)
             }
             cli.out() << line << '\n';
         };
+    const InterruptFlag *interrupt = nullptr; // set while the replay runs
     options.onProgress = [&](double progress) {
         if (live) {
             cli.err() << QStringLiteral("\rreplaying %1 %  %2 decisions ").arg(int(progress * 100), 3).arg(decided);
             cli.err().flush();
         }
-        return !g_interrupted.load();
+        return !(interrupt && interrupt->raised());
     };
 
     SimResult result;
     {
-        InterruptStops interrupt;
+        InterruptFlag scoped;
+        interrupt = &scoped;
         result = simulate(*trace, options);
+        interrupt = nullptr;
     }
     if (live)
         cli.err() << '\n';
@@ -268,7 +250,7 @@ int runSimulate(Cli &cli)
         cli.printFields(fields);
     }
     if (result.cancelled)
-        return 130;
+        return kExitInterrupted;
     return code;
 }
 

@@ -1,0 +1,450 @@
+#include "hotlimiters.h"
+
+#include "connection.h"
+#include "errors.h"
+#include "keyscanner.h"
+
+#include <QHash>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+namespace ratescope {
+
+namespace {
+
+constexpr size_t kChunk = 1000; // limiters per pipelined round of the second read
+
+// The state of a counter-like limiter at one read, as far as the admitted count needs it.
+struct CounterState {
+    bool present = false;
+    qint64 a = 0, b = 0, c = 0; // fixed window/sliding counter: w, n|c; counter window: current, previous, id;
+                                // token bucket: tk, fr, ts; GCRA: tat, f
+};
+
+qint64 integerOf(const Reply &r)
+{
+    if (r.isNil() || r.isError())
+        return 0;
+    bool ok = false;
+    const qint64 v = r.bytes().toLongLong(&ok);
+    return ok ? saneCount(v) : 0;
+}
+
+bool usesTwoReads(KeyFormat f)
+{
+    switch (f) {
+    case KeyFormat::FixedWindow:
+    case KeyFormat::SlidingCounter:
+    case KeyFormat::CounterWindow:
+    case KeyFormat::TokenBucket:
+    case KeyFormat::Gcra:
+        return true;
+    default:
+        return false;
+    }
+}
+
+qint64 counterWindowUs(const HotLimiter &l)
+{
+    return l.kind.windowSeconds ? l.kind.windowSeconds * 1000000 : l.spec ? l.spec->windowUs : 0;
+}
+
+// The commands that read a counter-like limiter's state (nothing for the others).
+std::vector<Command> stateCommands(const HotLimiter &l, qint64 nowUs)
+{
+    switch (l.kind.format) {
+    case KeyFormat::FixedWindow:
+        return {{"HMGET", l.key, "w", "n"}};
+    case KeyFormat::SlidingCounter:
+        return {{"HMGET", l.key, "w", "c"}};
+    case KeyFormat::TokenBucket:
+        return {{"HMGET", l.key, "tk", "fr", "ts"}};
+    case KeyFormat::Gcra:
+        return {{"HMGET", l.key, "tat", "f"}};
+    case KeyFormat::CounterWindow: {
+        const qint64 w = counterWindowUs(l);
+        if (w <= 0)
+            return {};
+        const qint64 id = nowUs / w;
+        return {{"GET", l.key + ":" + QByteArray::number(id)}, {"GET", l.key + ":" + QByteArray::number(id - 1)}};
+    }
+    default:
+        return {};
+    }
+}
+
+CounterState stateOf(const HotLimiter &l, const std::vector<Reply> &replies, qint64 nowUs)
+{
+    CounterState s;
+    if (replies.empty())
+        return s;
+    if (l.kind.format == KeyFormat::CounterWindow) {
+        s.present = !replies[0].isNil() || !replies[1].isNil();
+        s.a = integerOf(replies[0]);
+        s.b = integerOf(replies[1]);
+        s.c = nowUs / counterWindowUs(l);
+        return s;
+    }
+    const Reply &r = replies[0];
+    if (r.isError() || !r.isArray() || r.size() < 2 || r[0].isNil())
+        return s;
+    s.present = true;
+    s.a = integerOf(r[0]);
+    s.b = integerOf(r[1]);
+    if (r.size() > 2)
+        s.c = integerOf(r[2]);
+    return s;
+}
+
+// How many requests were admitted between two reads of a counter-like limiter, from its own
+// rule: a window's count growing (or starting again in the next window); tokens taken beyond
+// the refill; a GCRA's theoretical arrival time moving on by one emission interval per request.
+// nullopt when the state cannot say (a bucket or GCRA without limits).
+std::optional<qint64> admittedBetween(const HotLimiter &l, const CounterState &before, const CounterState &after, qint64 t1, qint64 t2)
+{
+    if (!after.present)
+        return 0;
+    switch (l.kind.format) {
+    case KeyFormat::FixedWindow:
+    case KeyFormat::SlidingCounter:
+        if (!before.present || after.a != before.a)
+            return after.b; // a new window: its count so far
+        return std::max<qint64>(0, after.b - before.b);
+    case KeyFormat::CounterWindow:
+        if (!before.present)
+            return after.a;
+        if (after.c == before.c)
+            return std::max<qint64>(0, after.a - before.a);
+        if (after.c == before.c + 1)
+            return after.a + std::max<qint64>(0, after.b - before.a);
+        return after.a;
+    case KeyFormat::TokenBucket: {
+        if (!l.spec)
+            return std::nullopt;
+        const qint64 limit = l.spec->limit, window = l.spec->windowUs;
+        if (!before.present)
+            return std::max<qint64>(0, limit - after.a);
+        if (after.c == before.c)
+            return 0; // no admission moves ts
+        const long double refill = (long double)std::max<qint64>(0, after.c - before.c) * limit / window;
+        const long double level = std::min<long double>(limit, before.a + refill);
+        return std::max<qint64>(0, qint64(std::llround(level - after.a)));
+    }
+    case KeyFormat::Gcra: {
+        if (!l.spec)
+            return std::nullopt;
+        if (before.present && after.a == before.a && after.b == before.b)
+            return 0;
+        const long double interval = (long double)l.spec->windowUs / l.spec->limit;
+        const qint64 from = before.present ? std::max(before.a, t1) : t1;
+        Q_UNUSED(t2);
+        return std::max<qint64>(0, qint64(std::llround((after.a - from) / interval)));
+    }
+    default:
+        return std::nullopt;
+    }
+}
+
+bool isLog(KeyFormat f)
+{
+    return f == KeyFormat::SlidingLog || f == KeyFormat::ForeignSlidingLog;
+}
+
+qint64 timeOf(const Reply &r)
+{
+    if (r.isError() || r.size() != 2)
+        throw UnexpectedReplyError(QStringLiteral("unexpected TIME reply %1").arg(r.debugString()));
+    return r[0].toInteger() * 1000000 + r[1].toInteger();
+}
+
+QString addressText(const HostPort &h)
+{
+    return h.host.contains(QLatin1Char(':')) ? QStringLiteral("[%1]:%2").arg(h.host).arg(h.port)
+                                             : QStringLiteral("%1:%2").arg(h.host).arg(h.port);
+}
+
+} // namespace
+
+HotOrder parseHotOrder(const QString &name)
+{
+    if (name == QLatin1String("rate"))
+        return HotOrder::Rate;
+    if (name == QLatin1String("fill"))
+        return HotOrder::Fill;
+    if (name == QLatin1String("denied-now"))
+        return HotOrder::DenyingNow;
+    throw UsageError(QStringLiteral("--by must be rate, fill or denied-now, not '%1'").arg(name));
+}
+
+QString hotOrderName(HotOrder order)
+{
+    switch (order) {
+    case HotOrder::Rate:
+        return QStringLiteral("rate");
+    case HotOrder::Fill:
+        return QStringLiteral("fill");
+    case HotOrder::DenyingNow:
+        return QStringLiteral("denied-now");
+    }
+    return {};
+}
+
+std::optional<double> HotLimiter::rate() const
+{
+    if (!admitted || spanUs <= 0)
+        return std::nullopt;
+    return double(*admitted) * 1e6 / double(spanUs);
+}
+
+std::optional<double> HotLimiter::fill() const
+{
+    if (!usage || usage->decision.limit <= 0)
+        return std::nullopt;
+    return double(usage->usedNow) / double(usage->decision.limit);
+}
+
+HotScanner::HotScanner(Connection &connection, HotOptions options)
+    : m_connection(connection)
+    , m_options(std::move(options))
+{
+    if (m_options.match.isEmpty())
+        m_options.match = "*";
+    if (m_options.intervalUs <= 0)
+        throw UsageError(QStringLiteral("the interval must be positive"));
+    if (m_options.sampleAbove <= 0)
+        throw UsageError(QStringLiteral("the sample size must be positive"));
+    m_options.scanCount = std::clamp(m_options.scanCount, 10, 100000);
+}
+
+HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::function<bool(qint64)> &progress)
+{
+    HotPass pass;
+    pass.intervalUs = m_options.intervalUs;
+
+    // How many keys there are, per master: whether to sample, and the per-master table.
+    const auto sizes = m_connection.onEachMaster({{"DBSIZE"}});
+    std::vector<Connection::Node> masters;
+    for (const Connection::Node &n : m_connection.nodes())
+        if (n.role != QLatin1String("replica"))
+            masters.push_back(n);
+    QHash<QString, size_t> masterIndex;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        HotMaster m;
+        m.address = i < masters.size() ? addressText(masters[i].address) : QString();
+        m.keys = sizes[i].empty() || !sizes[i][0].isInteger() ? 0 : sizes[i][0].integer();
+        pass.keysInDatabase += m.keys;
+        masterIndex.insert(m.address, pass.masters.size());
+        pass.masters.push_back(m);
+    }
+    const bool sampling = pass.keysInDatabase > m_options.sampleAbove;
+
+    // The scan: every limiter matching, classified.
+    std::vector<CounterState> first;
+    std::vector<qint64> firstAt;      // the server's clock (or the explicit now) at each limiter's first read
+    QHash<QByteArray, size_t> byBase; // counter windows: one limiter per base
+    QByteArray cursor = "0";
+    const std::vector<Policy> &policies = m_options.policies;
+    do {
+        Command scan{"SCAN", cursor, "MATCH", m_options.match, "COUNT", QByteArray::number(m_options.scanCount)};
+        const Reply page = m_connection.command(scan);
+        if (page.size() != 2 || !page[1].isArray())
+            throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
+        cursor = page[0].bytes();
+        std::vector<QByteArray> keys;
+        for (const Reply &k : page[1].elements()) {
+            if (sampling && pass.scanned >= m_options.sampleAbove)
+                break;
+            ++pass.scanned;
+            if (!m_options.ns.isEmpty() && k.bytes().startsWith(m_options.ns))
+                continue; // Ratescope's own metadata
+            keys.push_back(k.bytes());
+        }
+        if (!keys.empty()) {
+            KeyRound round;
+            round.nowUs = m_options.nowUs;
+            round.policies = &policies;
+            const KeyRoundResult read = readKeyRecords(m_connection, keys, round);
+            for (const KeyRecord &rec : read.records) {
+                if (!rec.kind.isLimiter())
+                    continue;
+                HotLimiter l;
+                l.kind = rec.kind;
+                l.key = rec.kind.format == KeyFormat::CounterWindow ? rec.kind.base : rec.key;
+                if (rec.kind.format == KeyFormat::CounterWindow) {
+                    if (byBase.contains(l.key))
+                        continue; // another window of a limiter already found
+                    byBase.insert(l.key, pass.limiters.size());
+                }
+                if (const auto p = matchPolicy(policies, l.key)) {
+                    l.policy = p->name;
+                    l.spec = p->spec;
+                    if (const auto a = l.kind.algorithm())
+                        l.spec->algorithm = *a;
+                }
+                pass.limiters.push_back(std::move(l));
+            }
+        }
+        if (progress && !progress(pass.scanned)) {
+            pass.cancelled = true;
+            break;
+        }
+    } while (cursor != "0" && !(sampling && pass.scanned >= m_options.sampleAbove));
+    pass.sampled = sampling;
+    pass.sampleSize = sampling ? pass.scanned : 0;
+
+    // The first read of every counter-like limiter, in one sweep after the scan, so that all
+    // limiters are measured over about the same span (whatever page they were found on).
+    first.resize(pass.limiters.size());
+    firstAt.resize(pass.limiters.size());
+    // At an explicit now the pass is a snapshot: logs count the interval before it, and
+    // counters, which need two reads over real time, are not measured.
+    const bool snapshot = m_options.nowUs.has_value();
+    const auto firstReadAt = std::chrono::steady_clock::now();
+    for (size_t from = 0; from < pass.limiters.size() && !pass.cancelled && !snapshot; from += kChunk) {
+        const size_t to = std::min(pass.limiters.size(), from + kChunk);
+        const qint64 t1 = m_options.nowUs ? *m_options.nowUs : timeOf(m_connection.command({"TIME"}));
+        std::vector<Command> commands;
+        std::vector<size_t> counts;
+        for (size_t i = from; i < to; ++i) {
+            std::vector<Command> mine =
+                usesTwoReads(pass.limiters[i].kind.format) ? stateCommands(pass.limiters[i], t1) : std::vector<Command>{};
+            counts.push_back(mine.size());
+            for (Command &c : mine)
+                commands.push_back(std::move(c));
+        }
+        const auto replies = m_connection.pipeline(commands);
+        size_t at = 0;
+        for (size_t i = from; i < to; ++i) {
+            const size_t n = counts[i - from];
+            const std::vector<Reply> mine(replies.begin() + qsizetype(at), replies.begin() + qsizetype(at + n));
+            at += n;
+            first[i] = stateOf(pass.limiters[i], mine, t1);
+            firstAt[i] = t1;
+        }
+    }
+
+    // One interval after the first read started (or as the caller says), the second read.
+    if (!pass.cancelled && !snapshot) {
+        if (betweenReads) {
+            betweenReads();
+        } else {
+            const auto until = firstReadAt + std::chrono::microseconds(m_options.intervalUs);
+            while (std::chrono::steady_clock::now() < until) {
+                if (progress && !progress(pass.scanned)) {
+                    pass.cancelled = true;
+                    break;
+                }
+                std::this_thread::sleep_for(
+                    std::min<std::chrono::steady_clock::duration>(until - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+            }
+        }
+    }
+    for (size_t from = 0; from < pass.limiters.size(); from += kChunk) {
+        const size_t to = std::min(pass.limiters.size(), from + kChunk);
+        const Reply clock = m_connection.command({"TIME"});
+        const qint64 t2 = m_options.nowUs ? *m_options.nowUs : timeOf(clock);
+        pass.nowUs = t2;
+        std::vector<Command> commands;
+        std::vector<size_t> counts;
+        for (size_t i = from; i < to; ++i) {
+            HotLimiter &l = pass.limiters[i];
+            std::vector<Command> mine;
+            if (usesTwoReads(l.kind.format)) {
+                mine = stateCommands(l, t2);
+            } else if (isLog(l.kind.format)) {
+                // Entries admitted between the two reads (scores in (t1, t2]); with an explicit
+                // now, in the interval before it.
+                const qint64 from = m_options.nowUs ? t2 - m_options.intervalUs : firstAt[i];
+                const double unit = l.kind.format == KeyFormat::SlidingLog ? 1.0 : double(scoreUnitUs(l.kind.unit));
+                if (unit > 0) {
+                    auto score = [unit](qint64 us) {
+                        return unit == 1.0 ? QByteArray::number(us) : QByteArray::number(double(us) / unit, 'f', 6);
+                    };
+                    mine.push_back({"ZCOUNT", l.key, "(" + score(from), score(t2)});
+                }
+            }
+            counts.push_back(mine.size());
+            for (Command &c : mine)
+                commands.push_back(std::move(c));
+        }
+        const auto replies = m_connection.pipeline(commands);
+        size_t at = 0;
+        std::vector<UsageTarget> targets;
+        std::vector<size_t> targetOf;
+        for (size_t i = from; i < to; ++i) {
+            HotLimiter &l = pass.limiters[i];
+            const size_t n = counts[i - from];
+            const std::vector<Reply> mine(replies.begin() + qsizetype(at), replies.begin() + qsizetype(at + n));
+            at += n;
+            // The span: between the two reads, on the server's clock; a snapshot's logs count
+            // the interval before its now.
+            const qint64 between = std::max<qint64>(1, t2 - firstAt[i]);
+            if (usesTwoReads(l.kind.format)) {
+                if (!mine.empty() && !snapshot) {
+                    l.admitted = admittedBetween(l, first[i], stateOf(l, mine, t2), firstAt[i], t2);
+                    l.spanUs = between;
+                }
+            } else if (!mine.empty() && mine[0].isInteger()) {
+                l.admitted = mine[0].integer();
+                l.spanUs = snapshot ? m_options.intervalUs : between;
+            }
+            if (l.spec) {
+                UsageTarget t{l.key, l.kind, *l.spec};
+                if (l.kind.format == KeyFormat::CounterWindow && !l.kind.windowSeconds)
+                    t.kind.windowSeconds = l.spec->windowUs / 1000000;
+                targets.push_back(t);
+                targetOf.push_back(i);
+            }
+            if (m_connection.isCluster()) {
+                if (const auto place = m_connection.placementOf(l.key))
+                    l.master = addressText(place->master);
+            } else if (!pass.masters.empty()) {
+                l.master = pass.masters.front().address;
+            }
+        }
+        const auto usage = readUsage(m_connection, targets, t2);
+        for (size_t k = 0; k < usage.size(); ++k)
+            pass.limiters[targetOf[k]].usage = usage[k];
+    }
+    for (const HotLimiter &l : pass.limiters) {
+        const auto found = masterIndex.find(l.master);
+        if (found == masterIndex.end())
+            continue;
+        HotMaster &m = pass.masters[*found];
+        ++m.limiters;
+        m.rate += l.rate().value_or(0);
+        m.denying += l.denyingNow() ? 1 : 0;
+    }
+    return pass;
+}
+
+void HotScanner::rank(std::vector<HotLimiter> &limiters, HotOrder order, qint64 max)
+{
+    auto key = [order](const HotLimiter &l) -> std::pair<double, double> {
+        switch (order) {
+        case HotOrder::Rate:
+            return {l.rate().value_or(-1), l.fill().value_or(-1)};
+        case HotOrder::Fill:
+            return {l.fill().value_or(-1), l.rate().value_or(-1)};
+        case HotOrder::DenyingNow:
+            return {l.denyingNow() ? 1.0 : 0.0, l.denyingNow() ? l.rate().value_or(0) : l.fill().value_or(-1)};
+        }
+        return {0, 0};
+    };
+    std::stable_sort(limiters.begin(), limiters.end(), [&](const HotLimiter &a, const HotLimiter &b) {
+        const auto ka = key(a), kb = key(b);
+        if (ka != kb)
+            return ka > kb;
+        return a.key < b.key;
+    });
+    if (order == HotOrder::DenyingNow)
+        limiters.erase(std::remove_if(limiters.begin(), limiters.end(), [](const HotLimiter &l) { return !l.denyingNow(); }),
+                       limiters.end());
+    if (max >= 0 && qint64(limiters.size()) > max)
+        limiters.resize(size_t(max));
+}
+
+} // namespace ratescope

@@ -1,0 +1,269 @@
+// Hot limiters (core/hotlimiters, `ratescope-cli top`) against a real redis-server: a
+// controlled burst between the pass's two reads, and the ranking it must give, exactly, on
+// 10,000 keys of every kind; sampling; the CLI's output and refusals. Nothing is written.
+#include "connection.h"
+#include "hotlimiters.h"
+#include "limiter.h"
+#include "policy.h"
+#include "testsupport.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+#include <map>
+
+using namespace ratescope;
+using namespace ratescope::test;
+
+namespace {
+
+constexpr qint64 kSecond = 1000000;
+constexpr qint64 kDay = 86400 * kSecond;
+
+QStringList args(std::initializer_list<const char *> list)
+{
+    QStringList out;
+    for (const char *a : list)
+        out << QString::fromUtf8(a);
+    return out;
+}
+
+std::vector<QJsonObject> jsonLines(const QByteArray &out)
+{
+    std::vector<QJsonObject> lines;
+    for (const QByteArray &line : out.split('\n'))
+        if (!line.trimmed().isEmpty())
+            lines.push_back(QJsonDocument::fromJson(line).object());
+    return lines;
+}
+
+} // namespace
+
+class TestTop : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_server.start();
+        m_conn = std::make_unique<Connection>(m_server.options());
+    }
+    void init() { m_conn->command({"FLUSHALL"}); }
+
+    void ranksByTheTrafficOfAControlledBurst();
+    void samplingSaysItsSampleSize();
+    void fillAndDenyingNow();
+    void cliJsonAndTable();
+    void cliRefusesBadInput_data();
+    void cliRefusesBadInput();
+
+private:
+    // 10,000 keys: sliding logs with entries two hours old, fixed windows and sliding
+    // counters with counts, GCRA state, and keys of applications (strings, JSON, hashes).
+    void seedTenThousandKeys();
+    QStringList cli(const QStringList &a) const { return QStringList{QStringLiteral("--url"), m_server.url()} + a; }
+
+    SandboxServer m_server;
+    std::unique_ptr<Connection> m_conn;
+};
+
+void TestTop::seedTenThousandKeys()
+{
+    Limiter limiter(*m_conn);
+    const qint64 now = m_conn->command({"TIME"})[0].toInteger() * kSecond;
+    std::vector<Command> fill;
+    const QByteArray fwWindow = QByteArray::number(now / (366 * kDay));
+    for (int i = 0; i < 10000; ++i) {
+        const QByteArray n = QByteArray::number(i);
+        switch (i % 5) {
+        case 0: // a sliding log, entries from two hours ago (outside every pass)
+            fill.push_back({"ZADD", "log:" + n, QByteArray::number(now - 2 * 3600 * kSecond - i), "11"});
+            break;
+        case 1:
+            fill.push_back({"HSET", "fw:" + n, "w", fwWindow, "n", QByteArray::number(i % 7)});
+            break;
+        case 2:
+            fill.push_back({"HSET", "sc:" + n, "w", QByteArray::number(now / (366 * kDay)), "c", "3", "p", "1"});
+            break;
+        case 3:
+            fill.push_back({"SET", "app:session:s" + n, i % 2 ? QByteArray("{\"user\":42}") : QByteArray::number(now / kSecond)});
+            break;
+        default:
+            fill.push_back({"HSET", "app:profile:" + n, "name", "x", "visits", "7"});
+            break;
+        }
+    }
+    m_conn->pipeline(fill);
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 10000);
+}
+
+// Twelve limiters of three kinds get 3, 4, 6, ... requests (each 1.5x the one before) between
+// the pass's two reads; nothing else moves. Ranked by rate they come first, in that order,
+// each with exactly its count; every other limiter admitted nothing.
+void TestTop::ranksByTheTrafficOfAControlledBurst()
+{
+    seedTenThousandKeys();
+    const QByteArray kinds[] = {"log:", "fw:", "sc:"};
+    const Algorithm algos[] = {Algorithm::SlidingLog, Algorithm::FixedWindow, Algorithm::SlidingCounter};
+    std::vector<std::pair<QByteArray, int>> fired; // key, requests
+    double count = 3;
+    for (int i = 0; i < 12; ++i, count *= 1.5)
+        fired.push_back({kinds[i % 3] + QByteArray::number(5 * (97 * i + 11) + i % 3), int(count)});
+    HotOptions options;
+    options.intervalUs = 3600 * kSecond;
+    HotScanner scanner(*m_conn, options);
+    int between = 0;
+    HotPass pass = scanner.run([&] {
+        ++between;
+        Limiter limiter(*m_conn);
+        for (size_t i = 0; i < fired.size(); ++i) {
+            const LimitSpec spec{algos[i % 3], 1000000, 366 * kDay, 1};
+            for (int r = 0; r < fired[i].second; ++r)
+                QVERIFY(limiter.check(fired[i].first, spec).allowed);
+        }
+    });
+    QCOMPARE(between, 1);
+    QCOMPARE(pass.keysInDatabase, 10000);
+    QCOMPARE(pass.scanned, 10000);
+    QVERIFY(!pass.sampled);
+    for (const HotLimiter &l : pass.limiters)
+        QVERIFY2(!l.key.startsWith("app:"), qPrintable(QString::fromUtf8(l.key) + QStringLiteral(" read as ") + l.kind.label()));
+    QCOMPARE(pass.limiters.size(), size_t(6000)); // logs, fixed windows, sliding counters
+    std::map<QByteArray, qint64> admitted;
+    for (const HotLimiter &l : pass.limiters)
+        admitted[l.key] = l.admitted.value_or(-1);
+    for (const auto &[key, n] : fired)
+        QCOMPARE(admitted[key], qint64(n));
+    qint64 quiet = 0;
+    for (const auto &[key, n] : admitted)
+        quiet += n == 0 ? 1 : 0;
+    QCOMPARE(quiet, qint64(6000 - fired.size()));
+
+    HotScanner::rank(pass.limiters, HotOrder::Rate, 12);
+    QCOMPARE(pass.limiters.size(), size_t(12));
+    for (size_t i = 0; i < 12; ++i) {
+        QCOMPARE(pass.limiters[i].key, fired[11 - i].first);
+        QVERIFY(*pass.limiters[i].rate() > 0);
+    }
+    QCOMPARE(pass.masters.size(), size_t(1));
+    QCOMPARE(pass.masters[0].limiters, 6000);
+}
+
+void TestTop::samplingSaysItsSampleSize()
+{
+    seedTenThousandKeys();
+    HotOptions options;
+    options.sampleAbove = 3000;
+    options.intervalUs = 1000;
+    const HotPass pass = HotScanner(*m_conn, options).run([] {});
+    QVERIFY(pass.sampled);
+    QCOMPARE(pass.sampleSize, 3000);
+    QCOMPARE(pass.scanned, 3000);
+    QCOMPARE(pass.keysInDatabase, 10000);
+    QVERIFY(pass.limiters.size() > 1000 && pass.limiters.size() <= 3000);
+    // Under the threshold, everything.
+    options.sampleAbove = 10000;
+    const HotPass whole = HotScanner(*m_conn, options).run([] {});
+    QVERIFY(!whole.sampled);
+    QCOMPARE(whole.scanned, 10000);
+}
+
+// With limits (a policy), fill is used / limit and denying-now lists exactly the full ones.
+void TestTop::fillAndDenyingNow()
+{
+    Policy api;
+    api.name = QStringLiteral("api");
+    api.match = "api:*";
+    api.spec = {Algorithm::SlidingLog, 10, 60 * kSecond, 1};
+    PolicyStore(*m_conn, QStringLiteral("ratescope:")).set(api, 0, QStringLiteral("t"));
+    Limiter limiter(*m_conn);
+    const LimitSpec spec{Algorithm::SlidingLog, 10, 60 * kSecond, 1};
+    const int used[] = {2, 10, 7, 10, 0};
+    for (int k = 0; k < 5; ++k)
+        for (int i = 0; i < used[k]; ++i)
+            limiter.check("api:" + QByteArray::number(k), spec);
+    m_conn->command({"SET", "api:4", "not a limiter"});
+    HotOptions options;
+    options.intervalUs = 1000;
+    options.policies = PolicyStore(*m_conn, QStringLiteral("ratescope:")).list();
+    HotPass pass = HotScanner(*m_conn, options).run([] {});
+    QCOMPARE(pass.limiters.size(), size_t(4)); // the metadata and the string are no limiters
+    std::vector<HotLimiter> byFill = pass.limiters;
+    HotScanner::rank(byFill, HotOrder::Fill, 10);
+    QCOMPARE(byFill[0].key, QByteArray("api:1"));
+    QCOMPARE(byFill[1].key, QByteArray("api:3"));
+    QCOMPARE(byFill[2].key, QByteArray("api:2"));
+    QCOMPARE(*byFill[2].fill(), 0.7);
+    QCOMPARE(byFill[3].key, QByteArray("api:0"));
+    HotScanner::rank(pass.limiters, HotOrder::DenyingNow, 10);
+    QCOMPARE(pass.limiters.size(), size_t(2));
+    QCOMPARE(pass.limiters[0].key, QByteArray("api:1"));
+    QCOMPARE(pass.limiters[1].key, QByteArray("api:3"));
+}
+
+// The CLI at an explicit now: log entries in the interval before it, busiest first, one JSON
+// object per limiter and a last one for the pass; the table names the same order.
+void TestTop::cliJsonAndTable()
+{
+    const qint64 now = 1795400000000000LL;
+    std::vector<Command> fill;
+    const int counts[] = {5, 40, 12, 0, 25};
+    for (int k = 0; k < 5; ++k) {
+        for (int i = 0; i < counts[k]; ++i)
+            fill.push_back({"ZADD", "t:" + QByteArray::number(k), QByteArray::number(now - 1000 - i * 1000), QByteArray::number(10 + i)});
+        fill.push_back({"ZADD", "t:" + QByteArray::number(k), QByteArray::number(now - 10 * kSecond), "old"}); // before the interval
+    }
+    m_conn->pipeline(fill);
+    const QByteArray before = keyspaceSnapshot(*m_conn);
+    const CliResult r =
+        runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("top"), QStringLiteral("--now-us"), QString::number(now)} +
+                   args({"--interval", "5s", "--max", "3"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const auto lines = jsonLines(r.out);
+    QCOMPARE(lines.size(), size_t(4));
+    const char *order[] = {"t:1", "t:4", "t:2"};
+    const qint64 admitted[] = {40, 25, 12};
+    for (int i = 0; i < 3; ++i) {
+        QCOMPARE(lines[size_t(i)].value(QStringLiteral("key")).toString(), QLatin1String(order[i]));
+        QCOMPARE(lines[size_t(i)].value(QStringLiteral("admitted")).toInteger(), admitted[i]);
+        QCOMPARE(lines[size_t(i)].value(QStringLiteral("rate")).toDouble(), double(admitted[i]) / 5);
+        QCOMPARE(lines[size_t(i)].value(QStringLiteral("algorithm")).toString(), QStringLiteral("sliding-log"));
+        QVERIFY(lines[size_t(i)].value(QStringLiteral("fill")).isNull()); // no limits: no fill
+    }
+    const QJsonObject pass = lines[3].value(QStringLiteral("pass")).toObject();
+    QCOMPARE(pass.value(QStringLiteral("limiters")).toInt(), 5);
+    QCOMPARE(pass.value(QStringLiteral("shown")).toInt(), 3);
+    QCOMPARE(pass.value(QStringLiteral("keys")).toInt(), 5);
+    QCOMPARE(pass.value(QStringLiteral("sampled")).toBool(true), false);
+    QCOMPARE(keyspaceSnapshot(*m_conn), before); // read-only
+
+    const CliResult table =
+        runCli(cli(QStringList{QStringLiteral("top"), QStringLiteral("--now-us"), QString::number(now)} + args({"--interval", "5s"})));
+    QVERIFY2(table.exitCode == 0, table.err.constData());
+    const QList<QByteArray> rows = table.out.split('\n');
+    QVERIFY2(rows[0].startsWith("top by rate") && rows[0].contains("5 limiters in 5 keys"), rows[0].constData());
+    QVERIFY(rows[1].startsWith("KEY"));
+    QVERIFY(rows[2].startsWith("t:1 ") && rows[3].startsWith("t:4 ") && rows[4].startsWith("t:2 ") && rows[5].startsWith("t:0 "));
+}
+
+void TestTop::cliRefusesBadInput_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::newRow("unknown order") << args({"top", "--by", "speed"});
+    QTest::newRow("zero interval") << args({"top", "--interval", "0s"});
+    QTest::newRow("interval above an hour") << args({"top", "--interval", "2h"});
+    QTest::newRow("zero max") << args({"top", "--max", "0"});
+    QTest::newRow("padded sample") << args({"top", "--sample", " 5"});
+    QTest::newRow("broken glob") << args({"top", "--match", "a["});
+}
+
+void TestTop::cliRefusesBadInput()
+{
+    QFETCH(QStringList, arguments);
+    const CliResult r = runCli(cli(arguments));
+    QVERIFY2(r.exitCode == 2, r.err.constData());
+    QVERIFY(r.out.isEmpty());
+}
+
+QTEST_GUILESS_MAIN(TestTop)
+#include "tst_top.moc"
