@@ -76,10 +76,11 @@ std::vector<Command> stateCommands(const HotLimiter &l, qint64 nowUs)
     }
 }
 
-CounterState stateOf(const HotLimiter &l, const std::vector<Reply> &replies, qint64 nowUs)
+// replies: the n replies to stateCommands(l, nowUs).
+CounterState stateOf(const HotLimiter &l, const Reply *replies, size_t n, qint64 nowUs)
 {
     CounterState s;
-    if (replies.empty())
+    if (n == 0)
         return s;
     if (l.kind.format == KeyFormat::CounterWindow) {
         s.present = !replies[0].isNil() || !replies[1].isNil();
@@ -146,6 +147,14 @@ std::optional<qint64> admittedBetween(const HotLimiter &l, const CounterState &b
     default:
         return std::nullopt;
     }
+}
+
+UsageTarget usageTarget(const HotLimiter &l)
+{
+    UsageTarget t{l.key, l.kind, *l.spec};
+    if (l.kind.format == KeyFormat::CounterWindow && !l.kind.windowSeconds)
+        t.kind.windowSeconds = l.spec->windowUs / 1000000;
+    return t;
 }
 
 bool isLog(KeyFormat f)
@@ -319,9 +328,8 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
         size_t at = 0;
         for (size_t i = from; i < to; ++i) {
             const size_t n = counts[i - from];
-            const std::vector<Reply> mine(replies.begin() + qsizetype(at), replies.begin() + qsizetype(at + n));
+            first[i] = stateOf(pass.limiters[i], replies.data() + at, n, t1);
             at += n;
-            first[i] = stateOf(pass.limiters[i], mine, t1);
             firstAt[i] = t1;
         }
     }
@@ -377,25 +385,22 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
         for (size_t i = from; i < to; ++i) {
             HotLimiter &l = pass.limiters[i];
             const size_t n = counts[i - from];
-            const std::vector<Reply> mine(replies.begin() + qsizetype(at), replies.begin() + qsizetype(at + n));
+            const Reply *mine = replies.data() + at;
             at += n;
             // The span: between the two reads, on the server's clock; a snapshot's logs count
             // the interval before its now.
             const qint64 between = std::max<qint64>(1, t2 - firstAt[i]);
             if (usesTwoReads(l.kind.format)) {
-                if (!mine.empty() && !snapshot) {
-                    l.admitted = admittedBetween(l, first[i], stateOf(l, mine, t2), firstAt[i], t2);
+                if (n > 0 && !snapshot) {
+                    l.admitted = admittedBetween(l, first[i], stateOf(l, mine, n, t2), firstAt[i], t2);
                     l.spanUs = between;
                 }
-            } else if (!mine.empty() && mine[0].isInteger()) {
+            } else if (n > 0 && mine[0].isInteger()) {
                 l.admitted = mine[0].integer();
                 l.spanUs = snapshot ? m_options.intervalUs : between;
             }
-            if (l.spec) {
-                UsageTarget t{l.key, l.kind, *l.spec};
-                if (l.kind.format == KeyFormat::CounterWindow && !l.kind.windowSeconds)
-                    t.kind.windowSeconds = l.spec->windowUs / 1000000;
-                targets.push_back(t);
+            if (l.spec && m_options.readUsage) {
+                targets.push_back(usageTarget(l));
                 targetOf.push_back(i);
             }
             if (m_connection.isCluster()) {
@@ -405,7 +410,7 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
                 l.master = pass.masters.front().address;
             }
         }
-        const auto usage = readUsage(m_connection, targets, t2);
+        const auto usage = ratescope::readUsage(m_connection, targets, t2);
         for (size_t k = 0; k < usage.size(); ++k)
             pass.limiters[targetOf[k]].usage = usage[k];
     }
@@ -418,33 +423,50 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
         m.rate += l.rate().value_or(0);
         m.denying += l.denyingNow() ? 1 : 0;
     }
+    pass.usageRead = m_options.readUsage;
     return pass;
 }
 
 void HotScanner::rank(std::vector<HotLimiter> &limiters, HotOrder order, qint64 max)
 {
-    auto key = [order](const HotLimiter &l) -> std::pair<double, double> {
-        switch (order) {
-        case HotOrder::Rate:
-            return {l.rate().value_or(-1), l.fill().value_or(-1)};
-        case HotOrder::Fill:
-            return {l.fill().value_or(-1), l.rate().value_or(-1)};
-        case HotOrder::DenyingNow:
-            return {l.denyingNow() ? 1.0 : 0.0, l.denyingNow() ? l.rate().value_or(0) : l.fill().value_or(-1)};
-        }
-        return {0, 0};
-    };
-    std::stable_sort(limiters.begin(), limiters.end(), [&](const HotLimiter &a, const HotLimiter &b) {
-        const auto ka = key(a), kb = key(b);
-        if (ka != kb)
-            return ka > kb;
-        return a.key < b.key;
-    });
     if (order == HotOrder::DenyingNow)
         limiters.erase(std::remove_if(limiters.begin(), limiters.end(), [](const HotLimiter &l) { return !l.denyingNow(); }),
                        limiters.end());
-    if (max >= 0 && qint64(limiters.size()) > max)
-        limiters.resize(size_t(max));
+    // The sort key of each limiter, computed once: the order's figure, then a second one;
+    // unknown figures sort last.
+    std::vector<std::pair<std::pair<double, double>, size_t>> keys(limiters.size());
+    for (size_t i = 0; i < limiters.size(); ++i) {
+        const HotLimiter &l = limiters[i];
+        const double rate = l.rate().value_or(-1), fill = l.fill().value_or(-1);
+        keys[i] = {order == HotOrder::Fill ? std::pair{fill, rate} : std::pair{rate, fill}, i};
+    }
+    const size_t keep = max >= 0 ? std::min(limiters.size(), size_t(max)) : limiters.size();
+    auto busier = [&](const auto &a, const auto &b) {
+        if (a.first != b.first)
+            return a.first > b.first;
+        return limiters[a.second].key < limiters[b.second].key;
+    };
+    std::partial_sort(keys.begin(), keys.begin() + qsizetype(keep), keys.end(), busier);
+    std::vector<HotLimiter> ranked;
+    ranked.reserve(keep);
+    for (size_t i = 0; i < keep; ++i)
+        ranked.push_back(std::move(limiters[keys[i].second]));
+    limiters = std::move(ranked);
+}
+
+void HotScanner::readUsage(Connection &connection, std::vector<HotLimiter> &limiters, qint64 nowUs)
+{
+    std::vector<UsageTarget> targets;
+    std::vector<size_t> targetOf;
+    for (size_t i = 0; i < limiters.size(); ++i) {
+        if (!limiters[i].spec)
+            continue;
+        targets.push_back(usageTarget(limiters[i]));
+        targetOf.push_back(i);
+    }
+    const auto usage = ratescope::readUsage(connection, targets, nowUs);
+    for (size_t k = 0; k < usage.size(); ++k)
+        limiters[targetOf[k]].usage = usage[k];
 }
 
 } // namespace ratescope

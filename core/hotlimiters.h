@@ -25,6 +25,10 @@ struct HotOptions {
     QByteArray ns = "ratescope:"; // Ratescope's own metadata under this prefix is left out
     std::optional<qint64> nowUs;  // the clock logs are read against; default: the server's TIME
     int scanCount = 1000;         // SCAN COUNT per page
+    // Peek every limiter that has limits (fill, denying now). Off, only the counts are read:
+    // fill and denying are then known for none until readUsage() is asked for some (the
+    // ones shown after ranking by rate).
+    bool readUsage = true;
 };
 
 enum class HotOrder { Rate, Fill, DenyingNow };
@@ -72,6 +76,7 @@ struct HotPass {
     qint64 intervalUs = 0;
     qint64 nowUs = 0; // the second read's clock
     std::vector<HotMaster> masters;
+    bool usageRead = true; // fill and denying known for every limiter with limits (masters' denying too)
     bool cancelled = false;
 };
 
@@ -87,8 +92,11 @@ public:
     // returning false cancels (the pass then holds what was read, cancelled set).
     HotPass run(const std::function<void()> &betweenReads = {}, const std::function<bool(qint64)> &progress = {});
 
-    // Sorts busiest first for the order (ties: by key), keeping at most max.
+    // Sorts busiest first for the order (ties: by key), keeping at most max; denied-now keeps
+    // only the limiters denying now (by rate).
     static void rank(std::vector<HotLimiter> &limiters, HotOrder order, qint64 max);
+    // Peeks the limiters that have limits (for a pass made without readUsage).
+    static void readUsage(Connection &connection, std::vector<HotLimiter> &limiters, qint64 nowUs);
 
 private:
     Connection &m_connection;

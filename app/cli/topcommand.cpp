@@ -71,7 +71,7 @@ QJsonObject passJson(const HotPass &pass, HotOrder order, qint64 found, qint64 s
                                    {QStringLiteral("keys"), m.keys},
                                    {QStringLiteral("limiters"), m.limiters},
                                    {QStringLiteral("rate"), std::round(m.rate * 1000) / 1000},
-                                   {QStringLiteral("denying"), m.denying}});
+                                   {QStringLiteral("denying"), pass.usageRead ? QJsonValue(m.denying) : QJsonValue()}});
     return {{QStringLiteral("pass"), QJsonObject{{QStringLiteral("by"), hotOrderName(order)},
                                                  {QStringLiteral("keys"), pass.keysInDatabase},
                                                  {QStringLiteral("scanned"), pass.scanned},
@@ -85,10 +85,8 @@ QJsonObject passJson(const HotPass &pass, HotOrder order, qint64 found, qint64 s
                                                  {QStringLiteral("masters"), masters}}}};
 }
 
-void printTable(Cli &cli, HotPass &pass, HotOrder order, qint64 max, bool cluster)
+void printTable(Cli &cli, const HotPass &pass, HotOrder order, qint64 found, bool cluster)
 {
-    const qint64 found = qint64(pass.limiters.size());
-    HotScanner::rank(pass.limiters, order, max);
     QTextStream &out = cli.out();
     out << "top by " << hotOrderName(order) << " at "
         << QDateTime::fromMSecsSinceEpoch(pass.nowUs / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss 'UTC'")) << " · "
@@ -152,6 +150,8 @@ int runTop(Cli &cli)
     options.ns = cli.ns().toUtf8();
     Connection &c = cli.connection();
     options.policies = cli.policies();
+    // Ranked by rate, only the limiters shown are peeked (fill, denying): the others need not be.
+    options.readUsage = order != HotOrder::Rate;
     const bool watch = cli.args().isSet(kWatch);
     const bool live = !cli.json() && isatty(fileno(stderr));
 
@@ -169,16 +169,18 @@ int runTop(Cli &cli)
             cli.err() << "\r" << QString(40, QLatin1Char(' ')) << "\r";
             cli.err().flush();
         }
+        const qint64 found = qint64(pass.limiters.size());
+        HotScanner::rank(pass.limiters, order, max);
+        if (!options.readUsage)
+            HotScanner::readUsage(c, pass.limiters, pass.nowUs);
         if (cli.json()) {
-            const qint64 found = qint64(pass.limiters.size());
-            HotScanner::rank(pass.limiters, order, max);
             for (const HotLimiter &l : pass.limiters)
                 cli.printJson(limiterJson(l));
             cli.printJson(passJson(pass, order, found, qint64(pass.limiters.size())));
         } else {
             if (watch && round > 0)
                 cli.out() << '\n';
-            printTable(cli, pass, order, max, c.isCluster());
+            printTable(cli, pass, order, found, c.isCluster());
         }
         if (pass.cancelled || interrupt.raised())
             return watch ? ExitOk : kExitInterrupted;
