@@ -17,12 +17,7 @@ namespace {
 
 constexpr size_t kChunk = 1000; // limiters per pipelined round of the second read
 
-// The state of a counter-like limiter at one read, as far as the admitted count needs it.
-struct CounterState {
-    bool present = false;
-    qint64 a = 0, b = 0, c = 0; // fixed window/sliding counter: w, n|c; counter window: current, previous, id;
-                                // token bucket: tk, fr, ts; GCRA: tat, f
-};
+using CounterState = HotScanner::CounterState;
 
 qint64 integerOf(const Reply &r)
 {
@@ -215,9 +210,8 @@ std::optional<double> HotLimiter::fill() const
     return double(usage->usedNow) / double(usage->decision.limit);
 }
 
-HotScanner::HotScanner(Connection &connection, HotOptions options)
-    : m_connection(connection)
-    , m_options(std::move(options))
+HotScanner::HotScanner(HotOptions options)
+    : m_options(std::move(options))
 {
     if (m_options.match.isEmpty())
         m_options.match = "*";
@@ -226,45 +220,46 @@ HotScanner::HotScanner(Connection &connection, HotOptions options)
     if (m_options.sampleAbove <= 0)
         throw UsageError(QStringLiteral("the sample size must be positive"));
     m_options.scanCount = std::clamp(m_options.scanCount, 10, 100000);
+    m_pass.intervalUs = m_options.intervalUs;
 }
 
-HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::function<bool(qint64)> &progress)
+HotScanner::~HotScanner() = default;
+
+bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause)
 {
-    HotPass pass;
-    pass.intervalUs = m_options.intervalUs;
-
-    // How many keys there are, per master: whether to sample, and the per-master table.
-    const auto sizes = m_connection.onEachMaster({{"DBSIZE"}});
-    std::vector<Connection::Node> masters;
-    for (const Connection::Node &n : m_connection.nodes())
-        if (n.role != QLatin1String("replica"))
-            masters.push_back(n);
-    QHash<QString, size_t> masterIndex;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        HotMaster m;
-        m.address = i < masters.size() ? addressText(masters[i].address) : QString();
-        m.keys = sizes[i].empty() || !sizes[i][0].isInteger() ? 0 : sizes[i][0].integer();
-        pass.keysInDatabase += m.keys;
-        masterIndex.insert(m.address, pass.masters.size());
-        pass.masters.push_back(m);
+    HotPass &pass = m_pass;
+    if (!m_started) {
+        // How many keys there are, per master: whether to sample, and the per-master table.
+        m_started = true;
+        const auto sizes = connection.onEachMaster({{"DBSIZE"}});
+        std::vector<Connection::Node> masters;
+        for (const Connection::Node &n : connection.nodes())
+            if (n.role != QLatin1String("replica"))
+                masters.push_back(n);
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            HotMaster m;
+            m.address = i < masters.size() ? addressText(masters[i].address) : QString();
+            m.keys = sizes[i].empty() || !sizes[i][0].isInteger() ? 0 : sizes[i][0].integer();
+            pass.keysInDatabase += m.keys;
+            pass.masters.push_back(m);
+        }
+        pass.sampled = pass.keysInDatabase > m_options.sampleAbove;
+        // Room for every key the pass may find, reserved once: growing by copies would hold
+        // two arrays at a time. Untouched room costs address space, not memory.
+        pass.limiters.reserve(size_t(std::min(pass.keysInDatabase, m_options.sampleAbove)));
     }
-    const bool sampling = pass.keysInDatabase > m_options.sampleAbove;
-
-    // The scan: every limiter matching, classified.
-    std::vector<CounterState> first;
-    std::vector<qint64> firstAt;      // the server's clock (or the explicit now) at each limiter's first read
-    QHash<QByteArray, size_t> byBase; // counter windows: one limiter per base
-    QByteArray cursor = "0";
+    // SCAN pages: every limiter matching, classified.
     const std::vector<Policy> &policies = m_options.policies;
-    do {
-        Command scan{"SCAN", cursor, "MATCH", m_options.match, "COUNT", QByteArray::number(m_options.scanCount)};
-        const Reply page = m_connection.command(scan);
+    while (!scanDone()) {
+        Command scan{"SCAN", m_cursor, "MATCH", m_options.match, "COUNT", QByteArray::number(m_options.scanCount)};
+        const Reply page = connection.command(scan);
         if (page.size() != 2 || !page[1].isArray())
             throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
-        cursor = page[0].bytes();
+        m_cursor = page[0].bytes();
+        m_scanOver = m_cursor == "0";
         std::vector<QByteArray> keys;
         for (const Reply &k : page[1].elements()) {
-            if (sampling && pass.scanned >= m_options.sampleAbove)
+            if (pass.sampled && pass.scanned >= m_options.sampleAbove)
                 break;
             ++pass.scanned;
             if (!m_options.ns.isEmpty() && k.bytes().startsWith(m_options.ns))
@@ -275,7 +270,7 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
             KeyRound round;
             round.nowUs = m_options.nowUs;
             round.policies = &policies;
-            const KeyRoundResult read = readKeyRecords(m_connection, keys, round);
+            const KeyRoundResult read = readKeyRecords(connection, keys, round);
             for (const KeyRecord &rec : read.records) {
                 if (!rec.kind.isLimiter())
                     continue;
@@ -283,9 +278,9 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
                 l.kind = rec.kind;
                 l.key = rec.kind.format == KeyFormat::CounterWindow ? rec.kind.base : rec.key;
                 if (rec.kind.format == KeyFormat::CounterWindow) {
-                    if (byBase.contains(l.key))
+                    if (m_bases.contains(l.key))
                         continue; // another window of a limiter already found
-                    byBase.insert(l.key, pass.limiters.size());
+                    m_bases.insert(l.key);
                 }
                 if (const auto p = matchPolicy(policies, l.key)) {
                     l.policy = p->name;
@@ -296,25 +291,32 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
                 pass.limiters.push_back(std::move(l));
             }
         }
-        if (progress && !progress(pass.scanned)) {
-            pass.cancelled = true;
+        if (pause && pause())
             break;
-        }
-    } while (cursor != "0" && !(sampling && pass.scanned >= m_options.sampleAbove));
-    pass.sampled = sampling;
-    pass.sampleSize = sampling ? pass.scanned : 0;
+    }
+    pass.sampleSize = pass.sampled ? pass.scanned : 0;
+    return scanDone();
+}
 
-    // The first read of every counter-like limiter, in one sweep after the scan, so that all
-    // limiters are measured over about the same span (whatever page they were found on).
-    first.resize(pass.limiters.size());
-    firstAt.resize(pass.limiters.size());
-    // At an explicit now the pass is a snapshot: logs count the interval before it, and
-    // counters, which need two reads over real time, are not measured.
-    const bool snapshot = m_options.nowUs.has_value();
-    const auto firstReadAt = std::chrono::steady_clock::now();
-    for (size_t from = 0; from < pass.limiters.size() && !pass.cancelled && !snapshot; from += kChunk) {
+bool HotScanner::scanDone() const
+{
+    return m_started && (m_scanOver || (m_pass.sampled && m_pass.scanned >= m_options.sampleAbove));
+}
+
+// The first read of every counter-like limiter, in one sweep after the scan, so that all
+// limiters are measured over about the same span (whatever page they were found on). At an
+// explicit now the pass is a snapshot: counters, which need two reads over real time, are
+// not measured, and this reads nothing.
+void HotScanner::firstRead(Connection &connection)
+{
+    HotPass &pass = m_pass;
+    m_first.assign(pass.limiters.size(), {});
+    m_firstAt.assign(pass.limiters.size(), 0);
+    if (m_options.nowUs)
+        return;
+    for (size_t from = 0; from < pass.limiters.size(); from += kChunk) {
         const size_t to = std::min(pass.limiters.size(), from + kChunk);
-        const qint64 t1 = m_options.nowUs ? *m_options.nowUs : timeOf(m_connection.command({"TIME"}));
+        const qint64 t1 = timeOf(connection.command({"TIME"}));
         std::vector<Command> commands;
         std::vector<size_t> counts;
         for (size_t i = from; i < to; ++i) {
@@ -324,35 +326,29 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
             for (Command &c : mine)
                 commands.push_back(std::move(c));
         }
-        const auto replies = m_connection.pipeline(commands);
+        const auto replies = connection.pipeline(commands);
         size_t at = 0;
         for (size_t i = from; i < to; ++i) {
             const size_t n = counts[i - from];
-            first[i] = stateOf(pass.limiters[i], replies.data() + at, n, t1);
+            m_first[i] = stateOf(pass.limiters[i], replies.data() + at, n, t1);
             at += n;
-            firstAt[i] = t1;
+            m_firstAt[i] = t1;
         }
     }
+}
 
-    // One interval after the first read started (or as the caller says), the second read.
-    if (!pass.cancelled && !snapshot) {
-        if (betweenReads) {
-            betweenReads();
-        } else {
-            const auto until = firstReadAt + std::chrono::microseconds(m_options.intervalUs);
-            while (std::chrono::steady_clock::now() < until) {
-                if (progress && !progress(pass.scanned)) {
-                    pass.cancelled = true;
-                    break;
-                }
-                std::this_thread::sleep_for(
-                    std::min<std::chrono::steady_clock::duration>(until - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
-            }
-        }
-    }
+HotPass HotScanner::secondRead(Connection &connection)
+{
+    HotPass &pass = m_pass;
+    const bool snapshot = m_options.nowUs.has_value();
+    if (m_first.size() != pass.limiters.size())
+        firstRead(connection); // not asked for: the counters then measure nothing
+    QHash<QString, size_t> masterIndex;
+    for (size_t i = 0; i < pass.masters.size(); ++i)
+        masterIndex.insert(pass.masters[i].address, i);
     for (size_t from = 0; from < pass.limiters.size(); from += kChunk) {
         const size_t to = std::min(pass.limiters.size(), from + kChunk);
-        const Reply clock = m_connection.command({"TIME"});
+        const Reply clock = connection.command({"TIME"});
         const qint64 t2 = m_options.nowUs ? *m_options.nowUs : timeOf(clock);
         pass.nowUs = t2;
         std::vector<Command> commands;
@@ -365,7 +361,7 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
             } else if (isLog(l.kind.format)) {
                 // Entries admitted between the two reads (scores in (t1, t2]); with an explicit
                 // now, in the interval before it.
-                const qint64 from = m_options.nowUs ? t2 - m_options.intervalUs : firstAt[i];
+                const qint64 from = m_options.nowUs ? t2 - m_options.intervalUs : m_firstAt[i];
                 const double unit = l.kind.format == KeyFormat::SlidingLog ? 1.0 : double(scoreUnitUs(l.kind.unit));
                 if (unit > 0) {
                     auto score = [unit](qint64 us) {
@@ -378,7 +374,7 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
             for (Command &c : mine)
                 commands.push_back(std::move(c));
         }
-        const auto replies = m_connection.pipeline(commands);
+        const auto replies = connection.pipeline(commands);
         size_t at = 0;
         std::vector<UsageTarget> targets;
         std::vector<size_t> targetOf;
@@ -389,10 +385,10 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
             at += n;
             // The span: between the two reads, on the server's clock; a snapshot's logs count
             // the interval before its now.
-            const qint64 between = std::max<qint64>(1, t2 - firstAt[i]);
+            const qint64 between = std::max<qint64>(1, t2 - m_firstAt[i]);
             if (usesTwoReads(l.kind.format)) {
                 if (n > 0 && !snapshot) {
-                    l.admitted = admittedBetween(l, first[i], stateOf(l, mine, n, t2), firstAt[i], t2);
+                    l.admitted = admittedBetween(l, m_first[i], stateOf(l, mine, n, t2), m_firstAt[i], t2);
                     l.spanUs = between;
                 }
             } else if (n > 0 && mine[0].isInteger()) {
@@ -403,14 +399,14 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
                 targets.push_back(usageTarget(l));
                 targetOf.push_back(i);
             }
-            if (m_connection.isCluster()) {
-                if (const auto place = m_connection.placementOf(l.key))
+            if (connection.isCluster()) {
+                if (const auto place = connection.placementOf(l.key))
                     l.master = addressText(place->master);
             } else if (!pass.masters.empty()) {
                 l.master = pass.masters.front().address;
             }
         }
-        const auto usage = ratescope::readUsage(m_connection, targets, t2);
+        const auto usage = ratescope::readUsage(connection, targets, t2);
         for (size_t k = 0; k < usage.size(); ++k)
             pass.limiters[targetOf[k]].usage = usage[k];
     }
@@ -424,7 +420,37 @@ HotPass HotScanner::run(const std::function<void()> &betweenReads, const std::fu
         m.denying += l.denyingNow() ? 1 : 0;
     }
     pass.usageRead = m_options.readUsage;
-    return pass;
+    return std::move(m_pass);
+}
+
+HotPass HotScanner::run(Connection &connection, const std::function<void()> &betweenReads, const std::function<bool(qint64)> &progress)
+{
+    scan(connection, [&] {
+        if (progress && !progress(m_pass.scanned))
+            m_pass.cancelled = true;
+        return m_pass.cancelled;
+    });
+    if (m_pass.cancelled)
+        return std::move(m_pass);
+    const auto firstReadAt = std::chrono::steady_clock::now();
+    firstRead(connection);
+    // One interval after the first read started (or as the caller says), the second read.
+    if (!m_options.nowUs) {
+        if (betweenReads) {
+            betweenReads();
+        } else {
+            const auto until = firstReadAt + std::chrono::microseconds(m_options.intervalUs);
+            while (std::chrono::steady_clock::now() < until) {
+                if (progress && !progress(m_pass.scanned)) {
+                    m_pass.cancelled = true;
+                    return std::move(m_pass);
+                }
+                std::this_thread::sleep_for(
+                    std::min<std::chrono::steady_clock::duration>(until - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+            }
+        }
+    }
+    return secondRead(connection);
 }
 
 void HotScanner::rank(std::vector<HotLimiter> &limiters, HotOrder order, qint64 max)

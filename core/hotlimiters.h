@@ -7,6 +7,8 @@
 #include "policy.h"
 #include "usage.h"
 
+#include <QSet>
+
 #include <functional>
 #include <optional>
 #include <vector>
@@ -80,17 +82,40 @@ struct HotPass {
     bool cancelled = false;
 };
 
+// One pass, in phases that a caller may spread over several requests (the console runs
+// each on its connection's worker, so that other reads go between them, and waits for the
+// interval on its own clock): scan() until it says the scan is over, firstRead(), then one
+// interval later secondRead(). run() does it all at once. Each phase takes the connection
+// it is to use; one scanner serves one pass.
 class HotScanner {
 public:
-    HotScanner(Connection &connection, HotOptions options);
+    explicit HotScanner(HotOptions options); // throws UsageError for bad options
+    ~HotScanner();
+    HotScanner(const HotScanner &) = delete;
+    HotScanner &operator=(const HotScanner &) = delete;
 
-    // Scans (SCAN pages of TYPE + format samples), reads every counter-like limiter once,
-    // calls betweenReads (default: waits until one interval has passed since that read
-    // started), then reads every limiter again: counters' growth, logs' entries in between,
-    // and how full each limiter with limits is. A snapshot (explicit now) reads once and
-    // waits for nothing. progress(keys scanned so far)
-    // returning false cancels (the pass then holds what was read, cancelled set).
-    HotPass run(const std::function<void()> &betweenReads = {}, const std::function<bool(qint64)> &progress = {});
+    // DBSIZE on every master (once), then SCAN pages, each classified (TYPE + format
+    // samples); pause() is asked after each page and true ends this call there. True when the
+    // scan is over (every key, or the sample).
+    bool scan(Connection &connection, const std::function<bool()> &pause = {});
+    bool scanDone() const;
+    // Reads every counter-like limiter found (1,000 per round trip, with TIME). Nothing in a
+    // snapshot (explicit now).
+    void firstRead(Connection &connection);
+    // Reads every limiter again: counters' growth since firstRead, logs' entries in between
+    // (a snapshot's: in the interval before its now), and how full the limiters with limits
+    // are. The pass, whole; the scanner is spent.
+    HotPass secondRead(Connection &connection);
+
+    // scan + firstRead + betweenReads (default: waits until one interval has passed since the
+    // first read started) + secondRead. progress(keys scanned so far) returning false
+    // cancels (the pass then holds what was read, cancelled set). A snapshot waits for nothing.
+    HotPass run(Connection &connection, const std::function<void()> &betweenReads = {}, const std::function<bool(qint64)> &progress = {});
+
+    qint64 scanned() const { return m_pass.scanned; }
+    qint64 keysInDatabase() const { return m_pass.keysInDatabase; }
+    qint64 sampleAbove() const { return m_options.sampleAbove; }
+    qint64 intervalUs() const { return m_options.intervalUs; }
 
     // Sorts busiest first for the order (ties: by key), keeping at most max; denied-now keeps
     // only the limiters denying now (by rate).
@@ -98,9 +123,23 @@ public:
     // Peeks the limiters that have limits (for a pass made without readUsage).
     static void readUsage(Connection &connection, std::vector<HotLimiter> &limiters, qint64 nowUs);
 
+    // One read of a counter-like limiter's state, as far as its admitted count needs it
+    // (fixed window / sliding counter: w, n|c; counter window: current, previous, id; token
+    // bucket: tk, fr, ts; GCRA: tat, f).
+    struct CounterState {
+        bool present = false;
+        qint64 a = 0, b = 0, c = 0;
+    };
+
 private:
-    Connection &m_connection;
     HotOptions m_options;
+    HotPass m_pass;
+    bool m_started = false;
+    bool m_scanOver = false;
+    QByteArray m_cursor = "0";
+    QSet<QByteArray> m_bases; // counter windows: one limiter per base
+    std::vector<CounterState> m_first;
+    std::vector<qint64> m_firstAt;
 };
 
 } // namespace ratescope

@@ -361,7 +361,7 @@ void TestCluster_::hotLimitersPerMaster()
     const int hotMaster = m_cluster->ownerOf(keys[0]);
     HotOptions options;
     options.match = "hot:*";
-    HotPass pass = HotScanner(*m_conn, options).run([&] {
+    HotPass pass = HotScanner(options).run(*m_conn, [&] {
         for (const QByteArray &k : keys)
             if (m_cluster->ownerOf(k) == hotMaster)
                 for (int r = 0; r < 5; ++r)

@@ -139,9 +139,9 @@ void TestDemo::demoShowsLimiters()
         QVERIFY(demo.traffic()->allowed() + demo.traffic()->denied() > 0);
 
         // Opening a key shows it in a tab of its own, after the pages (overview, monitor,
-        // burst, policies, what if, audit).
+        // burst, policies, what if, hot, audit).
         const int pages = window.tabs()->count();
-        QCOMPARE(pages, 6);
+        QCOMPARE(pages, 7);
         window.openKey("demo:api:mallory");
         QCOMPARE(window.tabs()->count(), pages + 1);
         QCOMPARE(window.tabs()->tabText(pages), QStringLiteral("mallory"));

@@ -143,7 +143,7 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(opened, (QStringList{QStringLiteral("app:log:alice"), QStringLiteral("app:gcra:bob")}));
 
     // The views show the server's state: 4 of 10 in the log, GCRA denying.
-    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(6)); // after the six pages
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(7)); // after the seven pages
     QVERIFY(alice);
     QVERIFY2(alice->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("4 of 10")),
              qPrintable(alice->fieldText(QStringLiteral("Used"))));
@@ -191,10 +191,10 @@ void TestMainWindow::overviewAndMonitorTabsStay()
     const auto window = openWindow(view);
     QVERIFY(window);
     QTabWidget *tabs = window->tabs();
-    constexpr int kPages = 6; // overview, monitor, burst, policies, what if, audit
+    constexpr int kPages = 7; // overview, monitor, burst, policies, what if, hot, audit
     QCOMPARE(tabs->count(), kPages + 1);
-    const QStringList titles{QStringLiteral("Overview"), QStringLiteral("Monitor"), QStringLiteral("Burst"),
-                             QStringLiteral("Policies"), QStringLiteral("What if"), QStringLiteral("Audit")};
+    const QStringList titles{QStringLiteral("Overview"), QStringLiteral("Monitor"), QStringLiteral("Burst"), QStringLiteral("Policies"),
+                             QStringLiteral("What if"),  QStringLiteral("Hot"),     QStringLiteral("Audit")};
     // No close button on the pages; a close request for them is ignored.
     for (int i = 0; i < kPages; ++i) {
         QCOMPARE(tabs->tabText(i), titles[i]);

@@ -111,9 +111,9 @@ void TestTop::ranksByTheTrafficOfAControlledBurst()
         fired.push_back({kinds[i % 3] + QByteArray::number(5 * (97 * i + 11) + i % 3), int(count)});
     HotOptions options;
     options.intervalUs = 3600 * kSecond;
-    HotScanner scanner(*m_conn, options);
+    HotScanner scanner(options);
     int between = 0;
-    HotPass pass = scanner.run([&] {
+    HotPass pass = scanner.run(*m_conn, [&] {
         ++between;
         Limiter limiter(*m_conn);
         for (size_t i = 0; i < fired.size(); ++i) {
@@ -155,7 +155,7 @@ void TestTop::samplingSaysItsSampleSize()
     HotOptions options;
     options.sampleAbove = 3000;
     options.intervalUs = 1000;
-    const HotPass pass = HotScanner(*m_conn, options).run([] {});
+    const HotPass pass = HotScanner(options).run(*m_conn, [] {});
     QVERIFY(pass.sampled);
     QCOMPARE(pass.sampleSize, 3000);
     QCOMPARE(pass.scanned, 3000);
@@ -163,7 +163,7 @@ void TestTop::samplingSaysItsSampleSize()
     QVERIFY(pass.limiters.size() > 1000 && pass.limiters.size() <= 3000);
     // Under the threshold, everything.
     options.sampleAbove = 10000;
-    const HotPass whole = HotScanner(*m_conn, options).run([] {});
+    const HotPass whole = HotScanner(options).run(*m_conn, [] {});
     QVERIFY(!whole.sampled);
     QCOMPARE(whole.scanned, 10000);
 }
@@ -186,7 +186,7 @@ void TestTop::fillAndDenyingNow()
     HotOptions options;
     options.intervalUs = 1000;
     options.policies = PolicyStore(*m_conn, QStringLiteral("ratescope:")).list();
-    HotPass pass = HotScanner(*m_conn, options).run([] {});
+    HotPass pass = HotScanner(options).run(*m_conn, [] {});
     QCOMPARE(pass.limiters.size(), size_t(4)); // the metadata and the string are no limiters
     std::vector<HotLimiter> byFill = pass.limiters;
     HotScanner::rank(byFill, HotOrder::Fill, 10);

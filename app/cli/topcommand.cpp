@@ -157,8 +157,8 @@ int runTop(Cli &cli)
 
     InterruptFlag interrupt;
     for (int round = 0;; ++round) {
-        HotScanner scanner(c, options);
-        HotPass pass = scanner.run({}, [&](qint64 scanned) {
+        HotScanner scanner(options);
+        HotPass pass = scanner.run(c, {}, [&](qint64 scanned) {
             if (live) {
                 cli.err() << "\rscanning: " << scanned << " keys ";
                 cli.err().flush();

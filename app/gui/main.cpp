@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     const QCommandLineOption pin(QStringLiteral("pin"), QStringLiteral("Pin KEY to the monitor once connected (repeatable)."),
                                  QStringLiteral("KEY"));
     const QCommandLineOption tab(QStringLiteral("tab"),
-                                 QStringLiteral("The tab shown first: overview, monitor, burst, policies, whatif, audit, "
+                                 QStringLiteral("The tab shown first: overview, monitor, burst, policies, whatif, hot, audit, "
                                                 "or a KEY (opened if it is not). With --demo, whatif runs the demo's "
                                                 "comparison once its traffic has filled a window."),
                                  QStringLiteral("TAB"));

@@ -118,7 +118,7 @@ int main(int argc, char **argv)
         o.sampleAbove = whole ? total + 1 : 200000;
         o.readUsage = false; // as `top --by rate`: only the 20 shown are peeked
         t.restart();
-        HotPass pass = HotScanner(c, o).run([] {});
+        HotPass pass = HotScanner(o).run(c, [] {});
         HotScanner::rank(pass.limiters, HotOrder::Rate, 20);
         HotScanner::readUsage(c, pass.limiters, pass.nowUs);
         const double seconds = double(t.nsecsElapsed()) / 1e9;

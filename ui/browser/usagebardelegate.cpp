@@ -2,11 +2,14 @@
 
 #include <QPainter>
 
+#include <algorithm>
+
 namespace ratescope::ui {
 
-UsageBarDelegate::UsageBarDelegate(int fractionRole, QObject *parent)
+UsageBarDelegate::UsageBarDelegate(int fractionRole, QObject *parent, bool neutral)
     : QStyledItemDelegate(parent)
     , m_fractionRole(fractionRole)
+    , m_neutral(neutral)
 {
 }
 
@@ -14,8 +17,11 @@ void UsageBarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &opti
 {
     const QVariant fraction = index.data(m_fractionRole);
     if (fraction.isValid()) {
-        const double f = fraction.toDouble();
-        QColor color = f >= 1.0 ? QColor(0xe0, 0x4f, 0x3f) : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30) : QColor(0x3f, 0xa3, 0x5b);
+        const double f = std::clamp(fraction.toDouble(), 0.0, 1.0);
+        QColor color = m_neutral  ? QColor(0x3d, 0x7e, 0xc9)
+                       : f >= 1.0 ? QColor(0xe0, 0x4f, 0x3f)
+                       : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30)
+                                  : QColor(0x3f, 0xa3, 0x5b);
         const QRect cell = option.rect.adjusted(3, 3, -3, -3);
         painter->save();
         painter->setRenderHint(QPainter::Antialiasing);

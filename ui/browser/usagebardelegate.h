@@ -9,12 +9,14 @@ namespace ratescope::ui {
 class UsageBarDelegate : public QStyledItemDelegate {
     Q_OBJECT
 public:
-    // fractionRole: the model role holding used / limit as a double in 0..1.
-    explicit UsageBarDelegate(int fractionRole, QObject *parent = nullptr);
+    // fractionRole: the model role holding used / limit as a double (1 and above: full).
+    // A neutral bar (a share of traffic, not a quota) is drawn in one calm colour.
+    explicit UsageBarDelegate(int fractionRole, QObject *parent = nullptr, bool neutral = false);
     void paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const override;
 
 private:
     int m_fractionRole;
+    bool m_neutral;
 };
 
 } // namespace ratescope::ui

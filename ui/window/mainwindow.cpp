@@ -6,6 +6,7 @@
 #include "connection.h"
 #include "connectionbanner.h"
 #include "connectiondialog.h"
+#include "hotpage.h"
 #include "keybrowser.h"
 #include "keytext.h"
 #include "keyview.h"
@@ -122,11 +123,13 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_burst = new BurstPage(m_tabs);
     m_policies = new PoliciesPage(m_tabs);
     m_whatIf = new WhatIfPage(m_tabs);
+    m_hot = new HotPage(m_tabs);
     m_audit = new AuditPage(m_tabs);
     for (const auto &[page, title] : {std::pair<QWidget *, const char *>{m_monitor, "Monitor"},
                                       {m_burst, "Burst"},
                                       {m_policies, "Policies"},
                                       {m_whatIf, "What if"},
+                                      {m_hot, "Hot"},
                                       {m_audit, "Audit"}}) {
         const int at = m_tabs->addTab(page, QLatin1String(title));
         m_tabs->tabBar()->setTabButton(at, QTabBar::RightSide, nullptr);
@@ -174,6 +177,8 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     });
     connect(m_whatIf, &WhatIfPage::finished, this, &MainWindow::checkSettled);
     connect(m_whatIf, &WhatIfPage::openKeyRequested, this, &MainWindow::openKey);
+    connect(m_hot, &HotPage::openKeyRequested, this, &MainWindow::openKey);
+    connect(m_hot, &HotPage::loaded, this, &MainWindow::checkSettled);
     connect(m_audit, &AuditPage::loaded, this, &MainWindow::checkSettled);
     connect(m_banner, &ConnectionBanner::editProfileRequested, this, [this] { editProfile(m_current.name); });
     connect(m_picker, &QComboBox::currentIndexChanged, this, &MainWindow::updateActions);
@@ -191,6 +196,7 @@ MainWindow::~MainWindow()
     m_burst->setClient(nullptr, {}, {});
     m_policies->setClient(nullptr, {});
     m_whatIf->setClient(nullptr, {}, {});
+    m_hot->setClient(nullptr, {});
     m_audit->setClient(nullptr, {});
     delete m_client;
 }
@@ -349,6 +355,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     m_burst->setClient(m_client, options, profile.ns.toUtf8());
     m_policies->setClient(m_client, profile.ns.toUtf8());
     m_whatIf->setClient(m_client, options, profile.ns.toUtf8());
+    m_hot->setClient(m_client, profile.ns.toUtf8());
     m_audit->setClient(m_client, profile.ns.toUtf8());
     m_client->open();
     setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
@@ -375,6 +382,7 @@ void MainWindow::disconnectFromServer()
     m_burst->setClient(nullptr, {}, {});
     m_policies->setClient(nullptr, {});
     m_whatIf->setClient(nullptr, {}, {}); // a file trace still runs; a run under way finishes
+    m_hot->setClient(nullptr, {});        // what it showed stays, as of its time
     m_audit->setClient(nullptr, {});
     m_options = {};
     m_status->setClient(nullptr);
@@ -547,7 +555,7 @@ void MainWindow::askUnlock()
 bool MainWindow::isPinnedTab(int index) const
 {
     const QWidget *w = m_tabs->widget(index);
-    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_whatIf || w == m_audit;
+    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_whatIf || w == m_hot || w == m_audit;
 }
 
 void MainWindow::runKeyAction(KeyAction action, const QList<QByteArray> &keys)
@@ -607,6 +615,8 @@ void MainWindow::showTab(const QString &tab)
     else if (tab.compare(QLatin1String("whatif"), Qt::CaseInsensitive) == 0 ||
              tab.compare(QLatin1String("what-if"), Qt::CaseInsensitive) == 0)
         m_tabs->setCurrentWidget(m_whatIf);
+    else if (tab.compare(QLatin1String("hot"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_hot);
     else if (tab.compare(QLatin1String("audit"), Qt::CaseInsensitive) == 0)
         m_tabs->setCurrentWidget(m_audit);
     else if (!tab.isEmpty())
@@ -646,11 +656,11 @@ bool MainWindow::isSettled() const
     for (int i = 0; i < m_tabs->count(); ++i)
         if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())
             return false;
-    // The Policies and Audit tabs read when shown: wait for them only then; the What-if view
-    // for a comparison it was asked to run.
+    // The Policies, Hot and Audit tabs read when shown: wait for them only then; the What-if
+    // view for a comparison it was asked to run.
     const QWidget *shown = m_tabs->currentWidget();
     return (shown != m_policies || m_policies->isLoaded()) && (shown != m_audit || m_audit->isLoaded()) &&
-           (shown != m_whatIf || m_whatIf->isIdle());
+           (shown != m_whatIf || m_whatIf->isIdle()) && (shown != m_hot || m_hot->isLoaded());
 }
 
 void MainWindow::checkSettled()

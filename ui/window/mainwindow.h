@@ -35,6 +35,7 @@ class OverviewPage;
 class ProfileStore;
 class ServerStatusBar;
 class WhatIfPage;
+class HotPage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -73,6 +74,7 @@ public:
     BurstPage *burst() const { return m_burst; }
     PoliciesPage *policies() const { return m_policies; }
     WhatIfPage *whatIf() const { return m_whatIf; }
+    HotPage *hot() const { return m_hot; }
     AuditPage *audit() const { return m_audit; }
     // Burst, change limit, edit policy, what if (their tabs, prefilled) or reset (the preview dialog).
     void runKeyAction(KeyAction action, const QList<QByteArray> &keys);
@@ -138,6 +140,7 @@ private:
     BurstPage *m_burst;
     PoliciesPage *m_policies;
     WhatIfPage *m_whatIf;
+    HotPage *m_hot;
     AuditPage *m_audit;
     ConnectionOptions m_options; // the current connection's, for the burst engine's own connections
     ServerStatusBar *m_status;
