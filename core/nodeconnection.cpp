@@ -553,11 +553,17 @@ void NodeConnection::send(const std::vector<Command> &commands)
 {
     ensureConnected();
     QByteArray batch;
+    qsizetype size = 0;
     for (const Command &c : commands) {
         if (c.isEmpty())
             throw UsageError(QStringLiteral("empty command"));
-        batch += encodeCommand(c);
+        size += 16;
+        for (const QByteArray &a : c)
+            size += a.size() + 16;
     }
+    batch.reserve(size);
+    for (const Command &c : commands)
+        appendCommand(batch, c);
     writeRaw(batch);
     m_outstanding += qint64(commands.size());
 }

@@ -4,6 +4,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <charconv>
 #include <memory>
 
 namespace ratescope {
@@ -76,23 +77,36 @@ QString Reply::debugString() const
     return {};
 }
 
+void appendCommand(QByteArray &out, const Command &args)
+{
+    // RESP's request form: *<count>, then $<length> and the bytes of each argument. Written
+    // here rather than with redisFormatCommandArgv: that one formats every length with
+    // sprintf into a buffer of its own, then it is copied, and pipelines of limiter calls
+    // spent a sixth of the client's time there (bench_top).
+    char digits[24];
+    auto header = [&](char tag, qsizetype n) {
+        out.append(tag);
+        const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+        out.append(digits, end - digits);
+        out.append("\r\n", 2);
+    };
+    header('*', args.size());
+    for (const QByteArray &a : args) {
+        header('$', a.size());
+        out.append(a);
+        out.append("\r\n", 2);
+    }
+}
+
 QByteArray encodeCommand(const Command &args)
 {
-    std::vector<const char *> argv;
-    std::vector<size_t> argvlen;
-    argv.reserve(size_t(args.size()));
-    argvlen.reserve(size_t(args.size()));
-    for (const QByteArray &a : args) {
-        argv.push_back(a.constData());
-        argvlen.push_back(size_t(a.size()));
-    }
-    char *out = nullptr;
-    const int len = redisFormatCommandArgv(&out, int(argv.size()), argv.data(), argvlen.data());
-    if (len < 0 || !out)
-        throw std::bad_alloc();
-    QByteArray encoded(out, len);
-    redisFreeCommand(out);
-    return encoded;
+    qsizetype size = 16;
+    for (const QByteArray &a : args)
+        size += a.size() + 16;
+    QByteArray out;
+    out.reserve(size);
+    appendCommand(out, args);
+    return out;
 }
 
 namespace {

@@ -65,8 +65,10 @@ private:
     std::vector<Reply> m_elements;
 };
 
-// Encodes a command as a RESP array of bulk strings (hiredis redisFormatCommandArgv).
+// Encodes a command as a RESP array of bulk strings (what redisFormatCommandArgv writes).
 QByteArray encodeCommand(const Command &args);
+// The same, appended to out (a pipeline's batch).
+void appendCommand(QByteArray &out, const Command &args);
 
 // Incremental RESP parser over hiredis' redisReader: feed bytes as they arrive, take
 // complete replies out. Not copyable; one per connection.

@@ -4,6 +4,8 @@
 
 #include <QTest>
 
+#include <hiredis/hiredis.h>
+
 #include <functional>
 
 using namespace ratescope;
@@ -139,6 +141,25 @@ void TestResp::encode()
     QCOMPARE(encodeCommand({"SET", "k", QByteArray("a\0b", 3)}), QByteArray("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\na\0b\r\n", 29));
     QCOMPARE(encodeCommand({"PING"}), QByteArray("*1\r\n$4\r\nPING\r\n"));
     QCOMPARE(encodeCommand({"ECHO", ""}), QByteArray("*2\r\n$4\r\nECHO\r\n$0\r\n\r\n"));
+    // Byte for byte what hiredis writes, for arguments of every length class.
+    for (const qsizetype n : {qsizetype(1), qsizetype(9), qsizetype(10), qsizetype(99), qsizetype(100), qsizetype(65537)}) {
+        const Command c{"SET", QByteArray(n, 'x'), QByteArray(n * 3, '\0'), ""};
+        std::vector<const char *> argv;
+        std::vector<size_t> lens;
+        for (const QByteArray &a : c) {
+            argv.push_back(a.constData());
+            lens.push_back(size_t(a.size()));
+        }
+        char *hiredis = nullptr;
+        const int len = redisFormatCommandArgv(&hiredis, int(argv.size()), argv.data(), lens.data());
+        QVERIFY(len > 0);
+        const QByteArray expected(hiredis, len);
+        redisFreeCommand(hiredis);
+        QCOMPARE(encodeCommand(c), expected);
+        QByteArray batch = "prefix";
+        appendCommand(batch, c);
+        QCOMPARE(batch, "prefix" + expected);
+    }
 }
 
 void TestResp::toInteger()

@@ -40,7 +40,7 @@ std::vector<Row> awkwardTrace(const LimitSpec &spec)
     std::vector<Row> rows;
     std::mt19937_64 rng(42);
     const qint64 w = spec.windowUs;
-    for (const QByteArray key : {QByteArray("k:a"), QByteArray("k:b"), QByteArray("k,comma \"q\"")}) {
+    for (const QByteArray &key : {QByteArray("k:a"), QByteArray("k:b"), QByteArray("k,comma \"q\"")}) {
         qint64 t = (kT0 / w) * w + w / 3; // inside a window, so that its edge comes up
         for (int burst = 0; burst < 4; ++burst) {
             for (qint64 i = 0; i < spec.limit + 3; ++i) // a burst past the limit
@@ -195,8 +195,8 @@ void TestSimulator::replayEqualsOneByOneChecks()
 
 void TestSimulator::cliMatchesCheckNowUs()
 {
-    // The CLI's --decisions file against `check --now-us` run through the CLI, request by request.
-    const LimitSpec spec{Algorithm::Gcra, 3, kSecond, 1};
+    // The CLI's --decisions file against `check --now-us` run through the CLI, request by request
+    // (gcra, 3 per second).
     std::vector<Row> rows;
     for (qint64 i = 0; i < 6; ++i)
         rows.push_back({kT0 + i * 100000, "cli:k", 0});
