@@ -7,6 +7,7 @@
 #include "limiter.h"
 #include "limiterscript.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 
 #include <chrono>
@@ -73,17 +74,17 @@ public:
     Nanos startNs() const { return m_startNs; }
     bool paced() const { return m_intervalNs > 0; }
 
-    // Up to n tickets to send now (unpaced); 0 when the burst is over.
-    qint64 claimNow(qint64 n)
+    // Up to n tickets to send now (unpaced), numbered from *first; 0 when the burst is over.
+    qint64 claimNow(qint64 n, qint64 *first)
     {
         if (over() || nowNs() >= m_endNs)
             return 0;
-        const qint64 first = m_next.fetch_add(n, std::memory_order_relaxed);
-        return first >= m_maxRequests ? 0 : std::min(n, m_maxRequests - first);
+        *first = m_next.fetch_add(n, std::memory_order_relaxed);
+        return *first >= m_maxRequests ? 0 : std::min(n, m_maxRequests - *first);
     }
 
-    // The next ticket's intended send time (paced); nullopt when the burst is over.
-    std::optional<Nanos> claimNext()
+    // The next ticket and its intended send time (paced); nullopt when the burst is over.
+    std::optional<std::pair<qint64, Nanos>> claimNext()
     {
         if (over())
             return std::nullopt;
@@ -91,7 +92,7 @@ public:
         const Nanos due = m_startNs + Nanos(std::llround(double(ticket) * m_intervalNs));
         if (ticket >= m_maxRequests || due >= m_endNs)
             return std::nullopt;
-        return due;
+        return std::pair{ticket, due};
     }
 
     bool over() const { return m_cancelled.load(std::memory_order_relaxed) || m_gaveUp.load(std::memory_order_relaxed); }
@@ -135,8 +136,22 @@ struct alignas(64) Tally {
     std::atomic<qint64> errors{0};
     std::atomic<qint64> unknown{0};
     std::atomic<qint64> notSent{0};
+    // Sharded bursts: per shard, written to the socket, allowed, denied.
+    std::unique_ptr<std::atomic<qint64>[]> shardSent, shardAllowed, shardDenied;
 
+    explicit Tally(int shards = 0)
+    {
+        if (shards > 1) {
+            shardSent = std::make_unique<std::atomic<qint64>[]>(size_t(shards));
+            shardAllowed = std::make_unique<std::atomic<qint64>[]>(size_t(shards));
+            shardDenied = std::make_unique<std::atomic<qint64>[]>(size_t(shards));
+        }
+    }
     static void add(std::atomic<qint64> &counter, qint64 n) { counter.fetch_add(n, std::memory_order_relaxed); }
+    static void addShard(const std::unique_ptr<std::atomic<qint64>[]> &counters, int shard)
+    {
+        counters[size_t(shard)].fetch_add(1, std::memory_order_relaxed);
+    }
 };
 
 // One connection of a burst, on its own thread from construction of its Connection to its
@@ -147,11 +162,10 @@ public:
         : m_options(options)
         , m_config(config)
         , m_script(LimiterScript::forAlgorithm(config.spec.algorithm))
-        , m_arguments(Limiter::arguments(config.key, config.spec, std::nullopt, false))
-        , m_command(m_script.command(config.key, m_arguments, false))
         , m_schedule(schedule)
         , m_tally(tally)
     {
+        buildCommands(ScriptCalls::Evalsha);
     }
 
     // Before the clock starts: connected, the library found or the script cached. Throws.
@@ -160,7 +174,7 @@ public:
         m_connection = std::make_unique<Connection>(m_options);
         m_connection->connect();
         if (LimiterScript::callsOn(*m_connection) == ScriptCalls::Functions)
-            m_command = m_script.command(m_config.key, m_arguments, false, ScriptCalls::Functions);
+            buildCommands(ScriptCalls::Functions);
         else
             m_script.load(*m_connection);
     }
@@ -191,7 +205,23 @@ private:
     struct Request {
         Nanos intendedNs = 0; // 0: as sent (unpaced)
         bool resent = false;  // after a NOSCRIPT or "Function not found": never a second time
+        int shard = 0;        // which shard's key (0 when the burst is not sharded)
     };
+
+    // One decision command per shard (the key itself when not sharded), its share of the limit.
+    void buildCommands(ScriptCalls calls)
+    {
+        m_shardCommands.clear();
+        const int n = std::max(1, m_config.shards);
+        for (int i = 0; i < n; ++i) {
+            const QByteArray key = m_config.shards > 1 ? m_config.shardKey(i) : m_config.key;
+            LimitSpec spec = m_config.spec;
+            if (m_config.shards > 1)
+                spec.limit = m_config.shardLimit(i);
+            m_shardCommands.push_back(m_script.command(key, Limiter::arguments(key, spec, std::nullopt, false), false, calls));
+        }
+    }
+    int shardOf(qint64 ticket) const { return m_config.shards > 1 ? m_config.shardFor(ticket) : 0; }
 
     bool collectDue();
     bool waitUntilDue(Nanos due);
@@ -205,12 +235,11 @@ private:
     const ConnectionOptions &m_options;
     const BurstConfig &m_config;
     const LimiterScript &m_script;
-    const QList<QByteArray> m_arguments;
-    Command m_command; // every request of a burst is the same decision: FCALL or EVALSHA
+    std::vector<Command> m_shardCommands; // every request is the same decision (FCALL or EVALSHA) on its shard
     Schedule &m_schedule;
     Tally &m_tally;
     std::unique_ptr<Connection> m_connection;
-    std::optional<Nanos> m_claimed;    // a paced ticket that is not due yet
+    std::optional<std::pair<qint64, Nanos>> m_claimed; // a paced ticket (number, due) that is not due yet
     Nanos m_unreachableSince = kNever; // the first failed reconnect in a row
     Nanos m_reconnectWaitNs = kReconnectFirstWaitNs;
     std::vector<Request> m_batch;
@@ -225,7 +254,10 @@ bool BurstConnection::collectDue()
     m_batch.clear();
     const qint64 room = m_config.pipeline;
     if (!m_schedule.paced()) {
-        m_batch.resize(size_t(m_schedule.claimNow(room)));
+        qint64 first = 0;
+        const qint64 n = m_schedule.claimNow(room, &first);
+        for (qint64 i = 0; i < n; ++i)
+            m_batch.push_back({0, false, shardOf(first + i)});
         return !m_batch.empty();
     }
     while (qint64(m_batch.size()) < room) {
@@ -233,13 +265,13 @@ bool BurstConnection::collectDue()
             m_claimed = m_schedule.claimNext();
         if (!m_claimed)
             break;
-        if (*m_claimed > nowNs()) {
+        if (m_claimed->second > nowNs()) {
             if (!m_batch.empty())
                 break; // send what is due; this one goes in a later round trip
-            if (!waitUntilDue(*m_claimed))
+            if (!waitUntilDue(m_claimed->second))
                 break;
         }
-        m_batch.push_back({*m_claimed, false});
+        m_batch.push_back({m_claimed->second, false, shardOf(m_claimed->first)});
         m_claimed.reset();
     }
     return !m_batch.empty();
@@ -284,7 +316,9 @@ void BurstConnection::roundTrip()
             r.intendedNs = sentAt;
         fresh += r.resent ? 0 : 1;
     }
-    m_commands.resize(m_batch.size(), m_command);
+    m_commands.resize(m_batch.size());
+    for (size_t i = 0; i < m_batch.size(); ++i)
+        m_commands[i] = m_shardCommands[size_t(m_batch[i].shard)];
     // After a failure the connection is closed: connect first, so that a server that is
     // down shows as requests never sent, not as requests sent with no answer.
     if (!m_connection->isConnected()) {
@@ -311,6 +345,10 @@ void BurstConnection::roundTrip()
         return;
     }
     Tally::add(m_tally.sent, fresh); // written to the socket
+    if (m_config.shards > 1)
+        for (const Request &r : m_batch)
+            if (!r.resent)
+                m_tally.addShard(m_tally.shardSent, r.shard);
     try {
         for (; done < m_batch.size(); ++done) {
             const Reply reply = m_connection->receive();
@@ -341,6 +379,8 @@ void BurstConnection::settle(const Request &request, const Reply &reply, Nanos a
     try {
         const Decision d = Decision::fromReply(reply);
         Tally::add(d.allowed ? m_tally.allowed : m_tally.denied, 1);
+        if (m_config.shards > 1)
+            m_tally.addShard(d.allowed ? m_tally.shardAllowed : m_tally.shardDenied, request.shard);
         latency.record(roundedUs(at - request.intendedNs));
     } catch (const Error &e) {
         countError(e.message(), false);
@@ -351,10 +391,9 @@ void BurstConnection::settle(const Request &request, const Reply &reply, Nanos a
 // library was removed): load the script, then resend those requests with EVALSHA.
 void BurstConnection::reloadScript()
 {
-    if (m_command[0] != "EVALSHA") {
+    if (m_shardCommands.front()[0] != "EVALSHA") {
         LimiterScript::functionMissing(*m_connection);
-        m_command = m_script.command(m_config.key, m_arguments, false);
-        m_commands.clear(); // resize() below fills it with the new command
+        buildCommands(ScriptCalls::Evalsha);
     }
     try {
         m_script.load(*m_connection);
@@ -456,6 +495,48 @@ void BurstConfig::validate() const
         throw UsageError(QStringLiteral("connections must be between 1 and %1, not %2").arg(kMaxConnections).arg(connections));
     if (pipeline < 1 || pipeline > kMaxPipeline)
         throw UsageError(QStringLiteral("the pipeline depth must be between 1 and %1, not %2").arg(kMaxPipeline).arg(pipeline));
+    if (shards != 0 && (shards < 2 || shards > kMaxShards))
+        throw UsageError(QStringLiteral("shards must be between 2 and %1, not %2").arg(kMaxShards).arg(shards));
+    if (shardFrom != 0 && shardFrom != 1)
+        throw UsageError(QStringLiteral("shards are numbered from 0 or from 1, not %1").arg(shardFrom));
+    if (shards > 1 && spec.limit / shards < spec.cost)
+        throw UsageError(QStringLiteral("a limit of %1 over %2 shards gives each %3, less than the cost %4")
+                             .arg(spec.limit)
+                             .arg(shards)
+                             .arg(spec.limit / shards)
+                             .arg(spec.cost));
+}
+
+QByteArray BurstConfig::shardKey(int i) const
+{
+    return key + ":" + QByteArray::number(shardFrom + i);
+}
+
+qint64 BurstConfig::shardLimit(int i) const
+{
+    if (shards < 2)
+        return spec.limit;
+    return spec.limit / shards + (i < spec.limit % shards ? 1 : 0);
+}
+
+int BurstConfig::shardFor(qint64 request) const
+{
+    return shardBy == ShardRouting::RoundRobin ? int(request % shards) : shardForId(QByteArray::number(request), shards);
+}
+
+int shardForId(const QByteArray &id, int n)
+{
+    quint64 h = 14695981039346656037ULL;
+    for (const char c : id) {
+        h ^= quint8(c);
+        h *= 1099511628211ULL;
+    }
+    return int(h % quint64(std::max(1, n)));
+}
+
+QString shardRoutingName(BurstConfig::ShardRouting routing)
+{
+    return routing == BurstConfig::ShardRouting::Hash ? QStringLiteral("hash") : QStringLiteral("round-robin");
 }
 
 QJsonObject BurstConfig::toJson() const
@@ -472,6 +553,11 @@ QJsonObject BurstConfig::toJson() const
         o.insert(QStringLiteral("duration_us"), *durationUs);
     if (rate > 0)
         o.insert(QStringLiteral("rate"), rate);
+    if (shards > 1) {
+        o.insert(QStringLiteral("shards"), shards);
+        o.insert(QStringLiteral("shard_by"), shardRoutingName(shardBy));
+        o.insert(QStringLiteral("shard_from"), shardFrom);
+    }
     return o;
 }
 
@@ -507,6 +593,23 @@ QJsonObject BurstSummary::toJson() const
     };
     if (!firstError.isEmpty())
         o.insert(QStringLiteral("first_error"), firstError);
+    if (!shards.empty()) {
+        QJsonArray list;
+        qint64 most = 0, total = 0;
+        for (const BurstShard &sh : shards) {
+            QJsonObject j{{QStringLiteral("limit"), sh.limit},
+                          {QStringLiteral("sent"), sh.sent},
+                          {QStringLiteral("allowed"), sh.allowed},
+                          {QStringLiteral("denied"), sh.denied}};
+            insertBytes(j, QStringLiteral("key"), sh.key);
+            list.append(j);
+            most = std::max(most, sh.sent);
+            total += sh.sent;
+        }
+        o.insert(QStringLiteral("shards"), list);
+        // How unevenly the requests fell: the busiest shard against an even share.
+        o.insert(QStringLiteral("skew"), total > 0 ? std::round(double(most) * double(shards.size()) / double(total) * 1000) / 1000 : 0.0);
+    }
     return o;
 }
 
@@ -557,7 +660,7 @@ BurstSummary BurstEngine::run()
     std::vector<std::unique_ptr<Tally>> tallies;
     std::vector<std::unique_ptr<BurstConnection>> connections;
     for (size_t i = 0; i < n; ++i) {
-        tallies.push_back(std::make_unique<Tally>());
+        tallies.push_back(std::make_unique<Tally>(m_config.shards));
         connections.push_back(std::make_unique<BurstConnection>(m_options, m_config, schedule, *tallies.back()));
     }
 
@@ -675,6 +778,15 @@ BurstSummary BurstEngine::run()
         summary.connectionErrors += rest;
     }
     summary.cancelled = isCancelled();
+    for (int i = 0; m_config.shards > 1 && i < m_config.shards; ++i) {
+        BurstShard shard{m_config.shardKey(i), m_config.shardLimit(i), 0, 0, 0};
+        for (const auto &t : tallies) {
+            shard.sent += t->shardSent[size_t(i)].load(std::memory_order_relaxed);
+            shard.allowed += t->shardAllowed[size_t(i)].load(std::memory_order_relaxed);
+            shard.denied += t->shardDenied[size_t(i)].load(std::memory_order_relaxed);
+        }
+        summary.shards.push_back(shard);
+    }
     summary.timeline = timeline.take();
     return summary;
 }

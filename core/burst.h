@@ -27,14 +27,41 @@ struct BurstConfig {
     double rate = 0;                  // requests/s over all connections, open loop; 0: as fast as possible
     int connections = 1;              // each on its own thread
     int pipeline = 1;                 // requests per round trip on one connection
+    // A sharded limiter, as services shard a hot one: shards > 1 spreads the requests over
+    // the keys <key>:<shardFrom> .. <key>:<shardFrom + shards - 1>, each limited to its share
+    // of the limit (limit / shards, the first limit % shards shards one more). Request n (0,
+    // 1, ...) goes to shard n % shards (round robin) or to shardForId(its id, the decimal n).
+    int shards = 0;
+    enum class ShardRouting { Hash, RoundRobin };
+    ShardRouting shardBy = ShardRouting::Hash;
+    int shardFrom = 0; // 0 or 1
 
     static constexpr int kMaxConnections = 256;
     static constexpr int kMaxPipeline = 10000;
+    static constexpr int kMaxShards = 1024;
+
+    QByteArray shardKey(int i) const;   // <key>:<shardFrom + i>
+    qint64 shardLimit(int i) const;     // shard i's share of the limit
+    int shardFor(qint64 request) const; // the shard request n goes to
 
     // Throws UsageError naming the bad value.
     void validate() const;
     // The parameters, for the audit trail ("before").
     QJsonObject toJson() const;
+};
+
+// The shard a request id goes to among n shards: FNV-1a (64 bits) of its bytes, modulo n. The
+// same for `check --shards` and sharded bursts, and stable across runs and machines.
+int shardForId(const QByteArray &id, int n);
+QString shardRoutingName(BurstConfig::ShardRouting routing); // "hash", "round-robin"
+
+// One shard of a sharded burst: its key, share of the limit, and what it was sent and did.
+struct BurstShard {
+    QByteArray key;
+    qint64 limit = 0;
+    qint64 sent = 0;
+    qint64 allowed = 0;
+    qint64 denied = 0;
 };
 
 // Decisions that completed in one slice of the burst's timeline (every 100 ms).
@@ -77,6 +104,7 @@ struct BurstSummary {
     qint64 elapsedUs = 0;     // from the start to the last reply
     LatencyHistogram latency; // from each request's intended send time to its reply
     std::vector<BurstSlice> timeline;
+    std::vector<BurstShard> shards; // a sharded burst: each shard, in order
 
     // Decisions (allowed + denied) per second.
     double throughput() const;

@@ -105,6 +105,9 @@ private Q_SLOTS:
     void cliUsage_data();
     void cliUsage();
     void cliExitsThreeWhenServerDies();
+    void shardedRoundRobinAdmitsTheLimit();
+    void shardedByHashDriftsBelowTheLimit();
+    void cliShardedCheckAndBurst();
 
 private:
     BurstConfig config(Algorithm a, const QByteArray &key, qint64 limit, qint64 windowUs) const
@@ -696,6 +699,123 @@ void TestBurst::cliExitsThreeWhenServerDies()
                                                               o.value(QStringLiteral("denied")).toInteger() + errors +
                                                               o.value(QStringLiteral("unknown")).toInteger());
     QVERIFY(!o.value(QStringLiteral("first_error")).toString().isEmpty());
+}
+
+// Round robin: 800 requests over 8 shards of a limit of 400, 100 each: every shard admits
+// its 50 and the group exactly what one unsharded limiter admits.
+void TestBurst::shardedRoundRobinAdmitsTheLimit()
+{
+    BurstConfig c = config(Algorithm::SlidingLog, "rr:{t1}", 400, kDay);
+    c.requests = 800;
+    c.connections = 4;
+    c.pipeline = 8;
+    c.shards = 8;
+    c.shardBy = BurstConfig::ShardRouting::RoundRobin;
+    const BurstSummary s = BurstEngine(m_server->options(), c).run();
+    QCOMPARE(s.allowed, 400);
+    QCOMPARE(s.shards.size(), size_t(8));
+    for (int i = 0; i < 8; ++i) {
+        QCOMPARE(s.shards[size_t(i)].key, "rr:{t1}:" + QByteArray::number(i));
+        QCOMPARE(s.shards[size_t(i)].limit, 50);
+        QCOMPARE(s.shards[size_t(i)].sent, 100);
+        QCOMPARE(s.shards[size_t(i)].allowed, 50);
+        QCOMPARE(m_conn->command({"ZCARD", s.shards[size_t(i)].key}).integer(), 50);
+    }
+    QCOMPARE(m_conn->command({"EXISTS", "rr:{t1}"}).integer(), 0); // only the shards
+    QCOMPARE(s.toJson().value(QStringLiteral("skew")).toDouble(), 1.0);
+}
+
+// Hash routing (as services shard by a request id): the requests fall unevenly, the busy
+// shards fill while the others keep room, and the group admits less than one unsharded
+// limiter given the same requests: exactly the sum over the shards of min(requests, share).
+void TestBurst::shardedByHashDriftsBelowTheLimit()
+{
+    constexpr int kShards = 8;
+    constexpr qint64 kLimit = 400;
+    for (const qint64 requests : {qint64(400), qint64(800), qint64(4000)}) {
+        const QByteArray key = "hash:{t" + QByteArray::number(requests) + "}";
+        BurstConfig c = config(Algorithm::FixedWindow, key, kLimit, kDay);
+        c.requests = requests;
+        c.connections = 2;
+        c.pipeline = 16;
+        c.shards = kShards;
+        const BurstSummary s = BurstEngine(m_server->options(), c).run();
+        qint64 perShard[kShards] = {};
+        for (qint64 n = 0; n < requests; ++n)
+            ++perShard[shardForId(QByteArray::number(n), kShards)];
+        qint64 expected = 0;
+        for (int i = 0; i < kShards; ++i) {
+            QCOMPARE(s.shards[size_t(i)].sent, perShard[i]);
+            QCOMPARE(s.shards[size_t(i)].allowed, std::min(perShard[i], kLimit / kShards));
+            expected += std::min(perShard[i], kLimit / kShards);
+        }
+        QCOMPARE(s.allowed, expected);
+        // The same requests on one unsharded limiter.
+        BurstConfig whole = config(Algorithm::FixedWindow, key + ":whole", kLimit, kDay);
+        whole.requests = requests;
+        const qint64 unsharded = BurstEngine(m_server->options(), whole).run().allowed;
+        QCOMPARE(unsharded, std::min(requests, kLimit));
+        QVERIFY(s.allowed <= unsharded);
+        qInfo("%lld requests, 8 shards by hash, limit 400: the group admitted %lld, one limiter %lld (drift %lld, %.1f %%), skew %.2f",
+              requests, s.allowed, unsharded, unsharded - s.allowed, 100.0 * double(unsharded - s.allowed) / double(unsharded),
+              s.toJson().value(QStringLiteral("skew")).toDouble());
+    }
+}
+
+void TestBurst::cliShardedCheckAndBurst()
+{
+    auto check = [&](const QString &id) {
+        const CliResult r =
+            runCli(cliBase() + QStringList{QStringLiteral("--json"), QStringLiteral("check"), QStringLiteral("ck:{t}"),
+                                           QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"),
+                                           QStringLiteral("10"), QStringLiteral("--window"), QStringLiteral("1m"),
+                                           QStringLiteral("--shards"), QStringLiteral("4"), QStringLiteral("--request-id"), id});
+        return parseJson(r.out);
+    };
+    // The same id always lands on the same shard, with that shard's share of the limit (10
+    // over 4: 3, 3, 2, 2).
+    const QJsonObject first = check(QStringLiteral("user-17"));
+    const QJsonObject again = check(QStringLiteral("user-17"));
+    const QJsonObject shard = first.value(QStringLiteral("shard")).toObject();
+    const int index = shardForId("user-17", 4);
+    QCOMPARE(shard.value(QStringLiteral("index")).toInt(), index);
+    QCOMPARE(shard.value(QStringLiteral("key")).toString(), QStringLiteral("ck:{t}:%1").arg(index));
+    QCOMPARE(again.value(QStringLiteral("shard")).toObject(), shard);
+    QCOMPARE(first.value(QStringLiteral("limit")).toInt(), index < 2 ? 3 : 2);
+    QCOMPARE(again.value(QStringLiteral("used")).toInt(), 2);
+    QCOMPARE(m_conn->command({"EXISTS", "ck:{t}:" + QByteArray::number(index)}).integer(), 1);
+
+    const CliResult burst =
+        runCli(cliBase() + QStringList{QStringLiteral("burst"), QStringLiteral("cb:{t}"), QStringLiteral("--algo"),
+                                       QStringLiteral("fixed-window"), QStringLiteral("--limit"), QStringLiteral("40"),
+                                       QStringLiteral("--window"), QStringLiteral("1d"), QStringLiteral("--requests"), QStringLiteral("80"),
+                                       QStringLiteral("--shards"), QStringLiteral("4"), QStringLiteral("--shard-by"),
+                                       QStringLiteral("round-robin"), QStringLiteral("--shard-from"), QStringLiteral("1")});
+    QVERIFY2(burst.exitCode == 0, burst.err.constData());
+    QVERIFY2(burst.out.contains("cb:{t}:4") && burst.out.contains("the group admitted 40"), burst.out.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "cb:{t}:0"}).integer(), 0); // numbered from 1
+
+    // Refused before anything is sent.
+    for (const QStringList &bad :
+         {QStringList{QStringLiteral("--shards"), QStringLiteral("1")},
+          QStringList{QStringLiteral("--shards"), QStringLiteral("50")}, // 40 / 50 < cost 1
+          QStringList{QStringLiteral("--shards"), QStringLiteral("4"), QStringLiteral("--shard-by"), QStringLiteral("random")},
+          QStringList{QStringLiteral("--shard-by"), QStringLiteral("hash")},
+          QStringList{QStringLiteral("--shards"), QStringLiteral("4"), QStringLiteral("--shard-from"), QStringLiteral("2")}}) {
+        const CliResult r =
+            runCli(cliBase() +
+                   QStringList{QStringLiteral("burst"), QStringLiteral("bad:{t}"), QStringLiteral("--algo"), QStringLiteral("fixed-window"),
+                               QStringLiteral("--limit"), QStringLiteral("40"), QStringLiteral("--window"), QStringLiteral("1d"),
+                               QStringLiteral("--requests"), QStringLiteral("10")} +
+                   bad);
+        QVERIFY2(r.exitCode == 2, qPrintable(bad.join(QLatin1Char(' ')) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    }
+    QCOMPARE(m_conn->command({"KEYS", "bad:*"}).size(), size_t(0));
+    const CliResult stray =
+        runCli(cliBase() + QStringList{QStringLiteral("check"), QStringLiteral("k"), QStringLiteral("--algo"), QStringLiteral("gcra"),
+                                       QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("1s"),
+                                       QStringLiteral("--request-id"), QStringLiteral("x")});
+    QCOMPARE(stray.exitCode, 2);
 }
 
 QTEST_GUILESS_MAIN(TestBurst)

@@ -90,6 +90,16 @@ BurstConfig burstConfig(const Cli &cli)
     c.rate = rateOption(cli);
     c.connections = int(cli.integerOption(QStringLiteral("connections"), 1, BurstConfig::kMaxConnections, 1));
     c.pipeline = int(cli.integerOption(QStringLiteral("pipeline"), 1, BurstConfig::kMaxPipeline, 1));
+    if (cli.args().isSet(QStringLiteral("shards"))) {
+        c.shards = int(cli.integerOption(QStringLiteral("shards"), 2, BurstConfig::kMaxShards));
+        const QString by = cli.args().value(QStringLiteral("shard-by"));
+        if (!by.isEmpty() && by != QLatin1String("hash") && by != QLatin1String("round-robin"))
+            throw UsageError(QStringLiteral("--shard-by must be hash or round-robin, not '%1'").arg(by));
+        c.shardBy = by == QLatin1String("round-robin") ? BurstConfig::ShardRouting::RoundRobin : BurstConfig::ShardRouting::Hash;
+        c.shardFrom = int(cli.integerOption(QStringLiteral("shard-from"), 0, 1, 0));
+    } else if (cli.args().isSet(QStringLiteral("shard-by")) || cli.args().isSet(QStringLiteral("shard-from"))) {
+        throw UsageError(QStringLiteral("--shard-by and --shard-from go with --shards N"));
+    }
     c.validate();
     return c;
 }
@@ -177,6 +187,28 @@ void printSummary(Cli &cli, const BurstSummary &s)
     if (s.gaveUp)
         fields.append({QStringLiteral("gave up"), QStringLiteral("yes (the server could not be reached again for 3 s)")});
     cli.printFields(fields);
+    if (!s.shards.empty()) {
+        // Each shard: its share of the limit, what it was sent and admitted. The sum can fall
+        // short of an unsharded limiter when the requests fall unevenly (skew above 1).
+        QTextStream &out = cli.out();
+        qint64 most = 0, total = 0, allowed = 0;
+        out << '\n'
+            << QStringLiteral("SHARD").leftJustified(40) << QStringLiteral("LIMIT").rightJustified(10)
+            << QStringLiteral("SENT").rightJustified(10) << QStringLiteral("ALLOWED").rightJustified(10)
+            << QStringLiteral("DENIED").rightJustified(10) << '\n';
+        for (const BurstShard &sh : s.shards) {
+            out << displayKey(sh.key).leftJustified(40) << QString::number(sh.limit).rightJustified(10)
+                << QString::number(sh.sent).rightJustified(10) << QString::number(sh.allowed).rightJustified(10)
+                << QString::number(sh.denied).rightJustified(10) << '\n';
+            most = std::max(most, sh.sent);
+            total += sh.sent;
+            allowed += sh.allowed;
+        }
+        out << "the group admitted " << allowed << "; skew "
+            << QString::number(total ? double(most) * double(s.shards.size()) / double(total) : 0, 'f', 2)
+            << " (the busiest shard's requests against an even share)\n";
+        out.flush();
+    }
     printHistogram(cli, l);
 }
 
@@ -331,13 +363,16 @@ int runBoundary(Cli &cli)
 
 void registerBursts(QList<Subcommand> &commands)
 {
-    commands.append({QStringLiteral("burst"),
-                     QStringLiteral("burst KEY --algo A --limit N --window D --requests N [--duration D] [--rate R] "
-                                    "[--connections C] [--pipeline P] [--cost C] [--timeline FILE]"),
-                     QStringLiteral("Load test: fire requests at the limiter at KEY; summary with latency percentiles."),
-                     {kAlgo, kLimit, kWindow, kCost, kRequests, kDuration, kRate, kConnections, kPipeline, kTimeline},
-                     true,
-                     runBurst});
+    commands.append(
+        {QStringLiteral("burst"),
+         QStringLiteral("burst KEY --algo A --limit N --window D --requests N [--duration D] [--rate R] "
+                        "[--connections C] [--pipeline P] [--cost C] [--timeline FILE] [--shards N [--shard-by hash|round-robin] "
+                        "[--shard-from 0|1]]"),
+         QStringLiteral("Load test: fire requests at the limiter at KEY (or its N shards); summary with latency percentiles."),
+         {kAlgo, kLimit, kWindow, kCost, kRequests, kDuration, kRate, kConnections, kPipeline, kTimeline, shardsOption(), shardByOption(),
+          shardFromOption()},
+         true,
+         runBurst});
     commands.append({QStringLiteral("boundary"),
                      QStringLiteral("boundary --algo A --limit N --window D [--key K]"),
                      QStringLiteral("Bursts of `limit` just before and just after a window "

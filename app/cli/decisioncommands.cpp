@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "limitoptions.h"
 
+#include "burst.h"
 #include "duration.h"
 #include "errors.h"
 #include "httpheaders.h"
@@ -11,6 +12,8 @@
 #include "limiter.h"
 #include "policy.h"
 #include "usage.h"
+
+#include <QRandomGenerator>
 
 namespace ratescope::cli {
 
@@ -30,6 +33,9 @@ const QCommandLineOption kNow(QStringLiteral("now-us"),
 const QCommandLineOption
     kForce(QStringLiteral("force"),
            QStringLiteral("With --now-us: decide even more than a minute ahead of the server's clock on an existing key."));
+const QCommandLineOption kRequestId(QStringLiteral("request-id"),
+                                    QStringLiteral("With --shards: the request's id, hashed to pick its shard (default: a random one)."),
+                                    QStringLiteral("ID"));
 // How far ahead of the server's clock check --now-us may be on an existing key.
 constexpr qint64 kMaxNowAheadUs = 60LL * 1000000;
 
@@ -99,7 +105,16 @@ QByteArray keyArgument(const Cli &cli)
 }
 
 // With --headers, also the HTTP response fields a service would send for this decision.
-void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const EffectiveLimits &limits)
+// A check on one shard of a sharded limiter: which one, and why.
+struct ShardPick {
+    QByteArray key;
+    int index = 0;
+    int shards = 0;
+    QByteArray requestId;
+};
+
+void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const EffectiveLimits &limits,
+                   const std::optional<ShardPick> &shard = std::nullopt)
 {
     const bool withHeaders = cli.args().isSet(QStringLiteral("headers"));
     const auto headers =
@@ -119,16 +134,29 @@ void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const Eff
                 h.insert(name, value);
             o.insert(QStringLiteral("headers"), h);
         }
+        if (shard) {
+            QJsonObject j{{QStringLiteral("index"), shard->index}, {QStringLiteral("shards"), shard->shards}};
+            insertBytes(j, QStringLiteral("key"), shard->key);
+            insertBytes(j, QStringLiteral("request_id"), shard->requestId);
+            o.insert(QStringLiteral("shard"), j);
+        }
         cli.printJson(o);
         return;
     }
-    cli.printFields({
+    QList<QPair<QString, QString>> fields{
         {QStringLiteral("allowed"), d.allowed ? QStringLiteral("yes") : QStringLiteral("no")},
         {QStringLiteral("used"), QStringLiteral("%1 of %2").arg(d.used).arg(d.limit)},
         {QStringLiteral("remaining"), QString::number(d.remaining)},
         {QStringLiteral("retry_after"), formatDurationUs(d.retryAfterUs)},
         {QStringLiteral("reset_after"), formatDurationUs(d.resetAfterUs)},
-    });
+    };
+    if (shard)
+        fields.append({QStringLiteral("shard"), QStringLiteral("%1 (%2 of %3, request id %4)")
+                                                    .arg(displayKey(shard->key))
+                                                    .arg(shard->index + 1)
+                                                    .arg(shard->shards)
+                                                    .arg(displayKey(shard->requestId))});
+    cli.printFields(fields);
     if (withHeaders) {
         cli.out() << '\n';
         for (const auto &[name, value] : headers)
@@ -139,11 +167,41 @@ void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const Eff
 
 int runCheck(Cli &cli)
 {
-    const QByteArray key = keyArgument(cli);
+    QByteArray key = keyArgument(cli);
     if (!flagsComplete(cli))
         cli.connection(); // the policy lookup needs the server; flags alone are validated first
     const EffectiveLimits limits = limitsFor(cli, key);
-    const LimitSpec spec = specFor(cli, key, limits);
+    LimitSpec spec = specFor(cli, key, limits);
+    // A sharded limiter: the request goes to the shard its id hashes to, limited to that
+    // shard's share (as a service does; the same rule as a sharded burst).
+    std::optional<ShardPick> shard;
+    if (cli.args().isSet(QStringLiteral("shards"))) {
+        BurstConfig sharding;
+        sharding.key = key;
+        sharding.spec = spec;
+        sharding.shards = int(cli.integerOption(QStringLiteral("shards"), 2, BurstConfig::kMaxShards));
+        sharding.shardFrom = int(cli.integerOption(QStringLiteral("shard-from"), 0, 1, 0));
+        if (spec.limit / sharding.shards < spec.cost)
+            throw UsageError(QStringLiteral("a limit of %1 over %2 shards gives each %3, less than the cost %4")
+                                 .arg(spec.limit)
+                                 .arg(sharding.shards)
+                                 .arg(spec.limit / sharding.shards)
+                                 .arg(spec.cost));
+        ShardPick pick;
+        pick.requestId = cli.args().isSet(QStringLiteral("request-id"))
+                             ? cli.bytes(cli.args().value(QStringLiteral("request-id")))
+                             : QByteArray::number(QRandomGenerator::global()->generate64()); // as a service's random id
+        if (pick.requestId.isEmpty())
+            throw UsageError(QStringLiteral("--request-id must not be empty"));
+        pick.shards = sharding.shards;
+        pick.index = shardForId(pick.requestId, sharding.shards);
+        pick.key = sharding.shardKey(pick.index);
+        spec.limit = sharding.shardLimit(pick.index);
+        key = pick.key;
+        shard = pick;
+    } else if (cli.args().isSet(QStringLiteral("request-id")) || cli.args().isSet(QStringLiteral("shard-from"))) {
+        throw UsageError(QStringLiteral("--request-id and --shard-from go with --shards N"));
+    }
     std::optional<qint64> now;
     if (cli.args().isSet(QStringLiteral("now-us")))
         now = cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs);
@@ -158,7 +216,7 @@ int runCheck(Cli &cli)
                                             "future (at most %3 ahead; add --force to do it anyway)")
                                  .arg(formatDurationUs(*now - serverNow), displayKey(key), formatDurationUs(kMaxNowAheadUs)));
     }
-    printDecision(cli, Limiter(cli.connection()).check(key, spec, now), spec, limits);
+    printDecision(cli, Limiter(cli.connection()).check(key, spec, now), spec, limits, shard);
     return ExitOk;
 }
 
@@ -196,10 +254,11 @@ void registerDecisions(QList<Subcommand> &commands)
         QStringLiteral("headers"),
         QStringLiteral("Also the HTTP response fields a service would send: Retry-After, RateLimit-Policy, RateLimit."));
     commands.append({QStringLiteral("check"),
-                     QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T [--force]] [--headers]"),
+                     QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T [--force]] [--headers] "
+                                    "[--shards N [--request-id ID] [--shard-from 0|1]]"),
                      QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed.\n"
                                     "Limits not given as flags come from the policy matching KEY (and its override)."),
-                     {kAlgo, kLimit, kWindow, kCost, kNow, kForce, kHeaders},
+                     {kAlgo, kLimit, kWindow, kCost, kNow, kForce, kHeaders, shardsOption(), kRequestId, shardFromOption()},
                      true,
                      runCheck});
     commands.append(
