@@ -6,6 +6,8 @@
 #include "cluster.h"
 #include "connectiondialog.h"
 #include "errors.h"
+#include "hotmodel.h"
+#include "hotpage.h"
 #include "keybrowser.h"
 #include "keytreemodel.h"
 #include "keyview.h"
@@ -26,6 +28,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -322,6 +325,25 @@ void TestConsoleTopology::consoleOnACluster()
     const QString overview = window.overview()->summaryText();
     QVERIFY2(overview.contains(QStringLiteral("60 keys · 60 with an expiry (all masters)")), qPrintable(overview));
     QVERIFY2(overview.contains(QStringLiteral("3 masters · 3 replicas")), qPrintable(overview));
+
+    // The Hot tab: every master's limiters, each row naming its master, and a row per master.
+    window.tabs()->setCurrentWidget(window.hot());
+    QTRY_VERIFY_WITH_TIMEOUT(window.hot()->isLoaded(), 15000);
+    QCOMPARE(window.hot()->model()->rowCount(), 50); // the 50 shown of 60
+    QVERIFY(!window.hot()->view()->isColumnHidden(HotLimiterModel::Master));
+    QVERIFY2(window.hot()->statusText().contains(QStringLiteral("60 limiters in 60 keys")), qPrintable(window.hot()->statusText()));
+    QCOMPARE(window.hot()->masters()->rowCount(), 3);
+    QVERIFY(window.hot()->mastersView()->isVisibleTo(window.hot()));
+    qint64 hotKeys = 0;
+    for (int row = 0; row < 3; ++row)
+        hotKeys += window.hot()->masters()->index(row, HotMasterModel::Keys).data().toString().toLongLong();
+    QCOMPARE(hotKeys, 60);
+    for (int row = 0; row < 50; ++row) {
+        const QByteArray key = window.hot()->model()->index(row, HotLimiterModel::Key).data(HotLimiterModel::KeyBytesRole).toByteArray();
+        QCOMPARE(window.hot()->model()->index(row, HotLimiterModel::Master).data().toString(),
+                 QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(m_cluster->ownerOf(key)).port()));
+    }
+    window.tabs()->setCurrentWidget(window.overview());
 
     // The CLI tells the same story.
     const CliResult r = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("info")});
