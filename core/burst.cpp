@@ -6,6 +6,7 @@
 #include "keytext.h"
 #include "limiter.h"
 #include "limiterscript.h"
+#include "shards.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -240,7 +241,7 @@ private:
     Tally &m_tally;
     std::unique_ptr<Connection> m_connection;
     std::optional<std::pair<qint64, Nanos>> m_claimed; // a paced ticket (number, due) that is not due yet
-    Nanos m_unreachableSince = kNever; // the first failed reconnect in a row
+    Nanos m_unreachableSince = kNever;                 // the first failed reconnect in a row
     Nanos m_reconnectWaitNs = kReconnectFirstWaitNs;
     std::vector<Request> m_batch;
     std::vector<Request> m_resend;
@@ -514,9 +515,7 @@ QByteArray BurstConfig::shardKey(int i) const
 
 qint64 BurstConfig::shardLimit(int i) const
 {
-    if (shards < 2)
-        return spec.limit;
-    return spec.limit / shards + (i < spec.limit % shards ? 1 : 0);
+    return shardShare(spec.limit, shards, i);
 }
 
 int BurstConfig::shardFor(qint64 request) const

@@ -80,6 +80,14 @@ std::vector<PolicyProblem> Policy::problems() const
     const bool windowOk = check(PolicyField::Window, {spec.algorithm, 1, spec.windowUs, 1});
     if (limitOk && windowOk)
         check(PolicyField::Cost, spec);
+    if (shards != 0 && (shards < 2 || shards > kMaxPolicyShards))
+        found.push_back({PolicyField::Limit, QStringLiteral("shards must be between 2 and %1, not %2").arg(kMaxPolicyShards).arg(shards)});
+    else if (shards != 0 && limitOk && spec.limit / shards < spec.cost)
+        found.push_back({PolicyField::Limit, QStringLiteral("a limit of %1 over %2 shards gives each %3, less than the cost %4")
+                                                 .arg(spec.limit)
+                                                 .arg(shards)
+                                                 .arg(spec.limit / shards)
+                                                 .arg(spec.cost)});
     return found;
 }
 
@@ -96,7 +104,7 @@ void Policy::validate() const
 
 QJsonObject Policy::toJson() const
 {
-    return {
+    QJsonObject o{
         {QStringLiteral("name"), name},
         {QStringLiteral("match"), QString::fromUtf8(match)},
         {QStringLiteral("algorithm"), algorithmName(spec.algorithm)},
@@ -110,6 +118,9 @@ QJsonObject Policy::toJson() const
         {QStringLiteral("updated_at"), updatedAt.isValid() ? updatedAt.toMSecsSinceEpoch() : 0},
         {QStringLiteral("updated_by"), updatedBy},
     };
+    if (shards)
+        o.insert(QStringLiteral("shards"), shards); // absent when not sharded: older builds read the record alike
+    return o;
 }
 
 Policy Policy::fromJson(const QJsonObject &o)
@@ -125,6 +136,7 @@ Policy Policy::fromJson(const QJsonObject &o)
         p.scoreUnit = parseScoreUnit(o.value(QStringLiteral("score_unit")).toString(QStringLiteral("auto")));
         p.description = o.value(QStringLiteral("description")).toString();
         p.enforced = o.value(QStringLiteral("enforced")).toBool(true);
+        p.shards = o.value(QStringLiteral("shards")).toInt(0);
         p.version = o.value(QStringLiteral("version")).toInteger();
         p.updatedAt = QDateTime::fromMSecsSinceEpoch(o.value(QStringLiteral("updated_at")).toInteger(), Qt::UTC);
         p.updatedBy = o.value(QStringLiteral("updated_by")).toString();

@@ -31,6 +31,8 @@ struct PolicyProblem {
 constexpr int kMaxPolicyNameLength = 200;         // characters, none of them control or invisible formatting
 constexpr int kMaxPolicyDescriptionLength = 1000; // the same, and one line
 
+inline constexpr int kMaxPolicyShards = 1024;
+
 struct Policy {
     QString name;
     QByteArray match; // key glob (Redis semantics); a literal key is an exact match
@@ -38,7 +40,11 @@ struct Policy {
     ScoreUnit scoreUnit = ScoreUnit::Auto;
     QString description;
     bool enforced = true; // services enforce it through the library; false: declared for inspection only
-    qint64 version = 0;   // 1 on creation, +1 on every change
+    // A sharded limiter: the keys it matches are shards <base>:<n> of limiters whose group
+    // shares spec.limit (each shard limit / shards; the first limit % shards one more). 0: not
+    // sharded (the key browser and `keys` still infer shards from the keys themselves).
+    int shards = 0;
+    qint64 version = 0; // 1 on creation, +1 on every change
     QDateTime updatedAt;
     QString updatedBy;
 

@@ -41,6 +41,7 @@ private Q_SLOTS:
     void aSilentMasterIsPausedNotWaitedFor();
     void aPipelineStaysInStepWhenOneMasterFails();
     void hotLimitersPerMaster();
+    void hashTaggedShardsShareASlot();
     void aMasterDownLeavesTheOthersReadable(); // last: it kills a node
 
 private:
@@ -386,6 +387,39 @@ void TestCluster_::hotLimitersPerMaster()
             QCOMPARE(m.limiters, onHot);
     }
     QCOMPARE(limiters, 60);
+}
+
+// A sharded limiter whose key carries a hash tag: every shard lands in the tag's slot (one
+// master), the group is listed as one row, and a reset deletes its shards on that master.
+void TestCluster_::hashTaggedShardsShareASlot()
+{
+    BurstConfig c;
+    c.key = "shard:{t42}";
+    c.spec = {Algorithm::Gcra, 800, 3600 * kSecond, 1};
+    c.requests = 400;
+    c.shards = 8;
+    c.connections = 2;
+    c.pipeline = 8;
+    const BurstSummary s = BurstEngine(ConnectionOptions::fromUrl(m_cluster->url()), c).run();
+    QCOMPARE(s.allowed, 400);
+    const int slot = keySlot("shard:{t42}");
+    const int owner = m_cluster->ownerOf("shard:{t42}");
+    for (int i = 0; i < 8; ++i) {
+        const QByteArray key = c.shardKey(i);
+        QCOMPARE(keySlot(key), slot);
+        QCOMPARE(m_cluster->ownerOf(key), owner);
+        QCOMPARE(Connection(m_cluster->node(owner).options()).command({"EXISTS", key}).integer(), 1);
+    }
+    const CliResult keys = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("keys"),
+                                   QStringLiteral("--match"), QStringLiteral("shard:*")});
+    QVERIFY2(keys.exitCode == 0, keys.err.constData());
+    const QList<QByteArray> rows = keys.out.trimmed().split('\n');
+    QCOMPARE(rows.size(), 1);
+    QCOMPARE(QJsonDocument::fromJson(rows[0]).object().value(QStringLiteral("shards")).toInt(), 8);
+    const CliResult reset = runCli({QStringLiteral("--url"), m_cluster->url(), QStringLiteral("--json"), QStringLiteral("reset"),
+                                    QStringLiteral("shard:{t42}"), QStringLiteral("--yes")});
+    QVERIFY2(reset.exitCode == 0, reset.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(reset.out.split('\n').first()).object().value(QStringLiteral("deleted")).toInt(), 8);
 }
 
 void TestCluster_::aMasterDownLeavesTheOthersReadable()

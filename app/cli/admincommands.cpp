@@ -191,6 +191,7 @@ void printPolicy(Cli &cli, const Policy &p)
         {QStringLiteral("algorithm"), algorithmName(p.spec.algorithm)},
         {QStringLiteral("limit"), QStringLiteral("%1 per %2").arg(p.spec.limit).arg(formatDurationUs(p.spec.windowUs))},
         {QStringLiteral("cost"), QString::number(p.spec.cost)},
+        {QStringLiteral("shards"), p.shards ? QStringLiteral("%1 (each shard limit / %1)").arg(p.shards) : QStringLiteral("no")},
         {QStringLiteral("score_unit"), scoreUnitName(p.scoreUnit)},
         {QStringLiteral("enforced"),
          p.enforced ? QStringLiteral("yes (services use the library)") : QStringLiteral("no (declared for inspection)")},
@@ -255,6 +256,8 @@ int runPolicy(Cli &cli)
                                                                                     : cli.args().value(QStringLiteral("score-unit")));
         pol.description = cli.args().value(QStringLiteral("description"));
         pol.enforced = !cli.args().isSet(QStringLiteral("declared-only"));
+        if (cli.args().isSet(QStringLiteral("shards")))
+            pol.shards = int(cli.integerOption(QStringLiteral("shards"), 2, kMaxPolicyShards));
         pol.validate(); // before anything is sent
         PolicyStore store(cli.connection(), cli.ns());
         ensureAuditable(cli);
@@ -415,7 +418,8 @@ void registerAdministration(QList<Subcommand> &commands)
          runReset});
     commands.append(
         {QStringLiteral("policy"),
-         QStringLiteral("policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] | delete NAME"),
+         QStringLiteral(
+             "policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] [--shards N] | delete NAME"),
          QStringLiteral("Policies: which limits apply to which keys. Edits based on a stale version are refused."),
          {{QStringLiteral("match"), QStringLiteral("Key glob the policy covers (a plain key: exact match)."), QStringLiteral("GLOB")},
           {QStringLiteral("algo"), QStringLiteral("Algorithm."), QStringLiteral("A")},
@@ -425,6 +429,7 @@ void registerAdministration(QList<Subcommand> &commands)
           {QStringLiteral("score-unit"), QStringLiteral("Score unit of foreign logs it covers: auto, s, ms, us."), QStringLiteral("U")},
           {QStringLiteral("description"), QStringLiteral("What it is for."), QStringLiteral("TEXT")},
           {QStringLiteral("declared-only"), QStringLiteral("Declared for inspection; services do not enforce it through Ratescope.")},
+          {QStringLiteral("shards"), QStringLiteral("The keys are N shards <base>:<n> sharing the limit (2..1024)."), QStringLiteral("N")},
           {QStringLiteral("based-on"), QStringLiteral("The version this edit is based on (refused if it changed since)."),
            QStringLiteral("V")}},
          false,

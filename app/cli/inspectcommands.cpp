@@ -10,6 +10,7 @@
 #include "logwindow.h"
 #include "reset.h"
 #include "serverinfo.h"
+#include "shards.h"
 #include "usage.h"
 
 #include <atomic>
@@ -47,6 +48,10 @@ struct Row {
     QString policy;
     qint64 pttlMs = -1, memory = -1;
     qint64 windows = 0; // counter bases: how many window keys
+    // A sharded limiter's group row: its shards, the busiest one and the skew.
+    int shards = 0;
+    QByteArray busiest;
+    double skew = 0;
 };
 
 class KeysPrinter {
@@ -75,6 +80,13 @@ public:
                 o.insert(QStringLiteral("memory"), r.memory);
             if (r.windows)
                 o.insert(QStringLiteral("windows"), r.windows);
+            if (r.shards) {
+                o.insert(QStringLiteral("shards"), r.shards);
+                if (!r.busiest.isEmpty()) {
+                    insertBytes(o, QStringLiteral("busiest"), r.busiest);
+                    o.insert(QStringLiteral("skew"), std::round(r.skew * 1000) / 1000);
+                }
+            }
             m_cli.printJson(o);
             return;
         }
@@ -84,8 +96,8 @@ public:
                  QStringLiteral("REMAINING"), QStringLiteral("TTL"), QStringLiteral("MEMORY"));
         }
         const QString dash = QStringLiteral("-");
-        line(displayKey(r.key), r.label, r.usage ? QString::number(r.usage->usedNow) : dash,
-             r.usage ? QString::number(r.usage->decision.limit) : dash,
+        line(r.shards ? QStringLiteral("%1 · %2 shards").arg(displayKey(r.key)).arg(r.shards) : displayKey(r.key), r.label,
+             r.usage ? QString::number(r.usage->usedNow) : dash, r.usage ? QString::number(r.usage->decision.limit) : dash,
              r.usage ? QString::number(r.usage->decision.limit - r.usage->usedNow) : dash, ttlText(r.pttlMs),
              r.memory >= 0 ? formatBytes(r.memory) : dash);
     }
@@ -127,7 +139,9 @@ int runKeys(Cli &cli)
 
     KeysPrinter printer(cli, options.memory);
     KeyScanner scanner(c, options);
-    std::map<QByteArray, Row> counterBases; // grouped and printed at the end
+    std::map<QByteArray, Row> counterBases;                       // grouped and printed at the end
+    std::vector<std::pair<QByteArray, KeyClass>> shardCandidates; // <base>:<n> limiters, grouped at the end
+    std::map<QByteArray, Row> shardRows;
     qint64 printed = 0;
     // Ctrl-C or a failure mid-scan ends the listing early: what was read is printed, and a
     // last line says it is incomplete, so that nobody takes a partial table for the whole.
@@ -159,7 +173,27 @@ int runKeys(Cli &cli)
                     }
                     continue;
                 }
-                Row r{rec.key, QString::fromUtf8(rec.type), rec.kind.label(), rec.kind.algorithm(), {}, {}, {}, rec.pttlMs, rec.memory, 0};
+                Row r{rec.key,
+                      QString::fromUtf8(rec.type),
+                      rec.kind.label(),
+                      rec.kind.algorithm(),
+                      {},
+                      {},
+                      {},
+                      rec.pttlMs,
+                      rec.memory,
+                      0,
+                      0,
+                      {},
+                      0};
+                QByteArray shardBase;
+                int shardNumber = 0;
+                if (rec.kind.isLimiter() && splitShardKey(rec.key, &shardBase, &shardNumber)) {
+                    // Maybe a shard of a sharded limiter: listed once every key is known.
+                    shardCandidates.emplace_back(rec.key, rec.kind);
+                    shardRows.emplace(rec.key, std::move(r));
+                    continue;
+                }
                 if (policy) {
                     r.policy = policy->name;
                     r.spec = policy->spec;
@@ -183,6 +217,73 @@ int runKeys(Cli &cli)
         failure = std::current_exception();
     }
     const bool complete = !failure && !interrupt.raised();
+    // Sharded limiters: one row per group, used summed over its shards against the group's
+    // limit; the keys <base>:<n> that make no group are listed one by one.
+    if (!failure) {
+        const auto groups = findShardGroups(shardCandidates, options.policies);
+        for (const ShardGroup &g : groups) {
+            if (printed++ >= max)
+                break;
+            const Row &first = shardRows.at(g.keys.front());
+            Row row{g.base, first.type, first.label, first.algorithm, {}, {}, {}, -1, -1, 0, 0, {}, 0};
+            row.shards = g.count;
+            for (const QByteArray &k : g.keys) {
+                const Row &shard = shardRows.at(k);
+                row.pttlMs = std::max(row.pttlMs, shard.pttlMs);
+                row.memory = shard.memory >= 0 ? std::max<qint64>(0, row.memory) + shard.memory : -1;
+                shardRows.erase(k);
+            }
+            if (g.policy) {
+                row.policy = g.policy->name;
+                row.spec = g.policy->spec;
+                std::vector<UsageTarget> targets;
+                for (int i = 0; i < g.count; ++i) {
+                    LimitSpec share = g.policy->spec;
+                    share.limit = shardShare(share.limit, g.count, i);
+                    KeyClass kind;
+                    kind.format = g.format;
+                    targets.push_back({g.shardKey(i), kind, share});
+                }
+                try {
+                    const auto usage = readUsage(c, targets, scanner.nowUs());
+                    const ShardUsage sum = sumShards(usage);
+                    Decision d;
+                    d.limit = g.policy->spec.limit;
+                    d.used = sum.used;
+                    d.remaining = std::max<qint64>(0, d.limit - sum.used);
+                    d.allowed = !sum.denying;
+                    row.usage = Usage{sum.used, d};
+                    if (sum.busiest >= 0) {
+                        row.busiest = g.shardKey(sum.busiest);
+                        row.skew = sum.skew;
+                    }
+                } catch (const ReplyError &) {
+                    // a shard of another type meanwhile: the group without figures
+                }
+            }
+            printer.print(row);
+        }
+        // The rest, one by one, read in one pipelined round.
+        std::map<QByteArray, KeyClass> kinds(shardCandidates.begin(), shardCandidates.end());
+        std::vector<UsageTarget> targets;
+        std::vector<Row *> targetRows;
+        for (auto &[key, row] : shardRows) {
+            if (const auto policy = matchPolicy(options.policies, key)) {
+                row.policy = policy->name;
+                row.spec = policy->spec;
+                targets.push_back({key, kinds[key], policy->spec});
+                targetRows.push_back(&row);
+            }
+        }
+        const auto usage = readUsage(c, targets, scanner.nowUs());
+        for (size_t i = 0; i < usage.size(); ++i)
+            targetRows[i]->usage = usage[i];
+        for (const auto &[key, row] : shardRows) {
+            if (printed++ >= max)
+                break;
+            printer.print(row);
+        }
+    }
     for (auto &[base, row] : counterBases) {
         if (printed++ >= max)
             break;

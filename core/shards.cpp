@@ -1,0 +1,119 @@
+#include "shards.h"
+
+#include <QHash>
+
+#include <algorithm>
+#include <map>
+
+namespace ratescope {
+
+qint64 shardShare(qint64 limit, int shards, int i)
+{
+    if (shards < 2)
+        return limit;
+    return limit / shards + (i < limit % shards ? 1 : 0);
+}
+
+bool splitShardKey(const QByteArray &key, QByteArray *base, int *n)
+{
+    const qsizetype colon = key.lastIndexOf(':');
+    const qsizetype digits = key.size() - colon - 1;
+    if (colon <= 0 || digits < 1 || digits > 4 || (digits > 1 && key[colon + 1] == '0'))
+        return false;
+    for (qsizetype i = colon + 1; i < key.size(); ++i)
+        if (key[i] < '0' || key[i] > '9')
+            return false;
+    *base = key.left(colon);
+    *n = key.mid(colon + 1).toInt();
+    return true;
+}
+
+namespace {
+
+bool shardableFormat(KeyFormat f)
+{
+    switch (f) {
+    case KeyFormat::SlidingLog:
+    case KeyFormat::SlidingCounter:
+    case KeyFormat::FixedWindow:
+    case KeyFormat::TokenBucket:
+    case KeyFormat::Gcra:
+    case KeyFormat::ForeignSlidingLog:
+        return true;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
+std::vector<ShardGroup> findShardGroups(const std::vector<std::pair<QByteArray, KeyClass>> &keys, const std::vector<Policy> &policies)
+{
+    struct Found {
+        std::map<int, QByteArray> byNumber;
+        QSet<int> formats;
+        std::optional<Policy> policy;
+    };
+    std::map<QByteArray, Found> bases;
+    for (const auto &[key, kind] : keys) {
+        QByteArray base;
+        int n = 0;
+        if (!shardableFormat(kind.format) || !splitShardKey(key, &base, &n))
+            continue;
+        Found &f = bases[base];
+        f.byNumber[n] = key;
+        f.formats.insert(int(kind.format));
+        if (!f.policy)
+            f.policy = matchPolicy(policies, key);
+    }
+    std::vector<ShardGroup> groups;
+    for (auto &[base, f] : bases) {
+        if (f.formats.size() != 1)
+            continue; // shards hold one kind of state
+        ShardGroup g;
+        g.base = base;
+        g.format = KeyFormat(*f.formats.begin());
+        g.policy = f.policy;
+        const int lowest = f.byNumber.begin()->first, highest = f.byNumber.rbegin()->first;
+        if (f.policy && f.policy->shards >= 2) {
+            // Declared: numbered from 0 unless a shard numbered N is there (then 1..N).
+            g.declared = true;
+            g.count = f.policy->shards;
+            g.from = highest == g.count && lowest >= 1 ? 1 : 0;
+            if (highest >= g.from + g.count || lowest < g.from)
+                continue; // numbers outside the declared shards: not this policy's group
+        } else {
+            // Inferred: exactly 0..N-1 or 1..N, at least two and at most kMaxInferredShards
+            // (limiters per user id, rl:user:1 .. rl:user:5000, are no shards).
+            const int count = int(f.byNumber.size());
+            if (count < 2 || count > kMaxInferredShards || (lowest != 0 && lowest != 1) || highest - lowest + 1 != count)
+                continue;
+            g.from = lowest;
+            g.count = count;
+        }
+        for (const auto &[n, key] : f.byNumber)
+            g.keys.push_back(key);
+        groups.push_back(std::move(g));
+    }
+    return groups;
+}
+
+ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards)
+{
+    ShardUsage u;
+    for (size_t i = 0; i < shards.size(); ++i) {
+        if (!shards[i])
+            continue;
+        u.used += shards[i]->usedNow;
+        u.limit += shards[i]->decision.limit;
+        u.denying = u.denying || !shards[i]->decision.allowed;
+        if (u.busiest < 0 || shards[i]->usedNow > u.busiestUsed) {
+            u.busiest = int(i);
+            u.busiestUsed = shards[i]->usedNow;
+        }
+    }
+    u.skew = u.used > 0 ? double(u.busiestUsed) * double(shards.size()) / double(u.used) : 0;
+    return u;
+}
+
+} // namespace ratescope

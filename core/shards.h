@@ -1,0 +1,56 @@
+// Sharded limiters: a hot limiter split into keys <base>:<n> (n in 0..N-1 or 1..N), each
+// holding the same kind of limiter state and enforcing a share of the limit, is one logical
+// limiter. Found from the keys themselves, or declared by a policy (`shards`).
+#pragma once
+
+#include "keyformat.h"
+#include "policy.h"
+#include "usage.h"
+
+#include <optional>
+#include <vector>
+
+namespace ratescope {
+
+// Shard i's share of a group limit over n shards: limit / n, the first limit % n one more.
+qint64 shardShare(qint64 limit, int shards, int i);
+
+// "<base>:<n>" with n a decimal shard number (at most 4 digits, no leading zero but "0"):
+// base and n; false otherwise.
+bool splitShardKey(const QByteArray &key, QByteArray *base, int *n);
+
+struct ShardGroup {
+    QByteArray base;
+    KeyFormat format = KeyFormat::Other;
+    int from = 0;                 // 0 or 1
+    int count = 0;                // N: shards from..from+N-1
+    std::vector<QByteArray> keys; // the shards found, in shard order
+    std::optional<Policy> policy; // the policy that matches the shards, if any
+    bool declared = false;        // the policy says `shards` (else inferred)
+
+    QByteArray shardKey(int i) const { return base + ":" + QByteArray::number(from + i); }
+};
+
+// The shard groups among classified keys (key, class): limiters of one of Ratescope's own
+// formats or a foreign log (counter windows never: their numbers are window ids) whose keys
+// are <base>:<n>. A group is inferred when its numbers are exactly 0..N-1 or 1..N, 2 <= N <=
+// kMaxInferredShards, all of one format (more numbers look like limiters per numeric id, not
+// shards); a policy with `shards` N that matches the keys makes them one group whatever
+// shards exist (missing ones are empty). Keys in no group are left out of the result.
+inline constexpr int kMaxInferredShards = 64;
+std::vector<ShardGroup> findShardGroups(const std::vector<std::pair<QByteArray, KeyClass>> &keys, const std::vector<Policy> &policies);
+
+// How full a group is, from its shards' usage (nullopt where a shard could not be read):
+// used summed, against the group limit; the busiest shard and the skew (the busiest shard's
+// used times N over the sum: 1 is even).
+struct ShardUsage {
+    qint64 used = 0;
+    qint64 limit = 0;
+    int busiest = -1; // shard index
+    qint64 busiestUsed = 0;
+    double skew = 0;
+    bool denying = false; // some shard would deny a request now
+};
+ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards);
+
+} // namespace ratescope
