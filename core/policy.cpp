@@ -1,5 +1,7 @@
 #include "policy.h"
 
+#include "shards.h"
+
 #include "connection.h"
 #include "duration.h"
 #include "errors.h"
@@ -371,6 +373,14 @@ EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::
     e.override = override;
     if (e.policy)
         e.spec = e.policy->spec;
+    // A shard of a sharded limiter gets its share of the group's limit (shard n of N: n mod N,
+    // which is n for shards numbered from 0 and n - 1 .. wrapping N to 0 from 1).
+    QByteArray base;
+    int n = 0;
+    if (e.spec && e.policy->shards >= 2 && splitShardKey(key, &base, &n) && n <= e.policy->shards) {
+        e.spec->limit = std::max<qint64>(1, shardShare(e.spec->limit, e.policy->shards, n % e.policy->shards));
+        e.spec->cost = std::min(e.spec->cost, e.spec->limit);
+    }
     if (override && e.spec) {
         e.spec->limit = override->limit;
         if (override->windowUs)

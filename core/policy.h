@@ -116,7 +116,8 @@ private:
     QString m_ns;
 };
 
-// What applies to a key right now: the override if any, else the policy's limits.
+// What applies to a key right now: the override if any, else the policy's limits (a shard
+// <base>:<n> of a policy with `shards` N: its share of the limit, shard n mod N).
 struct EffectiveLimits {
     std::optional<Policy> policy;
     std::optional<Override> override;

@@ -1,5 +1,10 @@
 #include "shards.h"
 
+#include "connection.h"
+#include "errors.h"
+#include "glob.h"
+#include "keyscanner.h"
+
 #include <QHash>
 
 #include <algorithm>
@@ -114,6 +119,58 @@ ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards)
     }
     u.skew = u.used > 0 ? double(u.busiestUsed) * double(shards.size()) / double(u.used) : 0;
     return u;
+}
+
+std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByteArray &base, const std::vector<Policy> &policies,
+                                              qint64 nowUs)
+{
+    std::vector<QByteArray> candidates;
+    QByteArray cursor = "0";
+    qint64 scanned = 0;
+    do {
+        const Reply page = connection.command({"SCAN", cursor, "MATCH", escapeGlob(base) + ":*", "COUNT", "1000"});
+        if (page.size() != 2 || !page[1].isArray())
+            throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
+        cursor = page[0].bytes();
+        for (const Reply &k : page[1].elements()) {
+            QByteArray b;
+            int n = 0;
+            if (splitShardKey(k.bytes(), &b, &n) && b == base)
+                candidates.push_back(k.bytes());
+        }
+        scanned += qint64(page[1].size()) + 1;
+    } while (cursor != "0" && scanned < kMaxShardScan);
+    if (candidates.size() < 2 && !matchPolicy(policies, base + ":0"))
+        return std::nullopt;
+    KeyRound round;
+    round.nowUs = nowUs;
+    round.policies = &policies;
+    const KeyRoundResult read = readKeyRecords(connection, candidates, round);
+    std::vector<std::pair<QByteArray, KeyClass>> keys;
+    for (const KeyRecord &r : read.records)
+        keys.emplace_back(r.key, r.kind);
+    for (const ShardGroup &g : findShardGroups(keys, policies)) {
+        if (g.base != base)
+            continue;
+        ShardGroupState state;
+        state.group = g;
+        state.usage.resize(size_t(g.count));
+        if (g.policy) {
+            std::vector<UsageTarget> targets;
+            for (int i = 0; i < g.count; ++i) {
+                LimitSpec share = g.policy->spec;
+                share.limit = shardShare(share.limit, g.count, i);
+                KeyClass kind;
+                kind.format = g.format;
+                targets.push_back({g.shardKey(i), kind, share});
+            }
+            state.usage = readUsage(connection, targets, nowUs);
+            state.sum = sumShards(state.usage);
+            state.sum.limit = g.policy->spec.limit;
+        }
+        return state;
+    }
+    return std::nullopt;
 }
 
 } // namespace ratescope

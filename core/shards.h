@@ -7,6 +7,8 @@
 #include "policy.h"
 #include "usage.h"
 
+class QByteArray;
+
 #include <optional>
 #include <vector>
 
@@ -52,5 +54,17 @@ struct ShardUsage {
     bool denying = false; // some shard would deny a request now
 };
 ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards);
+
+// A sharded limiter read whole, by its base (a key that does not exist itself): its shards
+// (SCAN MATCH <base>:*, at most kMaxScanned keys looked at), each one's usage with its share
+// of the policy's limit, and the sum. nullopt when the base has no shard group.
+struct ShardGroupState {
+    ShardGroup group;
+    std::vector<std::optional<Usage>> usage; // per shard index, 0..count-1; nullopt: no limits or unreadable
+    ShardUsage sum;                          // limit: the policy's (the group's), when there is one
+};
+inline constexpr qint64 kMaxShardScan = 100000;
+std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByteArray &base, const std::vector<Policy> &policies,
+                                              qint64 nowUs);
 
 } // namespace ratescope

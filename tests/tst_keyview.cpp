@@ -11,6 +11,7 @@
 #include "policy.h"
 #include "redisclient.h"
 #include "sandboxserver.h"
+#include "shardchart.h"
 #include "statechart.h"
 #include "usage.h"
 
@@ -91,6 +92,7 @@ private Q_SLOTS:
     void slidingLogInLogView();
     void foreignTokenBucket();
     void missingKey();
+    void shardedGroup();
     void notALimiter();
     void binaryAndMarkupKeyNames();
     void lostConnection();
@@ -348,6 +350,37 @@ void TestKeyView::missingKey()
     // A policy covers it: the header says what a first request would be told.
     const Decision fresh = Limiter(*m_c).peek(key, {Algorithm::SlidingCounter, 60, 60 * kSecond, 1}, kBase);
     compareHeader(view, fresh);
+}
+
+// The base of a sharded limiter (no key of its own): its shards side by side, each against its
+// share of the group's limit, and the group's used summed in the header. A shard's own view
+// gets its share as the limit.
+void TestKeyView::shardedGroup()
+{
+    PolicyStore store(*m_c, QString::fromUtf8(kNs));
+    Policy p;
+    p.name = QStringLiteral("sh");
+    p.match = "t:sh:*";
+    p.spec = {Algorithm::FixedWindow, 40, 3600 * kSecond, 1};
+    p.shards = 4;
+    store.set(p, 0, QStringLiteral("tst_keyview"));
+    const int used[] = {3, 10, 0, 6};
+    for (int i = 0; i < 4; ++i)
+        if (used[i])
+            admit(*m_c, "t:sh:{a}:" + QByteArray::number(i), {Algorithm::FixedWindow, 10, 3600 * kSecond, 1}, used[i], kBase);
+    KeyView view(m_client.get(), "t:sh:{a}", kNs);
+    QVERIFY(drawnAt(view, kBase));
+    QVERIFY(view.shardChart());
+    QCOMPARE(view.shardChart()->barCount(), 4);
+    QCOMPARE(view.shardChart()->usedValues(), (std::vector<qint64>{3, 10, 0, 6}));
+    QCOMPARE(view.shardChart()->title(), QStringLiteral("4 shards: 19 of 40 used · busiest 1 (skew 2.11)"));
+    QCOMPARE(view.fieldText(QStringLiteral("Used")), QStringLiteral("19 of 40 (summed over 4 shards)"));
+    QVERIFY2(view.fieldText(QStringLiteral("Format")).startsWith(QStringLiteral("sharded: 4 shards")),
+             qPrintable(view.fieldText(QStringLiteral("Format"))));
+    KeyView shard(m_client.get(), "t:sh:{a}:1", kNs);
+    QVERIFY(drawnAt(shard, kBase));
+    QCOMPARE(shard.fieldText(QStringLiteral("Used")), QStringLiteral("10 of 10"));
+    store.remove(QStringLiteral("sh"), 1, QStringLiteral("tst_keyview"));
 }
 
 void TestKeyView::notALimiter()

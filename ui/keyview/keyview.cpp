@@ -7,6 +7,7 @@
 #include "inspector.h"
 #include "keytext.h"
 #include "logview.h"
+#include "shardchart.h"
 #include "statechart.h"
 
 #include <QComboBox>
@@ -74,6 +75,8 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
         r.inspected = inspectKey(c, key, {}, std::nullopt, bare);
         r.inspected.insert(QStringLiteral("decision_error"), e.message());
     }
+    if (!r.inspected.value(QStringLiteral("exists")).toBool() && !r.kind.isLimiter())
+        r.shards = readShardGroup(c, key, policies, r.nowUs); // the base of a sharded limiter?
     if (const auto placed = c.placementOf(key))
         r.placement = QStringLiteral("slot %1 on %2")
                           .arg(placed->slot)
@@ -96,6 +99,13 @@ std::optional<Decision> decisionOf(const QJsonObject &inspected, qint64 *usedNow
     out.resetAfterUs = n("reset_after_us");
     *usedNow = n("used_now");
     return out;
+}
+
+QString shardFormatLabel(KeyFormat format)
+{
+    KeyClass kind;
+    kind.format = format;
+    return kind.label();
 }
 
 qint64 jsonInt(const QJsonObject &o, const char *name, qint64 fallback = 0)
@@ -402,6 +412,16 @@ void KeyView::draw(const KeyRead &read)
     emit refreshed();
 }
 
+// The keys panel's colours for the used bar: amber past 80 %, red when full.
+void KeyView::colourBar(double fraction)
+{
+    QPalette p = m_bar->palette();
+    const QColor fill = fraction >= 1.0 ? QColor(0xe0, 0x4f, 0x3f) : fraction >= 0.8 ? QColor(0xf0, 0xa2, 0x30) : QColor(0x3f, 0xa3, 0x5b);
+    p.setColor(QPalette::Active, QPalette::Highlight, fill);
+    p.setColor(QPalette::Inactive, QPalette::Highlight, fill); // disabled (stale) keeps the palette's grey
+    m_bar->setPalette(p);
+}
+
 void KeyView::showHeader(const KeyRead &read)
 {
     const QJsonObject &in = read.inspected;
@@ -423,6 +443,13 @@ void KeyView::showHeader(const KeyRead &read)
         set("Format", QStringLiteral("%1 of %2").arg(kind.label(), displayKey(kind.base)));
     else if (kind.isLimiter())
         set("Format", kind.label());
+    else if (read.shards)
+        set("Format", QStringLiteral("sharded: %1 shards %2:%3 .. %2:%4, each %5")
+                          .arg(read.shards->group.count)
+                          .arg(displayKey(read.shards->group.base))
+                          .arg(read.shards->group.from)
+                          .arg(read.shards->group.from + read.shards->group.count - 1)
+                          .arg(shardFormatLabel(read.shards->group.format)));
     else if (!exists && read.spec)
         set("Format", QStringLiteral("none: no such key now (a first request starts a fresh %1)").arg(algorithmName(read.spec->algorithm)));
     else if (!exists)
@@ -439,7 +466,22 @@ void KeyView::showHeader(const KeyRead &read)
     set("Memory", formatSize(jsonInt(in, "memory", -1)));
     set("Encoding", in.value(QStringLiteral("encoding")).toString());
 
-    if (m_decision) {
+    if (read.shards && read.shards->group.policy) {
+        // The group: used summed over the shards against the group's limit.
+        const ShardUsage &sum = read.shards->sum;
+        set("Algorithm", algorithmName(read.shards->group.policy->spec.algorithm));
+        set("Used", QStringLiteral("%1 of %2 (summed over %3 shards)")
+                        .arg(formatCount(sum.used), formatCount(sum.limit))
+                        .arg(read.shards->group.count));
+        set("Remaining", formatCount(std::max<qint64>(0, sum.limit - sum.used)));
+        for (const char *name : {"Retry after", "Reset after", "Headers"})
+            set(name, QString());
+        const double f = sum.limit > 0 ? double(sum.used) / double(sum.limit) : 0;
+        m_bar->setVisible(true);
+        m_bar->setValue(int(std::min(1000.0, f * 1000)));
+        m_bar->setFormat(QStringLiteral("%1 of %2 used (%3 %)").arg(formatCount(sum.used), formatCount(sum.limit)).arg(qRound(f * 100)));
+        colourBar(f);
+    } else if (m_decision) {
         const Decision &d = *m_decision;
         set("Used", QStringLiteral("%1 of %2").arg(formatCount(m_usedNow), formatCount(d.limit)));
         set("Remaining", formatCount(std::max<qint64>(0, d.limit - m_usedNow)));
@@ -454,12 +496,7 @@ void KeyView::showHeader(const KeyRead &read)
         m_bar->setVisible(true);
         m_bar->setValue(int(std::min(1000.0, f * 1000)));
         m_bar->setFormat(QStringLiteral("%1 of %2 used (%3 %)").arg(formatCount(m_usedNow), formatCount(d.limit)).arg(qRound(f * 100)));
-        // The keys panel's colours: amber past 80 %, red when full.
-        QPalette p = m_bar->palette();
-        const QColor fill = f >= 1.0 ? QColor(0xe0, 0x4f, 0x3f) : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30) : QColor(0x3f, 0xa3, 0x5b);
-        p.setColor(QPalette::Active, QPalette::Highlight, fill);
-        p.setColor(QPalette::Inactive, QPalette::Highlight, fill); // disabled (stale) keeps the palette's grey
-        m_bar->setPalette(p);
+        colourBar(f);
     } else {
         for (const char *name : {"Used", "Remaining", "Retry after", "Reset after", "Headers"})
             set(name, QString());
@@ -480,8 +517,37 @@ void KeyView::showMessage(const QString &text)
     m_stack->setCurrentWidget(m_message);
 }
 
+// A sharded limiter's base: the shards side by side, each against its share.
+void KeyView::showShards(const KeyRead &read)
+{
+    const ShardGroupState &g = *read.shards;
+    if (!m_shardChart) {
+        m_shardChart = new ShardChart(m_stack);
+        m_stack->addWidget(m_shardChart);
+    }
+    std::vector<ShardChart::Shard> bars;
+    for (int i = 0; i < g.group.count; ++i) {
+        ShardChart::Shard b;
+        b.label = QString::number(g.group.from + i);
+        if (g.usage[size_t(i)])
+            b.used = g.usage[size_t(i)]->usedNow;
+        if (g.group.policy)
+            b.share = shardShare(g.group.policy->spec.limit, g.group.count, i);
+        bars.push_back(b);
+    }
+    QString title = QStringLiteral("%1 shards").arg(g.group.count);
+    if (g.group.policy)
+        title += QStringLiteral(": %1 of %2 used").arg(formatCount(g.sum.used), formatCount(g.sum.limit));
+    if (g.sum.busiest >= 0 && g.sum.used > 0)
+        title += QStringLiteral(" · busiest %1 (skew %2)").arg(g.group.from + g.sum.busiest).arg(g.sum.skew, 0, 'f', 2);
+    m_shardChart->show(title, bars);
+    m_stack->setCurrentWidget(m_shardChart);
+}
+
 void KeyView::showState(const KeyRead &read)
 {
+    if (read.shards)
+        return showShards(read);
     const QJsonObject state = read.inspected.value(QStringLiteral("state")).toObject();
     const KeyClass &kind = read.kind;
     const std::optional<LimitSpec> &spec = read.spec;

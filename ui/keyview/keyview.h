@@ -10,6 +10,7 @@
 #include "limiter.h"
 #include "policy.h"
 #include "redisclient.h"
+#include "shards.h"
 
 #include <QJsonObject>
 #include <QPointer>
@@ -28,6 +29,7 @@ class QStackedWidget;
 namespace ratescope::ui {
 
 class LogView;
+class ShardChart;
 class StateChart;
 
 // What one refresh read, on the worker, for one now.
@@ -40,6 +42,8 @@ struct KeyRead {
     std::optional<LimitSpec> spec; // the limits in force (override applied)
     QJsonObject inspected;         // inspectKey: type, ttl, memory, encoding, state, decision
     QString placement;             // a cluster's key: "slot 1234 on 127.0.0.1:7001"
+    // A key that does not exist but is the base of a sharded limiter: the group, read whole.
+    std::optional<ShardGroupState> shards;
 };
 
 class KeyView : public QWidget {
@@ -67,6 +71,7 @@ public:
     qint64 usedNow() const { return m_usedNow; }
     const KeyRead &lastRead() const { return m_last; }
     StateChart *stateChart() const { return m_chart; }
+    ShardChart *shardChart() const { return m_shardChart; } // nullptr until a sharded group is shown
     LogView *logView() const { return m_log; }
     QString titleText() const;
     QString messageText() const; // what stands in place of a chart ("not a limiter", ...)
@@ -89,6 +94,8 @@ private:
     void draw(const KeyRead &read);
     void showHeader(const KeyRead &read);
     void showState(const KeyRead &read);
+    void showShards(const KeyRead &read);
+    void colourBar(double fraction);
     void showMessage(const QString &text);
     void setStale(bool stale);
     void checkLoaded();
@@ -123,6 +130,7 @@ private:
     StateChart *m_chart;
     QLabel *m_message;
     LogView *m_log = nullptr;
+    ShardChart *m_shardChart = nullptr;
     QTimer m_timer;
 };
 
