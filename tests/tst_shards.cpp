@@ -9,6 +9,7 @@
 #include "shards.h"
 #include "testsupport.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
@@ -194,6 +195,25 @@ void TestShards::declaredShardsCountMissingOnesAsEmpty()
     QCOMPARE(group.value(QStringLiteral("limit")).toInt(), 40);
     QCOMPARE(group.value(QStringLiteral("busiest")).toString(), QStringLiteral("hot:{a}:3"));
     QCOMPARE(group.value(QStringLiteral("skew")).toDouble(), 2.0); // 10 of 20 on one shard of 4
+    // inspect BASE: the group shard by shard (the missing shard 2 is empty), each with its share.
+    const CliResult inspect =
+        runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("hot:{a}")});
+    QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
+    const QJsonObject sharded = QJsonDocument::fromJson(inspect.out).object().value(QStringLiteral("sharded")).toObject();
+    QCOMPARE(sharded.value(QStringLiteral("count")).toInt(), 4);
+    QCOMPARE(sharded.value(QStringLiteral("used")).toInt(), 20);
+    QCOMPARE(sharded.value(QStringLiteral("limit")).toInt(), 40);
+    QCOMPARE(sharded.value(QStringLiteral("busiest")).toInt(), 3);
+    const QJsonArray shards = sharded.value(QStringLiteral("shards")).toArray();
+    QCOMPARE(shards.size(), 4);
+    for (int i = 0; i < 4; ++i) {
+        QCOMPARE(shards[i].toObject().value(QStringLiteral("used")).toInt(), used[i]);
+        QCOMPARE(shards[i].toObject().value(QStringLiteral("limit")).toInt(), 10);
+    }
+    // A shard's own check runs against its share.
+    const CliResult shard =
+        runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("hot:{a}:1")});
+    QCOMPARE(QJsonDocument::fromJson(shard.out).object().value(QStringLiteral("limit")).toInt(), 10);
     // Refused: shards that leave a shard less than the cost, or out of range.
     for (const char *n : {"1", "41", "2000"})
         QCOMPARE(runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("bad"),

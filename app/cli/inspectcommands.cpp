@@ -14,6 +14,7 @@
 #include "usage.h"
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <map>
 #include <QDateTime>
@@ -401,7 +402,36 @@ int runInspect(Cli &cli)
             throw UsageError(
                 QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
     }
-    QJsonObject state = inspectKey(c, key, cli.policies(), OverrideStore(c, cli.ns()).get(key), o);
+    const std::vector<Policy> policies = cli.policies();
+    QJsonObject state = inspectKey(c, key, policies, OverrideStore(c, cli.ns()).get(key), o);
+    // The base of a sharded limiter (no key of its own): the group, shard by shard.
+    if (!state.value(QStringLiteral("exists")).toBool())
+        if (const auto group = readShardGroup(c, key, policies, o.nowUs)) {
+            QJsonArray shards;
+            for (int i = 0; i < group->group.count; ++i) {
+                QJsonObject one{{QStringLiteral("index"), group->group.from + i}};
+                insertBytes(one, QStringLiteral("key"), group->group.shardKey(i));
+                if (const auto &u = group->usage[size_t(i)]) {
+                    one.insert(QStringLiteral("used"), u->usedNow);
+                    one.insert(QStringLiteral("limit"), u->decision.limit);
+                }
+                shards.append(one);
+            }
+            QJsonObject g{{QStringLiteral("count"), group->group.count},
+                          {QStringLiteral("from"), group->group.from},
+                          {QStringLiteral("declared"), group->group.declared},
+                          {QStringLiteral("shards"), shards}};
+            if (group->group.policy) {
+                g.insert(QStringLiteral("used"), group->sum.used);
+                g.insert(QStringLiteral("limit"), group->sum.limit);
+                g.insert(QStringLiteral("remaining"), std::max<qint64>(0, group->sum.limit - group->sum.used));
+                if (group->sum.busiest >= 0) {
+                    g.insert(QStringLiteral("busiest"), group->group.from + group->sum.busiest);
+                    g.insert(QStringLiteral("skew"), std::round(group->sum.skew * 1000) / 1000);
+                }
+            }
+            state.insert(QStringLiteral("sharded"), g);
+        }
     if (const auto placed = c.placementOf(key)) { // where the key lives in a cluster
         state.insert(QStringLiteral("slot"), placed->slot);
         state.insert(QStringLiteral("node"), placed->master.toString());
