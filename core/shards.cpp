@@ -88,10 +88,11 @@ std::vector<ShardGroup> findShardGroups(const std::vector<std::pair<QByteArray, 
             if (highest >= g.from + g.count || lowest < g.from)
                 continue; // numbers outside the declared shards: not this policy's group
         } else {
-            // Inferred: exactly 0..N-1 or 1..N, at least two and at most kMaxInferredShards
-            // (limiters per user id, rl:user:1 .. rl:user:5000, are no shards).
+            // Inferred: exactly 0..N-1, at least two and at most kMaxInferredShards. Keys
+            // numbered from 1 are ids more often than shards (rl:user:1 .. rl:user:5 are five
+            // users): shards numbered 1..N are a policy's to declare.
             const int count = int(f.byNumber.size());
-            if (count < 2 || count > kMaxInferredShards || (lowest != 0 && lowest != 1) || highest - lowest + 1 != count)
+            if (count < 2 || count > kMaxInferredShards || lowest != 0 || highest - lowest + 1 != count)
                 continue;
             g.from = lowest;
             g.count = count;

@@ -35,10 +35,11 @@ struct ShardGroup {
 
 // The shard groups among classified keys (key, class): limiters of one of Ratescope's own
 // formats or a foreign log (counter windows never: their numbers are window ids) whose keys
-// are <base>:<n>. A group is inferred when its numbers are exactly 0..N-1 or 1..N, 2 <= N <=
-// kMaxInferredShards, all of one format (more numbers look like limiters per numeric id, not
-// shards); a policy with `shards` N that matches the keys makes them one group whatever
-// shards exist (missing ones are empty). Keys in no group are left out of the result.
+// are <base>:<n>. A group is inferred when its numbers are exactly 0..N-1, 2 <= N <=
+// kMaxInferredShards, all of one format (keys numbered from 1, or more of them, look like
+// limiters per numeric id, not shards); a policy with `shards` N that matches the keys makes
+// them one group, numbered from 0 or 1, whatever shards exist (missing ones are empty). Keys
+// in no group are left out of the result.
 inline constexpr int kMaxInferredShards = 64;
 std::vector<ShardGroup> findShardGroups(const std::vector<std::pair<QByteArray, KeyClass>> &keys, const std::vector<Policy> &policies);
 

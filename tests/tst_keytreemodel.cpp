@@ -53,6 +53,7 @@ private Q_SLOTS:
     void sortKeepsPersistentIndexes();
     void sortOneGroup();
     void lazyColumns();
+    void shardGroupRows();
     void trimDetailsKeepsVisible();
     void memoryPerKey();
     void policyTableUnderTester();
@@ -279,6 +280,54 @@ void TestKeyTreeModel::lazyColumns()
     m.claimStale({globex}, 0);
     m.setDetails({globex}, {orphan});
     QCOMPARE(m.index(1, KeyTreeModel::UsageColumn, api).data().toString(), QStringLiteral("no policy"));
+}
+
+// A group that holds exactly the shards 0..N-1 of one limiter reads "· N shards", and once
+// every shard is read, their used summed against their limits; keys numbered from 1 (ids)
+// or of different formats are no shards.
+void TestKeyTreeModel::shardGroupRows()
+{
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    m.addKeys({"rl:{t}:0", "rl:{t}:1", "rl:{t}:2", "rl:{t}:3", "user:1", "user:2", "user:3"});
+    QModelIndex shards, users;
+    for (int row = 0; row < m.rowCount(); ++row) {
+        const QModelIndex top = m.index(row, 0);
+        if (top.data(KeyTreeModel::KeyRole).toByteArray() == "rl")
+            shards = m.index(0, 0, top);
+        if (top.data(KeyTreeModel::KeyRole).toByteArray() == "user")
+            users = top;
+    }
+    QVERIFY(shards.isValid() && users.isValid());
+    QCOMPARE(shards.data().toString(), QStringLiteral("{t} · 4 shards"));
+    QCOMPARE(users.data().toString(), QStringLiteral("user (3)"));
+    QVERIFY(shards.siblingAtColumn(KeyTreeModel::UsageColumn).data().toString().isEmpty()); // not read yet
+    std::vector<quint32> ids;
+    std::vector<KeyDetails> details;
+    const qint64 used[] = {10, 3, 7, 0};
+    for (int i = 0; i < 4; ++i) {
+        ids.push_back(m.keyId(m.index(i, 0, shards)));
+        KeyDetails d;
+        d.type = "hash";
+        d.kind.format = KeyFormat::Gcra;
+        d.spec = LimitSpec{Algorithm::Gcra, 10, 1000000, 1};
+        Usage u;
+        u.usedNow = used[m.index(i, 0, shards).data().toString().toInt()];
+        u.decision = {u.usedNow < 10, 10, u.usedNow, 10 - u.usedNow, 0, 0};
+        d.usage = u;
+        details.push_back(d);
+    }
+    QSignalSpy changed(&m, &QAbstractItemModel::dataChanged);
+    m.setDetails(ids, details);
+    bool groupChanged = false;
+    for (const auto &args : changed)
+        groupChanged = groupChanged || args.at(0).value<QModelIndex>() == shards;
+    QVERIFY(groupChanged); // the group row is told its sum changed
+    QCOMPARE(shards.siblingAtColumn(KeyTreeModel::AlgorithmColumn).data().toString(), QStringLiteral("gcra (sharded)"));
+    QCOMPARE(shards.siblingAtColumn(KeyTreeModel::UsageColumn).data().toString(), QStringLiteral("20 / 40"));
+    QCOMPARE(shards.siblingAtColumn(KeyTreeModel::RemainingColumn).data().toString(), QStringLiteral("20"));
+    QCOMPARE(shards.siblingAtColumn(KeyTreeModel::UsageColumn).data(KeyTreeModel::UsageFractionRole).toDouble(), 0.5);
 }
 
 void TestKeyTreeModel::trimDetailsKeepsVisible()

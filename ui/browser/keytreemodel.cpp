@@ -1,5 +1,7 @@
 #include "keytreemodel.h"
 
+#include "shards.h"
+
 #include "displayformat.h"
 #include "keytext.h"
 
@@ -297,6 +299,10 @@ void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDe
         s.reading = false;
         emit dataChanged(indexOfKey(id, AlgorithmColumn), indexOfKey(id, MemoryColumn));
         emit dataChanged(indexOfKey(id, KeyColumn), indexOfKey(id, KeyColumn), {Qt::ToolTipRole, Qt::ForegroundRole});
+        // A shard's group row sums its shards.
+        const quint32 group = m_tree.key(id).group;
+        if (group != KeyTree::kRoot && m_tree.group(group).keys.size() <= size_t(kMaxInferredShards))
+            emit dataChanged(groupIndex(group, KeyColumn), groupIndex(group, RemainingColumn));
     }
 }
 
@@ -446,13 +452,72 @@ QVariant KeyTreeModel::data(const QModelIndex &index, int role) const
     return isGroupTag(tag) ? groupData(idOf(tag), index.column(), role) : keyData(idOf(tag), index.column(), role);
 }
 
+std::optional<KeyTreeModel::ShardSummary> KeyTreeModel::shardSummary(quint32 group) const
+{
+    // A group whose keys are exactly the shards 0..N-1 of one limiter (core's rule for shards
+    // no policy declares: 2 <= N <= kMaxInferredShards, decimal numbers, no sub-groups).
+    const KeyTree::Group &g = m_tree.group(group);
+    const qsizetype n = qsizetype(g.keys.size());
+    if (!g.groups.empty() || n < 2 || n > kMaxInferredShards)
+        return std::nullopt;
+    int lowest = std::numeric_limits<int>::max(), highest = -1;
+    QSet<int> numbers;
+    for (qsizetype i = 0; i < n; ++i) {
+        QByteArray base;
+        int number = 0;
+        if (!splitShardKey("x:" + m_tree.keyName(g.keys[size_t(i)]).toByteArray(), &base, &number) || numbers.contains(number))
+            return std::nullopt;
+        numbers.insert(number);
+        lowest = std::min(lowest, number);
+        highest = std::max(highest, number);
+    }
+    if (lowest != 0 || highest + 1 != n) // from 1: ids more often than shards (core's rule)
+        return std::nullopt;
+    ShardSummary sum;
+    sum.count = int(n);
+    // Summed once every shard has been read and holds the same kind of limiter with limits.
+    std::optional<KeyFormat> format;
+    for (qsizetype i = 0; i < n; ++i) {
+        const KeyDetails *d = details(g.keys[size_t(i)]);
+        if (!d)
+            return sum;
+        if (!d->kind.isLimiter() || (format && *format != d->kind.format))
+            return std::nullopt; // not shards of one limiter after all
+        format = d->kind.format;
+        sum.label = d->kind.label();
+        if (!d->usage)
+            return sum;
+        sum.used += d->usage->usedNow;
+        sum.limit += d->usage->decision.limit;
+    }
+    sum.complete = true;
+    return sum;
+}
+
 QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
 {
     const KeyTree::Group &g = m_tree.group(group);
+    const auto shards =
+        role == Qt::DisplayRole || role == UsageFractionRole || role == Qt::TextAlignmentRole ? shardSummary(group) : std::nullopt;
     switch (role) {
     case Qt::DisplayRole:
         if (column == KeyColumn)
-            return QStringLiteral("%1 (%2)").arg(nameText(m_tree.groupName(group)), formatCount(qint64(g.keyCount)));
+            return shards ? QStringLiteral("%1 · %2 shards").arg(nameText(m_tree.groupName(group))).arg(shards->count)
+                          : QStringLiteral("%1 (%2)").arg(nameText(m_tree.groupName(group)), formatCount(qint64(g.keyCount)));
+        if (shards && column == AlgorithmColumn && !shards->label.isEmpty())
+            return QStringLiteral("%1 (sharded)").arg(shards->label);
+        if (shards && shards->complete && column == UsageColumn)
+            return QStringLiteral("%1 / %2").arg(formatCount(shards->used), formatCount(shards->limit));
+        if (shards && shards->complete && column == RemainingColumn)
+            return formatCount(std::max<qint64>(0, shards->limit - shards->used));
+        return {};
+    case Qt::TextAlignmentRole:
+        if (column != KeyColumn && column != AlgorithmColumn)
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case UsageFractionRole:
+        if (shards && shards->complete && shards->limit > 0)
+            return std::clamp(double(shards->used) / double(shards->limit), 0.0, 1.0);
         return {};
     case Qt::ToolTipRole:
         if (column == KeyColumn)

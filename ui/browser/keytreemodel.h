@@ -4,6 +4,8 @@
 // the model is reset only when the keyspace is read again.
 #pragma once
 
+#include <optional>
+
 #include "keydetails.h"
 #include "keytree.h"
 
@@ -72,6 +74,17 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     Qt::ItemFlags flags(const QModelIndex &index) const override;
+
+    // A group that holds exactly the shards <group>:0..N-1 of one limiter: their
+    // count, and once every shard is read with limits, used summed against their limits.
+    struct ShardSummary {
+        int count = 0;
+        QString label;
+        bool complete = false;
+        qint64 used = 0;
+        qint64 limit = 0;
+    };
+    std::optional<ShardSummary> shardSummary(quint32 group) const;
 
 private:
     struct DetailsSlot {
