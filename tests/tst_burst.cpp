@@ -7,6 +7,7 @@
 #include "connection.h"
 #include "errors.h"
 #include "latencyhistogram.h"
+#include "scriptlibrary.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -108,6 +109,7 @@ private Q_SLOTS:
     void shardedRoundRobinAdmitsTheLimit();
     void shardedByHashDriftsBelowTheLimit();
     void cliShardedCheckAndBurst();
+    void repliesThatAreNoDecisionKeepTheSocketInStep();
 
 private:
     BurstConfig config(Algorithm a, const QByteArray &key, qint64 limit, qint64 windowUs) const
@@ -816,6 +818,43 @@ void TestBurst::cliShardedCheckAndBurst()
                                        QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("1s"),
                                        QStringLiteral("--request-id"), QStringLiteral("x")});
     QCOMPARE(stray.exitCode, 2);
+}
+
+// Replies of the wrong shape in the middle of pipelined batches (a library that answers
+// every other call with two integers instead of six): each is one error, and every reply
+// after it is still read as its own request's, so the counts are exact. The library claims
+// this build's version and digest, so that the burst calls it.
+void TestBurst::repliesThatAreNoDecisionKeepTheSocketInStep()
+{
+    SandboxServer server;
+    server.start();
+    Connection c(server.options());
+    const FunctionLibrary &real = FunctionLibrary::instance();
+    const QByteArray code =
+        "#!lua name=ratescope\n"
+        "local function version() return {'" +
+        real.version().toUtf8() + "', '" + real.scriptsDigest() +
+        "'} end\n"
+        "local function decide(keys, args)\n"
+        "  local n = redis.call('INCR', 'calls')\n"
+        "  if n % 2 == 0 then return {1, 2} end\n"
+        "  return {1, 1000, 1, 999, 0, 0}\n"
+        "end\n"
+        "local function peek(keys, args) return {1, 1000, 0, 1000, 0, 0} end\n"
+        "redis.register_function{function_name = 'ratescope_version', callback = version, flags = {'no-writes'}}\n"
+        "redis.register_function('ratescope_fixed_window', decide)\n"
+        "redis.register_function{function_name = 'ratescope_fixed_window_peek', callback = peek, flags = {'no-writes'}}\n";
+    QCOMPARE(c.command({"FUNCTION", "LOAD", code}).text(), QStringLiteral("ratescope"));
+    BurstConfig config = this->config(Algorithm::FixedWindow, "odd", 1000, kDay);
+    config.requests = 300;
+    config.pipeline = 16;
+    const BurstSummary s = BurstEngine(server.options(), config).run();
+    QCOMPARE(c.command({"GET", "calls"}).bytes(), QByteArray("300")); // each request ran once
+    QCOMPARE(s.sent, 300);
+    QCOMPARE(s.allowed, 150);
+    QCOMPARE(s.errors, 150);
+    QCOMPARE(s.unknown, 0);
+    QVERIFY2(s.firstError.contains(QStringLiteral("expected six integers")), qPrintable(s.firstError));
 }
 
 QTEST_GUILESS_MAIN(TestBurst)
