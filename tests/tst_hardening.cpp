@@ -66,6 +66,7 @@ private Q_SLOTS:
     void noChangeWithoutAnAuditEntry();
     void namespaceCollidingWithAppKeys();
     void interruptedResetRecordsIntentAndConfirmedCount();
+    void resetWhenTheServerDiesMatchesWhatItHolds_data();
     void resetWhenTheServerDiesMatchesWhatItHolds();
     void burstWhenTheServerDiesMatchesWhatItHolds();
     void clearingNothingIsNotAudited();
@@ -537,12 +538,16 @@ SandboxServer::Config durableServer()
     return config;
 }
 
-// Waits (bounded) until `ready` holds while the CLI runs, then kills the server.
-bool killWhen(SandboxServer &server, QProcess &cli, const std::function<bool()> &ready)
+// Waits (bounded) until `ready` holds while the CLI runs, then kills the server (or, with
+// stall, stops it answering: SIGSTOP).
+bool killWhen(SandboxServer &server, QProcess &cli, const std::function<bool()> &ready, bool stall = false)
 {
     for (int i = 0; i < 20000 && cli.state() == QProcess::Running; ++i) {
         if (ready()) {
-            server.kill();
+            if (stall)
+                server.pause();
+            else
+                server.kill();
             return true;
         }
         QThread::usleep(200);
@@ -552,13 +557,26 @@ bool killWhen(SandboxServer &server, QProcess &cli, const std::function<bool()> 
 
 } // namespace
 
-// The server dies in the middle of `reset --match`: the CLI reports the deletions confirmed and
-// the batch in doubt, and the restarted server agrees (confirmed <= deleted <= processed + one
-// batch); the intent entry was written before the first delete.
+void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds_data()
+{
+    QTest::addColumn<bool>("stall");
+    QTest::newRow("killed") << false;
+    QTest::newRow("stalled") << true;
+}
+
+// The server dies (or stops answering) in the middle of `reset --match`: the CLI reports the
+// deletions confirmed and the batch in doubt, and the server agrees once it runs again
+// (confirmed <= deleted <= processed + one batch); the intent entry was written before the
+// first delete.
 void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds()
 {
+    QFETCH(bool, stall);
     SandboxServer server(durableServer());
     server.start();
+    struct Resume { // whatever happens below, a stalled server runs again
+        SandboxServer &server;
+        ~Resume() { server.resume(); }
+    } resume{server};
     constexpr int kKeys = 120000;
     {
         Connection c(server.options());
@@ -572,13 +590,15 @@ void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds()
         c.pipeline(fill);
     }
     QProcess cli;
-    cli.start(QStringLiteral(RATESCOPE_CLI_PATH), {QStringLiteral("--url"), server.url(), QStringLiteral("--json"), QStringLiteral("reset"),
-                                                   QStringLiteral("--match"), QStringLiteral("dk:*"), QStringLiteral("--yes")});
+    cli.start(QStringLiteral(RATESCOPE_CLI_PATH),
+              {QStringLiteral("--url"), server.url() + QStringLiteral("?timeout=500ms"), QStringLiteral("--json"), QStringLiteral("reset"),
+               QStringLiteral("--match"), QStringLiteral("dk:*"), QStringLiteral("--yes")});
     QVERIFY(cli.waitForStarted(10000));
     Connection probe(server.options());
-    // Kill once a few batches are gone (the plan is the whole SCAN first: the deletes start after it).
-    const bool killed = killWhen(server, cli, [&] { return probe.command({"DBSIZE"}).integer() < kKeys - 2000; });
-    QVERIFY2(killed, "the reset ended before the server could be killed");
+    // Once a few batches are gone (the plan is the whole SCAN first: the deletes start after it).
+    const bool stopped = killWhen(
+        server, cli, [&] { return probe.command({"DBSIZE"}).integer() < kKeys - 2000; }, stall);
+    QVERIFY2(stopped, "the reset ended before the server could be stopped");
     QVERIFY(cli.waitForFinished(60000));
     const QByteArray err = cli.readAllStandardError();
     QCOMPARE(cli.exitCode(), 3);
@@ -589,7 +609,10 @@ void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds()
     const qint64 processed = o.value(QStringLiteral("processed")).toInteger(-1);
     QVERIFY2(confirmed >= 1000 && confirmed == processed && processed < kKeys, err.constData()); // every planned key existed
 
-    server.restart();
+    if (stall)
+        server.resume();
+    else
+        server.restart();
     Connection after(server.options());
     qint64 left = 0;
     QByteArray cursor = "0";
