@@ -47,14 +47,14 @@ Decision counterDecision(const LimitSpec &spec, qint64 windowUs, qint64 prev, qi
     d.limit = L;
     if (!sliding) {
         d.allowed = curr + c <= L;
-        d.used = std::min(L, curr + (d.allowed ? c : 0));
+        d.used = curr + (d.allowed ? c : 0); // above the limit when the service counts denials: shown as it is
         d.retryAfterUs = d.allowed ? 0 : x0;
         d.resetAfterUs = d.used > 0 ? x0 : 0;
     } else {
         const qint64 weighted = qint64(i128(prev) * x0 / W);
         d.allowed = weighted + curr + c <= L;
         const qint64 currAfter = curr + (d.allowed ? c : 0);
-        d.used = std::min(L, weighted + currAfter);
+        d.used = weighted + currAfter;
         if (!d.allowed) {
             const qint64 k = L - curr - c;
             const qint64 xmax = (k >= 0 && prev > 0) ? ceilDiv(i128(k + 1) * W, prev) - 1 : 0;
@@ -70,7 +70,7 @@ Decision counterDecision(const LimitSpec &spec, qint64 windowUs, qint64 prev, qi
         else if (prev > 0)
             d.resetAfterUs = std::max<qint64>(0, x0 - (ceilDiv(W, prev) - 1));
     }
-    d.remaining = L - d.used;
+    d.remaining = std::max<qint64>(0, L - d.used);
     return d;
 }
 
@@ -197,8 +197,10 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClas
     Decision d;
     d.limit = spec.limit;
     d.allowed = used + spec.cost <= spec.limit;
-    d.used = std::min(spec.limit, used + (d.allowed ? spec.cost : 0));
-    d.remaining = spec.limit - d.used;
+    // A log that keeps denied attempts (rolling-rate-limiter) holds more than the limit: used
+    // is shown as it is, remaining 0, never negative and never clamped.
+    d.used = used + (d.allowed ? spec.cost : 0);
+    d.remaining = std::max<qint64>(0, spec.limit - d.used);
     // Scores are another service's doubles (1e300, inf, nan): clamped before any integer arithmetic.
     auto expiresIn = [&](double score) { return std::max<qint64>(0, scoreToUs(std::ceil(score * unit), 1.0) + spec.windowUs - nowUs); };
     if (d.allowed)

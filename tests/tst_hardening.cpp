@@ -88,6 +88,7 @@ private Q_SLOTS:
     // Other services' numbers in 64-bit arithmetic.
     void hugeForeignCountersDoNotOverflow();
     void hugeForeignScoresDoNotOverflow();
+    void overLimitStateIsShownAsItIs();
 
 private:
     ConnectionOptions as(const char *user, const char *password) const
@@ -879,7 +880,9 @@ void TestHardening::hugeForeignCountersDoNotOverflow()
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject o = lastJsonLine(r.out);
         QVERIFY2(!o.value(QStringLiteral("allowed")).toBool(true), r.out.constData());
-        QCOMPARE(o.value(QStringLiteral("used")).toInteger(), 10);
+        // Shown as it is (within the 2^61 every foreign counter is capped at), never negative room.
+        QCOMPARE(o.value(QStringLiteral("used")).toInteger(), qint64(1) << 61);
+        QCOMPARE(o.value(QStringLiteral("remaining")).toInteger(), 0);
         QVERIFY2(o.value(QStringLiteral("retry_after_ms")).toInteger() > 0, r.out.constData());
     }
     // A negative counter reads as empty, not as credit.
@@ -909,6 +912,50 @@ void TestHardening::hugeForeignScoresDoNotOverflow()
                 .toObject()
                 .value(QStringLiteral("time_us"))
                 .toInteger() > 0);
+}
+
+// Another service's log that keeps denied attempts (14 entries against a limit of 10, as
+// rolling-rate-limiter writes them) and a counter that counts denials (14 of 10): used 14,
+// remaining 0 (never negative, never clamped) in keys and peek alike, and the retry waits
+// for the entry whose expiry brings the count under the limit (the 5th oldest).
+void TestHardening::overLimitStateIsShownAsItIs()
+{
+    const qint64 now = 1795400000000000LL;
+    std::vector<Command> fill;
+    for (int i = 0; i < 14; ++i)
+        fill.push_back({"ZADD", "rrl:u1", QByteArray::number(now - 14000 + i * 1000),
+                        "5f0c6d1e-0000-4000-8000-" + QByteArray::number(100000000000LL + i)});
+    m_conn->pipeline(fill);
+    const qint64 windowId = now / 60000000;
+    m_conn->command({"SET", "cnt:u1:" + QByteArray::number(windowId), "14"});
+    for (const char *match : {"rrl:*", "cnt:*"}) {
+        Policy p;
+        p.name = QString::fromLatin1(match).left(3);
+        p.match = match;
+        p.spec = {match[0] == 'r' ? Algorithm::SlidingLog : Algorithm::FixedWindow, 10, 60000000, 1};
+        PolicyStore(*m_conn, kNs).set(p, 0, QStringLiteral("t"));
+    }
+    const QStringList at{QStringLiteral("--now-us"), QString::number(now)};
+    const CliResult keys = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("keys")} + at));
+    QVERIFY2(keys.exitCode == 0, keys.err.constData());
+    int rows = 0;
+    for (const QByteArray &line : keys.out.trimmed().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        QCOMPARE(o.value(QStringLiteral("used")).toInt(), 14);
+        QCOMPARE(o.value(QStringLiteral("remaining")).toInt(), 0);
+        ++rows;
+    }
+    QCOMPARE(rows, 2);
+    const CliResult log = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("rrl:u1")} + at));
+    const QJsonObject d = lastJsonLine(log.out);
+    QCOMPARE(d.value(QStringLiteral("used")).toInt(), 14);
+    QCOMPARE(d.value(QStringLiteral("remaining")).toInt(), 0);
+    QCOMPARE(d.value(QStringLiteral("allowed")).toBool(), false);
+    // The 5th oldest entry (now - 10 ms) expires one window after it: 60 s - 10 ms from now.
+    QCOMPARE(d.value(QStringLiteral("retry_after_ms")).toInt(), 59990);
+    const CliResult counter = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("cnt:u1")} + at));
+    QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("used")).toInt(), 14);
+    QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("remaining")).toInt(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestHardening)

@@ -75,7 +75,7 @@ public:
             if (r.usage) {
                 o.insert(QStringLiteral("used"), r.usage->usedNow);
                 o.insert(QStringLiteral("limit"), r.usage->decision.limit);
-                o.insert(QStringLiteral("remaining"), r.usage->decision.limit - r.usage->usedNow);
+                o.insert(QStringLiteral("remaining"), std::max<qint64>(0, r.usage->decision.limit - r.usage->usedNow));
             }
             if (r.memory >= 0)
                 o.insert(QStringLiteral("memory"), r.memory);
@@ -99,7 +99,7 @@ public:
         const QString dash = QStringLiteral("-");
         line(r.shards ? QStringLiteral("%1 · %2 shards").arg(displayKey(r.key)).arg(r.shards) : displayKey(r.key), r.label,
              r.usage ? QString::number(r.usage->usedNow) : dash, r.usage ? QString::number(r.usage->decision.limit) : dash,
-             r.usage ? QString::number(r.usage->decision.limit - r.usage->usedNow) : dash, ttlText(r.pttlMs),
+             r.usage ? QString::number(std::max<qint64>(0, r.usage->decision.limit - r.usage->usedNow)) : dash, ttlText(r.pttlMs),
              r.memory >= 0 ? formatBytes(r.memory) : dash);
     }
 
