@@ -104,6 +104,21 @@ std::vector<ShardGroup> findShardGroups(const std::vector<std::pair<QByteArray, 
     return groups;
 }
 
+std::vector<UsageTarget> shardTargets(const ShardGroup &group)
+{
+    std::vector<UsageTarget> targets;
+    if (!group.policy)
+        return targets;
+    for (int i = 0; i < group.count; ++i) {
+        LimitSpec share = group.policy->spec;
+        share.limit = shardShare(share.limit, group.count, i);
+        KeyClass kind;
+        kind.format = group.format;
+        targets.push_back({group.shardKey(i), kind, share});
+    }
+    return targets;
+}
+
 ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards)
 {
     ShardUsage u;
@@ -157,15 +172,7 @@ std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByt
         state.group = g;
         state.usage.resize(size_t(g.count));
         if (g.policy) {
-            std::vector<UsageTarget> targets;
-            for (int i = 0; i < g.count; ++i) {
-                LimitSpec share = g.policy->spec;
-                share.limit = shardShare(share.limit, g.count, i);
-                KeyClass kind;
-                kind.format = g.format;
-                targets.push_back({g.shardKey(i), kind, share});
-            }
-            state.usage = readUsage(connection, targets, nowUs);
+            state.usage = readUsage(connection, shardTargets(g), nowUs);
             state.sum = sumShards(state.usage);
             state.sum.limit = g.policy->spec.limit;
         }

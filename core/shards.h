@@ -55,6 +55,9 @@ struct ShardUsage {
     bool denying = false; // some shard would deny a request now
 };
 ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards);
+// What to read for each shard of a group with a policy: its key, format and share of the
+// policy's limit (shard order); empty without a policy.
+std::vector<UsageTarget> shardTargets(const ShardGroup &group);
 
 // A sharded limiter read whole, by its base (a key that does not exist itself): its shards
 // (SCAN MATCH <base>:*, at most kMaxScanned keys looked at), each one's usage with its share

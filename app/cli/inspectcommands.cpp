@@ -237,16 +237,8 @@ int runKeys(Cli &cli)
             if (g.policy) {
                 row.policy = g.policy->name;
                 row.spec = g.policy->spec;
-                std::vector<UsageTarget> targets;
-                for (int i = 0; i < g.count; ++i) {
-                    LimitSpec share = g.policy->spec;
-                    share.limit = shardShare(share.limit, g.count, i);
-                    KeyClass kind;
-                    kind.format = g.format;
-                    targets.push_back({g.shardKey(i), kind, share});
-                }
                 try {
-                    const auto usage = readUsage(c, targets, scanner.nowUs());
+                    const auto usage = readUsage(c, shardTargets(g), scanner.nowUs());
                     const ShardUsage sum = sumShards(usage);
                     Decision d;
                     d.limit = g.policy->spec.limit;
