@@ -3,6 +3,7 @@
 #include "connection.h"
 #include "errors.h"
 #include "keytext.h"
+#include "limiterformat.h"
 #include "logwindow.h"
 #include "usage.h"
 
@@ -12,7 +13,7 @@
 namespace ratescope {
 
 KeyClass classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit,
-                     const std::optional<LimitSpec> &spec)
+                     const std::optional<LimitSpec> &spec, const QString &declaredFormat)
 {
     const QByteArray type = connection.command({"TYPE", key}).bytes();
     if (type == "none") {
@@ -29,7 +30,7 @@ KeyClass classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs
         }
         return k;
     }
-    return classify(key, type, connection.pipeline(sampleCommands(key, type)), nowUs, declaredUnit);
+    return classify(key, type, connection.pipeline(sampleCommands(key, type)), nowUs, declaredUnit, declaredFormat);
 }
 
 namespace {
@@ -177,9 +178,11 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
                        const std::optional<Override> &override, const InspectOptions &o)
 {
     const EffectiveLimits limits = effectiveLimits(policies, override, key);
-    const std::optional<LimitSpec> spec = o.spec ? o.spec : limits.spec;
     const ScoreUnit declared = o.scoreUnit != ScoreUnit::Auto ? o.scoreUnit : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
-    const KeyClass kind = classifyKey(connection, key, o.nowUs, declared, spec);
+    const KeyClass kind =
+        classifyKey(connection, key, o.nowUs, declared, o.spec ? o.spec : limits.spec, limits.policy ? limits.policy->format : QString());
+    // Another library's key may state its own limits or window (Python limits, Kong's period).
+    const std::optional<LimitSpec> spec = limitsFor(kind, o.spec ? o.spec : limits.spec);
     if (o.buckets > 0) { // refused before anything else is read
         if (!o.bucketSpanUs && !spec)
             throw UsageError(QStringLiteral("buckets need a span or known limits (a policy, or --limit and --window)"));
@@ -202,6 +205,15 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
         out.insert(QStringLiteral("memory"), meta[3].integer());
     if (const auto a = kind.algorithm())
         out.insert(QStringLiteral("algorithm"), algorithmName(*a));
+    if (kind.format == KeyFormat::Library) {
+        QJsonObject library{{QStringLiteral("name"), kind.reader->name()}, {QStringLiteral("library"), kind.reader->library()}};
+        insertBytes(library, QStringLiteral("limiter"), kind.subject(key));
+        QJsonArray keys;
+        for (const QByteArray &k : kind.reader->keys(kind, o.nowUs))
+            keys.append(displayKey(k));
+        library.insert(QStringLiteral("keys"), keys);
+        out.insert(QStringLiteral("library_format"), library);
+    }
     if (limits.policy)
         out.insert(QStringLiteral("policy"), limits.policy->name);
     if (override)
@@ -216,6 +228,13 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
         break;
     case KeyFormat::CounterWindow:
         out.insert(QStringLiteral("state"), counterState(connection, kind, o.nowUs));
+        break;
+    case KeyFormat::Library:
+        if (kind.reader->readable())
+            out.insert(QStringLiteral("state"),
+                       kind.reader->state(kind, connection.pipeline(kind.reader->read(kind, spec ? &*spec : nullptr, o.nowUs)), o.nowUs));
+        else
+            out.insert(QStringLiteral("state"), QJsonObject{{QStringLiteral("opaque"), true}});
         break;
     case KeyFormat::Other:
         break;
@@ -244,7 +263,7 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
     } else if (o.buckets > 0) {
         throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(displayKey(key), meta[0].text()));
     }
-    if (spec && (kind.isLimiter() || meta[0].text() == QLatin1String("none"))) {
+    if (spec && ((kind.isLimiter() && kind.readable()) || meta[0].text() == QLatin1String("none"))) {
         // A missing key is a fresh limiter of the policy's algorithm.
         KeyClass asRead = kind;
         if (!kind.isLimiter())
@@ -253,6 +272,8 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
             out.insert(
                 QStringLiteral("decision"),
                 decisionJson(peekAnyFormat(connection, kind.format == KeyFormat::CounterWindow ? kind.base : key, asRead, *spec, o.nowUs)));
+        } catch (const UnexpectedReplyError &e) {
+            out.insert(QStringLiteral("decision_error"), e.message());
         } catch (const ReplyError &e) {
             out.insert(QStringLiteral("decision_error"), e.message());
         }

@@ -14,7 +14,7 @@ class Connection;
 // Classifies one key. A key that does not exist but whose current or previous counter
 // window does (<key>:<window id>, window from `spec`) is a counter base.
 KeyClass classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit = ScoreUnit::Auto,
-                     const std::optional<LimitSpec> &spec = {});
+                     const std::optional<LimitSpec> &spec = {}, const QString &declaredFormat = {});
 
 struct InspectOptions {
     qint64 nowUs = 0;

@@ -62,7 +62,8 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
             d.metadata = colon < 0 ? rest : rest.left(colon);
         }
         // A counter window belongs to its base: "api:acme:28475638" is a window of "api:acme".
-        const QByteArray subject = d.kind.format == KeyFormat::CounterWindow ? d.kind.base : keys[i];
+        // Another library's limiter kept in several keys belongs to its first key alike.
+        const QByteArray subject = d.kind.subject(keys[i]);
         std::optional<Override> override = parseOverride(read.alsoRead[i].front());
         if (d.kind.format == KeyFormat::CounterWindow && !read.alsoSampled[i].empty())
             override = parseOverride(read.alsoSampled[i].front());
@@ -71,9 +72,9 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
             d.policy = limits.policy->name;
             d.policyMatch = limits.policy->match;
         }
-        d.spec = limits.spec;
+        d.spec = limitsFor(d.kind, limits.spec); // another library's key may state its own limits
         d.overridden = limits.override.has_value() && limits.spec.has_value();
-        if (!d.kind.isLimiter() || !d.spec)
+        if (!d.kind.isLimiter() || !d.kind.readable() || !d.spec)
             continue;
         try {
             d.spec->validate();

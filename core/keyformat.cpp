@@ -1,5 +1,7 @@
 #include "keyformat.h"
 
+#include "limiterformat.h"
+
 #include <cmath>
 
 namespace ratescope {
@@ -19,11 +21,26 @@ std::optional<Algorithm> KeyClass::algorithm() const
         return Algorithm::TokenBucket;
     case KeyFormat::Gcra:
         return Algorithm::Gcra;
+    case KeyFormat::Library:
+        return reader->family();
     case KeyFormat::CounterWindow:
     case KeyFormat::Other:
         break;
     }
     return std::nullopt;
+}
+
+bool KeyClass::readable() const
+{
+    switch (format) {
+    case KeyFormat::Other:
+    case KeyFormat::ForeignTokenBucket:
+        return false;
+    case KeyFormat::Library:
+        return reader->readable();
+    default:
+        return true;
+    }
 }
 
 KeyFormat ownFormat(Algorithm a)
@@ -52,6 +69,8 @@ QString KeyClass::label() const
         return windowSeconds ? QStringLiteral("counter window (%1s)").arg(windowSeconds) : QStringLiteral("counter window");
     case KeyFormat::ForeignTokenBucket:
         return QStringLiteral("token-bucket (foreign)");
+    case KeyFormat::Library:
+        return reader->label();
     case KeyFormat::Other:
         return QStringLiteral("other");
     default:
@@ -75,8 +94,11 @@ qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds)
 {
     if (id <= 0)
         return 0;
-    // Window lengths people choose; anything else would make every integer look like one.
-    static const qint64 usual[] = {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800};
+    // Window lengths people choose; anything else would make every integer look like one. Up
+    // to 3 hours: the ids of longer windows are numbers of five digits or fewer (a day's is
+    // about 20,000 now), which application keys end in all the time ("user:20781"); a
+    // counter of a longer window is recognised when limits name it (a policy, or flags).
+    static const qint64 usual[] = {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800};
     for (qint64 w : usual) {
         const qint64 current = nowSeconds / w;
         if (id == current || id == current - 1)
@@ -96,6 +118,21 @@ bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id)
     *base = key.left(colon);
     *id = key.mid(colon + 1).toLongLong();
     return true;
+}
+
+QString notOursToDecide(const QString &shownKey, const KeyClass &kind)
+{
+    switch (kind.format) {
+    case KeyFormat::Library:
+    case KeyFormat::ForeignSlidingLog:
+    case KeyFormat::CounterWindow:
+    case KeyFormat::ForeignTokenBucket:
+        return QStringLiteral("'%1' is a %2 limiter that another service keeps: its library decides on it, and Ratescope's scripts "
+                              "never write to it (peek and inspect read it)")
+            .arg(shownKey, kind.label());
+    default:
+        return {};
+    }
 }
 
 bool isTicketMember(const QByteArray &member)
@@ -129,6 +166,8 @@ std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &typ
         return {{"GETRANGE", key, "0", "40"}};
     if (type == "hash")
         return {{"HRANDFIELD", key, "12"}};
+    if (type == "list")
+        return {{"LINDEX", key, "0"}};
     return {};
 }
 
@@ -161,12 +200,50 @@ KeyFormat hashFormat(const QList<QByteArray> &fields)
 
 } // namespace
 
-KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vector<Reply> &samples, qint64 nowUs, ScoreUnit declaredUnit)
+namespace {
+
+// Another library's format: the one a policy declares, when the key fits it; else the first
+// whose unambiguous shape it has.
+bool classifyLibrary(const QByteArray &key, const QByteArray &type, const Reply &sample, qint64 nowUs, const QString &declaredFormat,
+                     KeyClass &k)
+{
+    if (!declaredFormat.isEmpty()) {
+        const LimiterFormat *f = findLimiterFormat(declaredFormat);
+        KeyClass candidate;
+        if (f && f->type() == type && f->match(key, sample, nowUs, true, candidate)) {
+            k = candidate;
+            k.format = KeyFormat::Library;
+            k.reader = f;
+            return true;
+        }
+    }
+    for (const LimiterFormat *f : limiterFormats()) {
+        if (f->type() != type)
+            continue;
+        KeyClass candidate;
+        if (f->match(key, sample, nowUs, false, candidate)) {
+            k = candidate;
+            k.format = KeyFormat::Library;
+            k.reader = f;
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vector<Reply> &samples, qint64 nowUs, ScoreUnit declaredUnit,
+                  const QString &declaredFormat)
 {
     KeyClass k;
     if (samples.empty() || samples[0].isError())
         return k;
     const Reply &s = samples[0];
+    if (type == "list") {
+        classifyLibrary(key, type, s, nowUs, declaredFormat, k);
+        return k;
+    }
     if (type == "zset") {
         if (s.size() != 2)
             return k;
@@ -181,12 +258,16 @@ KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vect
             k.unit = ScoreUnit::Microseconds;
             return k;
         }
+        if (declaredUnit == ScoreUnit::Auto && classifyLibrary(key, type, s, nowUs, declaredFormat, k))
+            return k;
         k.unit = declaredUnit != ScoreUnit::Auto ? declaredUnit : detected;
         if (k.unit != ScoreUnit::Auto)
             k.format = KeyFormat::ForeignSlidingLog;
         return k;
     }
     if (type == "string") {
+        if (classifyLibrary(key, type, s, nowUs, declaredFormat, k))
+            return k;
         QByteArray base;
         qint64 id = 0;
         if (isInteger(s.bytes()) && splitCounterWindowKey(key, &base, &id)) {
@@ -204,6 +285,8 @@ KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vect
         for (const Reply &f : s.elements())
             fields << f.bytes();
         k.format = hashFormat(fields);
+        if (k.format == KeyFormat::Other || k.format == KeyFormat::ForeignTokenBucket)
+            classifyLibrary(key, type, s, nowUs, declaredFormat, k);
     }
     return k;
 }

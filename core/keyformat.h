@@ -19,7 +19,10 @@ enum class KeyFormat {
     ForeignSlidingLog,  // a sorted set whose scores are epoch times (s, ms or us)
     CounterWindow,      // a string integer named <base>:<window id>
     ForeignTokenBucket, // a hash with a tokens field and a timestamp field
+    Library,            // another library's or gateway's limiter, read by `reader` (limiterformat.h)
 };
+
+class LimiterFormat;
 
 struct KeyClass {
     KeyFormat format = KeyFormat::Other;
@@ -27,11 +30,19 @@ struct KeyClass {
     QByteArray base;                  // CounterWindow: the key without ":<window id>"
     qint64 windowId = 0;              // CounterWindow
     qint64 windowSeconds = 0;         // CounterWindow: inferred from the id and the clock
+    const LimiterFormat *reader = nullptr; // Library
+    qint64 windowUs = 0;                   // Library: a window the key states (its period, its unit)
+    std::optional<LimitSpec> keyLimits;    // Library: limits the key itself states (Python limits)
 
     // The algorithm this format implements, when it says (a counter window may be fixed or
     // sliding: that is the policy's to say).
     std::optional<Algorithm> algorithm() const;
     bool isLimiter() const { return format != KeyFormat::Other; }
+    // The limiter a key belongs to, the one row it is listed as: a counter window's base, a
+    // two-key format's first key; the key itself otherwise.
+    QByteArray subject(const QByteArray &key) const { return base.isEmpty() ? key : base; }
+    // Whether its state can be read (not an opaque format, not a hash it only recognises).
+    bool readable() const;
     // "sliding-log", "sliding-log (ms scores)", "counter window", ...
     QString label() const;
 };
@@ -50,8 +61,14 @@ bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id);
 // The commands that tell a key of this Redis type apart, and the classification from their
 // replies (in the same order). `nowUs` is the server's clock; `declaredUnit` a policy's.
 std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &type);
+// `declaredFormat` a policy's format (limiterformat.h): keys of its shape are read that way.
 KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vector<Reply> &samples, qint64 nowUs,
-                  ScoreUnit declaredUnit = ScoreUnit::Auto);
+                  ScoreUnit declaredUnit = ScoreUnit::Auto, const QString &declaredFormat = {});
+
+// Whether the key belongs to another service's limiter (its library's log, counters, bucket):
+// check and burst refuse it, with this message naming what it is; empty for Ratescope's own
+// formats and for keys that are no limiter.
+QString notOursToDecide(const QString &shownKey, const KeyClass &kind);
 
 // The format Ratescope's own script for this algorithm writes.
 KeyFormat ownFormat(Algorithm a);

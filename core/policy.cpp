@@ -8,6 +8,7 @@
 #include "glob.h"
 #include "inputcheck.h"
 #include "keytext.h"
+#include "limiterformat.h"
 
 #include <QJsonDocument>
 
@@ -90,6 +91,8 @@ std::vector<PolicyProblem> Policy::problems() const
                                                  .arg(shards)
                                                  .arg(spec.limit / shards)
                                                  .arg(spec.cost)});
+    if (!format.isEmpty() && !findLimiterFormat(format))
+        found.push_back({PolicyField::Format, QStringLiteral("unknown format '%1' (`ratescope-cli formats` lists them)").arg(format)});
     return found;
 }
 
@@ -122,6 +125,8 @@ QJsonObject Policy::toJson() const
     };
     if (shards)
         o.insert(QStringLiteral("shards"), shards); // absent when not sharded: older builds read the record alike
+    if (!format.isEmpty())
+        o.insert(QStringLiteral("format"), format); // the same: absent for keys read by their shape
     return o;
 }
 
@@ -139,6 +144,7 @@ Policy Policy::fromJson(const QJsonObject &o)
         p.description = o.value(QStringLiteral("description")).toString();
         p.enforced = o.value(QStringLiteral("enforced")).toBool(true);
         p.shards = o.value(QStringLiteral("shards")).toInt(0);
+        p.format = o.value(QStringLiteral("format")).toString();
         p.version = o.value(QStringLiteral("version")).toInteger();
         p.updatedAt = QDateTime::fromMSecsSinceEpoch(o.value(QStringLiteral("updated_at")).toInteger(), Qt::UTC);
         p.updatedBy = o.value(QStringLiteral("updated_by")).toString();

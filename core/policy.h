@@ -22,7 +22,7 @@ ScoreUnit parseScoreUnit(const QString &name); // throws UsageError
 qint64 scoreUnitUs(ScoreUnit u);               // 1000000, 1000, 1 (Auto: 0)
 
 // The fields of a policy a problem belongs to, so an editor can say it next to that field.
-enum class PolicyField { Name, Match, Limit, Window, Cost };
+enum class PolicyField { Name, Match, Limit, Window, Cost, Format };
 struct PolicyProblem {
     PolicyField field;
     QString message; // LimitSpec::validate's words for the limits, without the policy's name
@@ -44,6 +44,9 @@ struct Policy {
     // shares spec.limit (each shard limit / shards; the first limit % shards one more). 0: not
     // sharded (the key browser and `keys` still infer shards from the keys themselves).
     int shards = 0;
+    // Another library's format the matching keys are read as (limiterformat.h, `ratescope-cli
+    // formats`): for key shapes that need saying. Empty: recognised by their shape.
+    QString format;
     qint64 version = 0; // 1 on creation, +1 on every change
     QDateTime updatedAt;
     QString updatedBy;

@@ -3,8 +3,12 @@
 #include "connection.h"
 #include "errors.h"
 #include "glob.h"
+#include "inspector.h"
 #include "keyformat.h"
+#include "keyscanner.h"
 #include "keytext.h"
+#include "limiterformat.h"
+#include "policy.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -60,7 +64,7 @@ QString failureText(const std::exception_ptr &failure)
 
 bool isLimiterType(const QByteArray &type)
 {
-    return type == "zset" || type == "string" || type == "hash";
+    return type == "zset" || type == "string" || type == "hash" || type == "list"; // list: Python limits' moving window
 }
 
 bool isMetadataKey(const QByteArray &ns, const QByteArray &key)
@@ -88,8 +92,13 @@ std::vector<std::pair<QByteArray, QByteArray>> Resetter::nonLimiterTypes(const R
         const auto replies = m_connection.pipeline(types);
         for (qsizetype i = 0; i < batch.size(); ++i) {
             const Reply &t = replies[size_t(i)].orThrow();
-            if (t.bytes() != "none" && !isLimiterType(t.bytes()))
-                found.emplace_back(batch[i], t.bytes());
+            if (t.bytes() == "none" || (isLimiterType(t.bytes()) && t.bytes() != "list"))
+                continue;
+            // A list is a limiter only when it is one (Python limits' moving window).
+            if (t.bytes() == "list" &&
+                classify(batch[i], "list", m_connection.pipeline(sampleCommands(batch[i], "list")), serverTimeUs(m_connection)).isLimiter())
+                continue;
+            found.emplace_back(batch[i], t.bytes());
         }
     }
     return found;
@@ -130,13 +139,81 @@ ResetPlan Resetter::planKeys(const QByteArrayList &keys)
     }
     const auto replies = m_connection.pipeline(exists);
     for (qsizetype i = 0; i < keys.size(); ++i) {
-        if (replies[size_t(i)].toInteger() > 0)
+        if (replies[size_t(i)].toInteger() > 0) {
             plan.keys << keys[i];
-        else
+            plan.keys << companionKeys(keys[i]);
+        } else {
             plan.keys << counterWindows(keys[i]);
+            plan.keys << libraryWindows(keys[i]);
+        }
     }
     sortUnique(plan.keys);
     return plan;
+}
+
+const std::vector<Policy> &Resetter::policies()
+{
+    if (!m_policies) {
+        m_policies.emplace();
+        if (!m_ns.isEmpty()) {
+            try {
+                *m_policies = PolicyStore(m_connection, QString::fromUtf8(m_ns)).list();
+            } catch (const ReplyError &) {
+                // a user who may not read the policies: the keys are recognised by their shape alone
+            }
+        }
+    }
+    return *m_policies;
+}
+
+QByteArrayList Resetter::existing(const QByteArrayList &keys)
+{
+    QByteArrayList found;
+    std::vector<Command> exists;
+    for (const QByteArray &k : keys)
+        exists.push_back({"EXISTS", k});
+    const auto replies = m_connection.pipeline(exists);
+    for (qsizetype i = 0; i < keys.size(); ++i)
+        if (replies[size_t(i)].toInteger() > 0)
+            found << keys[i];
+    return found;
+}
+
+QByteArrayList Resetter::companionKeys(const QByteArray &key)
+{
+    // Another library's limiter kept in several keys (Spring Cloud Gateway's .tokens and
+    // .timestamp, Python limits' two windows, Laravel's :timer): all of them go together.
+    const auto policy = matchPolicy(policies(), key);
+    const qint64 now = serverTimeUs(m_connection);
+    const KeyClass kind = classifyKey(m_connection, key, now, policy ? policy->scoreUnit : ScoreUnit::Auto, std::nullopt,
+                                      policy ? policy->format : QString());
+    if (kind.format != KeyFormat::Library)
+        return {};
+    QByteArrayList others;
+    for (const QByteArray &k : kind.reader->keys(kind, now))
+        if (k != key)
+            others << k;
+    return others.isEmpty() ? others : existing(others);
+}
+
+QByteArrayList Resetter::libraryWindows(const QByteArray &name)
+{
+    // The name of a limiter whose keys carry their window (Kong, Envoy, Upstash, rack-attack):
+    // every window key of it.
+    const auto policy = matchPolicy(policies(), name);
+    QByteArrayList windows;
+    for (const LimiterFormat *f : limiterFormats()) {
+        const QByteArray glob = f->windowKeysGlob(name, policy && policy->format == f->name());
+        if (glob.isEmpty())
+            continue;
+        scanAll(m_connection, glob, [&](const QByteArrayList &keys) {
+            for (const QByteArray &k : keys)
+                if (f->limiterNameOf(k) == name)
+                    windows << k;
+            return true;
+        });
+    }
+    return windows;
 }
 
 ResetPlan Resetter::planPattern(const QByteArray &pattern, const std::function<bool(qint64, qint64)> &progress)

@@ -2,9 +2,12 @@
 #pragma once
 
 #include "audit.h"
+#include "policy.h"
 
 #include <exception>
 #include <functional>
+#include <optional>
+#include <vector>
 #include <QByteArrayList>
 #include <QString>
 
@@ -33,7 +36,7 @@ struct ResetRun {
     bool finished() const { return processed == planned && !failure; }
 };
 
-// The Redis types limiters are stored in: zset, string, hash.
+// The Redis types limiters are stored in: zset, string, hash (and list, Python limits').
 bool isLimiterType(const QByteArray &type);
 // A key of Ratescope's own metadata under the namespace ns (policies, audit, overrides).
 bool isMetadataKey(const QByteArray &ns, const QByteArray &key);
@@ -45,7 +48,9 @@ public:
     Resetter(Connection &connection, QString ns);
 
     // Exact keys, glob characters and all (UNLINK takes names literally). A key that does
-    // not exist but is the base of counter windows (<key>:<window id>) expands to them.
+    // not exist but is the base of counter windows (<key>:<window id>) expands to them; a
+    // key of another library's limiter kept in several keys expands to all of them, and the
+    // name of one whose keys carry the window to the windows that exist.
     ResetPlan planKeys(const QByteArrayList &keys);
     // A SCAN snapshot of the pattern. progress(about how many keys SCAN has looked at, keys
     // matched so far) is called per page; returning false stops the scan there (the plan is
@@ -72,9 +77,14 @@ public:
 
 private:
     QByteArrayList counterWindows(const QByteArray &base);
+    QByteArrayList companionKeys(const QByteArray &key);
+    QByteArrayList libraryWindows(const QByteArray &name);
+    QByteArrayList existing(const QByteArrayList &keys);
+    const std::vector<Policy> &policies(); // read once, for the formats they declare
 
     Connection &m_connection;
     QByteArray m_ns;
+    std::optional<std::vector<Policy>> m_policies;
 };
 
 // The one audit entry a reset leaves, built here so that the CLI and the console write the same

@@ -3,6 +3,7 @@
 #include "connection.h"
 #include "errors.h"
 #include "keytext.h"
+#include "limiterformat.h"
 #include "limiterscript.h"
 
 #include <cmath>
@@ -91,6 +92,28 @@ qint64 scoreToUs(double score, double unitUs)
     return qint64(std::clamp(std::round(us), -kBound, kBound));
 }
 
+LimitSpec limitsAsRead(const KeyClass &kind, const LimitSpec &spec)
+{
+    if (kind.format != KeyFormat::Library)
+        return spec;
+    LimitSpec s = kind.keyLimits ? *kind.keyLimits : spec;
+    s.cost = spec.cost;
+    if (kind.windowUs > 0)
+        s.windowUs = kind.windowUs;
+    if (const auto family = kind.reader->family())
+        s.algorithm = *family;
+    return s;
+}
+
+std::optional<LimitSpec> limitsFor(const KeyClass &kind, const std::optional<LimitSpec> &spec)
+{
+    if (kind.format == KeyFormat::Library && kind.keyLimits)
+        return limitsAsRead(kind, spec.value_or(*kind.keyLimits));
+    if (!spec)
+        return std::nullopt;
+    return limitsAsRead(kind, *spec);
+}
+
 qint64 saneCount(qint64 count)
 {
     return std::clamp<qint64>(count, 0, qint64(1) << 61);
@@ -140,6 +163,12 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
             for (Command &c : counterWindowCommands(t, nowUs))
                 commands.push_back(std::move(c));
             owner.emplace_back(i, 2);
+        } else if (t.kind.format == KeyFormat::Library && t.kind.reader->readable()) {
+            const LimitSpec spec = limitsAsRead(t.kind, t.spec);
+            std::vector<Command> reads = t.kind.reader->read(t.kind, &spec, nowUs);
+            owner.emplace_back(i, int(reads.size()));
+            for (Command &c : reads)
+                commands.push_back(std::move(c));
         }
     }
     const auto replies = connection.pipeline(commands);
@@ -149,7 +178,12 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
         const Reply &r = replies[at];
         at += size_t(n);
         try {
-            if (isScriptFormat(t.kind.format)) {
+            if (t.kind.format == KeyFormat::Library) {
+                const std::vector<Reply> mine(replies.begin() + qsizetype(at - size_t(n)), replies.begin() + qsizetype(at));
+                for (const Reply &m : mine)
+                    m.orThrow();
+                result[i] = t.kind.reader->usage(t.kind, mine, limitsAsRead(t.kind, t.spec), nowUs);
+            } else if (isScriptFormat(t.kind.format)) {
                 Decision d;
                 if (LimiterScript::notLoaded(r)) {
                     LimitSpec spec = t.spec;
@@ -185,6 +219,14 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClas
         const UsageTarget t{key, kind, spec};
         const auto r = connection.pipeline(counterWindowCommands(t, nowUs));
         return counterWindowUsage(t, r[0], r[1], nowUs);
+    }
+    if (kind.format == KeyFormat::Library && kind.reader->readable()) {
+        // Read with plain commands only: another library's keys never meet Ratescope's scripts.
+        const LimitSpec s = limitsAsRead(kind, spec);
+        const auto replies = connection.pipeline(kind.reader->read(kind, &s, nowUs));
+        for (const Reply &m : replies)
+            m.orThrow();
+        return kind.reader->usage(kind, replies, s, nowUs);
     }
     if (kind.format != KeyFormat::ForeignSlidingLog)
         throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(displayKey(key), kind.label()));

@@ -19,6 +19,14 @@ class Connection;
 qint64 scoreToUs(double score, double unitUs);
 qint64 saneCount(qint64 count);
 
+// The limits a key is read with: another library's key may state its own limits (Python
+// limits), its window (Kong's period, Envoy's unit) and its algorithm; the policy's (or the
+// flags') fill in the rest, the cost always theirs. Ratescope's own formats: `spec` as is.
+LimitSpec limitsAsRead(const KeyClass &kind, const LimitSpec &spec);
+// The same for limits that may be unknown: a key that states its own limits has them even
+// without a policy.
+std::optional<LimitSpec> limitsFor(const KeyClass &kind, const std::optional<LimitSpec> &spec);
+
 struct UsageTarget {
     QByteArray key; // for a CounterWindow: the base
     KeyClass kind;

@@ -820,7 +820,7 @@ void TestHardening::looseInputIsRefused_data()
     QTest::newRow("flag twice") << args({"--json", "--json", "keys"}) << QByteArray("--json given twice");
     QTest::newRow("override window 0") << args({"override", "set", "k", "--limit", "5", "--window", "0", "--for", "1h"})
                                        << QByteArray("--window must be between 1ms");
-    QTest::newRow("keys type list") << args({"keys", "--type", "list"}) << QByteArray("--type must be");
+    QTest::newRow("keys type set") << args({"keys", "--type", "set"}) << QByteArray("--type must be");
     QTest::newRow("now beyond 2^52") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us",
                                               "4503599627370497"})
                                      << QByteArray("--now-us must be between 0 and 4503599627370496");

@@ -2,6 +2,8 @@
 // read-only mode before anything is sent, and each leaving exactly one audit entry.
 #include "cli.h"
 
+#include "limiterformat.h"
+
 #include "audit.h"
 #include "duration.h"
 #include "errors.h"
@@ -193,6 +195,7 @@ void printPolicy(Cli &cli, const Policy &p)
         {QStringLiteral("cost"), QString::number(p.spec.cost)},
         {QStringLiteral("shards"), p.shards ? QStringLiteral("%1 (each shard limit / %1)").arg(p.shards) : QStringLiteral("no")},
         {QStringLiteral("score_unit"), scoreUnitName(p.scoreUnit)},
+        {QStringLiteral("format"), p.format.isEmpty() ? QStringLiteral("by key shape") : p.format},
         {QStringLiteral("enforced"),
          p.enforced ? QStringLiteral("yes (services use the library)") : QStringLiteral("no (declared for inspection)")},
         {QStringLiteral("description"), p.description},
@@ -258,6 +261,8 @@ int runPolicy(Cli &cli)
         pol.enforced = !cli.args().isSet(QStringLiteral("declared-only"));
         if (cli.args().isSet(QStringLiteral("shards")))
             pol.shards = int(cli.integerOption(QStringLiteral("shards"), 2, kMaxPolicyShards));
+        if (cli.args().isSet(QStringLiteral("format")))
+            pol.format = parseLimiterFormat(cli.args().value(QStringLiteral("format")))->name();
         pol.validate(); // before anything is sent
         PolicyStore store(cli.connection(), cli.ns());
         ensureAuditable(cli);
@@ -419,7 +424,7 @@ void registerAdministration(QList<Subcommand> &commands)
     commands.append(
         {QStringLiteral("policy"),
          QStringLiteral(
-             "policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] [--shards N] | delete NAME"),
+             "policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] [--shards N] [--format NAME] | delete NAME"),
          QStringLiteral("Policies: which limits apply to which keys. Edits based on a stale version are refused."),
          {{QStringLiteral("match"), QStringLiteral("Key glob the policy covers (a plain key: exact match)."), QStringLiteral("GLOB")},
           {QStringLiteral("algo"), QStringLiteral("Algorithm."), QStringLiteral("A")},
@@ -430,6 +435,7 @@ void registerAdministration(QList<Subcommand> &commands)
           {QStringLiteral("description"), QStringLiteral("What it is for."), QStringLiteral("TEXT")},
           {QStringLiteral("declared-only"), QStringLiteral("Declared for inspection; services do not enforce it through Ratescope.")},
           {QStringLiteral("shards"), QStringLiteral("The keys are N shards <base>:<n> sharing the limit (2..1024)."), QStringLiteral("N")},
+          {QStringLiteral("format"), QStringLiteral("Read the keys as this library's format (`formats` lists them)."), QStringLiteral("NAME")},
           {QStringLiteral("based-on"), QStringLiteral("The version this edit is based on (refused if it changed since)."),
            QStringLiteral("V")}},
          false,

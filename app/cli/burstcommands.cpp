@@ -7,7 +7,10 @@
 #include "burst.h"
 #include "duration.h"
 #include "errors.h"
+#include "inspector.h"
+#include "keyscanner.h"
 #include "keytext.h"
+#include "policy.h"
 
 #include <QRandomGenerator>
 #include <QRegularExpression>
@@ -274,6 +277,17 @@ int runBurst(Cli &cli)
     const BurstConfig config = burstConfig(cli);
     if (cli.args().isSet(QStringLiteral("timeline")))
         checkWritable(cli.args().value(QStringLiteral("timeline")), QStringLiteral("the timeline"));
+    {
+        // Another service's limiter belongs to its library: refused before anything is sent.
+        Connection &c = cli.connection();
+        const QByteArray first = config.shards > 1 ? config.shardKey(0) : config.key;
+        const auto policy = matchPolicy(cli.policies(), first);
+        const QString refusal =
+            notOursToDecide(displayKey(first), classifyKey(c, first, serverTimeUs(c), policy ? policy->scoreUnit : ScoreUnit::Auto,
+                                                           std::nullopt, policy ? policy->format : QString()));
+        if (!refusal.isEmpty())
+            throw UsageError(refusal);
+    }
     AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no burst without its record
     BurstEngine engine(cli.connectionOptions(), config);
     const bool live = !cli.json() && ::isatty(STDERR_FILENO);

@@ -49,6 +49,7 @@ Cli::Cli()
     registerScripts(m_commands);
     registerSimulate(m_commands);
     registerTop(m_commands);
+    registerFormats(m_commands);
     // Every command that takes a key (KEY arguments, or boundary's --key) can take it in base64.
     for (Subcommand &c : m_commands)
         if (c.synopsis.contains(QLatin1String("KEY")) || c.synopsis.contains(QLatin1String("--key ")))

@@ -53,6 +53,7 @@ void registerWatch(QList<Subcommand> &commands);
 void registerScripts(QList<Subcommand> &commands);
 void registerSimulate(QList<Subcommand> &commands);
 void registerTop(QList<Subcommand> &commands);
+void registerFormats(QList<Subcommand> &commands);
 
 // 128 + SIGINT, as a shell reports a command Ctrl-C ended.
 constexpr int kExitInterrupted = 130;

@@ -216,6 +216,15 @@ int runCheck(Cli &cli)
                                             "future (at most %3 ahead; add --force to do it anyway)")
                                  .arg(formatDurationUs(*now - serverNow), displayKey(key), formatDurationUs(kMaxNowAheadUs)));
     }
+    {
+        // Another service's limiter belongs to its library: refused before anything is written.
+        Connection &c = cli.connection();
+        const QString refusal = notOursToDecide(
+            displayKey(key), classifyKey(c, key, now ? *now : serverTimeUs(c), limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto,
+                                         std::nullopt, limits.policy ? limits.policy->format : QString()));
+        if (!refusal.isEmpty())
+            throw UsageError(refusal);
+    }
     printDecision(cli, Limiter(cli.connection()).check(key, spec, now), spec, limits, shard);
     return ExitOk;
 }
@@ -226,7 +235,6 @@ int runPeek(Cli &cli)
 {
     const QByteArray key = keyArgument(cli);
     const EffectiveLimits limits = limitsFor(cli, key);
-    const LimitSpec spec = specFor(cli, key, limits);
     const ScoreUnit unit = cli.args().isSet(QStringLiteral("score-unit")) ? parseScoreUnit(cli.args().value(QStringLiteral("score-unit")))
                            : limits.policy                                ? limits.policy->scoreUnit
                                                                           : ScoreUnit::Auto;
@@ -235,12 +243,31 @@ int runPeek(Cli &cli)
                                                   ? std::optional<qint64>(cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs))
                                                   : std::nullopt;
     const qint64 now = explicitNow ? *explicitNow : serverTimeUs(c);
-    const KeyClass kind = classifyKey(c, key, now, unit, spec);
-    const bool foreign = kind.format == KeyFormat::ForeignSlidingLog || kind.format == KeyFormat::CounterWindow;
+    // The limits from the flags and the policy, checked before anything is read; a key that
+    // states its own limits (Python limits) needs neither.
+    const bool given = limits.spec || flagsComplete(cli);
+    std::optional<LimitSpec> stated = given ? std::optional<LimitSpec>(specFor(cli, key, limits)) : std::nullopt;
+    const KeyClass kind = classifyKey(c, key, now, unit, stated, limits.policy ? limits.policy->format : QString());
+    LimitSpec spec;
+    if (stated) {
+        spec = *stated;
+    } else if (kind.format == KeyFormat::Library && kind.keyLimits) {
+        spec = ratescope::limitsAsRead(kind, *kind.keyLimits);
+        spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
+        spec.validate();
+    } else {
+        spec = specFor(cli, key, limits); // says which limits are missing
+    }
+    const bool foreign =
+        kind.format == KeyFormat::ForeignSlidingLog || kind.format == KeyFormat::CounterWindow || kind.format == KeyFormat::Library;
     if (foreign && cli.args().isSet(QStringLiteral("algo")) && kind.algorithm() && *kind.algorithm() != spec.algorithm)
         throw UsageError(
             QStringLiteral("'%1' is a %2; --algo %3 does not fit it").arg(displayKey(key), kind.label(), algorithmName(spec.algorithm)));
-    const Decision d = foreign ? peekAnyFormat(c, kind.format == KeyFormat::CounterWindow ? kind.base : key, kind, spec, now).decision
+    if (kind.format == KeyFormat::Library && !kind.readable())
+        throw UsageError(QStringLiteral("'%1' is a %2: its state is recognised, never decoded").arg(displayKey(key), kind.label()));
+    if (foreign)
+        spec = ratescope::limitsFor(kind, spec).value_or(spec);
+    const Decision d = foreign ? peekAnyFormat(c, kind.subject(key), kind, spec, now).decision
                                : Limiter(c).peek(key, spec, explicitNow ? explicitNow : std::optional<qint64>(now));
     printDecision(cli, d, spec, limits);
     return ExitOk;

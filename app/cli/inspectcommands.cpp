@@ -128,7 +128,7 @@ int runKeys(Cli &cli)
     requireWellFormedGlob(options.match, QStringLiteral("--match"));
     options.type = cli.args().value(QStringLiteral("type")).toUtf8();
     if (cli.args().isSet(QStringLiteral("type")) && !isLimiterType(options.type))
-        throw UsageError(QStringLiteral("--type must be a type limiters are stored in (zset, hash or string), not '%1'")
+        throw UsageError(QStringLiteral("--type must be a type limiters are stored in (zset, hash, string or list), not '%1'")
                              .arg(cli.args().value(QStringLiteral("type"))));
     Connection &c = cli.connection();
     options.memory = cli.args().isSet(QStringLiteral("memory"));
@@ -141,6 +141,7 @@ int runKeys(Cli &cli)
     KeysPrinter printer(cli, options.memory);
     KeyScanner scanner(c, options);
     std::map<QByteArray, Row> counterBases;                       // grouped and printed at the end
+    std::map<QByteArray, std::pair<Row, KeyClass>> libraryRows;   // other libraries' limiters: one row each, printed at the end
     std::vector<std::pair<QByteArray, KeyClass>> shardCandidates; // <base>:<n> limiters, grouped at the end
     std::map<QByteArray, Row> shardRows;
     qint64 printed = 0;
@@ -156,9 +157,26 @@ int runKeys(Cli &cli)
             for (const KeyRecord &rec : scanner.nextPage()) {
                 if (!ns.isEmpty() && rec.key.startsWith(ns) && !all)
                     continue; // Ratescope's own metadata
-                const auto policy = matchPolicy(options.policies, rec.kind.format == KeyFormat::CounterWindow ? rec.kind.base : rec.key);
+                const auto policy = matchPolicy(options.policies, rec.kind.subject(rec.key));
                 if (!rec.kind.isLimiter() && !policy && !all)
                     continue;
+                if (rec.kind.format == KeyFormat::Library) {
+                    // A limiter of another library: its keys (two strings, window keys) are one row.
+                    auto &[row, kind] = libraryRows[rec.kind.base];
+                    if (row.key.isEmpty()) {
+                        row.key = rec.kind.base;
+                        row.type = QString::fromUtf8(rec.type);
+                        row.label = rec.kind.label();
+                        row.algorithm = rec.kind.algorithm();
+                        kind = rec.kind;
+                        if (policy)
+                            row.policy = policy->name;
+                        row.spec = limitsFor(rec.kind, policy ? std::optional<LimitSpec>(policy->spec) : std::nullopt);
+                    }
+                    row.pttlMs = std::max(row.pttlMs, rec.pttlMs);
+                    row.memory = rec.memory >= 0 ? std::max<qint64>(0, row.memory) + rec.memory : -1;
+                    continue;
+                }
                 if (rec.kind.format == KeyFormat::CounterWindow) {
                     Row &base = counterBases[rec.kind.base];
                     base.key = rec.kind.base;
@@ -276,6 +294,29 @@ int runKeys(Cli &cli)
                 break;
             printer.print(row);
         }
+    }
+    if (!failure) {
+        std::vector<UsageTarget> targets;
+        std::vector<Row *> targetRows;
+        for (auto &[base, entry] : libraryRows) {
+            auto &[row, kind] = entry;
+            if (row.spec && kind.readable()) {
+                targets.push_back({base, kind, *row.spec});
+                targetRows.push_back(&row);
+            }
+        }
+        try {
+            const auto usage = readUsage(c, targets, scanner.nowUs());
+            for (size_t i = 0; i < usage.size(); ++i)
+                targetRows[i]->usage = usage[i];
+        } catch (const ReplyError &) {
+            // listed without figures
+        }
+    }
+    for (const auto &[base, entry] : libraryRows) {
+        if (printed++ >= max)
+            break;
+        printer.print(entry.first);
     }
     for (auto &[base, row] : counterBases) {
         if (printed++ >= max)
@@ -459,18 +500,20 @@ void registerInspection(QList<Subcommand> &commands)
 {
     const QCommandLineOption now(QStringLiteral("now-us"), QStringLiteral("Read the state as of this time (microseconds since the epoch)."),
                                  QStringLiteral("T"));
-    commands.append({QStringLiteral("keys"),
-                     QStringLiteral("keys [--match GLOB] [--max N] [--type T] [--memory] [--all]"),
-                     QStringLiteral("Limiter keys with algorithm, used, limit, remaining and TTL (SCAN, never KEYS).\n"
-                                    "Used and limit need a matching policy; counter windows <base>:<id> are grouped by base."),
-                     {{QStringLiteral("match"), QStringLiteral("Only keys matching this glob."), QStringLiteral("GLOB")},
-                      {QStringLiteral("max"), QStringLiteral("Stop after N rows."), QStringLiteral("N")},
-                      {QStringLiteral("type"), QStringLiteral("Only keys of this Redis type (zset, hash, string)."), QStringLiteral("T")},
-                      {QStringLiteral("memory"), QStringLiteral("Also MEMORY USAGE per key (slower on big keyspaces).")},
-                      {QStringLiteral("all"), QStringLiteral("Also keys that are no limiter, and Ratescope's own metadata.")},
-                      now},
-                     false,
-                     runKeys});
+    commands.append(
+        {QStringLiteral("keys"),
+         QStringLiteral("keys [--match GLOB] [--max N] [--type T] [--memory] [--all]"),
+         QStringLiteral("Limiter keys with algorithm, used, limit, remaining and TTL (SCAN, never KEYS).\n"
+                        "Used and limit need a matching policy; counter windows <base>:<id> are grouped by base,\n"
+                        "and another library's limiter (`formats`) is one row whatever keys it keeps."),
+         {{QStringLiteral("match"), QStringLiteral("Only keys matching this glob."), QStringLiteral("GLOB")},
+          {QStringLiteral("max"), QStringLiteral("Stop after N rows."), QStringLiteral("N")},
+          {QStringLiteral("type"), QStringLiteral("Only keys of this Redis type (zset, hash, string, list)."), QStringLiteral("T")},
+          {QStringLiteral("memory"), QStringLiteral("Also MEMORY USAGE per key (slower on big keyspaces).")},
+          {QStringLiteral("all"), QStringLiteral("Also keys that are no limiter, and Ratescope's own metadata.")},
+          now},
+         false,
+         runKeys});
     commands.append(
         {QStringLiteral("inspect"),
          QStringLiteral("inspect KEY [--now-us T] [--entries N] [--offset N] [--buckets N [--span D]] [--algo A --limit N --window D]"),

@@ -703,6 +703,12 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
                 return;
             }
             const KeyDetails &d = o.value();
+            if (const QString refusal = notOursToDecide(displayKey(config.key), d.kind); d.exists() && !refusal.isEmpty()) {
+                m_preparing = false;
+                setStatus(QStringLiteral("Not fired: %1.").arg(refusal), true);
+                updateStartable();
+                return;
+            }
             // Where the quota line starts: what is left before the first request.
             const qint64 remaining = d.usage ? d.remaining() : config.spec.limit;
             if (!d.exists()) {

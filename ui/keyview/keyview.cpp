@@ -52,12 +52,13 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
     OverrideStore overrides(c, nsText);
     EffectiveLimits limits = effectiveLimits(policies, overrides.get(key), key);
     const ScoreUnit declared = limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
-    r.kind = classifyKey(c, key, r.nowUs, declared, limits.spec);
-    if (r.kind.format == KeyFormat::CounterWindow && !r.kind.base.isEmpty() && r.kind.base != key)
-        limits = effectiveLimits(policies, overrides.get(r.kind.base), r.kind.base); // a window belongs to its base
+    r.kind = classifyKey(c, key, r.nowUs, declared, limits.spec, limits.policy ? limits.policy->format : QString());
+    // A counter window belongs to its base, another library's second key to its first.
+    if (!r.kind.base.isEmpty() && r.kind.base != key)
+        limits = effectiveLimits(policies, overrides.get(r.kind.base), r.kind.base);
     r.policy = limits.policy;
     r.override = limits.override;
-    r.spec = limits.spec;
+    r.spec = limitsFor(r.kind, limits.spec); // another library's key may state its own limits or window
 
     InspectOptions o;
     o.nowUs = r.nowUs;
@@ -557,7 +558,8 @@ void KeyView::showState(const KeyRead &read)
     const QString noLimits = QStringLiteral("A %1 limiter, but no policy or override gives its limit and window, so there is nothing to "
                                             "draw it against. Declare a policy that matches this key to see its state.");
 
-    if (kind.format == KeyFormat::SlidingLog || kind.format == KeyFormat::ForeignSlidingLog) {
+    if (kind.format == KeyFormat::SlidingLog || kind.format == KeyFormat::ForeignSlidingLog ||
+        (kind.format == KeyFormat::Library && kind.algorithm() == Algorithm::SlidingLog && type == QLatin1String("zset"))) {
         if (!m_log) {
             m_log = new LogView(m_client, m_key, m_stack);
             m_stack->addWidget(m_log);
@@ -674,8 +676,69 @@ void KeyView::showState(const KeyRead &read)
                                  spec->limit, spec->windowUs, spec->cost, tokens, retry, full);
         break;
     }
+    case KeyFormat::Library:
+        return showLibrary(read, state);
     default:
         return showMessage(QStringLiteral("%1: no chart for this format.").arg(kind.label()));
+    }
+    m_stack->setCurrentWidget(m_chart);
+}
+
+void KeyView::showLibrary(const KeyRead &read, const QJsonObject &state)
+{
+    // Another library's limiter, drawn as its algorithm family, from its reader's state and the
+    // decision it computed with that library's own rule.
+    const KeyClass &kind = read.kind;
+    const std::optional<LimitSpec> &spec = read.spec;
+    const QString name = kind.label();
+    if (!kind.readable())
+        return showMessage(QStringLiteral("%1: a state Ratescope recognises but never decodes (its library's own serialized form). "
+                                          "It is listed, and reset deletes it; nothing else is read.")
+                               .arg(name));
+    if (!spec || !m_decision)
+        return showMessage(QStringLiteral("A %1 limiter, but no policy gives its limits, so there is nothing to draw it against. "
+                                          "Declare a policy that matches this key to see its state.")
+                               .arg(name));
+    const Decision &d = *m_decision;
+    const qint64 used = m_usedNow, limit = d.limit, w = spec->windowUs;
+    const std::optional<Algorithm> family = kind.algorithm() ? kind.algorithm() : std::optional<Algorithm>(spec->algorithm);
+    switch (*family) {
+    case Algorithm::SlidingCounter: {
+        const qint64 elapsed = std::clamp<qint64>(jsonInt(state, "elapsed_us"), 0, w);
+        m_chart->showSlidingCounter(QStringLiteral("%1: %2 of %3 used").arg(name, formatCount(used), formatCount(limit)), w, elapsed,
+                                    jsonInt(state, "previous"), jsonInt(state, "current"), limit);
+        break;
+    }
+    case Algorithm::TokenBucket: {
+        const qint64 tokens = std::max<qint64>(0, limit - used);
+        m_chart->showTokenBucket(
+            QStringLiteral("%1: %2 of %3 tokens · %4")
+                .arg(name, formatCount(tokens), formatCount(limit),
+                     d.resetAfterUs > 0 ? QStringLiteral("full in %1").arg(formatSpan(d.resetAfterUs)) : QStringLiteral("full")),
+            limit, w, spec->cost, tokens, d.retryAfterUs, d.resetAfterUs);
+        break;
+    }
+    case Algorithm::Gcra: {
+        const qint64 ahead = jsonInt(state, "tat_ahead_us");
+        m_chart->showGcra(QStringLiteral("%1: %2 of %3 remaining · %4")
+                              .arg(name, formatCount(std::max<qint64>(0, limit - used)), formatCount(limit),
+                                   ahead > 0 ? QStringLiteral("TAT %1 ahead of now").arg(formatSpan(ahead))
+                                             : QStringLiteral("TAT not ahead of now: full burst available")),
+                          limit, w, spec->cost, ahead, d.retryAfterUs, d.resetAfterUs);
+        break;
+    }
+    case Algorithm::SlidingLog:
+    case Algorithm::FixedWindow: {
+        // A window that ends at a known time (a counter, or a log read as its count): how far
+        // into it we are, and how much of the limit is used (above it when denials count).
+        const qint64 ends = state.contains(QStringLiteral("window_ends_in_us")) ? jsonInt(state, "window_ends_in_us") : w;
+        const qint64 elapsed = std::clamp<qint64>(w - ends, 0, w);
+        m_chart->showFixedWindow(QStringLiteral("%1: %2 of %3 used · %4")
+                                     .arg(name, formatCount(used), formatCount(limit),
+                                          used > 0 ? QStringLiteral("resets in %1").arg(formatSpan(ends)) : QStringLiteral("empty")),
+                                 w, elapsed, used, limit);
+        break;
+    }
     }
     m_stack->setCurrentWidget(m_chart);
 }

@@ -95,6 +95,7 @@ private:
     void showHeader(const KeyRead &read);
     void showState(const KeyRead &read);
     void showShards(const KeyRead &read);
+    void showLibrary(const KeyRead &read, const QJsonObject &state);
     void colourBar(double fraction);
     void showMessage(const QString &text);
     void setStale(bool stale);

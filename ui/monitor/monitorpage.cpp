@@ -553,7 +553,10 @@ void MonitorPage::requestClassification()
                     p->kind = KeyClass{};
                     p->kind.format = ownFormat(d.spec->algorithm);
                 }
-                if (p->kind.isLimiter() && p->spec) {
+                if (p->kind.isLimiter() && !p->kind.readable()) {
+                    p->status = MonitorPin::Status::Problem;
+                    p->problem = QStringLiteral("%1: its state is not read").arg(p->kind.label());
+                } else if (p->kind.isLimiter() && p->spec) {
                     try {
                         p->spec->validate();
                         p->status = MonitorPin::Status::Drawing;
@@ -606,7 +609,7 @@ void MonitorPage::tick()
         if (p->status != MonitorPin::Status::Drawing || p->needsClassify)
             continue;
         ids.push_back(p->id);
-        targets.push_back({p->kind.format == KeyFormat::CounterWindow ? p->kind.base : p->key, p->kind, *p->spec});
+        targets.push_back({p->kind.subject(p->key), p->kind, *p->spec});
     }
     if (targets.empty())
         return;

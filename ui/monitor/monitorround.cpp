@@ -3,6 +3,7 @@
 #include "connection.h"
 #include "errors.h"
 #include "limiter.h"
+#include "limiterformat.h"
 #include "limiterscript.h"
 
 #include <cmath>
@@ -57,8 +58,9 @@ Usage foreignLogUsage(const UsageTarget &t, qint64 nowUs, const Reply &count, co
     Decision d;
     d.limit = spec.limit;
     d.allowed = used + spec.cost <= spec.limit;
-    d.used = std::min(spec.limit, used + (d.allowed ? spec.cost : 0));
-    d.remaining = spec.limit - d.used;
+    // A log that keeps denied attempts holds more than the limit: shown as it is, remaining 0.
+    d.used = used + (d.allowed ? spec.cost : 0);
+    d.remaining = std::max<qint64>(0, spec.limit - d.used);
     if (d.allowed)
         d.resetAfterUs = spec.windowUs;
     else if (newest.size() == 2)
@@ -93,6 +95,9 @@ MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTar
                 mine = foreignLogCommands(t, nowUs);
             } else if (t.kind.format == KeyFormat::CounterWindow) {
                 mine = counterWindowCommands(t, nowUs);
+            } else if (t.kind.format == KeyFormat::Library && t.kind.readable()) {
+                const LimitSpec spec = limitsAsRead(t.kind, t.spec);
+                mine = t.kind.reader->read(t.kind, &spec, nowUs);
             }
             owned[i] = {commands.size(), mine.size()};
             commands.insert(commands.end(), mine.begin(), mine.end());
@@ -126,6 +131,11 @@ MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTar
                 round.usage[i] = foreignLogUsage(t, nowUs, replies[first], replies[first + 1], replies[first + 2]);
             } else if (t.kind.format == KeyFormat::CounterWindow && n == 2) {
                 round.usage[i] = counterWindowUsage(t, replies[first], replies[first + 1], nowUs);
+            } else if (t.kind.format == KeyFormat::Library && n > 0) {
+                const std::vector<Reply> mine(replies.begin() + qsizetype(first), replies.begin() + qsizetype(first + n));
+                for (const Reply &m : mine)
+                    m.orThrow();
+                round.usage[i] = t.kind.reader->usage(t.kind, mine, limitsAsRead(t.kind, t.spec), nowUs);
             } else {
                 round.problems[i] = QStringLiteral("not a limiter Ratescope can read");
             }

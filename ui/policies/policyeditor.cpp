@@ -6,6 +6,7 @@
 #include "duration.h"
 #include "errors.h"
 #include "keytext.h"
+#include "limiterformat.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -70,6 +71,11 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     for (ScoreUnit u : {ScoreUnit::Auto, ScoreUnit::Seconds, ScoreUnit::Milliseconds, ScoreUnit::Microseconds})
         m_scoreUnit->addItem(scoreUnitName(u), int(u));
     m_scoreUnit->setToolTip(QStringLiteral("How the scores of other services' sorted-set logs count time"));
+    m_format = new QComboBox;
+    m_format->addItem(QStringLiteral("by key shape"), QString());
+    for (const LimiterFormat *f : limiterFormats())
+        m_format->addItem(QStringLiteral("%1 (%2)").arg(f->name(), f->keyShape()), f->name());
+    m_format->setToolTip(QStringLiteral("Another library's format the matching keys are read as, for key shapes that need saying"));
     m_description = new QLineEdit;
     m_enforced = new QCheckBox(QStringLiteral("Services enforce it through Ratescope (else declared for inspection only)"));
     m_enforced->setChecked(true);
@@ -90,6 +96,7 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     addField(QStringLiteral("Window"), m_window, m_windowProblem);
     addField(QStringLiteral("Cost per request"), m_cost, m_costProblem);
     addField(QStringLiteral("Score unit"), m_scoreUnit, nullptr);
+    addField(QStringLiteral("Format"), m_format, nullptr);
     addField(QStringLiteral("Description"), m_description, nullptr);
     form->addRow(QString(), m_enforced);
 
@@ -195,6 +202,8 @@ void PolicyEditor::edit(const std::optional<Policy> &existing, const Policy &ini
     m_window->setText(p.spec.windowUs ? formatDurationUs(p.spec.windowUs) : QString());
     m_cost->setText(QString::number(std::max<qint64>(1, p.spec.cost)));
     m_scoreUnit->setCurrentIndex(m_scoreUnit->findData(int(p.scoreUnit)));
+    m_format->setCurrentIndex(std::max(0, m_format->findData(p.format)));
+    m_shards = p.shards;
     m_description->setText(p.description);
     m_enforced->setChecked(p.enforced);
     m_previewList->clear();
@@ -218,6 +227,8 @@ Policy PolicyEditor::proposed() const
     }
     p.spec.cost = numberIn(m_cost);
     p.scoreUnit = ScoreUnit(m_scoreUnit->currentData().toInt());
+    p.format = m_format->currentData().toString();
+    p.shards = m_shards;
     p.description = m_description->text();
     p.enforced = m_enforced->isChecked();
     return p;
@@ -263,6 +274,7 @@ QLabel *PolicyEditor::problemLabel(PolicyField field) const
     case PolicyField::Name:
         return m_nameProblem;
     case PolicyField::Match:
+    case PolicyField::Format:
         return m_matchProblem;
     case PolicyField::Limit:
         return m_limitProblem;

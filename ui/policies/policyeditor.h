@@ -101,6 +101,8 @@ private:
     QLineEdit *m_window;
     QLineEdit *m_cost;
     QComboBox *m_scoreUnit;
+    QComboBox *m_format;
+    int m_shards = 0; // kept as loaded: the editor has no field for it
     QLineEdit *m_description;
     QCheckBox *m_enforced;
     QLabel *m_nameProblem;

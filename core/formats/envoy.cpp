@@ -1,0 +1,125 @@
+// Envoy's rate limit service (envoyproxy/ratelimit, Go), fixed-window Redis cache: one string
+// counter per descriptor and window, "<prefix><domain>_<key>_<value>[_<key>_<value>...]_<window start, Unix s>",
+// the start aligned to the limit's unit (second, minute, hour, day), INCRBY'd by every hit
+// (over-limit hits too) and given EXPIRE of the unit. No default prefix: without a policy it
+// is recognised when the start is the current or previous window of exactly one unit.
+// Listed as the key without "_<window start>".
+#include "formatrules.h"
+
+#include "glob.h"
+
+namespace ratescope::formats {
+
+namespace {
+
+constexpr qint64 kUnits[] = {86400, 3600, 60, 1};
+
+bool parseKey(const QByteArray &key, QByteArray *name, qint64 *start)
+{
+    const qsizetype under = key.lastIndexOf('_');
+    if (under <= 0 || key.size() - under - 1 != 10)
+        return false;
+    const auto s = integerValue(key.mid(under + 1));
+    if (!s || *s <= 0 || key.left(under).count('_') < 2) // <domain>_<key>_<value> at least
+        return false;
+    *name = key.left(under);
+    *start = *s;
+    return true;
+}
+
+// The units whose current or previous window starts at `start` at nowUs.
+std::vector<qint64> fittingUnits(qint64 start, qint64 nowUs)
+{
+    std::vector<qint64> fit;
+    const qint64 nowS = nowUs / 1000000;
+    for (qint64 u : kUnits)
+        if (start % u == 0 && (start == nowS - nowS % u || start == nowS - nowS % u - u))
+            fit.push_back(u);
+    return fit;
+}
+
+class Envoy final : public LimiterFormat {
+public:
+    QString name() const override { return QStringLiteral("envoy"); }
+    QString label() const override { return QStringLiteral("Envoy ratelimit"); }
+    QString library() const override { return QStringLiteral("Envoy rate limit service (envoyproxy/ratelimit, Go)"); }
+    QString keyShape() const override { return QStringLiteral("<prefix><domain>_<key>_<value>..._<window start, Unix s>"); }
+    QByteArray type() const override { return "string"; }
+    std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
+
+    bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
+    {
+        QByteArray name;
+        qint64 start = 0;
+        if (!integerReply(sample) || !parseKey(key, &name, &start))
+            return false;
+        const auto units = fittingUnits(start, nowUs);
+        if (units.size() == 1)
+            kind.windowUs = units.front() * 1000000;
+        else if (!declared)
+            return false; // no unit, or several: only a policy says
+        kind.base = name;
+        return true;
+    }
+
+    QByteArray windowKeysGlob(const QByteArray &name, bool declared) const override
+    {
+        return declared ? escapeGlob(name) + "_??????????" : QByteArray();
+    }
+
+    QByteArray limiterNameOf(const QByteArray &key) const override
+    {
+        QByteArray name;
+        qint64 start = 0;
+        return parseKey(key, &name, &start) ? name : QByteArray();
+    }
+
+    QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override
+    {
+        return kind.windowUs ? QByteArrayList{windowKey(kind, kind.windowUs, nowUs)} : QByteArrayList{};
+    }
+
+    std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override
+    {
+        const qint64 w = kind.windowUs ? kind.windowUs : spec ? spec->windowUs : 0;
+        if (w < 1000000 || w % 1000000)
+            return {};
+        const QByteArray key = windowKey(kind, w, nowUs);
+        return {{"GET", key}, {"PTTL", key}};
+    }
+
+    Usage usage(const KeyClass &, const std::vector<Reply> &r, const LimitSpec &spec, qint64 nowUs) const override
+    {
+        if (r.size() != 2)
+            throw UnexpectedReplyError(QStringLiteral("no window to read: Envoy's units are whole seconds"));
+        const qint64 w = spec.windowUs;
+        return windowCounterUsage(integerReply(r[0]).value_or(0), spec, w - nowUs % w, w);
+    }
+
+    QJsonObject state(const KeyClass &kind, const std::vector<Reply> &r, qint64 nowUs) const override
+    {
+        if (r.size() != 2 || !kind.windowUs)
+            return {};
+        return {{QStringLiteral("current_window"), valueJson(windowKey(kind, kind.windowUs, nowUs), r[0], &r[1])},
+                {QStringLiteral("unit_us"), kind.windowUs},
+                {QStringLiteral("count"), integerReply(r[0]).value_or(0)},
+                {QStringLiteral("window_ends_in_us"), kind.windowUs - nowUs % kind.windowUs}};
+    }
+
+private:
+    static QByteArray windowKey(const KeyClass &kind, qint64 windowUs, qint64 nowUs)
+    {
+        const qint64 w = windowUs / 1000000, nowS = nowUs / 1000000;
+        return kind.base + "_" + QByteArray::number(nowS - nowS % w);
+    }
+};
+
+} // namespace
+
+const LimiterFormat &envoyFormat()
+{
+    static const Envoy f;
+    return f;
+}
+
+} // namespace ratescope::formats

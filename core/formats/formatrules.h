@@ -1,0 +1,89 @@
+// What the readers of other libraries' formats share: parsing another service's values
+// safely, and the usage rules of the algorithm families (a counter whose window ends at a
+// known time, a token bucket, GCRA), each in microseconds and exact in integers.
+#pragma once
+
+#include "errors.h"
+#include "keyformat.h"
+#include "keytext.h"
+#include "limiterformat.h"
+#include "usage.h"
+
+#include <optional>
+
+namespace ratescope::formats {
+
+// A whole decimal integer and nothing else ("12", "-3"); nullopt otherwise.
+std::optional<qint64> integerValue(const QByteArray &s);
+// A finite decimal number ("1732459200.123", "7", "1e9"); nullopt otherwise.
+std::optional<double> numberValue(const QByteArray &s);
+// A reply's integer or number value; nullopt for nil and anything else.
+std::optional<qint64> integerReply(const Reply &r);
+std::optional<double> numberReply(const Reply &r);
+
+// Seconds (a double another service wrote) as microseconds, clamped like scoreToUs.
+qint64 secondsToUs(double seconds);
+
+// Splits "<prefix><rest>" for any of the prefixes; the rest is non-empty.
+bool stripPrefix(const QByteArray &key, std::initializer_list<const char *> prefixes, QByteArray *rest);
+
+// A counter of `used` units whose window ends in `endsInUs` (< 0: no window runs; the
+// request would start one of `windowUs`). Used is shown as it is (above the limit when the
+// library counts denied requests); remaining never negative.
+Usage windowCounterUsage(qint64 used, const LimitSpec &spec, qint64 endsInUs, qint64 windowUs);
+
+// Two consecutive windows weighed as the sliding counter family does: `weighted` is the
+// previous window's contribution as the library computes it (already multiplied), curr the
+// current count; the request is allowed when weighted + curr + cost <= limit.
+Usage weightedCounterUsage(double weighted, qint64 curr, const LimitSpec &spec, qint64 endsInUs, qint64 windowUs);
+
+// A token bucket of capacity `capacity` refilled `capacity` per spec.windowUs (rate as the
+// library has it: tokens per second given as refillPerUs), holding `tokens` at `atUs`.
+Usage tokenBucketUsage(double tokens, qint64 atUs, double capacity, double refillPerUs, const LimitSpec &spec, qint64 nowUs);
+
+// GCRA with a burst of the whole limit (emission interval T = window / limit, tolerance =
+// window), as redis_rate and redis-cell decide: tat the stored theoretical arrival time in µs
+// (nullopt: none yet). Remaining = floor((now - (new_tat - window)) / T).
+Usage gcraUsage(std::optional<double> tatUs, const LimitSpec &spec, qint64 nowUs);
+
+// The generic JSON of a string value: {"key": ..., "value": ..., "ttl_ms": ...}.
+QJsonObject valueJson(const QByteArray &key, const Reply &value, const Reply *pttl = nullptr);
+
+// A string counter whose TTL ends its window, the window starting at the first request
+// (rate-limiter-flexible, rate-limit-redis, Python limits' fixed window): used = the value,
+// the window ends when the key expires. A reader says which key names are its own.
+class TtlCounterFormat : public LimiterFormat {
+public:
+    QByteArray type() const override { return "string"; }
+    std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
+    bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override;
+    std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override;
+    Usage usage(const KeyClass &kind, const std::vector<Reply> &replies, const LimitSpec &spec, qint64 nowUs) const override;
+    QJsonObject state(const KeyClass &kind, const std::vector<Reply> &replies, qint64 nowUs) const override;
+
+protected:
+    // Whether the name is this library's (its prefix; any name when declared), and what the
+    // key states (limits, window) into kind.
+    virtual bool keyFits(const QByteArray &key, bool declared, KeyClass &kind) const = 0;
+};
+
+// The registry's readers, one per file.
+const LimiterFormat &envoyFormat();
+const LimiterFormat &kongFormat();
+const LimiterFormat &upstashWindowFormat();
+const LimiterFormat &upstashTokenBucketFormat();
+const LimiterFormat &rackAttackFormat();
+const LimiterFormat &rateLimiterFlexibleFormat();
+const LimiterFormat &rateLimitRedisFormat();
+const LimiterFormat &limitsFixedWindowFormat();
+const LimiterFormat &limitsSlidingWindowFormat();
+const LimiterFormat &limitsMovingWindowFormat();
+const LimiterFormat &laravelFormat();
+const LimiterFormat &laravelDurationFormat();
+const LimiterFormat &springTokenBucketFormat();
+const LimiterFormat &redisRateFormat();
+const LimiterFormat &redisCellFormat();
+const LimiterFormat &rollingRateLimiterFormat();
+const LimiterFormat &bucket4jFormat();
+
+} // namespace ratescope::formats
