@@ -17,10 +17,12 @@ int runFormats(Cli &cli)
         throw UsageError(QStringLiteral("formats takes no arguments"));
     if (!cli.json())
         cli.out() << QStringLiteral("%1 %2 %3 %4\n")
-                         .arg(QStringLiteral("NAME").leftJustified(26), QStringLiteral("TYPE").leftJustified(6),
-                              QStringLiteral("KEY SHAPE").leftJustified(58), QStringLiteral("LIBRARY"));
+                         .arg(QStringLiteral("NAME").leftJustified(22), QStringLiteral("TYPE").leftJustified(6),
+                              QStringLiteral("READ AS").leftJustified(16), QStringLiteral("LIBRARY / KEY SHAPE"));
     for (const LimiterFormat *f : limiterFormats()) {
-        const QString family = f->family() ? algorithmName(*f->family()) : f->readable() ? QStringLiteral("(policy's)") : QString();
+        const QString family = f->family()     ? algorithmName(*f->family())
+                               : f->readable() ? QStringLiteral("policy's algo")
+                                               : QStringLiteral("never decoded");
         if (cli.json()) {
             QJsonObject o{{QStringLiteral("name"), f->name()},
                           {QStringLiteral("label"), f->label()},
@@ -33,9 +35,9 @@ int runFormats(Cli &cli)
             cli.printJson(o);
             continue;
         }
-        cli.out() << QStringLiteral("%1 %2 %3 %4\n")
-                         .arg(f->name().leftJustified(26), QString::fromLatin1(f->type()).leftJustified(6), f->keyShape().leftJustified(58),
-                              f->library());
+        cli.out() << QStringLiteral("%1 %2 %3 %4\n%5 %6\n")
+                         .arg(f->name().leftJustified(22), QString::fromLatin1(f->type()).leftJustified(6), family.leftJustified(16),
+                              f->library(), QString(46, QLatin1Char(' ')), f->keyShape());
     }
     return ExitOk;
 }

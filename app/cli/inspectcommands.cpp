@@ -108,7 +108,7 @@ private:
               const QString &ttl, const QString &memory)
     {
         QTextStream &out = m_cli.out();
-        out << key.leftJustified(40) << ' ' << algo.leftJustified(26) << ' ' << used.rightJustified(10) << ' ' << limit.rightJustified(10)
+        out << key.leftJustified(40) << ' ' << algo.leftJustified(34) << ' ' << used.rightJustified(10) << ' ' << limit.rightJustified(10)
             << ' ' << remaining.rightJustified(10) << ' ' << ttl.rightJustified(10);
         if (m_memory)
             out << ' ' << memory.rightJustified(11);

@@ -57,6 +57,43 @@ bool legacyRequest(Connection &c, const QByteArray &base, const LimitSpec &spec,
     return false;
 }
 
+bool isGateway(const DemoTraffic::Client &c)
+{
+    return c.policy == QLatin1String("gateway");
+}
+
+bool isFlexible(const DemoTraffic::Client &c)
+{
+    return c.policy == QLatin1String("node-login");
+}
+
+// Spring Cloud Gateway's RedisRateLimiter, as its request_rate_limiter.lua decides: tokens
+// and the second they were counted at, refilled per whole second, both kept for twice the
+// fill time (limit = burstCapacity, window = the time to fill it).
+bool gatewayRequest(Connection &c, const QByteArray &stem, const LimitSpec &spec, qint64 nowMs)
+{
+    const QByteArray tokensKey = stem + ".tokens", timestampKey = stem + ".timestamp";
+    const double capacity = double(spec.limit), rate = capacity * 1e6 / double(spec.windowUs);
+    const qint64 now = nowMs / 1000;
+    const auto r = c.pipeline({{"GET", tokensKey}, {"GET", timestampKey}});
+    const double last = r[0].isNil() ? capacity : r[0].bytes().toDouble();
+    const qint64 refreshed = r[1].isNil() ? 0 : r[1].bytes().toLongLong();
+    const double filled = std::min(capacity, last + double(std::max<qint64>(0, now - refreshed)) * rate);
+    const bool allowed = filled >= 1;
+    const QByteArray ttl = QByteArray::number(qint64(2 * capacity / rate));
+    c.pipeline({{"SETEX", tokensKey, ttl, QByteArray::number(allowed ? filled - 1 : filled)},
+                {"SETEX", timestampKey, ttl, QByteArray::number(now)}});
+    return allowed;
+}
+
+// rate-limiter-flexible's RateLimiterRedis: points consumed in "rlflx:<key>", a window that
+// starts at the first request and ends when the key expires; refused requests count too.
+bool flexibleRequest(Connection &c, const QByteArray &key, const LimitSpec &spec, qint64)
+{
+    const auto r = c.pipeline({{"SET", key, "0", "PX", QByteArray::number(spec.windowUs / 1000), "NX"}, {"INCRBY", key, "1"}});
+    return r[1].toInteger() <= spec.limit;
+}
+
 // A gateway that logs requests in a sorted set scored in milliseconds, "<ms>-<random>" members.
 bool partnerRequest(Connection &c, const QByteArray &key, const LimitSpec &spec, qint64 nowMs)
 {
@@ -83,6 +120,10 @@ std::vector<Policy> DemoTraffic::policies()
                    "A legacy service's own INCR counters per minute, declared for inspection", false),
         makePolicy("partner-log", "demo:partner:*", Algorithm::SlidingLog, 50, 60,
                    "A partner gateway's sorted-set log in milliseconds, declared for inspection", false, ScoreUnit::Milliseconds),
+        makePolicy("gateway", "request_rate_limiter.*", Algorithm::TokenBucket, 20, 10,
+                   "The Spring Cloud Gateway in front: burstCapacity 20, replenishRate 2/s, declared for inspection", false),
+        makePolicy("node-login", "rlflx:*", Algorithm::FixedWindow, 10, 30,
+                   "The Node.js login service's rate-limiter-flexible: 10 points per 30 s, declared for inspection", false),
     };
 }
 
@@ -107,6 +148,11 @@ std::vector<DemoTraffic::Client> DemoTraffic::clients()
     all.push_back({"demo:partner:initech", partner, Behaviour::Steady, 0.5});
     all.push_back({"demo:partner:umbrella", partner, Behaviour::Steady, 0.95});
     all.push_back({"demo:partner:mallory", partner, Behaviour::Abusive, 0});
+    const QString gateway = QStringLiteral("gateway"), flexible = QStringLiteral("node-login");
+    all.push_back({"request_rate_limiter.{acme}", gateway, Behaviour::Steady, 0.6});
+    all.push_back({"request_rate_limiter.{mallory}", gateway, Behaviour::Abusive, 0});
+    all.push_back({"rlflx:globex", flexible, Behaviour::Steady, 0.5});
+    all.push_back({"rlflx:mallory", flexible, Behaviour::Abusive, 0});
     return all;
 }
 
@@ -149,6 +195,10 @@ void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clie
                 ok = legacyRequest(connection, c.key, spec, nowMs);
             else if (isPartner(c))
                 ok = partnerRequest(connection, c.key, spec, nowMs);
+            else if (isGateway(c))
+                ok = gatewayRequest(connection, c.key, spec, nowMs);
+            else if (isFlexible(c))
+                ok = flexibleRequest(connection, c.key, spec, nowMs);
             else
                 ok = limiter.check(c.key, spec).allowed;
             (ok ? allowed : denied).fetch_add(1);
