@@ -93,6 +93,7 @@ private Q_SLOTS:
     void foreignTokenBucket();
     void missingKey();
     void shardedGroup();
+    void otherLibrariesDrawnAsTheirFamily();
     void notALimiter();
     void binaryAndMarkupKeyNames();
     void lostConnection();
@@ -381,6 +382,44 @@ void TestKeyView::shardedGroup()
     QVERIFY(drawnAt(shard, kBase));
     QCOMPARE(shard.fieldText(QStringLiteral("Used")), QStringLiteral("10 of 10"));
     store.remove(QStringLiteral("sh"), 1, QStringLiteral("tst_keyview"));
+}
+
+void TestKeyView::otherLibrariesDrawnAsTheirFamily()
+{
+    // A Spring Cloud Gateway bucket (opened at its second key) is drawn as a token bucket from
+    // its own rule; a rate-limiter-flexible counter over its limit as a full fixed window.
+    PolicyStore store(*m_c, QString::fromUtf8(kNs));
+    Policy gw;
+    gw.name = QStringLiteral("gw");
+    gw.match = "request_rate_limiter.*";
+    gw.spec = {Algorithm::TokenBucket, 10, 5 * kSecond, 1};
+    store.set(gw, 0, QStringLiteral("tst_keyview"));
+    Policy flex = gw;
+    flex.name = QStringLiteral("flex");
+    flex.match = "rlflx:*";
+    flex.spec = {Algorithm::FixedWindow, 10, 60 * kSecond, 1};
+    store.set(flex, 0, QStringLiteral("tst_keyview"));
+    m_c->pipeline({{"SET", "request_rate_limiter.{kv}.tokens", "4"},
+                   {"SET", "request_rate_limiter.{kv}.timestamp", QByteArray::number(kBase / kSecond)},
+                   {"SET", "rlflx:kv", "14", "PX", "60000"}});
+
+    KeyView bucket(m_client.get(), "request_rate_limiter.{kv}.timestamp", kNs);
+    QVERIFY(drawnAt(bucket, kBase));
+    QCOMPARE(bucket.fieldText(QStringLiteral("Format")), QStringLiteral("Spring Cloud Gateway token bucket"));
+    QCOMPARE(bucket.fieldText(QStringLiteral("Algorithm")), QStringLiteral("token-bucket"));
+    QCOMPARE(bucket.fieldText(QStringLiteral("Used")), QStringLiteral("6 of 10"));
+    QVERIFY2(bucket.stateChart()->title().startsWith(QStringLiteral("Spring Cloud Gateway token bucket: 4 of 10 tokens · full in 4")),
+             qPrintable(bucket.stateChart()->title()));
+
+    KeyView counter(m_client.get(), "rlflx:kv", kNs);
+    QVERIFY(drawnAt(counter, kBase));
+    QCOMPARE(counter.fieldText(QStringLiteral("Format")), QStringLiteral("rate-limiter-flexible"));
+    QCOMPARE(counter.fieldText(QStringLiteral("Used")), QStringLiteral("14 of 10"));
+    QCOMPARE(counter.fieldText(QStringLiteral("Remaining")), QStringLiteral("0"));
+    QVERIFY2(counter.stateChart()->title().startsWith(QStringLiteral("rate-limiter-flexible: 14 of 10 used · resets in")),
+             qPrintable(counter.stateChart()->title()));
+    store.remove(QStringLiteral("gw"), 1, QStringLiteral("tst_keyview"));
+    store.remove(QStringLiteral("flex"), 1, QStringLiteral("tst_keyview"));
 }
 
 void TestKeyView::notALimiter()

@@ -132,6 +132,7 @@ private Q_SLOTS:
     void onePipelinedRoundTripPerTick();
     void csvMatchesPeekAtEachTick();
     void counterWindowsInTheSameRound();
+    void otherLibrariesInTheSameRound();
     void ringStaysBounded();
     void vanishedAndRetypedKeys();
     void lostConnectionBreaksTheLines();
@@ -242,6 +243,45 @@ void TestMonitor::counterWindowsInTheSameRound()
     }
     QCOMPARE(page.roundTrips() - trips0, kTicks);
     QCOMPARE(infoField(c, "commandstats", "cmdstat_get") - gets0, 2 * kTicks);
+}
+
+void TestMonitor::otherLibrariesInTheSameRound()
+{
+    // Another library's limiters (a Spring Cloud Gateway bucket in two keys, a
+    // rate-limiter-flexible counter over its limit) are drawn from their readers' plain reads,
+    // in the tick's one round trip, with what peek tells of them.
+    qint64 now = wallUs();
+    Connection c(m_server.options());
+    fill(c, now);
+    const qint64 nowS = now / 1000000;
+    c.pipeline({{"SETEX", "request_rate_limiter.{mon}.tokens", "60", "4"},
+                {"SETEX", "request_rate_limiter.{mon}.timestamp", "60", QByteArray::number(nowS + 30)}, // no refill while read
+                {"SET", "rlflx:mon", "14", "PX", "60000"}});
+    declare(c, {"request_rate_limiter.*", {Algorithm::TokenBucket, 10, 5000000, 1}, 0});
+    declare(c, {"rlflx:*", {Algorithm::FixedWindow, 10, 60000000, 1}, 0});
+    RedisClient client(m_server.options());
+    MonitorPage page;
+    open(client, page, &now);
+    page.pin("request_rate_limiter.{mon}.timestamp");
+    page.pin("rlflx:mon");
+    QVERIFY(settle(page));
+    page.tickNow();
+    QVERIFY(settle(page));
+    const int gateway = legendRow(page.legend(), "request_rate_limiter.{mon}.timestamp");
+    const int flexible = legendRow(page.legend(), "rlflx:mon");
+    QVERIFY(gateway >= 0 && flexible >= 0);
+    QVERIFY2(page.legend()->row(gateway).drawn, qPrintable(page.legend()->row(gateway).status));
+    // remaining / limit: 4 tokens of 10; none left of 10 for the counter at 14 (denied now)
+    QVERIFY2(page.legend()->row(gateway).current.startsWith(QStringLiteral("4 / 10")), qPrintable(page.legend()->row(gateway).current));
+    QVERIFY2(page.legend()->row(flexible).current.startsWith(QStringLiteral("0 / 10")), qPrintable(page.legend()->row(flexible).current));
+    QVERIFY(page.legend()->row(flexible).denied);
+    const qint64 trips0 = page.roundTrips();
+    const qint64 evals0 = infoField(c, "commandstats", "cmdstat_evalsha_ro");
+    now += kTickUs;
+    page.tickNow();
+    QVERIFY(settle(page));
+    QCOMPARE(page.roundTrips() - trips0, 1);
+    QCOMPARE(infoField(c, "commandstats", "cmdstat_evalsha_ro") - evals0, 0); // no script of ours on their keys
 }
 
 void TestMonitor::csvMatchesPeekAtEachTick()
