@@ -449,8 +449,9 @@ private:
                 return false;
             }
             for (KeyRecord &r : m_scanner.nextPage()) {
-                if (r.kind.format != KeyFormat::SlidingLog && r.kind.format != KeyFormat::ForeignSlidingLog)
-                    continue; // a sorted set that is not a limiter log
+                const bool libraryLog = r.kind.format == KeyFormat::Library && r.kind.algorithm() == Algorithm::SlidingLog && r.type == "zset";
+                if (r.kind.format != KeyFormat::SlidingLog && r.kind.format != KeyFormat::ForeignSlidingLog && !libraryLog)
+                    continue; // a sorted set that is not a limiter log (rolling-rate-limiter's is one)
                 m_pending.push_back(std::move(r));
             }
             std::sort(m_pending.begin(), m_pending.end(), [](const KeyRecord &a, const KeyRecord &b) { return a.key > b.key; });

@@ -300,6 +300,9 @@ void TestSimulator::liveLogKeysAreReadOnly()
     c.command({"ZADD", "live:ms", QByteArray::number(ms), QByteArray::number(ms) + "-0.20799", QByteArray::number(ms + 5),
                QByteArray::number(ms + 5) + "-0.91", QByteArray::number(ms + 5), QByteArray::number(ms + 5) + "-0.13"});
     c.command({"ZADD", "live:s", "1763900000.25", "a", "1763900001", "b"});
+    // rolling-rate-limiter's: µs scores, UUID members (read by its library format's reader).
+    c.command({"ZADD", "live:rrl", QByteArray::number(kT0 + 7), "6f1c1e3a-4b2d-4c8e-9f0a-1b2c3d4e5f60", QByteArray::number(kT0 + 9),
+               "0b9e2c1d-7a3f-4e2b-8c1d-2e3f4a5b6c7d"});
     c.command({"ZADD", "live:board", "3", "alice", "7", "bob"}); // a leaderboard, not a log
     c.command({"SET", "live:string", "x"});
     const QByteArray before = keyspaceSnapshot(c);
@@ -311,13 +314,15 @@ void TestSimulator::liveLogKeysAreReadOnly()
     std::map<QByteArray, std::vector<std::pair<qint64, qint64>>> got;
     for (const TraceRequest &r : all)
         got[r.key].push_back({r.timeUs, r.cost});
-    QCOMPARE(got.size(), size_t(3));
+    QCOMPARE(got.size(), size_t(4));
     QCOMPARE(got["live:own"], ownRequests);
+    const std::vector<std::pair<qint64, qint64>> rrlExpected = {{kT0 + 7, 0}, {kT0 + 9, 0}};
+    QCOMPARE(got["live:rrl"], rrlExpected);
     const std::vector<std::pair<qint64, qint64>> msExpected = {{ms * 1000, 0}, {(ms + 5) * 1000, 0}, {(ms + 5) * 1000, 0}};
     QCOMPARE(got["live:ms"], msExpected);
     const std::vector<std::pair<qint64, qint64>> sExpected = {{1763900000250000LL, 0}, {1763900001000000LL, 0}};
     QCOMPARE(got["live:s"], sExpected);
-    QVERIFY2(reader->description().contains(QLatin1String("3 keys")), qPrintable(reader->description()));
+    QVERIFY2(reader->description().contains(QLatin1String("4 keys")), qPrintable(reader->description()));
 
     // The whole replay, through the CLI in read-only mode, leaves the server as it was.
     const CliResult r = runCli({QStringLiteral("--url"), m_inspected.url(), QStringLiteral("--read-only"), QStringLiteral("--json"),
@@ -327,8 +332,8 @@ void TestSimulator::liveLogKeysAreReadOnly()
     QVERIFY2(r.exitCode == 0, r.err.constData());
     const QJsonObject s = lastJson(r.out);
     QCOMPARE(s.value(QStringLiteral("admitted_only")).toBool(), true);
-    QCOMPARE(s.value(QStringLiteral("requests")).toInteger(), 8);
-    QCOMPARE(s.value(QStringLiteral("keys")).toInteger(), 3);
+    QCOMPARE(s.value(QStringLiteral("requests")).toInteger(), 10);
+    QCOMPARE(s.value(QStringLiteral("keys")).toInteger(), 4);
     QCOMPARE(s.value(QStringLiteral("denied")).toInteger(), 0);
     QCOMPARE(keyspaceSnapshot(c), before);
     QCOMPARE(c.command({"DBSIZE"}).integer(), dbsize);
