@@ -276,18 +276,21 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
                     continue;
                 HotLimiter l;
                 l.kind = rec.kind;
-                l.key = rec.kind.format == KeyFormat::CounterWindow ? rec.kind.base : rec.key;
-                if (rec.kind.format == KeyFormat::CounterWindow) {
+                l.key = rec.kind.subject(rec.key);
+                if (rec.kind.format == KeyFormat::CounterWindow || rec.kind.format == KeyFormat::Library) {
                     if (m_bases.contains(l.key))
-                        continue; // another window of a limiter already found
+                        continue; // another window (or key) of a limiter already found
                     m_bases.insert(l.key);
                 }
-                if (const auto p = matchPolicy(policies, l.key)) {
+                const auto p = matchPolicy(policies, l.key);
+                if (p) {
                     l.policy = p->name;
                     l.spec = p->spec;
                     if (const auto a = l.kind.algorithm())
                         l.spec->algorithm = *a;
                 }
+                if (l.kind.format == KeyFormat::Library) // its own limits or window, if the key states them
+                    l.spec = l.kind.readable() ? limitsFor(l.kind, p ? std::optional<LimitSpec>(p->spec) : std::nullopt) : std::nullopt;
                 pass.limiters.push_back(std::move(l));
             }
         }

@@ -449,7 +449,8 @@ private:
                 return false;
             }
             for (KeyRecord &r : m_scanner.nextPage()) {
-                const bool libraryLog = r.kind.format == KeyFormat::Library && r.kind.algorithm() == Algorithm::SlidingLog && r.type == "zset";
+                const bool libraryLog =
+                    r.kind.format == KeyFormat::Library && r.kind.algorithm() == Algorithm::SlidingLog && r.type == "zset";
                 if (r.kind.format != KeyFormat::SlidingLog && r.kind.format != KeyFormat::ForeignSlidingLog && !libraryLog)
                     continue; // a sorted set that is not a limiter log (rolling-rate-limiter's is one)
                 m_pending.push_back(std::move(r));

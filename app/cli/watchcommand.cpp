@@ -111,7 +111,10 @@ std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flag
             spec->validate();
         }
         const ScoreUnit unit = flags.unit ? *flags.unit : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
-        KeyClass kind = classifyKey(c, key, nowUs, unit, spec);
+        KeyClass kind = classifyKey(c, key, nowUs, unit, spec, limits.policy ? limits.policy->format : QString());
+        if (kind.format == KeyFormat::Library && !kind.readable())
+            throw UsageError(QStringLiteral("'%1' is a %2: its state is recognised, never decoded").arg(displayKey(key), kind.label()));
+        spec = limitsFor(kind, spec); // another library's key may state its own limits or window
         if (!kind.isLimiter()) {
             const QByteArray type = c.command({"TYPE", key}).bytes();
             if (type != "none")
@@ -125,7 +128,7 @@ std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flag
         if (!spec)
             throw UsageError(
                 QStringLiteral("no policy matches '%1' (%2): give --algo, --limit and --window").arg(displayKey(key), kind.label()));
-        const QByteArray subject = kind.format == KeyFormat::CounterWindow ? kind.base : key;
+        const QByteArray subject = kind.subject(key);
         watched.push_back({key, displayKey(key), {subject, kind, *spec}});
     }
     return watched;

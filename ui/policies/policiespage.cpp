@@ -699,12 +699,13 @@ void PoliciesPage::runEffect()
                 const auto [first, n] = ranges[i];
                 const std::vector<Reply> mine(sampleReplies.begin() + qsizetype(first), sampleReplies.begin() + qsizetype(first + n));
                 const auto winner = matchPolicy(policies, keys[i]);
-                const KeyClass kind = classify(keys[i], typeReplies[i].bytes(), mine, nowUs, winner ? winner->scoreUnit : ScoreUnit::Auto);
+                const KeyClass kind = classify(keys[i], typeReplies[i].bytes(), mine, nowUs, winner ? winner->scoreUnit : ScoreUnit::Auto,
+                                               winner ? winner->format : QString());
                 if (!kind.isLimiter()) {
                     ++r.notLimiters;
                     continue;
                 }
-                const QByteArray subject = kind.format == KeyFormat::CounterWindow ? kind.base : keys[i];
+                const QByteArray subject = kind.subject(keys[i]); // a counter's windows, a library's two keys: one limiter
                 if (!seen.insert(subject).second)
                     continue;
                 const auto governing = matchPolicy(policies, subject);
@@ -712,7 +713,11 @@ void PoliciesPage::runEffect()
                     ++r.otherPolicy;
                     continue;
                 }
-                targets.push_back({subject, kind, proposed});
+                if (!kind.readable()) {
+                    ++r.notLimiters; // recognised, never decoded: nothing to tell
+                    continue;
+                }
+                targets.push_back({subject, kind, limitsFor(kind, proposed).value_or(proposed)});
             }
             // A key with an override keeps it whatever the policy says.
             std::vector<Command> gets;
