@@ -130,6 +130,7 @@ private Q_SLOTS:
     void limitsFromThePolicy();
     void keysAreBytes();
     void existingKeyAsksFirst();
+    void anotherServicesLimiterIsRefused();
     void boundaryPreset();
     void closingCancelsAndStillAudits();
     void guiStaysSmoothThrough200000Requests();
@@ -485,6 +486,25 @@ void TestBurstPage::existingKeyAsksFirst()
     QVERIFY(finished.wait(30000));
     QCOMPARE(page.lastSummary()->allowed, 43);
     QCOMPARE(audit().size(), size_t(1));
+}
+
+void TestBurstPage::anotherServicesLimiterIsRefused()
+{
+    // A rate-limiter-flexible counter belongs to its library: nothing is fired, nothing audited.
+    m_conn->command({"SET", "rlflx:tab", "3", "PX", "600000"});
+    const QByteArray dumpBefore = m_conn->command({"DUMP", "rlflx:tab"}).bytes();
+    openPage();
+    BurstPage &page = *m_page;
+    fillBurst(page, QStringLiteral("rlflx:tab"), QStringLiteral("fixed-window"), QStringLiteral("10"), QStringLiteral("1m"),
+              QStringLiteral("100"), 1, 10);
+    QTRY_VERIFY_WITH_TIMEOUT(child<QPushButton>(page, "start")->isEnabled(), 5000);
+    QTest::mouseClick(child<QPushButton>(page, "start"), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(page.statusText().startsWith(QStringLiteral("Not fired")), 5000);
+    QVERIFY2(page.statusText().contains(QStringLiteral("rate-limiter-flexible")), qPrintable(page.statusText()));
+    QVERIFY(page.findChild<QMessageBox *>() == nullptr || !page.findChild<QMessageBox *>()->isVisible());
+    QVERIFY(!page.isRunning());
+    QCOMPARE(m_conn->command({"DUMP", "rlflx:tab"}).bytes(), dumpBefore);
+    QCOMPARE(m_conn->command({"EXISTS", kNs + "audit"}).integer(), 0);
 }
 
 void TestBurstPage::boundaryPreset()
