@@ -306,8 +306,9 @@ void TestFormats::eachFormatReadsAsItsLibraryWrites_data()
            })
         << rolling << rolling
         << std::optional(policy("rrl", "rrl:*", Algorithm::SlidingLog, 4, 10 * kSecond))
-        // 4 attempts at -8, -7, -6, -5 s: full; the oldest leaves the 10 s window in 2 s
-        << Expected{QStringLiteral("rolling-rate-limiter log"), Algorithm::SlidingLog, 4, false, 4, 0, 2 * kSecond, 5 * kSecond};
+        // 4 attempts at -8, -7, -6, -5 s: full. The library stores the refused attempt too and
+        // tells it to wait for timestamps[5 - 4], the one at -7 s: 3 s.
+        << Expected{QStringLiteral("rolling-rate-limiter log"), Algorithm::SlidingLog, 4, false, 4, 0, 3 * kSecond, 5 * kSecond};
 }
 
 void TestFormats::eachFormatReadsAsItsLibraryWrites()
@@ -458,10 +459,10 @@ void TestFormats::overLimitStatesReadAsTheyAre()
         QVERIFY(!u.decision.allowed);
         QVERIFY(u.decision.retryAfterUs > 0);
     }
-    // The log's retry waits for the entry that brings it under the limit: the 5th oldest
-    // (14 + 1 - 10), at -1.0 s, leaves the 10 s window in 9 s.
+    // The log's retry is the library's: timestamps[15 - 10] of the 15 attempts the refused one
+    // makes, at -0.9 s, leaves the 10 s window in 9.1 s.
     const Usage log = peekAnyFormat(*m_conn, "attempts:dave", kinds.at("attempts:dave"), policies[1].spec, kNow);
-    QCOMPARE(log.decision.retryAfterUs, 9 * kSecond);
+    QCOMPARE(log.decision.retryAfterUs, 9100000);
 
     // `keys` says the same: used 14 of 10, remaining 0.
     setPolicy(policies[0]);

@@ -1,6 +1,7 @@
 // Envoy's rate limit service (envoyproxy/ratelimit, Go), fixed-window Redis cache: one string
 // counter per descriptor and window, "<prefix><domain>_<key>_<value>[_<key>_<value>...]_<window start, Unix s>",
-// the start aligned to the limit's unit (second, minute, hour, day), INCRBY'd by every hit
+// the start aligned to the limit's unit (second, minute, hour, day, week, 30-day month, 365-day
+// year: floor(now / unit) x unit), INCRBY'd by every hit
 // (over-limit hits too) and given EXPIRE of the unit. No default prefix: without a policy it
 // is recognised when the start is the current or previous window of exactly one unit.
 // Listed as the key without "_<window start>".
@@ -12,7 +13,9 @@ namespace ratescope::formats {
 
 namespace {
 
-constexpr qint64 kUnits[] = {86400, 3600, 60, 1};
+// UnitToDivider: year and month as 365 and 30 days of seconds since the epoch, week, day, hour,
+// minute, second.
+constexpr qint64 kUnits[] = {365 * 86400, 30 * 86400, 7 * 86400, 86400, 3600, 60, 1};
 
 bool parseKey(const QByteArray &key, QByteArray *name, qint64 *start)
 {

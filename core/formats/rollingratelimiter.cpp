@@ -2,7 +2,9 @@
 // scored by the attempt's time in microseconds with a UUID v4 member. Every attempt is added
 // before it is judged (ZREMRANGEBYSCORE, ZADD, ZRANGE, EXPIRE in one MULTI), so refused
 // attempts are stored too and the set can hold more than maxInInterval; an attempt is refused
-// when the set, itself included, holds more than maxInInterval.
+// when the set, itself included, holds more than maxInInterval, and told to wait until
+// timestamps[n - maxInInterval] (n counting itself) leaves the interval. minDifference has
+// no place in a policy and is not read.
 #include "formatrules.h"
 
 #include <cmath>
@@ -54,9 +56,11 @@ public:
     std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override
     {
         // Attempts in (now - interval, now]: their count, the newest, and the one whose expiry
-        // lets a request of `cost` through (the (limit - cost + 1)-th newest).
+        // the library tells a refused attempt to wait for. That attempt is stored too, so the
+        // wait is for the (limit - cost)-th newest of those there now (timestamps[n - max] of
+        // the attempts including itself), not the (limit - cost + 1)-th.
         const QByteArray lo = "(" + scoreText(double(nowUs - (spec ? spec->windowUs : 0)));
-        const QByteArray offset = QByteArray::number(spec ? std::max<qint64>(0, spec->limit - spec->cost) : 0);
+        const QByteArray offset = QByteArray::number(spec ? std::max<qint64>(0, spec->limit - spec->cost - 1) : 0);
         return {{"ZCOUNT", kind.base, lo, "+inf"},
                 {"ZRANGE", kind.base, "-1", "-1", "WITHSCORES"},
                 {"ZRANGE", kind.base, "+inf", lo, "BYSCORE", "REV", "LIMIT", offset, "1", "WITHSCORES"},
@@ -74,7 +78,8 @@ public:
         d.allowed = used + spec.cost <= spec.limit;
         d.used = used + (d.allowed ? spec.cost : 0); // refused attempts are stored: above the limit as it is
         d.remaining = std::max<qint64>(0, spec.limit - d.used);
-        d.retryAfterUs = d.allowed ? 0 : std::max<qint64>(1, expiresIn(r[2]));
+        // a limit of one: the attempt itself is what must leave the window
+        d.retryAfterUs = d.allowed ? 0 : spec.limit - spec.cost - 1 < 0 ? spec.windowUs : std::max<qint64>(1, expiresIn(r[2]));
         d.resetAfterUs = d.allowed ? spec.windowUs : expiresIn(r[1]);
         return {used, d};
     }

@@ -1,5 +1,5 @@
 // Spring Cloud Gateway's RedisRateLimiter (Java): a token bucket kept as two strings,
-// "request_rate_limiter.{<id>}.tokens" (tokens left) and "request_rate_limiter.{<id>}.timestamp"
+// "request_rate_limiter.{<route>.<id>}.tokens" (tokens left) and "request_rate_limiter.{<route>.<id>}.timestamp"
 // (Unix seconds of that level), written by its request_rate_limiter.lua with SETEX for twice
 // the fill time. It refills replenishRate tokens per whole second up to burstCapacity; a
 // request of `requested` tokens passes when that many are there. One limiter, listed as its
@@ -19,7 +19,7 @@ public:
     QString name() const override { return QStringLiteral("spring-cloud-gateway"); }
     QString label() const override { return QStringLiteral("Spring Cloud Gateway token bucket"); }
     QString library() const override { return QStringLiteral("Spring Cloud Gateway RedisRateLimiter (Java)"); }
-    QString keyShape() const override { return QStringLiteral("request_rate_limiter.{<id>}.tokens + .timestamp"); }
+    QString keyShape() const override { return QStringLiteral("request_rate_limiter.{<route>.<id>}.tokens + .timestamp"); }
     QByteArray type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return Algorithm::TokenBucket; }
 

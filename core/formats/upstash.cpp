@@ -4,7 +4,8 @@
 //  - sliding window: the same keys, the current and the previous bucket; the previous count
 //    is weighted by the part of it still inside the window, floor((1 - elapsed / window) x prev);
 //  - token bucket: "<prefix>:<identifier>", a hash {refilledAt: ms, tokens}, refilled
-//    refillRate tokens every interval up to maxTokens.
+//    refillRate tokens every interval up to maxTokens; only an empty bucket refuses (a request
+//    costing more than is left passes and takes it below zero).
 // The two windows share one key shape: the policy's algorithm says which it is.
 #include "formatrules.h"
 
@@ -170,17 +171,19 @@ public:
             tokens = std::min<qint64>(spec.limit, tokens + refills);
             refilledAt += refills * interval;
         }
-        tokens = std::clamp<qint64>(tokens, 0, spec.limit);
+        tokens = std::min<qint64>(tokens, spec.limit);
         Decision d;
         d.limit = spec.limit;
-        d.allowed = tokens >= spec.cost && tokens > 0;
+        // The script refuses only an empty bucket: a request costing more than is left passes
+        // and leaves the bucket below zero.
+        d.allowed = tokens > 0;
         const qint64 after = d.allowed ? tokens - spec.cost : tokens;
         d.used = spec.limit - after;
-        d.remaining = after;
+        d.remaining = std::max<qint64>(0, after);
         const qint64 next = refilledAt + interval - nowUs; // the next refill
-        d.retryAfterUs = d.allowed ? 0 : std::max<qint64>(1, next + (spec.cost - tokens - 1) * interval);
+        d.retryAfterUs = d.allowed ? 0 : std::max<qint64>(1, next + std::max<qint64>(0, -tokens) * interval);
         d.resetAfterUs = after < spec.limit ? next + (spec.limit - after - 1) * interval : 0;
-        return {spec.limit - tokens, d};
+        return {spec.limit - std::max<qint64>(0, tokens), d};
     }
 
     QJsonObject state(const KeyClass &kind, const std::vector<Reply> &r, qint64 nowUs) const override
