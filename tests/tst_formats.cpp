@@ -400,6 +400,13 @@ void TestFormats::ttlWindowsReadTheirTtl()
     QCOMPARE(l.usedNow, 7); // refused hits are counted by limits' fixed window
     QCOMPARE(l.decision.remaining, 0);
     QVERIFY(l.decision.retryAfterUs > 40 * kSecond && l.decision.retryAfterUs <= 50 * kSecond);
+
+    // Before limits 3.7 the keys had no "LIMITS:" prefix; an identifier may hold "/".
+    m_conn->command({"SET", "LIMITER/api/v1/users/100/2/hour", "1"});
+    const KeyClass old = classifyAll({"LIMITER/api/v1/users/100/2/hour"}, {}, now).at("LIMITER/api/v1/users/100/2/hour");
+    QCOMPARE(old.label(), QStringLiteral("Python limits fixed window"));
+    QCOMPARE(limitsFor(old, std::nullopt)->limit, 100);
+    QCOMPARE(limitsFor(old, std::nullopt)->windowUs, 2 * 3600 * kSecond);
 }
 
 void TestFormats::pythonLimitsSlidingWindowWeighsThePreviousKey()
@@ -491,6 +498,12 @@ void TestFormats::declaredFormatsNeedAPolicy()
     QCOMPARE(cell.decision.resetAfterUs, 400000);
 
     QCOMPARE(kinds.at("b4j:user1").label(), QStringLiteral("bucket4j (opaque)"));
+    // Its own serialization header (format 1, configuration version 1, one bandwidth, the
+    // bandwidth's version 1, then its fields) is recognised without a policy.
+    QByteArray serialized("\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01", 16);
+    serialized += QByteArray(71 + 20, '\x07');
+    m_conn->command({"SET", "quota:acme", serialized});
+    QCOMPARE(classifyAll({"quota:acme"}, {}, kNow).at("quota:acme").label(), QStringLiteral("bucket4j (opaque)"));
     QVERIFY(!kinds.at("b4j:user1").readable());
     QCOMPARE(readUsage(*m_conn, {{"b4j:user1", kinds.at("b4j:user1"), policies[1].spec}}, kNow).front(), std::nullopt);
     InspectOptions o;

@@ -1,5 +1,7 @@
 // Python `limits` (used by Flask-Limiter and SlowAPI), its Redis storage: every key is
-// "LIMITS:" + RateLimitItem.key_for(...) = "LIMITER/<identifiers...>/<amount>/<multiples>/<granularity>",
+// "LIMITS:" (since 3.7; none before) + RateLimitItem.key_for(...) =
+// "LIMITER/<identifiers...>/<amount>/<multiples>/<granularity>", read from the right (an
+// identifier may hold "/"),
 // so the key states the limits ("LIMITS:LIMITER/login/10.0.0.1/5/1/minute": 5 per 1 minute).
 //  - fixed window: a string counter, INCRBY cost then EXPIRE on the first hit; hit() allows when
 //    the new value <= amount, so refused hits are counted too;
@@ -54,10 +56,15 @@ std::optional<LimitSpec> limitsInKey(const QByteArray &item)
 bool itemKey(const QByteArray &key, bool sliding, QByteArray *item, bool *previous = nullptr)
 {
     if (!sliding) {
-        if (!key.startsWith(kPrefix))
-            return false;
-        *item = key.mid(7);
-        return true;
+        if (key.startsWith(kPrefix)) {
+            *item = key.mid(7);
+            return true;
+        }
+        if (key.startsWith("LIMITER/")) { // before limits 3.7, keys had no "LIMITS:" prefix
+            *item = key;
+            return true;
+        }
+        return false;
     }
     if (!key.startsWith(kSlidingPrefix))
         return false;
