@@ -280,6 +280,16 @@ void TestFormats::eachFormatReadsAsItsLibraryWrites_data()
                                          30 * kSecond - 250000,
                                          30 * kSecond - 250000};
 
+    // Laravel 13's hyphenated prefixes, a legacy throttle key (sha1), a PHP-serialized timer.
+    const QByteArray laravel13 = "laravel-database-laravel-cache-da39a3ee5e6b4b0d3255bfef95601890afd80709";
+    QTest::newRow("laravel 13")
+        << Write([=](Connection &c) {
+               c.pipeline({{"SET", laravel13 + ":timer", "i:" + QByteArray::number(kNowS + 50) + ";", "EX", "60"},
+                           {"SET", laravel13, "4", "EX", "60"}});
+           })
+        << laravel13 << laravel13 << std::optional(policy("lara", "laravel-*", Algorithm::FixedWindow, 60, 60 * kSecond))
+        << Expected{QStringLiteral("Laravel RateLimiter"), Algorithm::FixedWindow, 4, true, 5, 55, 0, 50 * kSecond - 250000};
+
     // Laravel's DurationLimiter: HMSET start, end, count (Unix s).
     QTest::newRow("laravel duration") << Write([](Connection &c) {
         c.command({"HMSET", "jobs:mail", "start", QByteArray::number(kNowS - 20), "end", QByteArray::number(kNowS + 40), "count", "2"});

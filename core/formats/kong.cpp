@@ -1,8 +1,9 @@
 // Kong's rate-limiting plugin with the "redis" policy (Lua): one string counter per period
 // and window, "ratelimit:<route id>:<service id>:<identifier>:<period start, Unix ms>:<period>",
-// INCRBY'd by allowed requests and given EXPIRE of the period; periods second, minute, hour,
-// day, month and year, aligned to the UTC calendar. A request is refused once the counter has
-// reached the limit. Listed as one limiter per period: "ratelimit:<route>:<service>:<identifier>:<period>".
+// given EXPIRE of the period by its first INCR; periods second, minute, hour, day, month and
+// year, aligned to the UTC calendar. In real time (sync_rate -1, the default) the usage read
+// itself INCRs, so every request is counted, refused ones too; a request is refused when the
+// count before it has reached the limit. Listed as one limiter per period: "ratelimit:<route>:<service>:<identifier>:<period>".
 #include "formatrules.h"
 
 #include "glob.h"

@@ -2,12 +2,14 @@
 //  - Illuminate\Cache\RateLimiter (the throttle middleware, RateLimiter::attempt/hit): through
 //    the Redis cache store, a counter "<prefix><key>" and "<prefix><key>:timer" holding the Unix
 //    second it becomes available again, both with the decay as TTL; the prefix is the Redis
-//    connection's and the cache's ("laravel_database_" + "laravel_cache_" by default), numbers
-//    stored as they are. A request is refused while the counter has reached maxAttempts and the
-//    timer exists; refused requests are not counted. One limiter: the counter and its timer.
+//    connection's and the cache's ("laravel_database_" + "laravel_cache_" by default,
+//    "laravel-database-" + "laravel-cache-" since Laravel 13), numbers stored as they are (the
+//    timer PHP-serialized, "i:<n>;", when the connection serializes). A request is refused while the counter has reached maxAttempts and
+//    the timer exists; refused requests are not counted. One limiter: the counter and its timer.
 //  - Illuminate\Redis\Limiters\DurationLimiter (Redis::throttle): a hash {start, end, count}
-//    of Unix seconds; a request in [start, end] counts (refused ones too) and passes while
-//    count <= maxLocks; otherwise the window restarts at now for the decay.
+//    of Unix seconds; acquire() counts a request in [start, end] (refused ones too) and lets it
+//    pass while count <= maxLocks, otherwise the window restarts at now for the decay; the
+//    throttle middleware asks first and counts only what it lets through.
 #include "formatrules.h"
 
 #include <cmath>
@@ -16,17 +18,32 @@ namespace ratescope::formats {
 
 namespace {
 
-// A default cache prefix and a key the throttle middleware makes (an md5 or sha1 in hex).
+// A cache prefix ("<app>_cache_", "<app>-cache-" since Laravel 13) and a key the throttle
+// middleware makes: md5(name + key) for a named limiter, [prefix] + sha1(user or domain|ip).
 bool looksLikeThrottleKey(const QByteArray &key)
 {
-    const qsizetype at = key.indexOf("_cache_");
+    qsizetype at = key.indexOf("_cache_");
+    if (at < 0)
+        at = key.indexOf("-cache-");
     if (at < 0)
         return false;
     const QByteArray rest = key.mid(at + 7);
-    const qsizetype colon = rest.lastIndexOf(':'); // a named limiter: md5(name + key)
-    const QByteArray hex = colon >= 0 ? rest.mid(colon + 1) : rest;
-    return (hex.size() == 32 || hex.size() == 40) &&
-           std::all_of(hex.begin(), hex.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    auto hexTail = [&](qsizetype n) {
+        return rest.size() >= n &&
+               std::all_of(rest.end() - n, rest.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    };
+    return (rest.size() == 32 && hexTail(32)) || hexTail(40);
+}
+
+// The timer's Unix second: a plain number, or PHP-serialized ("i:1719000060;") when the
+// connection serializes values.
+std::optional<qint64> timerValue(const Reply &r)
+{
+    if (const auto v = integerReply(r))
+        return v;
+    if (r.type() != Reply::Type::String || !r.bytes().startsWith("i:") || !r.bytes().endsWith(';'))
+        return std::nullopt;
+    return integerValue(r.bytes().mid(2, r.bytes().size() - 3));
 }
 
 class LaravelRateLimiter final : public LimiterFormat {
@@ -40,7 +57,7 @@ public:
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
     {
-        const auto v = integerReply(sample);
+        const auto v = key.endsWith(":timer") ? timerValue(sample) : integerReply(sample);
         if (!v || *v < 0)
             return false;
         if (key.endsWith(":timer")) {
@@ -70,7 +87,7 @@ public:
     Usage usage(const KeyClass &, const std::vector<Reply> &r, const LimitSpec &spec, qint64 nowUs) const override
     {
         const qint64 used = saneCount(integerReply(r[0]).value_or(0));
-        const auto timer = integerReply(r[1]);
+        const auto timer = timerValue(r[1]);
         Decision d;
         d.limit = spec.limit;
         // tooManyAttempts: attempts >= max while the timer lasts; a request of cost c needs c of room
@@ -88,7 +105,7 @@ public:
         QJsonObject s{{QStringLiteral("counter"), valueJson(kind.base, r[0], &r[2])},
                       {QStringLiteral("timer"), valueJson(kind.base + ":timer", r[1])},
                       {QStringLiteral("count"), integerReply(r[0]).value_or(0)}};
-        if (const auto t = integerReply(r[1]))
+        if (const auto t = timerValue(r[1]))
             s.insert(QStringLiteral("window_ends_in_us"), std::max<qint64>(0, *t * 1000000 - nowUs));
         return s;
     }

@@ -577,6 +577,8 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
             return plainToolTip(tip);
         tip += QStringLiteral("\n%1 · %2")
                    .arg(QString::fromUtf8(d->type), d->kind.isLimiter() ? d->kind.label() : QStringLiteral("not a limiter"));
+        if (d->kind.format == KeyFormat::Library && d->kind.base != m_tree.fullKey(key))
+            tip += QStringLiteral("\none limiter with %1: its figures are that limiter's").arg(displayKey(d->kind.base));
         if (!d->policy.isEmpty())
             tip += QStringLiteral("\npolicy %1 (%2)").arg(d->policy, QString::fromUtf8(d->policyMatch));
         if (d->spec)
@@ -612,6 +614,9 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
             return QStringLiteral("Ratescope %1").arg(QString::fromUtf8(d->metadata));
         if (d->kind.format == KeyFormat::CounterWindow && d->spec)
             return QStringLiteral("%1 (counter)").arg(algorithmName(d->spec->algorithm));
+        // another library's limiter kept in several keys: the others say whose part they are
+        if (d->kind.format == KeyFormat::Library && d->kind.base != m_tree.fullKey(key))
+            return QStringLiteral("%1 (part)").arg(d->kind.label());
         return d->kind.isLimiter() ? d->kind.label() : QString::fromUtf8(d->type);
     case UsageColumn:
         if (d->usage)
