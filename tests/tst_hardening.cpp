@@ -916,8 +916,8 @@ void TestHardening::hugeForeignScoresDoNotOverflow()
 
 // Another service's log that keeps denied attempts (14 entries against a limit of 10, as
 // rolling-rate-limiter writes them) and a counter that counts denials (14 of 10): used 14,
-// remaining 0 (never negative, never clamped) in keys and peek alike, and the retry waits
-// for the entry whose expiry brings the count under the limit (the 5th oldest).
+// remaining 0 (never negative, never clamped) in keys and peek alike, and the retry is the
+// one that library tells.
 void TestHardening::overLimitStateIsShownAsItIs()
 {
     const qint64 now = 1795400000000000LL;
@@ -951,8 +951,10 @@ void TestHardening::overLimitStateIsShownAsItIs()
     QCOMPARE(d.value(QStringLiteral("used")).toInt(), 14);
     QCOMPARE(d.value(QStringLiteral("remaining")).toInt(), 0);
     QCOMPARE(d.value(QStringLiteral("allowed")).toBool(), false);
-    // The 5th oldest entry (now - 10 ms) expires one window after it: 60 s - 10 ms from now.
-    QCOMPARE(d.value(QStringLiteral("retry_after_ms")).toInt(), 59990);
+    // Read by the rolling-rate-limiter reader (µs scores, UUID members): the library stores the
+    // refused attempt too and has it wait for timestamps[15 - 10], the 6th oldest (now - 9 ms),
+    // one window after it: 60 s - 9 ms from now.
+    QCOMPARE(d.value(QStringLiteral("retry_after_ms")).toInt(), 59991);
     const CliResult counter = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("cnt:u1")} + at));
     QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("used")).toInt(), 14);
     QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("remaining")).toInt(), 0);
