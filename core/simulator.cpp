@@ -373,6 +373,7 @@ public:
         , m_glob(glob)
         , m_unit(unit)
         , m_scanner(connection, KeyScanner::Options{glob, 1000, QByteArrayLiteral("zset"), false, {}, {}})
+        , m_listScanner(connection, KeyScanner::Options{glob, 1000, QByteArrayLiteral("list"), false, {}, {}})
     {
         // The keyspace's size, for progress only.
         qint64 total = 0;
@@ -388,6 +389,20 @@ public:
         while (n < max) {
             if (m_key.isNull() && !nextKey())
                 break;
+            if (m_listKey) {
+                // A list log (Python limits' moving window): read whole when the key is taken,
+                // handed out oldest first.
+                while (n < max && m_listAt < m_listTimes.size()) {
+                    out.push_back({m_listTimes[m_listAt++], m_key, 0});
+                    ++n;
+                    ++m_requests;
+                }
+                if (m_listAt >= m_listTimes.size()) {
+                    m_key = QByteArray();
+                    ++m_keysDone;
+                }
+                continue;
+            }
             // Entries by score from the last one read: a live log may lose old entries and
             // gain new ones meanwhile; members already read at the boundary score are skipped.
             const Reply page = m_connection.command({"ZRANGEBYSCORE", m_key, m_fromScore, "+inf", "WITHSCORES", "LIMIT", "0",
@@ -437,18 +452,24 @@ public:
     {
         if (m_done)
             return 1.0;
-        return m_dbsize <= 0 ? 0.0 : std::min(0.99, double(m_scanner.scanned()) / double(m_dbsize));
+        return m_dbsize <= 0 ? 0.0 : std::min(0.99, double(m_scanner.scanned() + m_listScanner.scanned()) / double(2 * m_dbsize));
     }
 
 private:
     bool nextKey()
     {
         while (m_pending.empty()) {
-            if (m_scanner.atEnd()) {
+            const bool logsDone = m_scanner.atEnd();
+            if (logsDone && m_listScanner.atEnd()) {
                 m_done = true;
                 return false;
             }
-            for (KeyRecord &r : m_scanner.nextPage()) {
+            for (KeyRecord &r : logsDone ? m_listScanner.nextPage() : m_scanner.nextPage()) {
+                if (r.type == "list") {
+                    if (r.kind.format == KeyFormat::Library && r.kind.algorithm() == Algorithm::SlidingLog)
+                        m_pending.push_back(std::move(r)); // a list that is a log of times
+                    continue;
+                }
                 const bool libraryLog =
                     r.kind.format == KeyFormat::Library && r.kind.algorithm() == Algorithm::SlidingLog && r.type == "zset";
                 if (r.kind.format != KeyFormat::SlidingLog && r.kind.format != KeyFormat::ForeignSlidingLog && !libraryLog)
@@ -460,6 +481,25 @@ private:
         KeyRecord r = std::move(m_pending.back());
         m_pending.pop_back();
         m_key = r.key;
+        m_listKey = r.type == "list";
+        if (m_listKey) {
+            // Newest first, float Unix seconds; at most the limit's worth of entries (the
+            // library trims the list to it).
+            m_listTimes.clear();
+            m_listAt = 0;
+            const Reply all = m_connection.command({"LRANGE", m_key, "0", "-1"});
+            for (qsizetype i = qsizetype(all.size()) - 1; i >= 0; --i) {
+                bool ok = false;
+                const double seconds = all[size_t(i)].bytes().toDouble(&ok);
+                const qint64 us = ok ? scoreToUs(seconds, ScoreUnit::Seconds) : -1;
+                if (us < 0 || us > kMaxTimeUs)
+                    ++m_skipped;
+                else
+                    m_listTimes.push_back(us);
+            }
+            std::sort(m_listTimes.begin(), m_listTimes.end());
+            return true;
+        }
         m_ownFormat = r.kind.format == KeyFormat::SlidingLog;
         m_keyUnit = m_unit != ScoreUnit::Auto ? m_unit : (m_ownFormat ? ScoreUnit::Microseconds : r.kind.unit);
         if (m_keyUnit == ScoreUnit::Auto)
@@ -474,7 +514,11 @@ private:
     QByteArray m_glob;
     ScoreUnit m_unit;
     KeyScanner m_scanner;
+    KeyScanner m_listScanner;         // after the sorted sets: lists that are logs
     std::vector<KeyRecord> m_pending; // sorted, the next key last
+    bool m_listKey = false;
+    std::vector<qint64> m_listTimes;
+    size_t m_listAt = 0;
     QByteArray m_key;
     bool m_ownFormat = false;
     ScoreUnit m_keyUnit = ScoreUnit::Microseconds;

@@ -303,6 +303,9 @@ void TestSimulator::liveLogKeysAreReadOnly()
     // rolling-rate-limiter's: µs scores, UUID members (read by its library format's reader).
     c.command({"ZADD", "live:rrl", QByteArray::number(kT0 + 7), "6f1c1e3a-4b2d-4c8e-9f0a-1b2c3d4e5f60", QByteArray::number(kT0 + 9),
                "0b9e2c1d-7a3f-4e2b-8c1d-2e3f4a5b6c7d"});
+    // Python limits' moving window: a list of float Unix seconds, newest first.
+    c.command({"LPUSH", "LIMITS:LIMITER/dl/u1/5/1/minute", "1763900002.5", "1763900003.25"});
+    c.command({"RPUSH", "live:queue", "job1", "job2"});          // a list that is no log
     c.command({"ZADD", "live:board", "3", "alice", "7", "bob"}); // a leaderboard, not a log
     c.command({"SET", "live:string", "x"});
     const QByteArray before = keyspaceSnapshot(c);
@@ -323,6 +326,12 @@ void TestSimulator::liveLogKeysAreReadOnly()
     const std::vector<std::pair<qint64, qint64>> sExpected = {{1763900000250000LL, 0}, {1763900001000000LL, 0}};
     QCOMPARE(got["live:s"], sExpected);
     QVERIFY2(reader->description().contains(QLatin1String("4 keys")), qPrintable(reader->description()));
+    auto lists = openLogKeysTrace(c, "LIMITS:*");
+    std::vector<std::pair<qint64, qint64>> listTimes;
+    for (const TraceRequest &r : readAll(*lists))
+        listTimes.push_back({r.timeUs, r.cost});
+    const std::vector<std::pair<qint64, qint64>> listExpected = {{1763900002500000LL, 0}, {1763900003250000LL, 0}};
+    QCOMPARE(listTimes, listExpected);
 
     // The whole replay, through the CLI in read-only mode, leaves the server as it was.
     const CliResult r = runCli({QStringLiteral("--url"), m_inspected.url(), QStringLiteral("--read-only"), QStringLiteral("--json"),
