@@ -162,6 +162,16 @@ public:
         }
         QJsonObject s{{QStringLiteral("entries"), entries}, {QStringLiteral("entries_total"), entries.size()}};
         insertBytes(s, QStringLiteral("key"), kind.base);
+        if (kind.keyLimits && !r[0].elements().empty()) {
+            // every entry has left the window one window after the newest (t >= now - window)
+            const qint64 newest = secondsToUs(numberReply(r[0][0]).value_or(0));
+            s.insert(QStringLiteral("window_ends_in_us"), std::max<qint64>(0, newest + kind.keyLimits->windowUs - nowUs + 1));
+            const qint64 since = nowUs - kind.keyLimits->windowUs;
+            qint64 inWindow = 0;
+            for (const Reply &e : r[0].elements())
+                inWindow += secondsToUs(numberReply(e).value_or(0)) >= since ? 1 : 0;
+            s.insert(QStringLiteral("entries_in_window"), inWindow);
+        }
         if (r[1].isInteger())
             s.insert(QStringLiteral("ttl_ms"), r[1].integer());
         return s;
