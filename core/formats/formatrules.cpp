@@ -169,6 +169,32 @@ QJsonObject valueJson(const QByteArray &key, const Reply &value, const Reply *pt
     return o;
 }
 
+std::vector<Command> TatStringFormat::read(const KeyClass &kind, const LimitSpec *, qint64) const
+{
+    return {{"GET", kind.base}, {"PTTL", kind.base}};
+}
+
+Usage TatStringFormat::usage(const KeyClass &, const std::vector<Reply> &r, const LimitSpec &spec, qint64 nowUs) const
+{
+    const auto tat = tatUs(r[0]);
+    return gcraUsage(tat ? std::optional<double>(double(*tat)) : std::nullopt, spec, nowUs);
+}
+
+QJsonObject TatStringFormat::state(const KeyClass &kind, const std::vector<Reply> &r, qint64 nowUs) const
+{
+    QJsonObject s{{QStringLiteral("tat"), valueJson(kind.base, r[0], &r[1])}};
+    if (const auto tat = tatUs(r[0])) {
+        s.insert(QStringLiteral("tat_us"), *tat);
+        s.insert(QStringLiteral("tat_ahead_us"), std::max<qint64>(0, *tat - nowUs));
+    }
+    return s;
+}
+
+bool TatStringFormat::nearNow(qint64 tatUs, qint64 nowUs)
+{
+    return tatUs >= nowUs - 86400LL * 1000000 && tatUs <= nowUs + 366LL * 86400 * 1000000;
+}
+
 bool TtlCounterFormat::match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const
 {
     const auto v = integerReply(sample);

@@ -67,6 +67,23 @@ protected:
     virtual bool keyFits(const QByteArray &key, bool declared, KeyClass &kind) const = 0;
 };
 
+// GCRA with its theoretical arrival time in one string (redis_rate, redis-cell): read with
+// GET and PTTL, decided by gcraUsage. A reader says how its value counts time.
+class TatStringFormat : public LimiterFormat {
+public:
+    QByteArray type() const override { return "string"; }
+    std::optional<Algorithm> family() const override { return Algorithm::Gcra; }
+    std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override;
+    Usage usage(const KeyClass &kind, const std::vector<Reply> &replies, const LimitSpec &spec, qint64 nowUs) const override;
+    QJsonObject state(const KeyClass &kind, const std::vector<Reply> &replies, qint64 nowUs) const override;
+
+protected:
+    // The TAT in whole µs since the Unix epoch, from the stored value; nullopt for none.
+    virtual std::optional<qint64> tatUs(const Reply &value) const = 0;
+    // Whether a TAT lies where a live limiter's can: from a day behind now to a year ahead.
+    static bool nearNow(qint64 tatUs, qint64 nowUs);
+};
+
 // The registry's readers, one per file.
 const LimiterFormat &envoyFormat();
 const LimiterFormat &kongFormat();
