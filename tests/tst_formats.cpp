@@ -13,9 +13,11 @@
 #include "testsupport.h"
 #include "usage.h"
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QRandomGenerator>
 #include <QTest>
 #include <QUuid>
@@ -72,6 +74,7 @@ private Q_SLOTS:
     void eachFormatReadsAsItsLibraryWrites();
     void ttlWindowsReadTheirTtl();
     void pythonLimitsSlidingWindowWeighsThePreviousKey();
+    void pythonLimitsWrittenByTheLibraryItself();
     void overLimitStatesReadAsTheyAre();
     void declaredFormatsNeedAPolicy();
     void randomApplicationKeysStayOther();
@@ -445,6 +448,53 @@ void TestFormats::pythonLimitsSlidingWindowWeighsThePreviousKey()
     const Usage shifted = peekAnyFormat(*m_conn, cur, kinds.at(cur), *spec, now);
     QVERIFY2(shifted.usedNow <= 3 * 15000 / 60000 + 1, qPrintable(QString::number(shifted.usedNow)));
     QCOMPARE(keysJson().size(), size_t(1));
+}
+
+void TestFormats::pythonLimitsWrittenByTheLibraryItself()
+{
+    // Debian's python3-limits (2.8: keys without the "LIMITS:" prefix, which came in 3.7)
+    // writes the keys itself; tools/install-deps.sh installs it for the tests.
+    const QString python = QStringLiteral("/usr/bin/python3");
+    QProcess probe;
+    probe.start(python, {QStringLiteral("-c"), QStringLiteral("import limits, redis")});
+    if (!QFileInfo::exists(python) || !probe.waitForFinished(30000) || probe.exitCode() != 0)
+        QSKIP("python3-limits and python3-redis are not installed (tools/install-deps.sh installs them)");
+    const QString script = QStringLiteral(R"(import sys
+from limits import parse
+from limits.storage import storage_from_string
+from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter
+storage = storage_from_string(sys.argv[1])
+fixed, moving = FixedWindowRateLimiter(storage), MovingWindowRateLimiter(storage)
+print([fixed.hit(parse("5/minute"), "login", "10.0.0.1") for _ in range(7)])
+print([moving.hit(parse("3 per 10 second"), "search", "u9") for _ in range(4)])
+)");
+    QProcess run;
+    run.setProcessChannelMode(QProcess::MergedChannels);
+    run.start(python, {QStringLiteral("-c"), script, m_server.url()});
+    QVERIFY(run.waitForFinished(60000));
+    const QByteArray printed = run.readAll();
+    QVERIFY2(run.exitCode() == 0, printed.constData());
+    QCOMPARE(printed, QByteArray("[True, True, True, True, True, False, False]\n[True, True, True, False]\n"));
+
+    const QByteArray fixedKey = "LIMITER/login/10.0.0.1/5/1/minute", movingKey = "LIMITER/search/u9/3/10/second";
+    const auto before = dumps();
+    const qint64 now = serverTimeUs(*m_conn);
+    const auto kinds = classifyAll({fixedKey, movingKey}, {}, now);
+    QCOMPARE(kinds.at(fixedKey).label(), QStringLiteral("Python limits fixed window"));
+    QCOMPARE(kinds.at(movingKey).label(), QStringLiteral("Python limits moving window"));
+    // The fixed window counted the two refused hits: 7 of 5, none left until the key expires.
+    const Usage f = peekAnyFormat(*m_conn, fixedKey, kinds.at(fixedKey), *limitsFor(kinds.at(fixedKey), std::nullopt), now);
+    QCOMPARE(f.usedNow, 7);
+    QCOMPARE(f.decision.remaining, 0);
+    QVERIFY(!f.decision.allowed);
+    QVERIFY(f.decision.retryAfterUs > 0 && f.decision.retryAfterUs <= 60 * kSecond);
+    // The moving window stored only the three it let through: full until the oldest is 10 s old.
+    const Usage m = peekAnyFormat(*m_conn, movingKey, kinds.at(movingKey), *limitsFor(kinds.at(movingKey), std::nullopt), now);
+    QCOMPARE(m.usedNow, 3);
+    QCOMPARE(m.decision.limit, 3);
+    QVERIFY(!m.decision.allowed);
+    QVERIFY(m.decision.retryAfterUs > 0 && m.decision.retryAfterUs <= 10 * kSecond + 1);
+    QCOMPARE(dumps(), before);
 }
 
 void TestFormats::overLimitStatesReadAsTheyAre()

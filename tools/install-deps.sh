@@ -14,6 +14,7 @@ packages=(
   fonts-dejavu-core                         # text in offscreen screenshots
   desktop-file-utils appstream              # the packaging check validates the desktop metadata
   bash-completion                           # the completion test runs under it too
+  python3-limits python3-redis              # tests: Python limits writes its own keys for the reader's test
 )
 
 missing=()
