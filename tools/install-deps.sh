@@ -14,8 +14,10 @@ packages=(
   fonts-dejavu-core                         # text in offscreen screenshots
   desktop-file-utils appstream              # the packaging check validates the desktop metadata
   bash-completion                           # the completion test runs under it too
-  python3-limits python3-redis              # tests: Python limits writes its own keys for the reader's test
 )
+# With --tests, what only the tests need: Python's limits library writes its own keys in the
+# test of its reader.
+[ "${1:-}" = "--tests" ] && packages+=(python3-limits python3-redis)
 
 missing=()
 for p in "${packages[@]}"; do
