@@ -30,6 +30,7 @@ const std::vector<const LimiterFormat *> &limiterFormats()
         &formats::redisRateFormat(),
         &formats::laravelFormat(),
         &formats::laravelDurationFormat(),
+        &formats::bucketedCounterFormat(),
         &formats::rollingRateLimiterFormat(),
         &formats::envoyFormat(),
         &formats::redisCellFormat(),

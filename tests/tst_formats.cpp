@@ -129,9 +129,10 @@ void TestFormats::everyFormatIsListed()
     for (const QByteArray &line : r.out.split('\n'))
         if (!line.trimmed().isEmpty())
             names << QJsonDocument::fromJson(line).object().value(QStringLiteral("name")).toString();
-    for (const char *n : {"envoy", "kong", "upstash-window", "upstash-token-bucket", "rack-attack", "rate-limiter-flexible",
-                          "rate-limit-redis", "limits-fixed-window", "limits-sliding-window", "limits-moving-window", "laravel",
-                          "laravel-duration", "spring-cloud-gateway", "redis_rate", "redis-cell", "rolling-rate-limiter", "bucket4j"})
+    for (const char *n :
+         {"envoy", "kong", "upstash-window", "upstash-token-bucket", "rack-attack", "rate-limiter-flexible", "bucketed-counter",
+          "rate-limit-redis", "limits-fixed-window", "limits-sliding-window", "limits-moving-window", "laravel", "laravel-duration",
+          "spring-cloud-gateway", "redis_rate", "redis-cell", "rolling-rate-limiter", "bucket4j"})
         QVERIFY2(names.contains(QLatin1String(n)), n);
     QCOMPARE(names.size(), qsizetype(limiterFormats().size()));
     // A policy naming an unknown format is refused before anything is written.
@@ -306,6 +307,27 @@ void TestFormats::eachFormatReadsAsItsLibraryWrites_data()
                                                   0,
                                                   0,
                                                   40 * kSecond - 250000 + 1};
+
+    // A bucketed sliding counter: second buckets kNowS-10 .. kNowS, 2 each; over (now - 10 s,
+    // now] the oldest counts 0.75: 21.5, floored to 21.
+    const auto bucketed = [](const QByteArray &key) {
+        return [key](Connection &c) {
+            Command hset{"HSET", key};
+            for (qint64 t = kNowS - 10; t <= kNowS; ++t)
+                hset << QByteArray::number(t) << "2";
+            c.command(hset);
+        };
+    };
+    QTest::newRow("bucketed counter") << Write(bucketed("counts:acme")) << QByteArray("counts:acme") << QByteArray("counts:acme")
+                                      << std::optional(policy("b", "counts:*", Algorithm::SlidingCounter, 25, 10 * kSecond))
+                                      << Expected{
+                                             QStringLiteral("bucketed counter"), Algorithm::SlidingCounter, 21, true, 22, 3, 0, 10750000};
+    // Full at 21: a request passes once the oldest bucket's share is under 1.5, 0.25 s (and one
+    // µs) from now.
+    QTest::newRow("bucketed counter full")
+        << Write(bucketed("counts:bob")) << QByteArray("counts:bob") << QByteArray("counts:bob")
+        << std::optional(policy("b", "counts:*", Algorithm::SlidingCounter, 21, 10 * kSecond))
+        << Expected{QStringLiteral("bucketed counter"), Algorithm::SlidingCounter, 21, false, 21, 0, 250001, 10750000};
 
     // rolling-rate-limiter: µs scores, UUID members, attempts stored before they are judged.
     const QByteArray rolling = "rrl:uploads:bob";

@@ -102,5 +102,6 @@ const LimiterFormat &redisRateFormat();
 const LimiterFormat &redisCellFormat();
 const LimiterFormat &rollingRateLimiterFormat();
 const LimiterFormat &bucket4jFormat();
+const LimiterFormat &bucketedCounterFormat();
 
 } // namespace ratescope::formats
