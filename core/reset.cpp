@@ -96,7 +96,7 @@ std::vector<std::pair<QByteArray, QByteArray>> Resetter::nonLimiterTypes(const R
                 continue;
             // A list is a limiter only when it is one (Python limits' moving window).
             if (t.bytes() == "list" &&
-                classify(batch[i], "list", m_connection.pipeline(sampleCommands(batch[i], "list")), serverTimeUs(m_connection)).isLimiter())
+                classify(batch[i], "list", m_connection.pipeline(sampleCommands(batch[i], "list")), nowUs()).isLimiter())
                 continue;
             found.emplace_back(batch[i], t.bytes());
         }
@@ -166,6 +166,13 @@ const std::vector<Policy> &Resetter::policies()
     return *m_policies;
 }
 
+qint64 Resetter::nowUs()
+{
+    if (!m_nowUs)
+        m_nowUs = serverTimeUs(m_connection);
+    return *m_nowUs;
+}
+
 QByteArrayList Resetter::existing(const QByteArrayList &keys)
 {
     QByteArrayList found;
@@ -184,7 +191,7 @@ QByteArrayList Resetter::companionKeys(const QByteArray &key)
     // Another library's limiter kept in several keys (Spring Cloud Gateway's .tokens and
     // .timestamp, Python limits' two windows, Laravel's :timer): all of them go together.
     const auto policy = matchPolicy(policies(), key);
-    const qint64 now = serverTimeUs(m_connection);
+    const qint64 now = nowUs();
     const KeyClass kind = classifyKey(m_connection, key, now, policy ? policy->scoreUnit : ScoreUnit::Auto, std::nullopt,
                                       policy ? policy->format : QString());
     if (kind.format != KeyFormat::Library)

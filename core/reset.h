@@ -81,10 +81,12 @@ private:
     QByteArrayList libraryWindows(const QByteArray &name);
     QByteArrayList existing(const QByteArrayList &keys);
     const std::vector<Policy> &policies(); // read once, for the formats they declare
+    qint64 nowUs();                        // the server's clock, read once per Resetter
 
     Connection &m_connection;
     QByteArray m_ns;
     std::optional<std::vector<Policy>> m_policies;
+    std::optional<qint64> m_nowUs;
 };
 
 // The one audit entry a reset leaves, built here so that the CLI and the console write the same
