@@ -111,26 +111,6 @@ Usage weightedCounterUsage(double weighted, qint64 curr, const LimitSpec &spec, 
     return {estimate, d};
 }
 
-Usage tokenBucketUsage(double tokens, qint64 atUs, double capacity, double refillPerUs, const LimitSpec &spec, qint64 nowUs)
-{
-    const double elapsed = double(std::max<qint64>(0, nowUs - atUs));
-    const double level = std::clamp(tokens + elapsed * refillPerUs, 0.0, capacity);
-    const double cost = double(spec.cost);
-    Decision d;
-    d.limit = spec.limit;
-    d.allowed = level >= cost;
-    const double after = d.allowed ? level - cost : level;
-    const qint64 usedBefore = qint64(std::ceil(capacity - level - 1e-9));
-    d.used = std::max<qint64>(0, qint64(std::ceil(capacity - after - 1e-9)));
-    d.remaining = std::max<qint64>(0, qint64(std::floor(after + 1e-9)));
-    auto until = [&](double target) {
-        return refillPerUs > 0 ? std::max<qint64>(0, qint64(std::ceil((target - after) / refillPerUs - 1e-9))) : 0;
-    };
-    d.retryAfterUs = d.allowed ? 0 : std::max<qint64>(1, until(cost));
-    d.resetAfterUs = after < capacity ? until(capacity) : 0;
-    return {std::max<qint64>(0, usedBefore), d};
-}
-
 Usage gcraUsage(std::optional<double> tatUs, const LimitSpec &spec, qint64 nowUs)
 {
     const double now = double(nowUs), window = double(spec.windowUs);

@@ -1,6 +1,7 @@
 // What the readers of other libraries' formats share: parsing another service's values
 // safely, and the usage rules of the algorithm families (a counter whose window ends at a
-// known time, a token bucket, GCRA), each in microseconds and exact in integers.
+// known time, two weighted windows, GCRA) and the shapes several readers share (a counter
+// ending with its TTL, a TAT in a string), each in microseconds.
 #pragma once
 
 #include "errors.h"
@@ -36,10 +37,6 @@ Usage windowCounterUsage(qint64 used, const LimitSpec &spec, qint64 endsInUs, qi
 // previous window's contribution as the library computes it (already multiplied), curr the
 // current count; the request is allowed when weighted + curr + cost <= limit.
 Usage weightedCounterUsage(double weighted, qint64 curr, const LimitSpec &spec, qint64 endsInUs, qint64 windowUs);
-
-// A token bucket of capacity `capacity` refilled `capacity` per spec.windowUs (rate as the
-// library has it: tokens per second given as refillPerUs), holding `tokens` at `atUs`.
-Usage tokenBucketUsage(double tokens, qint64 atUs, double capacity, double refillPerUs, const LimitSpec &spec, qint64 nowUs);
 
 // GCRA with a burst of the whole limit (emission interval T = window / limit, tolerance =
 // window), as redis_rate and redis-cell decide: tat the stored theoretical arrival time in µs
