@@ -12,25 +12,73 @@
 
 namespace ratescope {
 
+namespace {
+
+// Another library's limiter that `key` names although its own shape does not say so: the name
+// of one whose keys carry their window (a window of it exists now), or the first key of one
+// kept in several keys (its other key exists and says so).
+std::optional<KeyClass> libraryByName(Connection &connection, const QByteArray &key, const QByteArray &type, qint64 nowUs,
+                                      ScoreUnit declaredUnit, const std::optional<LimitSpec> &spec, const QString &declaredFormat)
+{
+    for (const LimiterFormat *f : limiterFormats()) {
+        const bool declared = declaredFormat == f->name();
+        if (type == "none") {
+            std::optional<KeyClass> kind = f->nameKind(key, spec ? &*spec : nullptr, declared);
+            if (!kind)
+                continue;
+            kind->format = KeyFormat::Library;
+            kind->reader = f;
+            const QByteArrayList windows = f->keys(*kind, nowUs);
+            std::vector<Command> exists;
+            for (const QByteArray &w : windows)
+                exists.push_back({"EXISTS", w});
+            if (exists.empty())
+                continue;
+            for (const Reply &r : connection.pipeline(exists))
+                if (r.isInteger() && r.integer() > 0)
+                    return kind;
+            continue;
+        }
+        for (const QByteArray &probe : f->probeKeys(key)) {
+            const QByteArray probeType = connection.command({"TYPE", probe}).bytes();
+            if (probeType != f->type())
+                continue;
+            const KeyClass k =
+                classify(probe, probeType, connection.pipeline(sampleCommands(probe, probeType)), nowUs, declaredUnit, declaredFormat);
+            if (k.format == KeyFormat::Library && k.reader == f && k.base == key)
+                return k;
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 KeyClass classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit,
                      const std::optional<LimitSpec> &spec, const QString &declaredFormat)
 {
     const QByteArray type = connection.command({"TYPE", key}).bytes();
-    if (type == "none") {
-        if (!spec)
-            return {};
-        const qint64 id = nowUs / spec->windowUs;
-        const auto r = connection.pipeline({{"EXISTS", key + ":" + QByteArray::number(id), key + ":" + QByteArray::number(id - 1)}});
-        KeyClass k;
-        if (r[0].toInteger() > 0 && spec->windowUs % 1000000 == 0) {
-            k.format = KeyFormat::CounterWindow;
-            k.base = key;
-            k.windowId = id;
-            k.windowSeconds = spec->windowUs / 1000000;
-        }
-        return k;
+    if (type != "none") {
+        const KeyClass k = classify(key, type, connection.pipeline(sampleCommands(key, type)), nowUs, declaredUnit, declaredFormat,
+                                    spec ? spec->windowUs : 0);
+        if (k.isLimiter())
+            return k;
+        return libraryByName(connection, key, type, nowUs, declaredUnit, spec, declaredFormat).value_or(k);
     }
-    return classify(key, type, connection.pipeline(sampleCommands(key, type)), nowUs, declaredUnit, declaredFormat);
+    if (const auto named = libraryByName(connection, key, type, nowUs, declaredUnit, spec, declaredFormat))
+        return *named;
+    if (!spec)
+        return {};
+    const qint64 id = nowUs / spec->windowUs;
+    const auto r = connection.pipeline({{"EXISTS", key + ":" + QByteArray::number(id), key + ":" + QByteArray::number(id - 1)}});
+    KeyClass k;
+    if (r[0].toInteger() > 0 && spec->windowUs % 1000000 == 0) {
+        k.format = KeyFormat::CounterWindow;
+        k.base = key;
+        k.windowId = id;
+        k.windowSeconds = spec->windowUs / 1000000;
+    }
+    return k;
 }
 
 namespace {

@@ -234,7 +234,7 @@ bool classifyLibrary(const QByteArray &key, const QByteArray &type, const Reply 
 } // namespace
 
 KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vector<Reply> &samples, qint64 nowUs, ScoreUnit declaredUnit,
-                  const QString &declaredFormat)
+                  const QString &declaredFormat, qint64 declaredWindowUs)
 {
     KeyClass k;
     if (samples.empty() || samples[0].isError())
@@ -272,6 +272,12 @@ KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vect
         qint64 id = 0;
         if (isInteger(s.bytes()) && splitCounterWindowKey(key, &base, &id)) {
             k.windowSeconds = inferWindowSeconds(id, nowUs / 1000000);
+            if (!k.windowSeconds && declaredWindowUs >= 1000000 && declaredWindowUs % 1000000 == 0) {
+                // a policy's window, longer than the usual ones inferred by themselves
+                const qint64 w = declaredWindowUs / 1000000, current = nowUs / 1000000 / w;
+                if (id == current || id == current - 1)
+                    k.windowSeconds = w;
+            }
             if (k.windowSeconds) {
                 k.format = KeyFormat::CounterWindow;
                 k.base = base;

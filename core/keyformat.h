@@ -26,10 +26,10 @@ class LimiterFormat;
 
 struct KeyClass {
     KeyFormat format = KeyFormat::Other;
-    ScoreUnit unit = ScoreUnit::Auto; // ForeignSlidingLog: the detected (or declared) unit
-    QByteArray base;                  // CounterWindow: the key without ":<window id>"
-    qint64 windowId = 0;              // CounterWindow
-    qint64 windowSeconds = 0;         // CounterWindow: inferred from the id and the clock
+    ScoreUnit unit = ScoreUnit::Auto;      // ForeignSlidingLog: the detected (or declared) unit
+    QByteArray base;                       // CounterWindow: the key without ":<window id>"
+    qint64 windowId = 0;                   // CounterWindow
+    qint64 windowSeconds = 0;              // CounterWindow: inferred from the id and the clock
     const LimiterFormat *reader = nullptr; // Library
     qint64 windowUs = 0;                   // Library: a window the key states (its period, its unit)
     std::optional<LimitSpec> keyLimits;    // Library: limits the key itself states (Python limits)
@@ -61,9 +61,10 @@ bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id);
 // The commands that tell a key of this Redis type apart, and the classification from their
 // replies (in the same order). `nowUs` is the server's clock; `declaredUnit` a policy's.
 std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &type);
-// `declaredFormat` a policy's format (limiterformat.h): keys of its shape are read that way.
+// `declaredFormat` a policy's format (limiterformat.h): keys of its shape are read that way;
+// `declaredWindowUs` its window: a counter window <base>:<id> of it is recognised whatever its length.
 KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vector<Reply> &samples, qint64 nowUs,
-                  ScoreUnit declaredUnit = ScoreUnit::Auto, const QString &declaredFormat = {});
+                  ScoreUnit declaredUnit = ScoreUnit::Auto, const QString &declaredFormat = {}, qint64 declaredWindowUs = 0);
 
 // Whether the key belongs to another service's limiter (its library's log, counters, bucket):
 // check and burst refuse it, with this message naming what it is; empty for Ratescope's own

@@ -101,8 +101,8 @@ KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArr
         if (n > 0 && mine[0].isError() && r.problem.isEmpty())
             r.problem = mine[0].text();
         const auto policy = matchPolicy(policies, r.key);
-        r.kind =
-            classify(r.key, r.type, mine, out.nowUs, policy ? policy->scoreUnit : ScoreUnit::Auto, policy ? policy->format : QString());
+        r.kind = classify(r.key, r.type, mine, out.nowUs, policy ? policy->scoreUnit : ScoreUnit::Auto, policy ? policy->format : QString(),
+                          policy ? policy->spec.windowUs : 0);
         const auto [efrom, en] = sampledExtra[i];
         out.alsoSampled[i].assign(sampleReplies.begin() + qsizetype(efrom), sampleReplies.begin() + qsizetype(efrom + en));
     }

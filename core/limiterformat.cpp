@@ -12,6 +12,14 @@ QByteArrayList LimiterFormat::keys(const KeyClass &kind, qint64 nowUs) const
     return {kind.base};
 }
 
+std::optional<KeyClass> LimiterFormat::nameKind(const QByteArray &name, const LimitSpec *spec, bool declared) const
+{
+    Q_UNUSED(name);
+    Q_UNUSED(spec);
+    Q_UNUSED(declared);
+    return std::nullopt;
+}
+
 const std::vector<const LimiterFormat *> &limiterFormats()
 {
     // The most specific shapes first: a default prefix, then value shapes, then the formats

@@ -45,16 +45,29 @@ public:
 
     // For formats whose keys carry their window (a bucket index, a window start): the glob
     // that finds the window keys of the limiter listed as `name` (empty when `name` is no such
-    // limiter's), and the limiter a window key belongs to. Reset deletes every window of a name.
+    // limiter's), the limiter a window key belongs to at nowUs (empty when it is none of this
+    // format's windows: a bucket far from now, another shape), and the limiter `name` as a
+    // kind (its window from the name or from `spec`), so that keys() names its windows.
+    // Reset deletes every window of a name; check, peek and the views take the name.
     virtual QByteArray windowKeysGlob(const QByteArray &name, bool declared) const
     {
         Q_UNUSED(name);
         Q_UNUSED(declared);
         return {};
     }
-    virtual QByteArray limiterNameOf(const QByteArray &windowKey) const
+    virtual QByteArray limiterNameOf(const QByteArray &windowKey, qint64 nowUs) const
     {
         Q_UNUSED(windowKey);
+        Q_UNUSED(nowUs);
+        return {};
+    }
+    virtual std::optional<KeyClass> nameKind(const QByteArray &name, const LimitSpec *spec, bool declared) const;
+    // For formats kept in several keys: the other keys whose existence makes `key` (no limiter
+    // by its own shape, such as a Laravel counter without its policy) the first key of one of
+    // this format's limiters.
+    virtual QByteArrayList probeKeys(const QByteArray &key) const
+    {
+        Q_UNUSED(key);
         return {};
     }
     // Every key of the limiter that can hold state at nowUs (reset deletes those that exist).

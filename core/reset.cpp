@@ -143,8 +143,9 @@ ResetPlan Resetter::planKeys(const QByteArrayList &keys)
             plan.keys << keys[i];
             plan.keys << companionKeys(keys[i]);
         } else {
-            plan.keys << counterWindows(keys[i]);
-            plan.keys << libraryWindows(keys[i]);
+            // Another library's name (its windows), else the base of counter windows.
+            const QByteArrayList windows = libraryWindows(keys[i]);
+            plan.keys << (windows.isEmpty() ? counterWindows(keys[i]) : windows);
         }
     }
     sortUnique(plan.keys);
@@ -194,8 +195,8 @@ QByteArrayList Resetter::companionKeys(const QByteArray &key)
     const qint64 now = nowUs();
     const KeyClass kind = classifyKey(m_connection, key, now, policy ? policy->scoreUnit : ScoreUnit::Auto, std::nullopt,
                                       policy ? policy->format : QString());
-    if (kind.format != KeyFormat::Library)
-        return {};
+    if (kind.format != KeyFormat::Library || !kind.reader->limiterNameOf(key, now).isEmpty())
+        return {}; // not another library's, or one window of one: that key alone (its name resets them all)
     QByteArrayList others;
     for (const QByteArray &k : kind.reader->keys(kind, now))
         if (k != key)
@@ -215,7 +216,7 @@ QByteArrayList Resetter::libraryWindows(const QByteArray &name)
             continue;
         scanAll(m_connection, glob, [&](const QByteArrayList &keys) {
             for (const QByteArray &k : keys)
-                if (f->limiterNameOf(k) == name)
+                if (f->limiterNameOf(k, nowUs()) == name)
                     windows << k;
             return true;
         });

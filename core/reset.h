@@ -7,9 +7,9 @@
 #include <exception>
 #include <functional>
 #include <optional>
-#include <vector>
 #include <QByteArrayList>
 #include <QString>
+#include <vector>
 
 namespace ratescope {
 

@@ -78,6 +78,7 @@ private Q_SLOTS:
     void overLimitStatesReadAsTheyAre();
     void declaredFormatsNeedAPolicy();
     void randomApplicationKeysStayOther();
+    void longCounterWindowsNeedTheirPolicy();
     void twoKeyFormatsAreOneRowAndResetRemovesBoth();
     void windowKeysOfANameAreResetTogether();
     void checkAndBurstRefuseAnotherServicesLimiter();
@@ -291,7 +292,7 @@ void TestFormats::eachFormatReadsAsItsLibraryWrites_data()
                c.pipeline({{"SET", laravel13 + ":timer", "i:" + QByteArray::number(kNowS + 50) + ";", "EX", "60"},
                            {"SET", laravel13, "4", "EX", "60"}});
            })
-        << laravel13 << laravel13 << std::optional(policy("lara", "laravel-*", Algorithm::FixedWindow, 60, 60 * kSecond))
+        << laravel13 + ":timer" << laravel13 << std::optional(policy("lara", "laravel-*", Algorithm::FixedWindow, 60, 60 * kSecond))
         << Expected{QStringLiteral("Laravel RateLimiter"), Algorithm::FixedWindow, 4, true, 5, 55, 0, 50 * kSecond - 250000};
 
     // Laravel's DurationLimiter: HMSET start, end, count (Unix s).
@@ -579,6 +580,15 @@ void TestFormats::declaredFormatsNeedAPolicy()
     QCOMPARE(cell.decision.remaining, 6);
     QCOMPARE(cell.decision.resetAfterUs, 400000);
 
+    // Envoy declared with a window that is no whole unit: nothing to read, no figures, no crash.
+    const QByteArray envoyKey = "api_user_x_" + QByteArray::number(kNowS - kNowS % 60);
+    m_conn->command({"SET", envoyKey, "4"});
+    const Policy envoyPolicy = policy("e", "api_*", Algorithm::FixedWindow, 10, 1500000, QStringLiteral("envoy"));
+    KeyClass envoyKind = classifyAll({envoyKey}, {envoyPolicy}, kNow).at(envoyKey);
+    QCOMPARE(envoyKind.label(), QStringLiteral("Envoy ratelimit"));
+    envoyKind.windowUs = 0; // as when no unit fits the start
+    QCOMPARE(readUsage(*m_conn, {{envoyKind.base, envoyKind, envoyPolicy.spec}}, kNow).front(), std::nullopt);
+
     QCOMPARE(kinds.at("b4j:user1").label(), QStringLiteral("bucket4j (opaque)"));
     // Its own serialization header (format 1, configuration version 1, one bandwidth, the
     // bandwidth's version 1, then its fields) is recognised without a policy.
@@ -670,6 +680,21 @@ void TestFormats::randomApplicationKeysStayOther()
     QCOMPARE(limiters, 0);
 }
 
+void TestFormats::longCounterWindowsNeedTheirPolicy()
+{
+    // A day's window id (about 20,000) is no sign of a counter by itself; a policy with a day's
+    // window has its counters recognised and read.
+    const qint64 day = serverTimeUs(*m_conn) / kSecond / 86400;
+    m_conn->command({"SET", "daily:api:" + QByteArray::number(day), "5"});
+    QVERIFY(keysJson().empty());
+    setPolicy(policy("daily", "daily:*", Algorithm::FixedWindow, 100, 86400 * kSecond));
+    const auto rows = keysJson();
+    QCOMPARE(rows.size(), size_t(1));
+    const QJsonObject row = rows.at(QStringLiteral("daily:api"));
+    QCOMPARE(row.value(QStringLiteral("format")).toString(), QStringLiteral("counter window (86400s)"));
+    QCOMPARE(row.value(QStringLiteral("used")).toInteger(), 5);
+}
+
 void TestFormats::twoKeyFormatsAreOneRowAndResetRemovesBoth()
 {
     const qint64 nowS = serverTimeUs(*m_conn) / kSecond;
@@ -716,12 +741,14 @@ void TestFormats::windowKeysOfANameAreResetTogether()
          {"SET", "ratelimit:r1:s1:198.51.100.4:" + QByteArray::number(minuteMs / 3600000 * 3600000) + ":hour", "11", "EX", "3600"},
          {"SET", "@upstash/ratelimit:u5:" + QByteArray::number(now / 1000 / 60000), "4"},
          {"SET", "@upstash/ratelimit:u5:" + QByteArray::number(now / 1000 / 60000 - 1), "6"},
-         {"SET", "@upstash/ratelimit:u55:" + QByteArray::number(now / 1000 / 60000), "1"}});
+         {"SET", "@upstash/ratelimit:u55:" + QByteArray::number(now / 1000 / 60000), "1"},
+         // a token bucket whose identifier ends in a number: another limiter, not a window of u5
+         {"HSET", "@upstash/ratelimit:u5:42", "refilledAt", QByteArray::number(now / 1000), "tokens", "3"}});
     const auto rows = keysJson();
     QVERIFY(rows.count(QString::fromLatin1(name)));
     QVERIFY(rows.count(QStringLiteral("ratelimit:r1:s1:198.51.100.4:hour")));
     QVERIFY(rows.count(QStringLiteral("@upstash/ratelimit:u5")));
-    QCOMPARE(rows.size(), size_t(4));
+    QCOMPARE(rows.size(), size_t(5));
     Resetter resetter(*m_conn, QStringLiteral("ratescope:"));
     const ResetPlan kong = resetter.planKeys({name});
     QCOMPARE(kong.keys.size(), 2);
@@ -729,7 +756,8 @@ void TestFormats::windowKeysOfANameAreResetTogether()
     QCOMPARE(upstash.keys.size(), 2);
     resetter.execute(kong);
     resetter.execute(upstash);
-    QCOMPARE(m_conn->command({"DBSIZE"}).toInteger(), 2); // the hourly Kong limiter, u55
+    QCOMPARE(m_conn->command({"DBSIZE"}).toInteger(), 3); // the hourly Kong limiter, u55, the bucket u5:42
+    QCOMPARE(m_conn->command({"EXISTS", "@upstash/ratelimit:u5:42"}).toInteger(), 1);
 }
 
 void TestFormats::checkAndBurstRefuseAnotherServicesLimiter()
@@ -747,6 +775,25 @@ void TestFormats::checkAndBurstRefuseAnotherServicesLimiter()
         QVERIFY2(r.err.contains("rate-limiter-flexible") && r.err.contains("another service"), r.err.constData());
     }
     QCOMPARE(dumps(), before);
+
+    // The name a Kong limiter is listed as (no key has it): refused alike, and peek reads the
+    // current window key by Kong's rule.
+    const qint64 now = serverTimeUs(*m_conn);
+    const QByteArray window = "ratelimit:r9:s9:192.0.2.1:" + QByteArray::number((now / kSecond - now / kSecond % 3600) * 1000) + ":hour";
+    m_conn->command({"SET", window, "3", "EX", "3600"});
+    const QStringList limits{QStringLiteral("--algo"), QStringLiteral("fixed-window"), QStringLiteral("--limit"),
+                             QStringLiteral("5"),      QStringLiteral("--window"),     QStringLiteral("1h")};
+    const CliResult byName = runCli(
+        QStringList{QStringLiteral("--url"), m_server.url(), QStringLiteral("check"), QStringLiteral("ratelimit:r9:s9:192.0.2.1:hour")} +
+        limits);
+    QCOMPARE(byName.exitCode, 2);
+    QVERIFY2(byName.err.contains("Kong rate-limiting"), byName.err.constData());
+    const CliResult peek = runCli(QStringList{QStringLiteral("--url"), m_server.url(), QStringLiteral("--json"), QStringLiteral("peek"),
+                                              QStringLiteral("ratelimit:r9:s9:192.0.2.1:hour")} +
+                                  limits);
+    QVERIFY2(peek.exitCode == 0, peek.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(peek.out).object().value(QStringLiteral("used")).toInteger(), 4); // 3 there, 1 asked about
+    QCOMPARE(m_conn->command({"EXISTS", "ratelimit:r9:s9:192.0.2.1:hour"}).toInteger(), 0);            // nothing created
 }
 
 void TestFormats::cliReadsWithoutWriting()

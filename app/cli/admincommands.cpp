@@ -423,8 +423,8 @@ void registerAdministration(QList<Subcommand> &commands)
          runReset});
     commands.append(
         {QStringLiteral("policy"),
-         QStringLiteral(
-             "policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] [--shards N] [--format NAME] | delete NAME"),
+         QStringLiteral("policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] [--shards N] [--format "
+                        "NAME] | delete NAME"),
          QStringLiteral("Policies: which limits apply to which keys. Edits based on a stale version are refused."),
          {{QStringLiteral("match"), QStringLiteral("Key glob the policy covers (a plain key: exact match)."), QStringLiteral("GLOB")},
           {QStringLiteral("algo"), QStringLiteral("Algorithm."), QStringLiteral("A")},
@@ -435,7 +435,8 @@ void registerAdministration(QList<Subcommand> &commands)
           {QStringLiteral("description"), QStringLiteral("What it is for."), QStringLiteral("TEXT")},
           {QStringLiteral("declared-only"), QStringLiteral("Declared for inspection; services do not enforce it through Ratescope.")},
           {QStringLiteral("shards"), QStringLiteral("The keys are N shards <base>:<n> sharing the limit (2..1024)."), QStringLiteral("N")},
-          {QStringLiteral("format"), QStringLiteral("Read the keys as this library's format (`formats` lists them)."), QStringLiteral("NAME")},
+          {QStringLiteral("format"), QStringLiteral("Read the keys as this library's format (`formats` lists them)."),
+           QStringLiteral("NAME")},
           {QStringLiteral("based-on"), QStringLiteral("The version this edit is based on (refused if it changed since)."),
            QStringLiteral("V")}},
          false,

@@ -284,7 +284,7 @@ int runBurst(Cli &cli)
         const auto policy = matchPolicy(cli.policies(), first);
         const QString refusal =
             notOursToDecide(displayKey(first), classifyKey(c, first, serverTimeUs(c), policy ? policy->scoreUnit : ScoreUnit::Auto,
-                                                           std::nullopt, policy ? policy->format : QString()));
+                                                           config.spec, policy ? policy->format : QString()));
         if (!refusal.isEmpty())
             throw UsageError(refusal);
     }

@@ -219,9 +219,9 @@ int runCheck(Cli &cli)
     {
         // Another service's limiter belongs to its library: refused before anything is written.
         Connection &c = cli.connection();
-        const QString refusal = notOursToDecide(
-            displayKey(key), classifyKey(c, key, now ? *now : serverTimeUs(c), limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto,
-                                         std::nullopt, limits.policy ? limits.policy->format : QString()));
+        const QString refusal = notOursToDecide(displayKey(key), classifyKey(c, key, now ? *now : serverTimeUs(c),
+                                                                             limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto,
+                                                                             spec, limits.policy ? limits.policy->format : QString()));
         if (!refusal.isEmpty())
             throw UsageError(refusal);
     }

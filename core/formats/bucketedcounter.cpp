@@ -49,7 +49,7 @@ Buckets bucketsOf(const Reply &all, ScoreUnit unit)
         const auto start = integerValue(all[i].bytes());
         const auto count = integerValue(all[i + 1].bytes());
         if (start && count && *count > 0)
-            b.counts[*start * unitUs] += saneCount(*count);
+            b.counts[scoreToUs(double(*start), double(unitUs))] += saneCount(*count); // HGETALL's fields were not all sampled
     }
     b.widthUs = unitUs;
     qint64 gap = 0;

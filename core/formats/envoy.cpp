@@ -70,11 +70,22 @@ public:
         return declared ? escapeGlob(name) + "_??????????" : QByteArray();
     }
 
-    QByteArray limiterNameOf(const QByteArray &key) const override
+    QByteArray limiterNameOf(const QByteArray &key, qint64) const override
     {
         QByteArray name;
         qint64 start = 0;
         return parseKey(key, &name, &start) ? name : QByteArray();
+    }
+
+    std::optional<KeyClass> nameKind(const QByteArray &name, const LimitSpec *spec, bool declared) const override
+    {
+        // No prefix: only a policy that declares Envoy, with its unit as the window, names one.
+        if (!declared || !spec || spec->windowUs < 1000000 || spec->windowUs % 1000000 || name.count('_') < 2)
+            return std::nullopt;
+        KeyClass kind;
+        kind.base = name;
+        kind.windowUs = spec->windowUs;
+        return kind;
     }
 
     QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override

@@ -53,6 +53,12 @@ qint64 secondsToUs(double seconds)
     return scoreToUs(seconds, 1e6);
 }
 
+qint64 saneInteger(double v)
+{
+    constexpr double kBound = 2305843009213693952.0; // 2^61
+    return std::isnan(v) ? 0 : qint64(std::clamp(v, -kBound, kBound));
+}
+
 bool stripPrefix(const QByteArray &key, std::initializer_list<const char *> prefixes, QByteArray *rest)
 {
     for (const char *p : prefixes) {

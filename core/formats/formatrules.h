@@ -24,6 +24,9 @@ std::optional<double> numberReply(const Reply &r);
 
 // Seconds (a double another service wrote) as microseconds, clamped like scoreToUs.
 qint64 secondsToUs(double seconds);
+// A number another service wrote as an integer clamped to +-2^61, so that sums and
+// differences of a few of them cannot overflow (NaN: 0).
+qint64 saneInteger(double v);
 
 // Splits "<prefix><rest>" for any of the prefixes; the rest is non-empty.
 bool stripPrefix(const QByteArray &key, std::initializer_list<const char *> prefixes, QByteArray *rest);

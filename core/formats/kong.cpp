@@ -87,11 +87,27 @@ public:
         return escapeGlob(name.left(last)) + ":*:" + escapeGlob(name.mid(last + 1));
     }
 
-    QByteArray limiterNameOf(const QByteArray &key) const override
+    QByteArray limiterNameOf(const QByteArray &key, qint64) const override
     {
         QByteArray name, period;
         qint64 startMs = 0;
         return parseKey(key, &name, &startMs, &period) ? name : QByteArray();
+    }
+
+    std::optional<KeyClass> nameKind(const QByteArray &name, const LimitSpec *, bool) const override
+    {
+        const qsizetype last = name.lastIndexOf(':');
+        if (!name.startsWith(kPrefix) || last < 0 || name.left(last).count(':') < 3)
+            return std::nullopt;
+        const auto window = periodWindow(name.mid(last + 1), 0); // month and year: the policy's window
+        if (!window)
+            return std::nullopt;
+        KeyClass kind;
+        kind.base = name;
+        const QByteArray period = name.mid(last + 1);
+        if (period != "month" && period != "year")
+            kind.windowUs = window->second - window->first;
+        return kind;
     }
 
     QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override { return {currentKey(kind, nowUs)}; }

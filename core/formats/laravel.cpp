@@ -71,13 +71,21 @@ public:
             kind.base = counter;
             return true;
         }
-        if (!declared && !looksLikeThrottleKey(key))
+        // The counter alone is a cached integer like any other: only its timer (or a policy)
+        // says it is a throttle counter.
+        if (!declared)
             return false;
         kind.base = key;
         return true;
     }
 
     QByteArrayList keys(const KeyClass &kind, qint64) const override { return {kind.base, kind.base + ":timer"}; }
+
+    // A counter of a key shape of your own, named without its policy: its timer says what it is.
+    QByteArrayList probeKeys(const QByteArray &key) const override
+    {
+        return key.endsWith(":timer") ? QByteArrayList{} : QByteArrayList{key + ":timer"};
+    }
 
     std::vector<Command> read(const KeyClass &kind, const LimitSpec *, qint64) const override
     {
@@ -94,7 +102,7 @@ public:
         d.allowed = !timer || used + spec.cost <= spec.limit;
         d.used = (timer ? used : 0) + (d.allowed ? spec.cost : 0);
         d.remaining = std::max<qint64>(0, spec.limit - d.used);
-        const qint64 availableIn = timer ? std::max<qint64>(0, *timer * 1000000 - nowUs) : spec.windowUs;
+        const qint64 availableIn = timer ? std::max<qint64>(0, secondsToUs(double(*timer)) - nowUs) : spec.windowUs;
         d.retryAfterUs = d.allowed ? 0 : std::max<qint64>(1, availableIn);
         d.resetAfterUs = d.used > 0 ? availableIn : 0;
         return {timer ? used : 0, d};
@@ -106,7 +114,7 @@ public:
                       {QStringLiteral("timer"), valueJson(kind.base + ":timer", r[1])},
                       {QStringLiteral("count"), integerReply(r[0]).value_or(0)}};
         if (const auto t = timerValue(r[1]))
-            s.insert(QStringLiteral("window_ends_in_us"), std::max<qint64>(0, *t * 1000000 - nowUs));
+            s.insert(QStringLiteral("window_ends_in_us"), std::max<qint64>(0, secondsToUs(double(*t)) - nowUs));
         return s;
     }
 };

@@ -64,11 +64,23 @@ public:
         return name.startsWith(kPrefix) ? kPrefix + QByteArray("*:") + escapeGlob(name.mid(sizeof kPrefix - 1)) : QByteArray();
     }
 
-    QByteArray limiterNameOf(const QByteArray &key) const override
+    QByteArray limiterNameOf(const QByteArray &key, qint64) const override
     {
         QByteArray name;
         qint64 index = 0;
         return parseKey(key, &name, &index) ? name : QByteArray();
+    }
+
+    std::optional<KeyClass> nameKind(const QByteArray &name, const LimitSpec *spec, bool) const override
+    {
+        // "rack::attack:<name>:<discriminator>" with a period of whole seconds from the limits
+        if (!name.startsWith(kPrefix) || name.size() <= qsizetype(sizeof kPrefix) || !spec || spec->windowUs < 1000000 ||
+            spec->windowUs % 1000000)
+            return std::nullopt;
+        KeyClass kind;
+        kind.base = name;
+        kind.windowUs = spec->windowUs;
+        return kind;
     }
 
     QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override
@@ -79,7 +91,7 @@ public:
     std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override
     {
         const qint64 w = kind.windowUs ? kind.windowUs : spec ? spec->windowUs : 0;
-        if (w < 1000000)
+        if (w < 1000000 || w % 1000000) // rack-attack's periods are whole seconds
             return {};
         const QByteArray key = windowKey(kind, nowUs / w);
         return {{"GET", key}, {"PTTL", key}};
@@ -89,7 +101,7 @@ public:
     {
         if (r.size() != 2)
             throw UnexpectedReplyError(QStringLiteral("no period to read: the window is not a whole number of seconds"));
-        const qint64 w = spec.windowUs - spec.windowUs % 1000000;
+        const qint64 w = spec.windowUs;
         return windowCounterUsage(integerReply(r[0]).value_or(0), spec, w - nowUs % w, w);
     }
 

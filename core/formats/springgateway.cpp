@@ -42,6 +42,12 @@ public:
 
     QByteArrayList keys(const KeyClass &kind, qint64) const override { return {kind.base, timestampKey(kind)}; }
 
+    // The .tokens key named when only its .timestamp is left (tokens expired, or not written yet).
+    QByteArrayList probeKeys(const QByteArray &key) const override
+    {
+        return key.endsWith(".tokens") ? QByteArrayList{key.chopped(7) + ".timestamp"} : QByteArrayList{};
+    }
+
     std::vector<Command> read(const KeyClass &kind, const LimitSpec *, qint64) const override
     {
         return {{"GET", kind.base}, {"GET", timestampKey(kind)}, {"PTTL", kind.base}};
@@ -54,7 +60,7 @@ public:
         const double rate = double(spec.limit) * 1e6 / double(spec.windowUs);
         const double tokens = r[0].isNil() ? capacity : numberReply(r[0]).value_or(capacity);
         const qint64 nowS = nowUs / 1000000;
-        const qint64 last = r[1].isNil() ? 0 : qint64(numberReply(r[1]).value_or(0));
+        const qint64 last = r[1].isNil() ? 0 : saneInteger(numberReply(r[1]).value_or(0));
         const double filled = std::min(capacity, tokens + double(std::max<qint64>(0, nowS - last)) * rate);
         const double cost = double(spec.cost);
         Decision d;

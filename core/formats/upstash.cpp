@@ -72,11 +72,29 @@ public:
         return declared || name.startsWith(kPrefix) ? escapeGlob(name) + ":*" : QByteArray();
     }
 
-    QByteArray limiterNameOf(const QByteArray &key) const override
+    QByteArray limiterNameOf(const QByteArray &key, qint64 nowUs) const override
     {
+        // A bucket of now, or of the two windows before, for a usual window length: not any
+        // key that ends in a number (a token bucket "<prefix>:api:42" is another limiter).
         QByteArray stem;
         qint64 bucket = 0;
-        return splitBucketKey(key, &stem, &bucket) ? stem : QByteArray();
+        if (!splitBucketKey(key, &stem, &bucket))
+            return {};
+        const qint64 nowMs = nowUs / 1000;
+        for (qint64 w : kUsualWindowsMs)
+            if (bucket <= nowMs / w && bucket >= nowMs / w - 2)
+                return stem;
+        return {};
+    }
+
+    std::optional<KeyClass> nameKind(const QByteArray &name, const LimitSpec *spec, bool declared) const override
+    {
+        if ((!declared && !name.startsWith(kPrefix)) || !spec || spec->windowUs < 1000 || spec->windowUs % 1000)
+            return std::nullopt;
+        KeyClass kind;
+        kind.base = name;
+        kind.windowUs = spec->windowUs;
+        return kind;
     }
 
     QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override
@@ -163,8 +181,8 @@ public:
         qint64 tokens = spec.limit;
         qint64 refilledAt = (nowUs / 1000) * 1000;
         if (r[0].size() == 2 && !r[0][0].isNil()) {
-            refilledAt = qint64(numberReply(r[0][0]).value_or(0)) * 1000;
-            tokens = integerReply(r[0][1]).value_or(qint64(numberReply(r[0][1]).value_or(0)));
+            refilledAt = scoreToUs(numberReply(r[0][0]).value_or(0), 1000.0);
+            tokens = saneInteger(numberReply(r[0][1]).value_or(0));
         }
         if (nowUs >= refilledAt + interval) {
             const qint64 refills = (nowUs - refilledAt) / interval;
@@ -191,7 +209,7 @@ public:
         QJsonObject s;
         insertBytes(s, QStringLiteral("key"), kind.base);
         if (r[0].size() == 2 && !r[0][0].isNil()) {
-            const qint64 at = qint64(numberReply(r[0][0]).value_or(0)) * 1000;
+            const qint64 at = scoreToUs(numberReply(r[0][0]).value_or(0), 1000.0);
             s.insert(QStringLiteral("refilled_at_us"), at);
             s.insert(QStringLiteral("refilled_ago_us"), nowUs - at);
             s.insert(QStringLiteral("tokens"), double(numberReply(r[0][1]).value_or(0)));

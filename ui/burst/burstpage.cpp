@@ -5,6 +5,7 @@
 #include "displayformat.h"
 #include "duration.h"
 #include "errors.h"
+#include "inspector.h"
 #include "keydetails.h"
 #include "keytext.h"
 #include "limiter.h"
@@ -681,7 +682,17 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
     m_client->request(
         this,
         [key = config.key, spec = config.spec, ns = m_ns](Connection &c) {
-            KeyDetails d = readKeyDetails(c, {key}, PolicyStore(c, QString::fromUtf8(ns)).list(), ns).front();
+            const std::vector<Policy> policies = PolicyStore(c, QString::fromUtf8(ns)).list();
+            KeyDetails d = readKeyDetails(c, {key}, policies, ns).front();
+            if (!d.exists()) {
+                // The name of another library's limiter whose keys carry their window (Kong, Upstash...)
+                const auto policy = matchPolicy(policies, key);
+                const Reply time = c.command({"TIME"});
+                const KeyClass named = classifyKey(c, key, time[0].toInteger() * 1000000 + time[1].toInteger(),
+                                                   policy ? policy->scoreUnit : ScoreUnit::Auto, spec, policy ? policy->format : QString());
+                if (named.format == KeyFormat::Library)
+                    d.kind = named;
+            }
             if (d.kind.isLimiter()) {
                 // How full it is under the limits the burst will use, read without writing.
                 try {
@@ -703,7 +714,7 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
                 return;
             }
             const KeyDetails &d = o.value();
-            if (const QString refusal = notOursToDecide(displayKey(config.key), d.kind); d.exists() && !refusal.isEmpty()) {
+            if (const QString refusal = notOursToDecide(displayKey(config.key), d.kind); !refusal.isEmpty()) {
                 m_preparing = false;
                 setStatus(QStringLiteral("Not fired: %1.").arg(refusal), true);
                 updateStartable();
