@@ -90,21 +90,25 @@ ScoreUnit detectScoreUnit(double score)
     return ScoreUnit::Auto;
 }
 
+qint64 windowOfIndex(qint64 index, qint64 now, std::initializer_list<qint64> lengths)
+{
+    if (index <= 0)
+        return 0;
+    for (qint64 w : lengths) {
+        const qint64 current = now / w;
+        if (index == current || index == current - 1)
+            return w;
+    }
+    return 0;
+}
+
 qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds)
 {
-    if (id <= 0)
-        return 0;
     // Window lengths people choose; anything else would make every integer look like one. Up
     // to 3 hours: the ids of longer windows are numbers of five digits or fewer (a day's is
     // about 20,000 now), which application keys end in all the time ("user:20781"); a
     // counter of a longer window is recognised when limits name it (a policy, or flags).
-    static const qint64 usual[] = {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800};
-    for (qint64 w : usual) {
-        const qint64 current = nowSeconds / w;
-        if (id == current || id == current - 1)
-            return w;
-    }
-    return 0;
+    return windowOfIndex(id, nowSeconds, {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800});
 }
 
 bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id)

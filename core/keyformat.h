@@ -55,6 +55,11 @@ ScoreUnit detectScoreUnit(double score);
 // previous window at `nowSeconds`, among the usual window lengths; 0 when none fits.
 qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds);
 
+// The first of `lengths` (in any unit) for which `index` = floor(now / length) is the current
+// or previous window at `now` (the same unit); 0 when none fits. inferWindowSeconds, and the
+// readers of other libraries' window indexes, use it.
+qint64 windowOfIndex(qint64 index, qint64 now, std::initializer_list<qint64> lengths);
+
 // Splits "<base>:<digits>" into base and id.
 bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id);
 

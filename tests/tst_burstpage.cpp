@@ -501,6 +501,7 @@ void TestBurstPage::anotherServicesLimiterIsRefused()
     QTest::mouseClick(child<QPushButton>(page, "start"), Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(page.statusText().startsWith(QStringLiteral("Not fired")), 5000);
     QVERIFY2(page.statusText().contains(QStringLiteral("rate-limiter-flexible")), qPrintable(page.statusText()));
+    shot(page, QStringLiteral("refused"));
     QVERIFY(page.findChild<QMessageBox *>() == nullptr || !page.findChild<QMessageBox *>()->isVisible());
     QVERIFY(!page.isRunning());
     QCOMPARE(m_conn->command({"DUMP", "rlflx:tab"}).bytes(), dumpBefore);

@@ -41,14 +41,12 @@ std::vector<qint64> fittingUnits(qint64 start, qint64 nowUs)
     return fit;
 }
 
-class Envoy final : public LimiterFormat {
+class Envoy final : public AlignedCounterFormat {
 public:
     QString name() const override { return QStringLiteral("envoy"); }
     QString label() const override { return QStringLiteral("Envoy ratelimit"); }
     QString library() const override { return QStringLiteral("Envoy rate limit service (envoyproxy/ratelimit, Go)"); }
     QString keyShape() const override { return QStringLiteral("<prefix><domain>_<key>_<value>..._<window start, Unix s>"); }
-    QByteArray type() const override { return "string"; }
-    std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
     {
@@ -88,44 +86,13 @@ public:
         return kind;
     }
 
-    QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override
-    {
-        return kind.windowUs ? QByteArrayList{windowKey(kind, kind.windowUs, nowUs)} : QByteArrayList{};
-    }
-
-    std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override
-    {
-        const qint64 w = kind.windowUs ? kind.windowUs : spec ? spec->windowUs : 0;
-        if (w < 1000000 || w % 1000000)
-            return {};
-        const QByteArray key = windowKey(kind, w, nowUs);
-        return {{"GET", key}, {"PTTL", key}};
-    }
-
-    Usage usage(const KeyClass &, const std::vector<Reply> &r, const LimitSpec &spec, qint64 nowUs) const override
-    {
-        if (r.size() != 2)
-            throw UnexpectedReplyError(QStringLiteral("no window to read: Envoy's units are whole seconds"));
-        const qint64 w = spec.windowUs;
-        return windowCounterUsage(integerReply(r[0]).value_or(0), spec, w - nowUs % w, w);
-    }
-
-    QJsonObject state(const KeyClass &kind, const std::vector<Reply> &r, qint64 nowUs) const override
-    {
-        if (r.size() != 2 || !kind.windowUs)
-            return {};
-        return {{QStringLiteral("current_window"), valueJson(windowKey(kind, kind.windowUs, nowUs), r[0], &r[1])},
-                {QStringLiteral("unit_us"), kind.windowUs},
-                {QStringLiteral("count"), integerReply(r[0]).value_or(0)},
-                {QStringLiteral("window_ends_in_us"), kind.windowUs - nowUs % kind.windowUs}};
-    }
-
-private:
-    static QByteArray windowKey(const KeyClass &kind, qint64 windowUs, qint64 nowUs)
+protected:
+    QByteArray windowKey(const KeyClass &kind, qint64 windowUs, qint64 nowUs) const override
     {
         const qint64 w = windowUs / 1000000, nowS = nowUs / 1000000;
         return kind.base + "_" + QByteArray::number(nowS - nowS % w);
     }
+    QString windowField() const override { return QStringLiteral("unit_us"); }
 };
 
 } // namespace

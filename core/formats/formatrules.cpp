@@ -155,6 +155,38 @@ QJsonObject valueJson(const QByteArray &key, const Reply &value, const Reply *pt
     return o;
 }
 
+QByteArrayList AlignedCounterFormat::keys(const KeyClass &kind, qint64 nowUs) const
+{
+    return kind.windowUs ? QByteArrayList{windowKey(kind, kind.windowUs, nowUs)} : QByteArrayList{};
+}
+
+std::vector<Command> AlignedCounterFormat::read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const
+{
+    const qint64 w = kind.windowUs ? kind.windowUs : spec ? spec->windowUs : 0;
+    if (w < 1000000 || w % 1000000) // both libraries count windows in whole seconds
+        return {};
+    const QByteArray key = windowKey(kind, w, nowUs);
+    return {{"GET", key}, {"PTTL", key}};
+}
+
+Usage AlignedCounterFormat::usage(const KeyClass &, const std::vector<Reply> &r, const LimitSpec &spec, qint64 nowUs) const
+{
+    if (r.size() != 2)
+        throw UnexpectedReplyError(QStringLiteral("no window to read: the window is not a whole number of seconds"));
+    const qint64 w = spec.windowUs;
+    return windowCounterUsage(integerReply(r[0]).value_or(0), spec, w - nowUs % w, w);
+}
+
+QJsonObject AlignedCounterFormat::state(const KeyClass &kind, const std::vector<Reply> &r, qint64 nowUs) const
+{
+    if (r.size() != 2 || !kind.windowUs)
+        return {};
+    return {{QStringLiteral("current_window"), valueJson(windowKey(kind, kind.windowUs, nowUs), r[0], &r[1])},
+            {windowField(), kind.windowUs},
+            {QStringLiteral("count"), integerReply(r[0]).value_or(0)},
+            {QStringLiteral("window_ends_in_us"), kind.windowUs - nowUs % kind.windowUs}};
+}
+
 std::vector<Command> TatStringFormat::read(const KeyClass &kind, const LimitSpec *, qint64) const
 {
     return {{"GET", kind.base}, {"PTTL", kind.base}};

@@ -67,6 +67,26 @@ protected:
     virtual bool keyFits(const QByteArray &key, bool declared, KeyClass &kind) const = 0;
 };
 
+// A string counter per clock-aligned window of whole seconds, the window in the key (Envoy's
+// start, rack-attack's index): the current window's key read with GET and PTTL, the window
+// ending at its boundary; the window from the key (kind.windowUs) or the limits. A reader
+// says how its window keys are named and how its state calls the window.
+class AlignedCounterFormat : public LimiterFormat {
+public:
+    QByteArray type() const override { return "string"; }
+    std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
+    QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override;
+    std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override;
+    Usage usage(const KeyClass &kind, const std::vector<Reply> &replies, const LimitSpec &spec, qint64 nowUs) const override;
+    QJsonObject state(const KeyClass &kind, const std::vector<Reply> &replies, qint64 nowUs) const override;
+
+protected:
+    // The key of the window of `windowUs` (whole seconds) that holds nowUs.
+    virtual QByteArray windowKey(const KeyClass &kind, qint64 windowUs, qint64 nowUs) const = 0;
+    // The state's name for the window's length ("unit_us", "period_us").
+    virtual QString windowField() const = 0;
+};
+
 // GCRA with its theoretical arrival time in one string (redis_rate, redis-cell): read with
 // GET and PTTL, decided by gcraUsage. A reader says how its value counts time.
 class TatStringFormat : public LimiterFormat {

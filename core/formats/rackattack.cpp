@@ -13,8 +13,8 @@ namespace {
 constexpr char kPrefix[] = "rack::attack:";
 
 // Periods people throttle by (s), to infer one from the index.
-constexpr qint64 kUsualPeriods[] = {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400, 604800};
-
+constexpr std::initializer_list<qint64> kUsualPeriods = {1,   2,   5,    10,   15,   20,    30,    60,    120,   300,
+                                                         600, 900, 1800, 3600, 7200, 21600, 43200, 86400, 604800};
 bool parseKey(const QByteArray &key, QByteArray *name, qint64 *index)
 {
     if (!key.startsWith(kPrefix))
@@ -31,14 +31,12 @@ bool parseKey(const QByteArray &key, QByteArray *name, qint64 *index)
     return true;
 }
 
-class RackAttack final : public LimiterFormat {
+class RackAttack final : public AlignedCounterFormat {
 public:
     QString name() const override { return QStringLiteral("rack-attack"); }
     QString label() const override { return QStringLiteral("rack-attack throttle"); }
     QString library() const override { return QStringLiteral("rack-attack (Ruby)"); }
     QString keyShape() const override { return QStringLiteral("rack::attack:<floor(epoch / period)>:<name>:<discriminator>"); }
-    QByteArray type() const override { return "string"; }
-    std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
     {
@@ -46,13 +44,7 @@ public:
         qint64 index = 0;
         if (!integerReply(sample) || !parseKey(key, &name, &index))
             return false;
-        const qint64 nowS = nowUs / 1000000;
-        for (qint64 p : kUsualPeriods) {
-            if (index == nowS / p || index == nowS / p - 1) {
-                kind.windowUs = p * 1000000;
-                break;
-            }
-        }
+        kind.windowUs = windowOfIndex(index, nowUs / 1000000, kUsualPeriods) * 1000000;
         if (!kind.windowUs && !declared)
             return false;
         kind.base = name;
@@ -83,43 +75,12 @@ public:
         return kind;
     }
 
-    QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override
+protected:
+    QByteArray windowKey(const KeyClass &kind, qint64 windowUs, qint64 nowUs) const override
     {
-        return kind.windowUs ? QByteArrayList{windowKey(kind, nowUs / kind.windowUs)} : QByteArrayList{};
+        return kPrefix + QByteArray::number(nowUs / windowUs) + ":" + kind.base.mid(sizeof kPrefix - 1);
     }
-
-    std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override
-    {
-        const qint64 w = kind.windowUs ? kind.windowUs : spec ? spec->windowUs : 0;
-        if (w < 1000000 || w % 1000000) // rack-attack's periods are whole seconds
-            return {};
-        const QByteArray key = windowKey(kind, nowUs / w);
-        return {{"GET", key}, {"PTTL", key}};
-    }
-
-    Usage usage(const KeyClass &, const std::vector<Reply> &r, const LimitSpec &spec, qint64 nowUs) const override
-    {
-        if (r.size() != 2)
-            throw UnexpectedReplyError(QStringLiteral("no period to read: the window is not a whole number of seconds"));
-        const qint64 w = spec.windowUs;
-        return windowCounterUsage(integerReply(r[0]).value_or(0), spec, w - nowUs % w, w);
-    }
-
-    QJsonObject state(const KeyClass &kind, const std::vector<Reply> &r, qint64 nowUs) const override
-    {
-        if (r.size() != 2 || !kind.windowUs)
-            return {};
-        return {{QStringLiteral("current_window"), valueJson(windowKey(kind, nowUs / kind.windowUs), r[0], &r[1])},
-                {QStringLiteral("period_us"), kind.windowUs},
-                {QStringLiteral("count"), integerReply(r[0]).value_or(0)},
-                {QStringLiteral("window_ends_in_us"), kind.windowUs - nowUs % kind.windowUs}};
-    }
-
-private:
-    static QByteArray windowKey(const KeyClass &kind, qint64 index)
-    {
-        return kPrefix + QByteArray::number(index) + ":" + kind.base.mid(sizeof kPrefix - 1);
-    }
+    QString windowField() const override { return QStringLiteral("period_us"); }
 };
 
 } // namespace

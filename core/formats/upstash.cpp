@@ -20,9 +20,8 @@ namespace {
 constexpr char kPrefix[] = "@upstash/ratelimit:";
 
 // Window lengths (ms) people give Upstash ("10 s", "1 m", ...), to infer one from a bucket.
-constexpr qint64 kUsualWindowsMs[] = {1000,   2000,   5000,   10000,   15000,   20000,   30000,    60000,    120000,
-                                      300000, 600000, 900000, 1800000, 3600000, 7200000, 21600000, 43200000, 86400000};
-
+constexpr std::initializer_list<qint64> kUsualWindowsMs = {1000,   2000,   5000,   10000,   15000,   20000,   30000,    60000,    120000,
+                                                           300000, 600000, 900000, 1800000, 3600000, 7200000, 21600000, 43200000, 86400000};
 // "<prefix>:<identifier>:<bucket>": the bucket and the window it matches at nowUs.
 bool splitBucketKey(const QByteArray &key, QByteArray *stem, qint64 *bucket)
 {
@@ -54,13 +53,7 @@ public:
             return false;
         if (!declared && !stem.startsWith(kPrefix))
             return false;
-        const qint64 nowMs = nowUs / 1000;
-        for (qint64 w : kUsualWindowsMs) {
-            if (bucket == nowMs / w || bucket == nowMs / w - 1) {
-                kind.windowUs = w * 1000;
-                break;
-            }
-        }
+        kind.windowUs = windowOfIndex(bucket, nowUs / 1000, kUsualWindowsMs) * 1000;
         if (!kind.windowUs && !declared)
             return false;
         kind.base = stem;
