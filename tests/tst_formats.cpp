@@ -96,26 +96,8 @@ private:
             out[r.key] = r.kind;
         return out;
     }
-    std::map<QByteArray, QByteArray> dumps()
-    {
-        std::map<QByteArray, QByteArray> out;
-        const Reply all = m_conn->command({"KEYS", "*"});
-        for (const Reply &k : all.elements())
-            out[k.bytes()] = m_conn->command({"DUMP", k.bytes()}).bytes();
-        return out;
-    }
-    std::map<QString, QJsonObject> keysJson(const QStringList &extra = {})
-    {
-        const CliResult r =
-            runCli(QStringList{QStringLiteral("--url"), m_server.url(), QStringLiteral("--json"), QStringLiteral("keys")} + extra);
-        std::map<QString, QJsonObject> rows;
-        for (const QByteArray &line : r.out.split('\n'))
-            if (!line.trimmed().isEmpty()) {
-                const QJsonObject o = QJsonDocument::fromJson(line).object();
-                rows[o.value(QStringLiteral("key")).toString()] = o;
-            }
-        return rows;
-    }
+    QByteArray dumps() { return keyspaceSnapshot(*m_conn); }
+    std::map<QString, QJsonObject> keysJson(const QStringList &extra = {}) { return keysRows(m_server.url(), extra); }
     void setPolicy(const Policy &p) { PolicyStore(*m_conn, QStringLiteral("ratescope:")).set(p, 0, QStringLiteral("test")); }
 
     SandboxServer m_server;

@@ -50,18 +50,7 @@ private Q_SLOTS:
 
 private:
     // `keys --json`, one object per row, by key.
-    std::map<QString, QJsonObject> keysJson(const QStringList &extra = {})
-    {
-        const CliResult r =
-            runCli(QStringList{QStringLiteral("--url"), m_server.url(), QStringLiteral("--json"), QStringLiteral("keys")} + extra);
-        std::map<QString, QJsonObject> rows;
-        for (const QByteArray &line : r.out.split('\n'))
-            if (!line.trimmed().isEmpty()) {
-                const QJsonObject o = QJsonDocument::fromJson(line).object();
-                rows[o.value(QStringLiteral("key")).toString()] = o;
-            }
-        return rows;
-    }
+    std::map<QString, QJsonObject> keysJson(const QStringList &extra = {}) { return keysRows(m_server.url(), extra); }
     void shardedBurst(const QByteArray &key, qint64 requests, qint64 limit)
     {
         BurstConfig c;

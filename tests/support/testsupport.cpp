@@ -5,6 +5,7 @@
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
 #include <QProcess>
 #include <QThread>
 
@@ -291,6 +292,18 @@ QByteArray keyspaceSnapshot(Connection &connection)
     for (const QByteArray &k : names)
         all += k + "=" + connection.command({"DUMP", k}).bytes().toHex() + ";";
     return all;
+}
+
+std::map<QString, QJsonObject> keysRows(const QString &url, const QStringList &extra)
+{
+    const CliResult r = runCli(QStringList{QStringLiteral("--url"), url, QStringLiteral("--json"), QStringLiteral("keys")} + extra);
+    std::map<QString, QJsonObject> rows;
+    for (const QByteArray &line : r.out.split('\n'))
+        if (!line.trimmed().isEmpty()) {
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            rows[o.value(QStringLiteral("key")).toString()] = o;
+        }
+    return rows;
 }
 
 CliResult runCli(const QStringList &args, const QByteArray &stdinData, int timeoutMs)

@@ -4,10 +4,12 @@
 #include "connection.h"
 #include "sandboxserver.h"
 
+#include <map>
 #include <memory>
 #include <vector>
 
 #include <QByteArray>
+#include <QJsonObject>
 #include <QStringList>
 
 namespace ratescope::test {
@@ -67,6 +69,9 @@ private:
 // Every key of the database and its DUMP, sorted: "nothing changed" means two snapshots are
 // equal. KEYS: test-only, tiny keyspaces.
 QByteArray keyspaceSnapshot(Connection &connection);
+
+// `ratescope-cli --json keys` against `url`, one object per row, by key.
+std::map<QString, QJsonObject> keysRows(const QString &url, const QStringList &extra = {});
 
 struct CliResult {
     int exitCode = -1;
