@@ -18,6 +18,8 @@ QString algorithmName(Algorithm a)
         return QStringLiteral("token-bucket");
     case Algorithm::Gcra:
         return QStringLiteral("gcra");
+    case Algorithm::SlidingBuckets:
+        return QStringLiteral("sliding-buckets");
     }
     return {};
 }
@@ -28,6 +30,16 @@ QStringList algorithmNames()
     for (Algorithm a : kAllAlgorithms)
         names << algorithmName(a);
     return names;
+}
+
+QString algorithmLabel(const LimitSpec &spec)
+{
+    if (spec.algorithm != Algorithm::SlidingBuckets || spec.buckets < 1)
+        return algorithmName(spec.algorithm);
+    return QStringLiteral("%1 (%2 x %3)")
+        .arg(algorithmName(spec.algorithm))
+        .arg(spec.buckets)
+        .arg(formatDurationUs(std::max<qint64>(1, spec.windowUs / spec.buckets)));
 }
 
 Algorithm parseAlgorithm(const QString &name)
@@ -53,6 +65,11 @@ void LimitSpec::validate() const
         throw UsageError(QStringLiteral("cost must be at least 1, not %1").arg(cost));
     if (cost > limit)
         throw UsageError(QStringLiteral("cost %1 is above the limit %2: such a request could never be allowed").arg(cost).arg(limit));
+    if (algorithm == Algorithm::SlidingBuckets && (buckets < kMinBuckets || buckets > kMaxBuckets || buckets > windowUs))
+        throw UsageError(QStringLiteral("sub-buckets must be between %1 and %2 (and at most the window in microseconds), not %3")
+                             .arg(kMinBuckets)
+                             .arg(kMaxBuckets)
+                             .arg(buckets));
 }
 
 } // namespace ratescope

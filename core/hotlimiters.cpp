@@ -36,6 +36,7 @@ bool usesTwoReads(KeyFormat f)
     case KeyFormat::CounterWindow:
     case KeyFormat::TokenBucket:
     case KeyFormat::Gcra:
+    case KeyFormat::SlidingBuckets:
         return true;
     default:
         return false;
@@ -59,6 +60,8 @@ std::vector<Command> stateCommands(const HotLimiter &l, qint64 nowUs)
         return {{"HMGET", l.key, "tk", "fr", "ts"}};
     case KeyFormat::Gcra:
         return {{"HMGET", l.key, "tat", "f"}};
+    case KeyFormat::SlidingBuckets:
+        return {{"HGETALL", l.key}};
     case KeyFormat::CounterWindow: {
         const qint64 w = counterWindowUs(l);
         if (w <= 0)
@@ -85,6 +88,24 @@ CounterState stateOf(const HotLimiter &l, const Reply *replies, size_t n, qint64
         return s;
     }
     const Reply &r = replies[0];
+    if (l.kind.format == KeyFormat::SlidingBuckets) {
+        // a = the newest bucket id with admissions, b = its count; every bucket for the second read
+        if (r.isError() || !r.isArray())
+            return s;
+        for (qsizetype i = 0; i + 1 < r.size(); i += 2) {
+            const QByteArray name = r[i].bytes();
+            bool ok = false;
+            const qint64 id = name.startsWith('b') ? name.mid(1).toLongLong(&ok) : 0;
+            if (ok)
+                s.buckets.emplace_back(id, integerOf(r[i + 1]));
+            else if (name == "h")
+                s.a = integerOf(r[i + 1]), s.present = true;
+        }
+        for (const auto &[id, count] : s.buckets)
+            if (id == s.a)
+                s.b = count;
+        return s;
+    }
     if (r.isError() || !r.isArray() || r.size() < 2 || r[0].isNil())
         return s;
     s.present = true;
@@ -109,6 +130,16 @@ std::optional<qint64> admittedBetween(const HotLimiter &l, const CounterState &b
         if (!before.present || after.a != before.a)
             return after.b; // a new window: its count so far
         return std::max<qint64>(0, after.b - before.b);
+    case KeyFormat::SlidingBuckets: {
+        // The buckets after the newest one of the first read, and that one's growth.
+        qint64 sum = 0;
+        for (const auto &[id, count] : after.buckets)
+            if (!before.present || id > before.a)
+                sum += count;
+            else if (id == before.a)
+                sum += std::max<qint64>(0, count - before.b);
+        return sum;
+    }
     case KeyFormat::CounterWindow:
         if (!before.present)
             return after.a;
@@ -334,6 +365,7 @@ void HotScanner::firstRead(Connection &connection)
         for (size_t i = from; i < to; ++i) {
             const size_t n = counts[i - from];
             m_first[i] = stateOf(pass.limiters[i], replies.data() + at, n, t1);
+            m_first[i].buckets = {}; // only the newest bucket is compared with the second read
             at += n;
             m_firstAt[i] = t1;
         }

@@ -1,5 +1,7 @@
 #include "inspector.h"
 
+#include "slidingbuckets.h"
+
 #include "connection.h"
 #include "errors.h"
 #include "keytext.h"
@@ -179,6 +181,32 @@ QJsonObject hashState(Connection &c, const QByteArray &key, const KeyClass &kind
                                                         {QStringLiteral("previous_weight"), weight},
                                                         {QStringLiteral("estimate"), double(prev) * weight + double(curr)}});
         }
+        break;
+    }
+    case KeyFormat::SlidingBuckets: {
+        s.insert(QStringLiteral("kept_for_window_us"), field(h, "ws"));
+        s.insert(QStringLiteral("sub_buckets"), field(h, "bn"));
+        s.insert(QStringLiteral("newest_bucket"), field(h, "h"));
+        s.insert(QStringLiteral("stored_total"), field(h, "t"));
+        std::optional<BucketHash> state;
+        try {
+            state = parseBucketHash(key, all);
+        } catch (const ReplyError &) {
+            break; // not one the script wrote: its fields are shown as they are
+        }
+        if (!spec || !state || state->windowUs != spec->windowUs)
+            break; // kept for other limits: the script reads it as empty
+        // The buckets the window covers now, oldest (weighted) first, as the script reads them.
+        const qint64 b = state->buckets;
+        BucketPosition at = bucketOf(nowUs, spec->windowUs, int(b));
+        if (at.id < state->high)
+            at = {state->high, 0};
+        QJsonArray counts;
+        for (qint64 j = at.id - b; j <= at.id; ++j)
+            counts.append(j >= state->low && j <= state->high ? std::max<qint64>(0, state->count(j)) : 0);
+        s.insert(QStringLiteral("bucket_width_us"), double(spec->windowUs) / double(b));
+        s.insert(QStringLiteral("elapsed_us"), double(at.elapsed) / double(b));
+        s.insert(QStringLiteral("bucket_counts"), counts);
         break;
     }
     case KeyFormat::TokenBucket:

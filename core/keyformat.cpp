@@ -2,6 +2,7 @@
 
 #include "limiterformat.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ratescope {
@@ -21,6 +22,8 @@ std::optional<Algorithm> KeyClass::algorithm() const
         return Algorithm::TokenBucket;
     case KeyFormat::Gcra:
         return Algorithm::Gcra;
+    case KeyFormat::SlidingBuckets:
+        return Algorithm::SlidingBuckets;
     case KeyFormat::Library:
         return reader->family();
     case KeyFormat::CounterWindow:
@@ -54,6 +57,8 @@ KeyFormat ownFormat(Algorithm a)
         return KeyFormat::FixedWindow;
     case Algorithm::TokenBucket:
         return KeyFormat::TokenBucket;
+    case Algorithm::SlidingBuckets:
+        return KeyFormat::SlidingBuckets;
     case Algorithm::Gcra:
         break;
     }
@@ -196,6 +201,17 @@ KeyFormat hashFormat(const QList<QByteArray> &fields)
         return KeyFormat::TokenBucket;
     if (n == 2 && has("tat") && has("f"))
         return KeyFormat::Gcra;
+    // sliding-buckets: ws, bn, t, l, h and b<bucket id> fields, sampled (HRANDFIELD 12), so any
+    // mix of the two kinds; b<digits> is no other format's field name. A whole hash (at most 12
+    // fields) has ws; a sample of a bigger one has 7 buckets or more.
+    auto isBucket = [](const QByteArray &f) {
+        return f.size() >= 2 && f.size() <= 17 && f[0] == 'b' && std::all_of(f.begin() + 1, f.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    const bool bucketFields = n > 0 && std::all_of(fields.begin(), fields.end(), [&](const QByteArray &f) {
+        return f == "ws" || f == "bn" || f == "t" || f == "l" || f == "h" || isBucket(f);
+    });
+    if (bucketFields && (has("ws") || std::any_of(fields.begin(), fields.end(), isBucket)))
+        return KeyFormat::SlidingBuckets;
     const bool tokens = has("tokens") || has("token") || has("bucket") || has("remaining");
     const bool time =
         has("ts") || has("timestamp") || has("last") || has("last_refill") || has("refilled_at") || has("updated_at") || has("time");

@@ -16,6 +16,7 @@ enum class KeyFormat {
     FixedWindow,        // Ratescope's hash {w, n}
     TokenBucket,        // Ratescope's hash {tk, fr, ts}
     Gcra,               // Ratescope's hash {tat, f}
+    SlidingBuckets,     // Ratescope's hash {ws, bn, t, l, h, b<id>...}
     ForeignSlidingLog,  // a sorted set whose scores are epoch times (s, ms or us)
     CounterWindow,      // a string integer named <base>:<window id>
     ForeignTokenBucket, // a hash with a tokens field and a timestamp field

@@ -3,6 +3,7 @@
 #include "connection.h"
 #include "errors.h"
 #include "limiterscript.h"
+#include "slidingbuckets.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,8 +31,11 @@ QList<QByteArray> Limiter::arguments(const QByteArray &key, const LimitSpec &spe
     spec.validate();
     if (nowUs && *nowUs < 0)
         throw UsageError(QStringLiteral("now must not be negative"));
-    return {QByteArray::number(spec.limit), QByteArray::number(spec.windowUs), QByteArray::number(spec.cost),
-            nowUs ? QByteArray::number(*nowUs) : QByteArray(), peek ? QByteArrayLiteral("peek") : QByteArrayLiteral("check")};
+    QList<QByteArray> argv{QByteArray::number(spec.limit), QByteArray::number(spec.windowUs), QByteArray::number(spec.cost),
+                           nowUs ? QByteArray::number(*nowUs) : QByteArray(), peek ? QByteArrayLiteral("peek") : QByteArrayLiteral("check")};
+    if (spec.algorithm == Algorithm::SlidingBuckets)
+        argv << QByteArray::number(spec.buckets);
+    return argv;
 }
 
 Decision Limiter::run(const QByteArray &key, const LimitSpec &spec, std::optional<qint64> nowUs, bool peek)
@@ -398,6 +402,14 @@ std::optional<Decision> Limiter::peekFromFields(const QByteArray &key, const Lim
         return peekTokenBucket(m_connection, key, spec, nowUs);
     case Algorithm::Gcra:
         return peekGcra(m_connection, key, spec, nowUs);
+    case Algorithm::SlidingBuckets: {
+        const auto replies = m_connection.pipeline({{"TYPE", key}, {"HGETALL", key}});
+        const QByteArray type = replies[0].orThrow().bytes();
+        if (type != "none" && type != "hash")
+            throw ReplyError(QStringLiteral("WRONGTYPE key '%1' holds a %2, sliding-buckets needs a hash")
+                                 .arg(QString::fromUtf8(key), QString::fromUtf8(type)));
+        return bucketsDecision(key, spec, parseBucketHash(key, replies[1].orThrow()), nowUs);
+    }
     case Algorithm::FixedWindow:
     case Algorithm::SlidingCounter:
         break;

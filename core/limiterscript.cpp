@@ -32,7 +32,7 @@ const LimiterScript &LimiterScript::forAlgorithm(Algorithm algorithm)
 {
     static const LimiterScript scripts[] = {
         LimiterScript(Algorithm::SlidingLog),  LimiterScript(Algorithm::SlidingCounter), LimiterScript(Algorithm::FixedWindow),
-        LimiterScript(Algorithm::TokenBucket), LimiterScript(Algorithm::Gcra),
+        LimiterScript(Algorithm::TokenBucket), LimiterScript(Algorithm::Gcra),           LimiterScript(Algorithm::SlidingBuckets),
     };
     return scripts[int(algorithm)];
 }

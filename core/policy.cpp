@@ -79,8 +79,10 @@ std::vector<PolicyProblem> Policy::problems() const
             return false;
         }
     };
-    const bool limitOk = check(PolicyField::Limit, {spec.algorithm, spec.limit, kMinWindowUs, 1});
-    const bool windowOk = check(PolicyField::Window, {spec.algorithm, 1, spec.windowUs, 1});
+    const bool limitOk = check(PolicyField::Limit, {Algorithm::SlidingLog, spec.limit, kMinWindowUs, 1});
+    bool windowOk = check(PolicyField::Window, {Algorithm::SlidingLog, 1, spec.windowUs, 1});
+    if (windowOk && spec.algorithm == Algorithm::SlidingBuckets) // the bucket count must divide the window
+        windowOk = check(PolicyField::Window, {spec.algorithm, 1, spec.windowUs, 1, spec.buckets});
     if (limitOk && windowOk)
         check(PolicyField::Cost, spec);
     if (shards != 0 && (shards < 2 || shards > kMaxPolicyShards))
@@ -123,6 +125,8 @@ QJsonObject Policy::toJson() const
         {QStringLiteral("updated_at"), updatedAt.isValid() ? updatedAt.toMSecsSinceEpoch() : 0},
         {QStringLiteral("updated_by"), updatedBy},
     };
+    if (spec.algorithm == Algorithm::SlidingBuckets)
+        o.insert(QStringLiteral("buckets"), spec.buckets);
     if (shards)
         o.insert(QStringLiteral("shards"), shards); // absent when not sharded: older builds read the record alike
     if (!format.isEmpty())
@@ -140,6 +144,7 @@ Policy Policy::fromJson(const QJsonObject &o)
         p.spec.limit = o.value(QStringLiteral("limit")).toInteger();
         p.spec.windowUs = o.value(QStringLiteral("window_us")).toInteger();
         p.spec.cost = o.value(QStringLiteral("cost")).toInteger(1);
+        p.spec.buckets = o.value(QStringLiteral("buckets")).toInt(kDefaultBuckets);
         p.scoreUnit = parseScoreUnit(o.value(QStringLiteral("score_unit")).toString(QStringLiteral("auto")));
         p.description = o.value(QStringLiteral("description")).toString();
         p.enforced = o.value(QStringLiteral("enforced")).toBool(true);

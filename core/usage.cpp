@@ -5,6 +5,7 @@
 #include "keytext.h"
 #include "limiterformat.h"
 #include "limiterscript.h"
+#include "slidingbuckets.h"
 
 #include <cmath>
 
@@ -79,6 +80,19 @@ bool isScriptFormat(KeyFormat f)
 {
     return f == KeyFormat::SlidingLog || f == KeyFormat::SlidingCounter || f == KeyFormat::FixedWindow || f == KeyFormat::TokenBucket ||
            f == KeyFormat::Gcra;
+}
+
+// A sliding-buckets hash read whole (HGETALL): the script's rule applied here, with the bucket
+// count the key was written with when the limits asked about name another one.
+Usage bucketsUsage(const QByteArray &key, const LimitSpec &spec, const Reply &hgetall, qint64 nowUs)
+{
+    const auto state = parseBucketHash(key, hgetall.orThrow());
+    LimitSpec s = spec;
+    s.algorithm = Algorithm::SlidingBuckets;
+    s.buckets = bucketsAsStored(spec, state);
+    s.validate();
+    const Decision d = bucketsDecision(key, s, state, nowUs);
+    return {d.used - (d.allowed ? spec.cost : 0), d};
 }
 
 } // namespace
@@ -156,6 +170,9 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
                 calls = LimiterScript::callsOn(connection);
             commands.push_back(LimiterScript::forAlgorithm(a).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true, *calls));
             owner.emplace_back(i, 1);
+        } else if (t.kind.format == KeyFormat::SlidingBuckets) {
+            commands.push_back({"HGETALL", t.key});
+            owner.emplace_back(i, 1);
         } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
             commands.push_back(logCount(t.key, t.kind, t.spec, nowUs));
             owner.emplace_back(i, 1);
@@ -194,6 +211,8 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
                     d = Decision::fromReply(r);
                 }
                 result[i] = Usage{d.used - (d.allowed ? t.spec.cost : 0), d};
+            } else if (t.kind.format == KeyFormat::SlidingBuckets) {
+                result[i] = bucketsUsage(t.key, t.spec, r, nowUs);
             } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
                 result[i] = peekAnyFormat(connection, t.key, t.kind, t.spec, nowUs);
                 Q_UNUSED(r);
@@ -216,6 +235,8 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyClas
         const Decision d = Limiter(connection).peek(key, s, nowUs);
         return {d.used - (d.allowed ? spec.cost : 0), d};
     }
+    if (kind.format == KeyFormat::SlidingBuckets)
+        return bucketsUsage(key, spec, connection.command({"HGETALL", key}), nowUs);
     if (kind.format == KeyFormat::CounterWindow) {
         const UsageTarget t{key, kind, spec};
         const auto r = connection.pipeline(counterWindowCommands(t, nowUs));

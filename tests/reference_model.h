@@ -1,4 +1,4 @@
-// Reference models of the five limiter algorithms (docs/scripts.md, lua/*.lua headers).
+// Reference models of the six limiter algorithms (docs/scripts.md, lua/*.lua headers).
 //
 // The oracle for tests that replay random steps against the Lua scripts. Written for clarity,
 // not speed, and deliberately NOT a transliteration of the Lua:
@@ -136,6 +136,46 @@ struct SlidingCounter : WindowCounts {
     void admit(int64_t t, int64_t cost) { record(t, cost); }
 };
 
+// Sub-buckets: bucket j holds what was admitted while floor(t * B / window) == j. used = the
+// buckets of the last B whole, plus the one before weighted by how much of it is still inside
+// (now - window, now]: floor(c * (window - e) / window), e = (t * B) mod window.
+struct SlidingBuckets {
+    int64_t limit, window, buckets;
+    std::map<int64_t, int64_t> counts; // bucket id -> admitted cost
+    int64_t lastAdmittedId = INT64_MIN;
+
+    int64_t idOf(int64_t t) const { return floorDiv(i128(t) * buckets, window); }
+    int64_t elapsedOf(int64_t t) const { return static_cast<int64_t>(i128(t) * buckets - i128(idOf(t)) * window); }
+    int64_t count(int64_t id) const
+    {
+        auto it = counts.find(id);
+        return it == counts.end() ? 0 : it->second;
+    }
+    // A clock that went back into an older bucket is read as the first microsecond of the
+    // newest bucket with admissions.
+    int64_t effectiveNow(int64_t now) const
+    {
+        if (idOf(now) >= lastAdmittedId)
+            return now;
+        return -floorDiv(-i128(lastAdmittedId) * window, buckets); // ceil(id * window / B)
+    }
+    int64_t used(int64_t t) const
+    {
+        const int64_t id = idOf(t);
+        int64_t sum = 0;
+        for (const auto &[j, c] : counts)
+            if (j > id - buckets && j <= id)
+                sum += c;
+        return sum + floorDiv(i128(count(id - buckets)) * (window - elapsedOf(t)), window);
+    }
+    void admit(int64_t t, int64_t cost)
+    {
+        lastAdmittedId = idOf(t);
+        counts[lastAdmittedId] += cost;
+        counts.erase(counts.begin(), counts.lower_bound(lastAdmittedId - buckets));
+    }
+};
+
 // Level in units of 1/window token, so refills are exact: limit tokens per window
 // = limit units per microsecond.
 struct TokenBucket {
@@ -245,9 +285,10 @@ private:
 
 } // namespace detail
 
-// algorithm: "sliding-log", "sliding-counter", "fixed-window", "token-bucket" or "gcra".
-// limit 1..10^12, windowUs 1000..31622400000000, as for the scripts.
-inline std::unique_ptr<Model> makeModel(std::string_view algorithm, int64_t limit, int64_t windowUs)
+// algorithm: "sliding-log", "sliding-counter", "fixed-window", "token-bucket", "gcra" or
+// "sliding-buckets" (with `buckets` per window). limit 1..10^12, windowUs 1000..31622400000000,
+// as for the scripts.
+inline std::unique_ptr<Model> makeModel(std::string_view algorithm, int64_t limit, int64_t windowUs, int64_t buckets = 60)
 {
     using namespace detail;
     if (limit < 1 || windowUs < 1)
@@ -262,6 +303,8 @@ inline std::unique_ptr<Model> makeModel(std::string_view algorithm, int64_t limi
         return std::make_unique<ModelOf<TokenBucket>>(TokenBucket{limit, windowUs});
     if (algorithm == "gcra")
         return std::make_unique<ModelOf<Gcra>>(Gcra{limit, windowUs});
+    if (algorithm == "sliding-buckets")
+        return std::make_unique<ModelOf<SlidingBuckets>>(SlidingBuckets{limit, windowUs, buckets, {}});
     throw std::invalid_argument("reference model: unknown algorithm " + std::string(algorithm));
 }
 

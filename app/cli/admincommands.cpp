@@ -1,6 +1,7 @@
 // `ratescope-cli reset`, `policy`, `override` and `audit`: the mutations, each refused in
 // read-only mode before anything is sent, and each leaving exactly one audit entry.
 #include "cli.h"
+#include "limitoptions.h"
 
 #include "limiterformat.h"
 
@@ -190,7 +191,7 @@ void printPolicy(Cli &cli, const Policy &p)
     cli.printFields({
         {QStringLiteral("name"), p.name},
         {QStringLiteral("match"), displayKey(p.match)},
-        {QStringLiteral("algorithm"), algorithmName(p.spec.algorithm)},
+        {QStringLiteral("algorithm"), algorithmLabel(p.spec)},
         {QStringLiteral("limit"), QStringLiteral("%1 per %2").arg(p.spec.limit).arg(formatDurationUs(p.spec.windowUs))},
         {QStringLiteral("cost"), QString::number(p.spec.cost)},
         {QStringLiteral("shards"), p.shards ? QStringLiteral("%1 (each shard limit / %1)").arg(p.shards) : QStringLiteral("no")},
@@ -253,6 +254,7 @@ int runPolicy(Cli &cli)
         pol.spec.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
         pol.spec.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
         pol.spec.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+        pol.spec.buckets = subBucketsFrom(cli, pol.spec.algorithm);
         pol.spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
         pol.scoreUnit =
             parseScoreUnit(cli.args().value(QStringLiteral("score-unit")).isEmpty() ? QStringLiteral("auto")
@@ -423,14 +425,15 @@ void registerAdministration(QList<Subcommand> &commands)
          runReset});
     commands.append(
         {QStringLiteral("policy"),
-         QStringLiteral("policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] [--shards N] [--format "
-                        "NAME] | delete NAME"),
+         QStringLiteral("policy list | get NAME | set NAME --match GLOB --algo A --limit N --window D [--cost C] [--sub-buckets B] "
+                        "[--shards N] [--format NAME] | delete NAME"),
          QStringLiteral("Policies: which limits apply to which keys. Edits based on a stale version are refused."),
          {{QStringLiteral("match"), QStringLiteral("Key glob the policy covers (a plain key: exact match)."), QStringLiteral("GLOB")},
           {QStringLiteral("algo"), QStringLiteral("Algorithm."), QStringLiteral("A")},
           {QStringLiteral("limit"), QStringLiteral("Limit per window."), QStringLiteral("N")},
           {QStringLiteral("window"), QStringLiteral("Window length."), QStringLiteral("D")},
           {QStringLiteral("cost"), QStringLiteral("Default cost of a request."), QStringLiteral("C")},
+          subBucketsOption(),
           {QStringLiteral("score-unit"), QStringLiteral("Score unit of foreign logs it covers: auto, s, ms, us."), QStringLiteral("U")},
           {QStringLiteral("description"), QStringLiteral("What it is for."), QStringLiteral("TEXT")},
           {QStringLiteral("declared-only"), QStringLiteral("Declared for inspection; services do not enforce it through Ratescope.")},

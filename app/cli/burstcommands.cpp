@@ -58,6 +58,7 @@ LimitSpec specFromOptions(const Cli &cli, bool withCost)
     spec.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
     spec.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
     spec.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+    spec.buckets = subBucketsFrom(cli, spec.algorithm);
     spec.cost = withCost ? cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1) : 1;
     spec.validate();
     return spec;
@@ -383,7 +384,7 @@ void registerBursts(QList<Subcommand> &commands)
                         "[--connections C] [--pipeline P] [--cost C] [--timeline FILE] [--shards N [--shard-by hash|round-robin] "
                         "[--shard-from 0|1]]"),
          QStringLiteral("Load test: fire requests at the limiter at KEY (or its N shards); summary with latency percentiles."),
-         {kAlgo, kLimit, kWindow, kCost, kRequests, kDuration, kRate, kConnections, kPipeline, kTimeline, shardsOption(), shardByOption(),
+         {kAlgo, kLimit, kWindow, subBucketsOption(), kCost, kRequests, kDuration, kRate, kConnections, kPipeline, kTimeline, shardsOption(), shardByOption(),
           shardFromOption()},
          true,
          runBurst});
@@ -391,7 +392,7 @@ void registerBursts(QList<Subcommand> &commands)
                      QStringLiteral("boundary --algo A --limit N --window D [--key K]"),
                      QStringLiteral("Bursts of `limit` just before and just after a window "
                                     "boundary; reports the admitted total."),
-                     {kAlgo, kLimit, kWindow, kKey},
+                     {kAlgo, kLimit, kWindow, subBucketsOption(), kKey},
                      true,
                      runBoundary});
 }

@@ -83,6 +83,7 @@ LimitSpec specFor(Cli &cli, const QByteArray &key, const EffectiveLimits &limits
         spec.limit = flags.limit;
     if (hasWindow)
         spec.windowUs = flags.windowUs;
+    spec.buckets = subBucketsFrom(cli, spec.algorithm, base ? base->buckets : kDefaultBuckets);
     spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, base ? base->cost : 1);
     spec.validate();
     return spec;
@@ -285,7 +286,7 @@ void registerDecisions(QList<Subcommand> &commands)
                                     "[--shards N [--request-id ID] [--shard-from 0|1]]"),
                      QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed.\n"
                                     "Limits not given as flags come from the policy matching KEY (and its override)."),
-                     {kAlgo, kLimit, kWindow, kCost, kNow, kForce, kHeaders, shardsOption(), kRequestId, shardFromOption()},
+                     {kAlgo, kLimit, kWindow, subBucketsOption(), kCost, kNow, kForce, kHeaders, shardsOption(), kRequestId, shardFromOption()},
                      true,
                      runCheck});
     commands.append(
@@ -293,7 +294,7 @@ void registerDecisions(QList<Subcommand> &commands)
          QStringLiteral("peek KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--score-unit auto|s|ms|us] [--headers]"),
          QStringLiteral("What check would answer, without consuming or writing anything. Reads Ratescope's keys,\n"
                         "foreign sliding logs (scores in s, ms or us) and <base>:<window id> counters."),
-         {kAlgo, kLimit, kWindow, kCost, kNow, kScoreUnit, kHeaders},
+         {kAlgo, kLimit, kWindow, subBucketsOption(), kCost, kNow, kScoreUnit, kHeaders},
          false,
          runPeek});
 }

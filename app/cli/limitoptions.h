@@ -1,7 +1,9 @@
-// The options every command that takes limits shares: --algo, --limit, --window.
+// The options every command that takes limits shares: --algo, --limit, --window, --sub-buckets.
 #pragma once
 
 #include "algorithm.h"
+#include "cli.h"
+#include "errors.h"
 
 #include <QCommandLineOption>
 
@@ -20,6 +22,24 @@ inline QCommandLineOption limitOption()
 inline QCommandLineOption windowOption()
 {
     return {QStringLiteral("window"), QStringLiteral("Window length (1ms..366d), e.g. 60s."), QStringLiteral("D")};
+}
+
+// sliding-buckets: the sub-buckets per window (B).
+inline QCommandLineOption subBucketsOption()
+{
+    return {QStringLiteral("sub-buckets"),
+            QStringLiteral("sliding-buckets: sub-buckets per window (2..3600, default 60); the window must be a multiple of them."),
+            QStringLiteral("B")};
+}
+
+// B from --sub-buckets (else `fallback`), refused for another algorithm.
+inline int subBucketsFrom(const Cli &cli, Algorithm algorithm, int fallback = kDefaultBuckets)
+{
+    if (!cli.args().isSet(QStringLiteral("sub-buckets")))
+        return fallback;
+    if (algorithm != Algorithm::SlidingBuckets)
+        throw UsageError(QStringLiteral("--sub-buckets is for sliding-buckets, not %1").arg(algorithmName(algorithm)));
+    return int(cli.integerOption(QStringLiteral("sub-buckets"), kMinBuckets, kMaxBuckets));
 }
 
 // A sharded limiter (check, burst): <KEY>:0 .. <KEY>:N-1, each with its share of the limit.

@@ -90,6 +90,7 @@ std::vector<LimitSpec> specsFromOptions(const Cli &cli)
     base.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
     base.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
     base.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+    base.buckets = subBucketsFrom(cli, base.algorithm);
     base.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
     base.validate();
     std::vector<LimitSpec> specs{base};
@@ -263,7 +264,7 @@ void registerSimulate(QList<Subcommand> &commands)
          QStringLiteral("simulate (--trace FILE | --from-keys GLOB) --algo A --limit N --window D [--cost C] "
                         "[--time-unit us|ms|iso] [--compare A:N/D ...] [--per-key] [--decisions FILE] [--key K]"),
          QStringLiteral("What if: replay a trace through limits on a private sandbox server; nothing is written to yours."),
-         {kTrace, kFromKeys, algoOption(), limitOption(), windowOption(), kCost, kTimeUnit, kCompare, kPerKey, kDecisions, kTraceKey},
+         {kTrace, kFromKeys, algoOption(), limitOption(), windowOption(), subBucketsOption(), kCost, kTimeUnit, kCompare, kPerKey, kDecisions, kTraceKey},
          false,
          runSimulate,
          {QStringLiteral("compare")}});

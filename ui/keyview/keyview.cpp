@@ -592,6 +592,23 @@ void KeyView::showState(const KeyRead &read)
                                     spec->windowUs, now % spec->windowUs, jsonInt(n, "previous"), jsonInt(n, "current"), limit);
         break;
     }
+    case KeyFormat::SlidingBuckets: {
+        const QJsonArray counts = state.value(QStringLiteral("bucket_counts")).toArray();
+        if (!spec || !m_decision || counts.size() < 3)
+            return showMessage(noLimits.arg(kind.label()));
+        QList<qint64> values;
+        for (const QJsonValue &v : counts)
+            values << v.toInteger();
+        const double width = state.value(QStringLiteral("bucket_width_us")).toDouble();
+        const Decision &d = *m_decision;
+        QString when = d.retryAfterUs > 0 ? QStringLiteral("next request in %1").arg(formatSpan(d.retryAfterUs))
+                                          : QStringLiteral("room for %1 more").arg(formatCount(std::max<qint64>(0, limit - used)));
+        m_chart->showSlidingBuckets(QStringLiteral("Sliding buckets (%1 x %2): %3 of %4 used · %5")
+                                        .arg(values.size() - 1)
+                                        .arg(formatSpan(qint64(width)), formatCount(used), formatCount(limit), when),
+                                    width, state.value(QStringLiteral("elapsed_us")).toDouble(), values, limit);
+        break;
+    }
     case KeyFormat::CounterWindow: {
         const qint64 w = jsonInt(state, "window_seconds") * 1000000;
         if (w <= 0)
@@ -703,7 +720,8 @@ void KeyView::showLibrary(const KeyRead &read, const QJsonObject &state)
     const qint64 used = m_usedNow, limit = d.limit, w = spec->windowUs;
     const std::optional<Algorithm> family = kind.algorithm() ? kind.algorithm() : std::optional<Algorithm>(spec->algorithm);
     switch (*family) {
-    case Algorithm::SlidingCounter: {
+    case Algorithm::SlidingCounter:
+    case Algorithm::SlidingBuckets: { // another library's counters under a sliding-buckets policy: two windows
         const qint64 elapsed = std::clamp<qint64>(jsonInt(state, "elapsed_us"), 0, w);
         m_chart->showSlidingCounter(QStringLiteral("%1: %2 of %3 used").arg(name, formatCount(used), formatCount(limit)), w, elapsed,
                                     jsonInt(state, "previous"), jsonInt(state, "current"), limit);

@@ -9,6 +9,7 @@
 #include <QLineSeries>
 #include <QValueAxis>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ratescope::ui {
@@ -25,7 +26,8 @@ const QColor kTat(0xab, 0x47, 0xbc);
 
 bool isBar(const QString &role)
 {
-    return role == QLatin1String("previous") || role == QLatin1String("current") || role == QLatin1String("count");
+    return role == QLatin1String("previous") || role == QLatin1String("current") || role == QLatin1String("count") ||
+           role == QLatin1String("buckets");
 }
 
 // 1, 2 or 5 times a power of ten: tick steps a person reads at a glance.
@@ -199,6 +201,66 @@ void StateChart::showSlidingCounter(const QString &title, qint64 windowUs, qint6
     setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit.value_or(0)));
     const double y = m_y->max();
     setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)}, QStringLiteral("Next window boundary"));
+    setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
+}
+
+void StateChart::showSlidingBuckets(const QString &title, double widthUs, double elapsedUs, const QList<qint64> &counts, qint64 limit)
+{
+    setFamily(Family::SlidingBuckets,
+              {QStringLiteral("previous"), QStringLiteral("buckets"), QStringLiteral("estimate"), QStringLiteral("limit"),
+               QStringLiteral("boundary"), QStringLiteral("now")},
+              true);
+    for (const QString &bar : {QStringLiteral("previous"), QStringLiteral("buckets")}) { // per bucket: the right axis
+        QAbstractSeries *shown = m_shown.value(bar);
+        if (!shown->attachedAxes().contains(m_y2)) {
+            shown->detachAxis(m_y);
+            shown->attachAxis(m_y2);
+        }
+    }
+    chart()->setTitle(title);
+    const qsizetype b = counts.size() - 1;
+    const double w = widthUs, e = elapsedUs, window = double(b) * w;
+    if (b < 1 || w <= 0)
+        return;
+    const double from = -(window + e), to = window + w - e;
+    m_unit = unitFor(qint64(to - from));
+    // From now on: the buckets after the weighted one count whole, that one by its overlap
+    // (continuous: a bucket weighs whole when it becomes the weighted one).
+    QList<QPointF> ahead;
+    qint64 after = 0; // sum of counts[m + 1 .. b]
+    for (qsizetype k = 1; k <= b; ++k)
+        after += counts[k];
+    for (qsizetype m = 0; m <= b; ++m) {
+        const double start = m == 0 ? 0 : double(m) * w - e, left = m == 0 ? w - e : w;
+        ahead.append(QPointF(start, double(after) + double(counts[m]) * left / w));
+        if (m < b)
+            after -= counts[m + 1];
+    }
+    ahead.append(QPointF(to, 0));
+    const double peak = std::max(double(limit), ahead.first().y());
+    setRanges(qint64(std::floor(from)), qint64(std::ceil(to)), peak * 1.12, QStringLiteral("in use (cost units)"));
+    const qint64 top = std::max<qint64>(1, *std::max_element(counts.begin(), counts.end()));
+    m_y2->setRange(0, double(top) * 1.12);
+    m_y2->setTickType(QValueAxis::TicksDynamic);
+    m_y2->setTickAnchor(0);
+    m_y2->setTickInterval(std::max(1.0, niceStep(m_y2->max(), 5)));
+    m_y2->setLabelFormat(QStringLiteral("%g"));
+    m_y2->setGridLineVisible(false);
+    m_y2->setTitleText(QStringLiteral("per bucket"));
+    // Bars as step lines: the weighted oldest bucket, then the b newer ones.
+    setPoints(QStringLiteral("previous"), {QPointF(from, counts[0]), QPointF(from + w, counts[0])},
+              QStringLiteral("Oldest bucket: %1, weighs %2 %").arg(counts[0]).arg(100.0 * (w - e) / w, 0, 'f', 0));
+    QList<QPointF> bars;
+    for (qsizetype k = 1; k <= b; ++k) {
+        const double start = from + double(k) * w;
+        bars << QPointF(start, counts[k]) << QPointF(start + w, counts[k]);
+    }
+    setPoints(QStringLiteral("buckets"), bars, QStringLiteral("%1 buckets of %2 %3").arg(b).arg(w / m_unit.us, 0, 'g', 3).arg(m_unit.name));
+    setPoints(QStringLiteral("estimate"), ahead, QStringLiteral("In use from now on: %1").arg(ahead.first().y(), 0, 'f', 1));
+    setPoints(QStringLiteral("limit"), {QPointF(from, limit), QPointF(to, limit)}, QStringLiteral("Limit: %1").arg(limit));
+    setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit));
+    const double y = m_y->max();
+    setPoints(QStringLiteral("boundary"), {QPointF(-window, 0), QPointF(-window, y)}, QStringLiteral("Window start (now − window)"));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
 }
 

@@ -19,7 +19,7 @@ namespace ratescope::ui {
 class StateChart : public QChartView {
     Q_OBJECT
 public:
-    enum class Family { None, SlidingCounter, FixedWindow, TokenBucket, Gcra };
+    enum class Family { None, SlidingCounter, FixedWindow, TokenBucket, Gcra, SlidingBuckets };
 
     explicit StateChart(QWidget *parent = nullptr);
 
@@ -27,6 +27,11 @@ public:
     // count until the boundary. No limit: counter windows no policy gives a limit.
     void showSlidingCounter(const QString &title, qint64 windowUs, qint64 elapsedUs, qint64 previous, qint64 current,
                             std::optional<qint64> limit);
+    // Clock-aligned sub-buckets of widthUs, counts[0..B] being the buckets from the weighted
+    // oldest one to the current one (elapsedUs into it), drawn as bars (right axis, per
+    // bucket); and how much of the limit is in use from now on as they leave the window
+    // (left axis), if nothing else is admitted.
+    void showSlidingBuckets(const QString &title, double widthUs, double elapsedUs, const QList<qint64> &counts, qint64 limit);
     // One clock-aligned window: its count until the boundary resets it.
     void showFixedWindow(const QString &title, qint64 windowUs, qint64 elapsedUs, qint64 count, std::optional<qint64> limit);
     // Tokens now, refilled at limit per window up to the limit, full after resetAfterUs; a
@@ -41,7 +46,7 @@ public:
     Family family() const { return m_family; }
     QString title() const;
     // The points drawn for a role ("previous", "current", "estimate", "count", "limit",
-    // "boundary", "tokens", "tat", "allowance"), x in µs from now: what the tests compare.
+    // "boundary", "tokens", "tat", "allowance", "buckets"), x in µs from now: what the tests compare.
     QList<QPointF> points(const QString &role) const { return m_points.value(role); }
     QString seriesName(const QString &role) const;
 

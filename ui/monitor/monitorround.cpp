@@ -15,7 +15,7 @@ namespace {
 bool isScriptFormat(KeyFormat f)
 {
     return f == KeyFormat::SlidingLog || f == KeyFormat::SlidingCounter || f == KeyFormat::FixedWindow || f == KeyFormat::TokenBucket ||
-           f == KeyFormat::Gcra;
+           f == KeyFormat::Gcra || f == KeyFormat::SlidingBuckets;
 }
 
 QByteArray scoreText(double v)

@@ -18,6 +18,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QVBoxLayout>
 
 namespace ratescope::ui {
@@ -67,6 +68,12 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     m_window = new QLineEdit;
     m_window->setPlaceholderText(QStringLiteral("e.g. 10s, 1m, 1h"));
     m_cost = new QLineEdit(QStringLiteral("1"));
+    m_buckets = new QSpinBox;
+    m_buckets->setRange(kMinBuckets, kMaxBuckets);
+    m_buckets->setValue(kDefaultBuckets);
+    m_buckets->setToolTip(QStringLiteral("sliding-buckets: the window is kept as this many clock-aligned sub-buckets (memory per limiter "
+                                         "grows with them; at a window boundary at most limit × (1 + 1/B) pass). The window must be "
+                                         "a multiple of them."));
     m_scoreUnit = new QComboBox;
     for (ScoreUnit u : {ScoreUnit::Auto, ScoreUnit::Seconds, ScoreUnit::Milliseconds, ScoreUnit::Microseconds})
         m_scoreUnit->addItem(scoreUnitName(u), int(u));
@@ -95,6 +102,7 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     addField(QStringLiteral("Limit"), m_limit, m_limitProblem);
     addField(QStringLiteral("Window"), m_window, m_windowProblem);
     addField(QStringLiteral("Cost per request"), m_cost, m_costProblem);
+    addField(QStringLiteral("Sub-buckets"), m_buckets, nullptr);
     addField(QStringLiteral("Score unit"), m_scoreUnit, nullptr);
     addField(QStringLiteral("Format"), m_format, nullptr);
     addField(QStringLiteral("Description"), m_description, nullptr);
@@ -171,9 +179,15 @@ PolicyEditor::PolicyEditor(QWidget *parent)
         emit globChanged(m_match->text().toUtf8());
     });
     connect(m_algorithm, &QComboBox::currentIndexChanged, this, [this] {
+        m_buckets->setEnabled(Algorithm(m_algorithm->currentData().toInt()) == Algorithm::SlidingBuckets);
         revalidate();
         emit limitsChanged();
     });
+    connect(m_buckets, &QSpinBox::valueChanged, this, [this] {
+        revalidate();
+        emit limitsChanged();
+    });
+    m_buckets->setEnabled(false);
     connect(m_save, &QPushButton::clicked, this, &PolicyEditor::saveRequested);
     connect(m_delete, &QPushButton::clicked, this, &PolicyEditor::deleteRequested);
     connect(m_close, &QPushButton::clicked, this, &PolicyEditor::closeRequested);
@@ -201,6 +215,8 @@ void PolicyEditor::edit(const std::optional<Policy> &existing, const Policy &ini
     m_limit->setText(p.spec.limit ? QString::number(p.spec.limit) : QString());
     m_window->setText(p.spec.windowUs ? formatDurationUs(p.spec.windowUs) : QString());
     m_cost->setText(QString::number(std::max<qint64>(1, p.spec.cost)));
+    m_buckets->setValue(p.spec.buckets);
+    m_buckets->setEnabled(p.spec.algorithm == Algorithm::SlidingBuckets);
     m_scoreUnit->setCurrentIndex(m_scoreUnit->findData(int(p.scoreUnit)));
     m_format->setCurrentIndex(std::max(0, m_format->findData(p.format)));
     m_shards = p.shards;
@@ -226,6 +242,7 @@ Policy PolicyEditor::proposed() const
         p.spec.windowUs = 0;
     }
     p.spec.cost = numberIn(m_cost);
+    p.spec.buckets = m_buckets->value();
     p.scoreUnit = ScoreUnit(m_scoreUnit->currentData().toInt());
     p.format = m_format->currentData().toString();
     p.shards = m_shards;

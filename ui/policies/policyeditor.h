@@ -10,6 +10,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QSpinBox;
 class QFrame;
 class QLabel;
 class QLineEdit;
@@ -57,6 +58,7 @@ public:
     QLineEdit *limitEdit() const { return m_limit; }
     QLineEdit *windowEdit() const { return m_window; }
     QLineEdit *costEdit() const { return m_cost; }
+    QSpinBox *bucketsBox() const { return m_buckets; }
     QLineEdit *descriptionEdit() const { return m_description; }
     QCheckBox *enforcedBox() const { return m_enforced; }
     QLabel *problemLabel(PolicyField field) const;
@@ -100,6 +102,7 @@ private:
     QLineEdit *m_limit;
     QLineEdit *m_window;
     QLineEdit *m_cost;
+    QSpinBox *m_buckets; // sliding-buckets: sub-buckets per window
     QComboBox *m_scoreUnit;
     QComboBox *m_format;
     int m_shards = 0; // kept as loaded: the editor has no field for it
