@@ -310,11 +310,12 @@ ScriptsStatus readScriptsStatus(Connection &connection, const std::vector<Releas
         }
         if (r[2].isError()) {
             m.cacheProblem = r[2].text();
-        } else if (r[2].isArray() && r[2].size() == size_t(5 + older.size())) {
-            for (size_t k = 0; k < 5; ++k)
+        } else if (r[2].isArray() && r[2].size() == std::size(kAllAlgorithms) + older.size()) {
+            constexpr size_t n = std::size(kAllAlgorithms);
+            for (size_t k = 0; k < n; ++k)
                 m.cached[k] = r[2][k].isInteger() && r[2][k].integer() == 1;
             for (size_t k = 0; k < older.size(); ++k)
-                if (r[2][5 + k].isInteger() && r[2][5 + k].integer() == 1)
+                if (r[2][n + k].isInteger() && r[2][n + k].integer() == 1)
                     m.olderFound.push_back(older[k]);
         } else {
             m.cacheProblem = QStringLiteral("SCRIPT EXISTS returned %1").arg(r[2].debugString());

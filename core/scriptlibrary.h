@@ -78,7 +78,7 @@ struct ScriptsNodeStatus {
     bool libraryLoaded = false;             // a library named ratescope is loaded
     std::optional<LoadedLibrary> library;   // its version, when its ratescope_version answers
     QString cacheProblem;                   // why SCRIPT EXISTS failed (NOPERM), else empty
-    std::array<bool, 5> cached{};           // this release's script, per algorithm, in the script cache
+    std::array<bool, std::size(kAllAlgorithms)> cached{};           // this release's script, per algorithm, in the script cache
     std::vector<ReleasedScript> olderFound; // earlier releases' scripts in the script cache
 
     bool hasThisBuild() const { return library && library->isThisBuild(); }

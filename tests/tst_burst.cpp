@@ -296,6 +296,9 @@ void TestBurst::boundary_data()
     QTest::addColumn<int>("factor");
     QTest::newRow("fixed-window admits 2x") << Algorithm::FixedWindow << 2;
     QTest::newRow("sliding-log admits 1x") << Algorithm::SlidingLog << 1;
+    // The first burst's bucket is still whole inside the window after the boundary: nothing
+    // more passes (at most 1 + 1/B of the limit would with traffic spread over the window).
+    QTest::newRow("sliding-buckets admits 1x") << Algorithm::SlidingBuckets << 1;
 }
 
 void TestBurst::boundary()
