@@ -133,7 +133,7 @@ void TestDemo::demoShowsLimiters()
         QVERIFY2(withUsage >= 20, qPrintable(QString::number(withUsage)));
         for (const char *a : {"sliding-log", "sliding-counter", "fixed-window"})
             QVERIFY2(algorithms.contains(QLatin1String(a)), qPrintable(QStringList(algorithms.values()).join(QLatin1Char(','))));
-        QCOMPARE(window.overview()->policies()->rowCount(), 9); // five services, two legacy ones, a gateway, a Node.js login
+        QCOMPARE(window.overview()->policies()->rowCount(), 10); // six services, two legacy ones, a gateway, a Node.js login
         QVERIFY2(window.serverStatus()->summary().contains(QStringLiteral("Connected")), qPrintable(window.serverStatus()->summary()));
         QVERIFY(window.serverStatus()->summary().contains(QStringLiteral("Round trip")));
         QVERIFY(demo.traffic()->allowed() + demo.traffic()->denied() > 0);

@@ -84,6 +84,7 @@ class TestKeyView : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void slidingCounter();
+    void slidingBuckets();
     void override();
     void fixedWindow();
     void tokenBucket();
@@ -155,6 +156,55 @@ void TestKeyView::slidingCounter()
     const qint64 later = kBase + 59 * kSecond;
     QVERIFY(drawnAt(view, later));
     compareHeader(view, Limiter(*m_c).peek(key, spec, later));
+}
+
+void TestKeyView::slidingBuckets()
+{
+    // 40 per minute in six 10 s buckets, not a whole number of microseconds for B = 7 below.
+    LimitSpec spec{Algorithm::SlidingBuckets, 40, 60 * kSecond, 1, 6};
+    declare(*m_c, QStringLiteral("sb"), "t:sb:*", spec);
+    const QByteArray key = "t:sb:ada";
+    admit(*m_c, key, spec, 12, kBase - 58 * kSecond); // the oldest bucket (id - 6), weighted
+    admit(*m_c, key, spec, 5, kBase - 25 * kSecond);
+    admit(*m_c, key, spec, 9, kBase + kSecond); // the current bucket
+    const qint64 now = kBase + 4 * kSecond;
+    const Decision peek = Limiter(*m_c).peek(key, spec, now);
+    QCOMPARE(peek.used, 9 + 5 + (12 * 6) / 10 + 1); // 7 of the oldest 12 counted, + this request
+
+    KeyView view(m_client.get(), key, kNs);
+    QVERIFY(drawnAt(view, now));
+    compareHeader(view, peek);
+    QCOMPARE(view.fieldText(QStringLiteral("Algorithm")), QStringLiteral("sliding-buckets"));
+    const StateChart *chart = view.stateChart();
+    QCOMPARE(chart->family(), StateChart::Family::SlidingBuckets);
+    QCOMPARE(view.titleText(), QStringLiteral("Sliding buckets (6 x 10 s): %1 of 40 used · room for %2 more")
+                                   .arg(view.usedNow())
+                                   .arg(40 - view.usedNow()));
+    // The oldest bucket over [-(W + e), -(W + e) + w], then one bar per bucket up to the current one.
+    const double e = 4 * kSecond, w = 10 * kSecond, W = 60 * kSecond;
+    QCOMPARE(chart->points(QStringLiteral("previous")), (QList<QPointF>{QPointF(-(W + e), 12), QPointF(-(W + e) + w, 12)}));
+    const QList<QPointF> bars = chart->points(QStringLiteral("buckets"));
+    QCOMPARE(bars.size(), 12);
+    QCOMPARE(bars[4], QPointF(-e - 3 * w, 5)); // bucket id - 3 (25 s ago) from its start
+    QCOMPARE(bars[5], QPointF(-e - 2 * w, 5));
+    QCOMPARE(bars[10], QPointF(-e, 9));        // the current bucket
+    QCOMPARE(bars[11], QPointF(w - e, 9));
+    // In use from now on: what the script counts (before flooring) falling to 0 as the
+    // buckets leave, the current one last.
+    const QList<QPointF> ahead = chart->points(QStringLiteral("estimate"));
+    QCOMPARE(ahead.first().x(), 0.0);
+    QCOMPARE(qint64(std::floor(ahead.first().y())), view.usedNow());
+    QCOMPARE(ahead.last(), QPointF(W + w - e, 0));
+    QCOMPARE(chart->points(QStringLiteral("boundary")).first().x(), -W);
+    QVERIFY(view.messageText().isEmpty());
+
+    // Full: denied, the header says when the next request passes, as the script does.
+    admit(*m_c, key, spec, 40 - view.usedNow(), now);
+    const Decision full = Limiter(*m_c).peek(key, spec, now + 1);
+    QVERIFY(!full.allowed);
+    QVERIFY(drawnAt(view, now + 1));
+    compareHeader(view, full);
+    QVERIFY2(view.titleText().contains(QStringLiteral("next request in")), qPrintable(view.titleText()));
 }
 
 void TestKeyView::override()
@@ -558,6 +608,7 @@ void TestKeyView::screenshots()
         qint64 now;
     } shots[] = {
         {"sliding-counter", "t:sc:alice", kBase + 45 * kSecond},
+        {"sliding-buckets", "t:sb:ada", kBase + 4 * kSecond + 1},
         {"fixed-window", "t:fw:bob", kBase + 48 * kSecond},
         {"token-bucket", "t:tb:carol", kBase + 2500000},
         {"token-bucket-empty", "t:tb:dave", kBase + 400000},

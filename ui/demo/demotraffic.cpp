@@ -31,6 +31,15 @@ Policy makePolicy(const char *name, const char *match, Algorithm a, qint64 limit
     return p;
 }
 
+// Sliding buckets: a minute kept as twelve 5 s buckets.
+Policy feedPolicy()
+{
+    Policy p = makePolicy("feed", "demo:feed:*", Algorithm::SlidingBuckets, 300, 60,
+                          "Activity feed: 300 per minute, counted in twelve 5 s buckets (the oldest weighted)");
+    p.spec.buckets = 12;
+    return p;
+}
+
 // The upload limit acme pays for: twice the policy's, for two hours (an override).
 const QByteArray kOverriddenKey = "demo:upload:acme";
 constexpr qint64 kOverriddenLimit = 40;
@@ -116,6 +125,7 @@ std::vector<Policy> DemoTraffic::policies()
         makePolicy("login", "demo:login:*", Algorithm::FixedWindow, 10, 10, "Login attempts: 10 per clock-aligned 10 s window"),
         makePolicy("upload", "demo:upload:*", Algorithm::TokenBucket, 20, 10, "Uploads: a bucket of 20, refilling 2 per second"),
         makePolicy("webhook", "demo:webhook:*", Algorithm::Gcra, 30, 10, "Webhooks: one per 333 ms, bursts of up to 30"),
+        feedPolicy(),
         makePolicy("legacy-counters", "demo:legacy:*", Algorithm::FixedWindow, 100, 60,
                    "A legacy service's own INCR counters per minute, declared for inspection", false),
         makePolicy("partner-log", "demo:partner:*", Algorithm::SlidingLog, 50, 60,
@@ -130,7 +140,7 @@ std::vector<Policy> DemoTraffic::policies()
 std::vector<DemoTraffic::Client> DemoTraffic::clients()
 {
     std::vector<Client> all;
-    for (const char *service : {"api", "search", "login", "upload", "webhook"}) {
+    for (const char *service : {"api", "search", "login", "upload", "webhook", "feed"}) {
         const QByteArray prefix = QByteArray("demo:") + service + ":";
         const QString policy = QLatin1String(service);
         all.push_back({prefix + "acme", policy, Behaviour::Steady, 0.3});

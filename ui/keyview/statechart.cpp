@@ -210,13 +210,6 @@ void StateChart::showSlidingBuckets(const QString &title, double widthUs, double
               {QStringLiteral("previous"), QStringLiteral("buckets"), QStringLiteral("estimate"), QStringLiteral("limit"),
                QStringLiteral("boundary"), QStringLiteral("now")},
               true);
-    for (const QString &bar : {QStringLiteral("previous"), QStringLiteral("buckets")}) { // per bucket: the right axis
-        QAbstractSeries *shown = m_shown.value(bar);
-        if (!shown->attachedAxes().contains(m_y2)) {
-            shown->detachAxis(m_y);
-            shown->attachAxis(m_y2);
-        }
-    }
     chart()->setTitle(title);
     const qsizetype b = counts.size() - 1;
     const double w = widthUs, e = elapsedUs, window = double(b) * w;
@@ -238,8 +231,20 @@ void StateChart::showSlidingBuckets(const QString &title, double widthUs, double
     }
     ahead.append(QPointF(to, 0));
     const double peak = std::max(double(limit), ahead.first().y());
-    setRanges(qint64(std::floor(from)), qint64(std::ceil(to)), peak * 1.12, QStringLiteral("in use (cost units)"));
+    setRanges(qint64(std::floor(from)), qint64(std::ceil(to)), peak * 1.12, QStringLiteral("cost units"));
+    // Buckets big next to the limit share its axis; small ones (many buckets, traffic spread
+    // out) get one of their own on the right, or they would be slivers.
     const qint64 top = std::max<qint64>(1, *std::max_element(counts.begin(), counts.end()));
+    const bool ownAxis = double(top) * 5 < peak;
+    for (const QString &bar : {QStringLiteral("previous"), QStringLiteral("buckets")}) {
+        QAbstractSeries *shown = m_shown.value(bar);
+        QValueAxis *want = ownAxis ? m_y2 : m_y, *other = ownAxis ? m_y : m_y2;
+        if (!shown->attachedAxes().contains(want)) {
+            shown->detachAxis(other);
+            shown->attachAxis(want);
+        }
+    }
+    m_y2->setVisible(ownAxis);
     m_y2->setRange(0, double(top) * 1.12);
     m_y2->setTickType(QValueAxis::TicksDynamic);
     m_y2->setTickAnchor(0);
@@ -249,18 +254,18 @@ void StateChart::showSlidingBuckets(const QString &title, double widthUs, double
     m_y2->setTitleText(QStringLiteral("per bucket"));
     // Bars as step lines: the weighted oldest bucket, then the b newer ones.
     setPoints(QStringLiteral("previous"), {QPointF(from, counts[0]), QPointF(from + w, counts[0])},
-              QStringLiteral("Oldest bucket: %1, weighs %2 %").arg(counts[0]).arg(100.0 * (w - e) / w, 0, 'f', 0));
+              QStringLiteral("Oldest (%1 % counted)").arg(100.0 * (w - e) / w, 0, 'f', 0));
     QList<QPointF> bars;
     for (qsizetype k = 1; k <= b; ++k) {
         const double start = from + double(k) * w;
         bars << QPointF(start, counts[k]) << QPointF(start + w, counts[k]);
     }
-    setPoints(QStringLiteral("buckets"), bars, QStringLiteral("%1 buckets of %2 %3").arg(b).arg(w / m_unit.us, 0, 'g', 3).arg(m_unit.name));
-    setPoints(QStringLiteral("estimate"), ahead, QStringLiteral("In use from now on: %1").arg(ahead.first().y(), 0, 'f', 1));
-    setPoints(QStringLiteral("limit"), {QPointF(from, limit), QPointF(to, limit)}, QStringLiteral("Limit: %1").arg(limit));
+    setPoints(QStringLiteral("buckets"), bars, ownAxis ? QStringLiteral("Buckets (right axis)") : QStringLiteral("Buckets"));
+    setPoints(QStringLiteral("estimate"), ahead, QStringLiteral("In use as they leave"));
+    setPoints(QStringLiteral("limit"), {QPointF(from, limit), QPointF(to, limit)}, QStringLiteral("Limit %1").arg(limit));
     setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit));
     const double y = m_y->max();
-    setPoints(QStringLiteral("boundary"), {QPointF(-window, 0), QPointF(-window, y)}, QStringLiteral("Window start (now − window)"));
+    setPoints(QStringLiteral("boundary"), {QPointF(-window, 0), QPointF(-window, y)}, QStringLiteral("Window start"));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
 }
 
