@@ -43,12 +43,12 @@ qint64 bucketUs(qint64 m, qint64 d, qint64 x0, qint64 window, qint64 b)
     return qint64((units + b - 1) / b);
 }
 
-// The scripts' buckets_retry() and buckets_reset(): c[0..b] are buckets id - b .. id.
-qint64 retryAfter(qint64 limit, qint64 cost, const std::vector<qint64> &c, qint64 b, qint64 window, qint64 x0)
+// The script's retry (a denial's walk over the buckets) and buckets_reset(): c[0..b] are
+// buckets id - b .. id.
+// s: what buckets id - b + 1 .. id hold (the stored total less the oldest bucket's), as the
+// script counts it.
+qint64 retryAfter(qint64 limit, qint64 cost, const std::vector<qint64> &c, qint64 s, qint64 b, qint64 window, qint64 x0)
 {
-    qint64 s = 0;
-    for (qint64 k = 1; k <= b; ++k)
-        s += c[size_t(k)];
     for (qint64 m = 0; m <= b; ++m) {
         const qint64 ystart = m == 0 ? x0 : window, k = limit - cost - s, cm = c[size_t(m)];
         if (k >= 0) {
@@ -85,7 +85,7 @@ std::optional<BucketHash> parseBucketHash(const QByteArray &key, const Reply &hg
     if (hgetall.size() == 0)
         return std::nullopt;
     std::map<QByteArray, QByteArray> fields;
-    for (qsizetype i = 0; i + 1 < hgetall.size(); i += 2)
+    for (size_t i = 0; i + 1 < hgetall.size(); i += 2)
         fields[hgetall[i].bytes()] = hgetall[i + 1].bytes();
     auto meta = [&](const char *name, qint64 hi) {
         const auto it = fields.find(QByteArray(name));
@@ -157,7 +157,7 @@ Decision bucketsDecision(const QByteArray &key, const LimitSpec &spec, const std
         std::vector<qint64> c(size_t(b + 1), 0);
         for (qint64 k = 0; k <= b && at.id - b + k <= state->high; ++k)
             c[size_t(k)] = std::max<qint64>(0, state->count(at.id - b + k));
-        d.retryAfterUs = retryAfter(limit, cost, c, b, window, x0);
+        d.retryAfterUs = retryAfter(limit, cost, c, total - oldest, b, window, x0);
         ahead = state->high - at.id + b;
         newest = c[size_t(ahead)];
     }

@@ -174,27 +174,6 @@ local function bucket_us(m, d, x0, window, b)
   return q + q2
 end
 
--- The wait until cost fits, counts c[0..b] being buckets id - b .. id: m periods on, bucket
--- id + m - b is the weighted one and those after it count whole (s). floor(c * y / window) <= k
--- with y units of its overlap left iff y <= ceil((k + 1) * window / c) - 1.
-local function buckets_retry(limit, cost, c, b, window, x0)
-  local s = 0
-  for k = 1, b do s = s + c[k] end
-  for m = 0, b do
-    local ystart = window -- y at the start of period m
-    if m == 0 then ystart = x0 end
-    local k = limit - cost - s
-    if k >= 0 then
-      local ymax = ystart
-      if c[m] > 0 then ymax = ceil_muldiv(k + 1, window, c[m]) - 1 end
-      if ymax >= ystart then return bucket_us(m, 0, x0, window, b) end
-      if ymax >= 1 then return bucket_us(m, ystart - ymax, x0, window, b) end
-    end
-    if m < b then s = s - c[m + 1] end
-  end
-  return bucket_us(b + 1, 0, x0, window, b) -- every bucket has left: cost <= limit fits
-end
-
 -- The wait until used is 0: until the newest bucket (count c, the weighted one m periods on)
 -- weighs nothing.
 local function buckets_reset(c, m, window, b, x0)
@@ -300,13 +279,38 @@ local function decide(KEYS, ARGV)
       redis.call('PEXPIRE', key, string.format('%d', ttl))
     end
   else
-    -- Denied, so something is stored in the window: read it whole for the exact retry.
-    local fields = {}
-    for j = id - b, h do fields[#fields + 1] = string.format('b%d', j) end
-    local counts, c = redis.call('HMGET', key, unpack(fields)), {}
-    for k = 0, b do c[k] = tonumber(counts[k + 1]) or 0 end
-    retry = buckets_retry(limit, cost, c, b, window, x0)
-    newest, ahead = c[h - id + b], h - id + b
+    -- Denied: the exact wait until cost fits. m periods on, bucket id + m - b is the weighted
+    -- one and the later ones count whole (s); floor(c * y / window) <= k with y units of its
+    -- overlap left iff y <= ceil((k + 1) * window / c) - 1. Buckets are read from the oldest
+    -- only as far as needed, a few more each time; those below l are empty, and when the
+    -- current bucket holds all of s, so are those between.
+    local c, have, chunk, s, m = {[0] = oldest, [b] = curr}, 0, 4, total - oldest, 0
+    if s == curr then have = b end
+    have = math.max(have, math.min(b, l - (id - b) - 1))
+    for j = 1, have do c[j] = c[j] or 0 end
+    while true do
+      local ystart, k = window, limit - cost - s
+      if m == 0 then ystart = x0 end
+      if k >= 0 then
+        local ymax = ystart
+        if c[m] > 0 then ymax = ceil_muldiv(k + 1, window, c[m]) - 1 end
+        if ymax >= ystart then retry = bucket_us(m, 0, x0, window, b) break end
+        if ymax >= 1 then retry = bucket_us(m, ystart - ymax, x0, window, b) break end
+      end
+      if m == b then retry = bucket_us(b + 1, 0, x0, window, b) break end
+      if have <= m and m + 1 < b then -- c[b] is curr; nothing is stored past h
+        local last, fields, got = math.min(b - 1, m + chunk), {}, {}
+        for j = m + 1, math.min(last, h - id + b) do
+          fields[#fields + 1] = string.format('b%d', id - b + j)
+        end
+        if #fields > 0 then got = redis.call('HMGET', key, unpack(fields)) end
+        for j = m + 1, last do c[j] = tonumber(got[j - m]) or 0 end
+        have, chunk = last, chunk * 2
+      end
+      s, m = s - c[m + 1], m + 1
+    end
+    ahead = h - id + b
+    newest = c[ahead] or tonumber(redis.call('HGET', key, string.format('b%d', h))) or 0
   end
   return {allowed and 1 or 0, limit, used, math.max(0, limit - used), retry,
           buckets_reset(newest, ahead, window, b, x0)}
