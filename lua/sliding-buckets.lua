@@ -264,17 +264,22 @@ local function decide(KEYS, ARGV)
   if allowed then
     used, curr, newest, ahead = used + cost, curr + cost, curr + cost, b
     if ARGV[5] ~= 'peek' then
-      local low = id
-      if gone == 'all' then
-        redis.call('DEL', key)
-      elseif stored then
+      local bucket, sum = string.format('b%d', id), string.format('%d', total + cost)
+      if stored and gone ~= 'all' then -- ws and bn are there; l and h change only with the bucket
         if gone then redis.call('HDEL', key, unpack(gone)) end
-        low = math.max(l, id - b)
+        local low = math.max(l, id - b)
+        if low == l and id == h then
+          redis.call('HSET', key, bucket, string.format('%d', curr), 't', sum)
+        else
+          redis.call('HSET', key, bucket, string.format('%d', curr), 't', sum,
+            'l', string.format('%d', low), 'h', string.format('%d', id))
+        end
+      else
+        if gone == 'all' then redis.call('DEL', key) end
+        redis.call('HSET', key, bucket, string.format('%d', curr), 't', sum,
+          'l', string.format('%d', id), 'h', string.format('%d', id),
+          'ws', string.format('%d', window), 'bn', string.format('%d', b))
       end
-      redis.call('HSET', key, string.format('b%d', id), string.format('%d', curr),
-        't', string.format('%d', total + cost), 'l', string.format('%d', low),
-        'h', string.format('%d', id), 'ws', string.format('%d', window),
-        'bn', string.format('%d', b))
       local ttl = math.ceil((window + math.ceil(window / b)) / 1000)
       redis.call('PEXPIRE', key, string.format('%d', ttl))
     end
