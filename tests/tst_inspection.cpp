@@ -45,6 +45,7 @@ private Q_SLOTS:
     void peekForeignViaCli();
     void inspectLogPagesAndNeverPrunes();
     void inspectOwnFormats();
+    void slidingBucketsAreRecognisedAndReadAsWritten();
 
 private:
     // Writes `count` entries, one every `spacingUs`, the newest `newestAgeUs` before kNow.
@@ -355,6 +356,44 @@ void TestInspection::inspectOwnFormats()
     r = runCli(cli({QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("missing-key")}));
     QCOMPARE(r.exitCode, 0);
     QCOMPARE(QJsonDocument::fromJson(r.out).object().value(QStringLiteral("exists")).toBool(), false);
+}
+
+void TestInspection::slidingBucketsAreRecognisedAndReadAsWritten()
+{
+    // A hash of 60 buckets and 5 fields of bookkeeping: HRANDFIELD's sample of 12 never shows
+    // all of them, yet it is always Ratescope's, never another service's bucketed counter.
+    const qint64 w = 60 * kSecond;
+    const LimitSpec spec{Algorithm::SlidingBuckets, 1000, w, 1, 60};
+    Limiter limiter(*m_conn);
+    for (int i = 0; i < 60; ++i)
+        QVERIFY(limiter.check("sb:big", spec, kNow - w + 1 + i * kSecond).allowed);
+    QCOMPARE(m_conn->command({"HLEN", "sb:big"}).integer(), 65);
+    for (int round = 0; round < 20; ++round)
+        QCOMPARE(classifyKey(*m_conn, "sb:big", kNow).format, KeyFormat::SlidingBuckets);
+    // A width that is no whole number of microseconds (60 s / 7), read back with the B it was
+    // written with even when the limits asked about say another (the default 60).
+    const LimitSpec seven{Algorithm::SlidingBuckets, 10, w, 1, 7};
+    for (int i = 0; i < 4; ++i)
+        QVERIFY(limiter.check("sb:seven", seven, kNow - i * 9 * kSecond).allowed);
+    QCOMPARE(classifyKey(*m_conn, "sb:seven", kNow).format, KeyFormat::SlidingBuckets);
+    const Decision script = limiter.peek("sb:seven", seven, kNow);
+    LimitSpec asked = seven;
+    asked.buckets = kDefaultBuckets;
+    const KeyClass kind = classifyKey(*m_conn, "sb:seven", kNow);
+    const Usage read = peekAnyFormat(*m_conn, "sb:seven", kind, asked, kNow);
+    QCOMPARE(read.decision, script);
+    QCOMPARE(read.usedNow, 4);
+    // The script itself, asked with another B, reads the hash as empty (the limits changed).
+    QCOMPARE(limiter.peek("sb:seven", asked, kNow).used, 1);
+    // Plain reads (no script rights) give the script's answer, denials and retries included.
+    for (qint64 at : {kNow, kNow + 5 * kSecond, kNow + 50 * kSecond, kNow + 61 * kSecond}) {
+        const LimitSpec tight{Algorithm::SlidingBuckets, 4, w, 1, 7};
+        QCOMPARE(*limiter.peekFromFields("sb:seven", tight, at), limiter.peek("sb:seven", tight, at));
+    }
+    // Another service's bucketed counter stays theirs.
+    const qint64 s = kNow / kSecond;
+    m_conn->command({"HSET", "theirs", QByteArray::number(s), "3", QByteArray::number(s - 1), "4"});
+    QVERIFY(classifyKey(*m_conn, "theirs", kNow).format != KeyFormat::SlidingBuckets);
 }
 
 QTEST_GUILESS_MAIN(TestInspection)
