@@ -51,6 +51,7 @@ private Q_SLOTS:
     void init() { m_conn->command({"FLUSHALL"}); }
 
     void ranksByTheTrafficOfAControlledBurst();
+    void slidingBucketsRateFromTheirBuckets();
     void samplingSaysItsSampleSize();
     void fillAndDenyingNow();
     void cliJsonAndTable();
@@ -147,6 +148,37 @@ void TestTop::ranksByTheTrafficOfAControlledBurst()
     }
     QCOMPARE(pass.masters.size(), size_t(1));
     QCOMPARE(pass.masters[0].limiters, 6000);
+}
+
+void TestTop::slidingBucketsRateFromTheirBuckets()
+{
+    // Admitted between the two reads: the growth of the newest bucket of the first read plus
+    // every bucket after it, whatever times the requests carried (here explicit ones spanning
+    // buckets, one of them the bucket a whole window later).
+    m_conn->command({"FLUSHALL"});
+    const qint64 t = (m_conn->command({"TIME"})[0].toInteger() * kSecond / (10 * kSecond)) * 10 * kSecond;
+    const LimitSpec spec{Algorithm::SlidingBuckets, 1000, 60 * kSecond, 1, 6};
+    Limiter limiter(*m_conn);
+    for (int i = 0; i < 5; ++i)
+        QVERIFY(limiter.check("sb:old", spec, t).allowed);
+    QVERIFY(limiter.check("sb:new", spec, t - 120 * kSecond).allowed); // all of it left the window since
+    HotOptions options;
+    options.intervalUs = 3600 * kSecond;
+    const HotPass pass = HotScanner(options).run(*m_conn, [&] {
+        for (const auto &[at, n] : {std::pair{t + kSecond, 3}, std::pair{t + 15 * kSecond, 4}, std::pair{t + 65 * kSecond, 2}})
+            for (int i = 0; i < n; ++i)
+                QVERIFY(limiter.check("sb:old", spec, at).allowed);
+        for (int i = 0; i < 7; ++i)
+            QVERIFY(limiter.check("sb:new", spec, t).allowed);
+    });
+    std::map<QByteArray, qint64> admitted;
+    for (const HotLimiter &l : pass.limiters) {
+        QCOMPARE(l.kind.format, KeyFormat::SlidingBuckets);
+        admitted[l.key] = l.admitted.value_or(-1);
+    }
+    QCOMPARE(admitted.size(), size_t(2));
+    QCOMPARE(admitted["sb:old"], 9);
+    QCOMPARE(admitted["sb:new"], 7);
 }
 
 void TestTop::samplingSaysItsSampleSize()
