@@ -92,7 +92,7 @@ CounterState stateOf(const HotLimiter &l, const Reply *replies, size_t n, qint64
         // a = the newest bucket id with admissions, b = its count; every bucket for the second read
         if (r.isError() || !r.isArray())
             return s;
-        for (qsizetype i = 0; i + 1 < r.size(); i += 2) {
+        for (size_t i = 0; i + 1 < r.size(); i += 2) {
             const QByteArray name = r[i].bytes();
             bool ok = false;
             const qint64 id = name.startsWith('b') ? name.mid(1).toLongLong(&ok) : 0;

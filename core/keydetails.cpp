@@ -36,7 +36,14 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
     KeyRound round;
     round.memory = true;
     round.policies = &policies;
-    round.alsoRead = [&overrideStore](const QByteArray &key) { return std::vector<Command>{{"GET", overrideStore.storageKey(key)}}; };
+    // A shard of a sharded policy also reads its group's override (the base's), for when it
+    // has none of its own.
+    round.alsoRead = [&overrideStore, &policies](const QByteArray &key) {
+        std::vector<Command> reads{{"GET", overrideStore.storageKey(key)}};
+        if (const QByteArray group = groupOf(policies, key); !group.isEmpty())
+            reads.push_back({"GET", overrideStore.storageKey(group)});
+        return reads;
+    };
     round.alsoSample = [&overrideStore](const KeyRecord &r) {
         QByteArray base;
         qint64 id = 0;
@@ -65,6 +72,8 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
         // Another library's limiter kept in several keys belongs to its first key alike.
         const QByteArray subject = d.kind.subject(keys[i]);
         std::optional<Override> override = parseOverride(read.alsoRead[i].front());
+        if (!override && read.alsoRead[i].size() > 1)
+            override = parseOverride(read.alsoRead[i][1]);
         if (d.kind.format == KeyFormat::CounterWindow && !read.alsoSampled[i].empty())
             override = parseOverride(read.alsoSampled[i].front());
         const EffectiveLimits limits = effectiveLimits(policies, override, subject);

@@ -315,6 +315,14 @@ std::optional<Override> OverrideStore::get(const QByteArray &key)
     return Override::fromJson(QJsonDocument::fromJson(r.bytes()).object());
 }
 
+std::optional<Override> OverrideStore::forKey(const QByteArray &key, const std::vector<Policy> &policies)
+{
+    if (auto own = get(key))
+        return own;
+    const QByteArray group = groupOf(policies, key);
+    return group.isEmpty() ? std::nullopt : get(group);
+}
+
 std::optional<Override> OverrideStore::set(const Override &o, qint64 forUs, const QString &actor)
 {
     if (o.key.isEmpty())
@@ -377,6 +385,16 @@ void OverrideStore::publish(const char *type, const QByteArray &key, const QStri
                               .toJson(QJsonDocument::Compact)});
 }
 
+QByteArray groupOf(const std::vector<Policy> &policies, const QByteArray &key)
+{
+    QByteArray base;
+    int n = 0;
+    const std::optional<Policy> p = matchPolicy(policies, key);
+    if (p && p->shards >= 2 && splitShardKey(key, &base, &n) && n <= p->shards)
+        return base;
+    return {};
+}
+
 EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::optional<Override> &override, const QByteArray &key)
 {
     EffectiveLimits e;
@@ -388,12 +406,16 @@ EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::
     // which is n for shards numbered from 0 and n - 1 .. wrapping N to 0 from 1).
     QByteArray base;
     int n = 0;
-    if (e.spec && e.policy->shards >= 2 && splitShardKey(key, &base, &n) && n <= e.policy->shards) {
+    const bool shard = e.spec && e.policy->shards >= 2 && splitShardKey(key, &base, &n) && n <= e.policy->shards;
+    if (shard) {
         e.spec->limit = std::max<qint64>(1, shardShare(e.spec->limit, e.policy->shards, n % e.policy->shards));
         e.spec->cost = std::min(e.spec->cost, e.spec->limit);
     }
     if (override && e.spec) {
-        e.spec->limit = override->limit;
+        // The group's override is the group's limit: this shard gets its share of it.
+        const bool groupWide = shard && override->key == base && override->key != key;
+        e.spec->limit = groupWide ? std::max<qint64>(1, shardShare(override->limit, e.policy->shards, n % e.policy->shards))
+                                  : override->limit;
         if (override->windowUs)
             e.spec->windowUs = override->windowUs;
         e.spec->cost = std::min(e.spec->cost, e.spec->limit);

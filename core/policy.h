@@ -106,6 +106,9 @@ public:
 
     QByteArray storageKey(const QByteArray &limiterKey) const { return m_ns.toUtf8() + "override:" + limiterKey; }
     std::optional<Override> get(const QByteArray &key);
+    // The override in force for a key: its own, else, for a shard of a sharded policy, the
+    // one of its whole group (groupOf).
+    std::optional<Override> forKey(const QByteArray &key, const std::vector<Policy> &policies);
     // Replaces any override of the key; returns the previous one.
     std::optional<Override> set(const Override &o, qint64 forUs, const QString &actor);
     // Returns the removed override, if there was one.
@@ -126,7 +129,14 @@ struct EffectiveLimits {
     std::optional<Override> override;
     std::optional<LimitSpec> spec;
 };
+// `override` may be the key's own or its group's (then the group's limit is shared out as the
+// policy's is).
 EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::optional<Override> &override, const QByteArray &key);
+
+// The group a key is a shard of: <base> for <base>:<n> when the policy matching the key
+// declares shards and n is one of them; empty otherwise. An override of the base covers
+// the whole group.
+QByteArray groupOf(const std::vector<Policy> &policies, const QByteArray &key);
 
 // The one audit entry each change leaves, built here so that the CLI and the console write
 // exactly the same entries (action, target, before/after as compact JSON, count).

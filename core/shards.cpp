@@ -109,9 +109,16 @@ std::vector<UsageTarget> shardTargets(const ShardGroup &group)
     std::vector<UsageTarget> targets;
     if (!group.policy)
         return targets;
+    LimitSpec whole = group.policy->spec;
+    if (group.override) {
+        whole.limit = group.override->limit;
+        if (group.override->windowUs)
+            whole.windowUs = group.override->windowUs;
+    }
     for (int i = 0; i < group.count; ++i) {
-        LimitSpec share = group.policy->spec;
+        LimitSpec share = whole;
         share.limit = shardShare(share.limit, group.count, i);
+        share.cost = std::min(share.cost, std::max<qint64>(1, share.limit));
         KeyClass kind;
         kind.format = group.format;
         targets.push_back({group.shardKey(i), kind, share});
@@ -138,7 +145,7 @@ ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards)
 }
 
 std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByteArray &base, const std::vector<Policy> &policies,
-                                              qint64 nowUs)
+                                              qint64 nowUs, const std::optional<Override> &groupOverride)
 {
     std::vector<QByteArray> candidates;
     QByteArray cursor = "0";
@@ -170,11 +177,12 @@ std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByt
             continue;
         ShardGroupState state;
         state.group = g;
+        state.group.override = groupOverride;
         state.usage.resize(size_t(g.count));
         if (g.policy) {
-            state.usage = readUsage(connection, shardTargets(g), nowUs);
+            state.usage = readUsage(connection, shardTargets(state.group), nowUs);
             state.sum = sumShards(state.usage);
-            state.sum.limit = g.policy->spec.limit;
+            state.sum.limit = groupOverride ? groupOverride->limit : g.policy->spec.limit;
         }
         return state;
     }

@@ -29,6 +29,7 @@ struct ShardGroup {
     std::vector<QByteArray> keys; // the shards found, in shard order
     std::optional<Policy> policy; // the policy that matches the shards, if any
     bool declared = false;        // the policy says `shards` (else inferred)
+    std::optional<Override> override; // an override of the base: the group's limit (shared out as the policy's)
 
     QByteArray shardKey(int i) const { return base + ":" + QByteArray::number(from + i); }
 };
@@ -65,10 +66,11 @@ std::vector<UsageTarget> shardTargets(const ShardGroup &group);
 struct ShardGroupState {
     ShardGroup group;
     std::vector<std::optional<Usage>> usage; // per shard index, 0..count-1; nullopt: no limits or unreadable
-    ShardUsage sum;                          // limit: the policy's (the group's), when there is one
+    ShardUsage sum;                          // limit: the group's (its override's, else the policy's), when there is one
 };
 inline constexpr qint64 kMaxShardScan = 100000;
+// groupOverride: the override of `base`, if any (the group's limit then).
 std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByteArray &base, const std::vector<Policy> &policies,
-                                              qint64 nowUs);
+                                              qint64 nowUs, const std::optional<Override> &groupOverride = {});
 
 } // namespace ratescope

@@ -94,7 +94,8 @@ EffectiveLimits limitsFor(Cli &cli, const QByteArray &key)
     if (flagsComplete(cli))
         return {};
     Connection &c = cli.connection();
-    return effectiveLimits(cli.policies(), OverrideStore(c, cli.ns()).get(key), key);
+    const std::vector<Policy> policies = cli.policies();
+    return effectiveLimits(policies, OverrideStore(c, cli.ns()).forKey(key, policies), key);
 }
 
 QByteArray keyArgument(const Cli &cli)

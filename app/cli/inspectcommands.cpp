@@ -256,10 +256,14 @@ int runKeys(Cli &cli)
                 row.policy = g.policy->name;
                 row.spec = g.policy->spec;
                 try {
-                    const auto usage = readUsage(c, shardTargets(g), scanner.nowUs());
+                    ShardGroup group = g;
+                    group.override = OverrideStore(c, cli.ns()).get(g.base); // the whole group's limit, if overridden
+                    if (group.override)
+                        row.spec->limit = group.override->limit;
+                    const auto usage = readUsage(c, shardTargets(group), scanner.nowUs());
                     const ShardUsage sum = sumShards(usage);
                     Decision d;
-                    d.limit = g.policy->spec.limit;
+                    d.limit = row.spec->limit;
                     d.used = sum.used;
                     d.remaining = std::max<qint64>(0, d.limit - sum.used);
                     d.allowed = !sum.denying;
@@ -436,10 +440,12 @@ int runInspect(Cli &cli)
                 QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
     }
     const std::vector<Policy> policies = cli.policies();
-    QJsonObject state = inspectKey(c, key, policies, OverrideStore(c, cli.ns()).get(key), o);
-    // The base of a sharded limiter (no key of its own): the group, shard by shard.
+    const std::optional<Override> override = OverrideStore(c, cli.ns()).forKey(key, policies);
+    QJsonObject state = inspectKey(c, key, policies, override, o);
+    // The base of a sharded limiter (no key of its own): the group, shard by shard, under the
+    // base's own override if it has one.
     if (!state.value(QStringLiteral("exists")).toBool())
-        if (const auto group = readShardGroup(c, key, policies, o.nowUs)) {
+        if (const auto group = readShardGroup(c, key, policies, o.nowUs, override && override->key == key ? override : std::nullopt)) {
             QJsonArray shards;
             for (int i = 0; i < group->group.count; ++i) {
                 QJsonObject one{{QStringLiteral("index"), group->group.from + i}};
@@ -457,6 +463,7 @@ int runInspect(Cli &cli)
             if (group->group.policy) {
                 g.insert(QStringLiteral("used"), group->sum.used);
                 g.insert(QStringLiteral("limit"), group->sum.limit);
+                g.insert(QStringLiteral("overridden"), group->group.override.has_value());
                 g.insert(QStringLiteral("remaining"), std::max<qint64>(0, group->sum.limit - group->sum.used));
                 if (group->sum.busiest >= 0) {
                     g.insert(QStringLiteral("busiest"), group->group.from + group->sum.busiest);

@@ -631,7 +631,8 @@ void BurstPage::lookUpPolicy()
     m_client->request(
         this,
         [key, ns = QString::fromUtf8(m_ns)](Connection &c) {
-            return effectiveLimits(PolicyStore(c, ns).list(), OverrideStore(c, ns).get(key), key);
+            const std::vector<Policy> policies = PolicyStore(c, ns).list();
+            return effectiveLimits(policies, OverrideStore(c, ns).forKey(key, policies), key);
         },
         [this, key](const Outcome<EffectiveLimits> &o) {
             if (key != currentKey())

@@ -50,7 +50,7 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
     const QString nsText = QString::fromUtf8(ns);
     const std::vector<Policy> policies = PolicyStore(c, nsText).list();
     OverrideStore overrides(c, nsText);
-    EffectiveLimits limits = effectiveLimits(policies, overrides.get(key), key);
+    EffectiveLimits limits = effectiveLimits(policies, overrides.forKey(key, policies), key);
     const ScoreUnit declared = limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
     r.kind = classifyKey(c, key, r.nowUs, declared, limits.spec, limits.policy ? limits.policy->format : QString());
     // A counter window belongs to its base, another library's second key to its first.
@@ -77,7 +77,7 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
         r.inspected.insert(QStringLiteral("decision_error"), e.message());
     }
     if (!r.inspected.value(QStringLiteral("exists")).toBool() && !r.kind.isLimiter())
-        r.shards = readShardGroup(c, key, policies, r.nowUs); // the base of a sharded limiter?
+        r.shards = readShardGroup(c, key, policies, r.nowUs, overrides.get(key)); // the base of a sharded limiter?
     if (const auto placed = c.placementOf(key))
         r.placement = QStringLiteral("slot %1 on %2")
                           .arg(placed->slot)

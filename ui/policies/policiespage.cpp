@@ -498,7 +498,7 @@ void PoliciesPage::refreshInForce(const QByteArray &key)
         m_inForceOwner,
         [ns, key](Connection &c) {
             const auto policies = PolicyStore(c, ns).list();
-            return effectiveLimits(policies, OverrideStore(c, ns).get(key), key);
+            return effectiveLimits(policies, OverrideStore(c, ns).forKey(key, policies), key);
         },
         [this, key](const Outcome<EffectiveLimits> &o) {
             if (!o.ok()) {

@@ -551,7 +551,7 @@ void WhatIfPage::previewKey(const QByteArray &key)
         m_requests,
         [key, ns = QString::fromUtf8(m_ns)](Connection &c) {
             const std::vector<Policy> policies = PolicyStore(c, ns).list();
-            return effectiveLimits(policies, OverrideStore(c, ns).get(key), key);
+            return effectiveLimits(policies, OverrideStore(c, ns).forKey(key, policies), key);
         },
         [this, key](const Outcome<EffectiveLimits> &o) {
             m_keyPending = false;
