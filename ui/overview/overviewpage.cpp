@@ -100,7 +100,7 @@ OverviewPage::OverviewPage(QWidget *parent)
     m_table->setShowGrid(false);
     m_table->setWordWrap(false);
     const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    const int widths[] = {10 * em, 10 * em, 10 * em, 7 * em};
+    const int widths[] = {10 * em, 10 * em, 14 * em, 7 * em}; // "sliding-buckets (12 x 5s)", "sliding-log (ms)"
     for (int c = 0; c < 4; ++c)
         m_table->horizontalHeader()->resizeSection(c, widths[c]);
 

@@ -78,7 +78,7 @@ QVariant PolicyTableModel::data(const QModelIndex &index, int role) const
     case MatchColumn:
         return displayKey(p.match); // a pattern is bytes like a key: shown the same, escaped
     case AlgorithmColumn:
-        return p.scoreUnit == ScoreUnit::Auto ? algorithmName(p.spec.algorithm)
+        return p.scoreUnit == ScoreUnit::Auto ? algorithmLabel(p.spec)
                                               : QStringLiteral("%1 (%2)").arg(algorithmName(p.spec.algorithm), scoreUnitName(p.scoreUnit));
     case LimitColumn:
         return formatLimit(p.spec);

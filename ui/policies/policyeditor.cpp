@@ -25,7 +25,7 @@ namespace ratescope::ui {
 
 QString policySummary(const Policy &p)
 {
-    QString s = QStringLiteral("%1, %2 on %3").arg(algorithmName(p.spec.algorithm), formatLimit(p.spec), displayKey(p.match));
+    QString s = QStringLiteral("%1, %2 on %3").arg(algorithmLabel(p.spec), formatLimit(p.spec), displayKey(p.match));
     if (!p.enforced)
         s += QStringLiteral(" · declared only");
     if (!p.description.isEmpty())
