@@ -9,8 +9,8 @@ namespace ratescope {
 
 enum class Algorithm { SlidingLog, SlidingCounter, FixedWindow, TokenBucket, Gcra, SlidingBuckets };
 
-inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::SlidingLog, Algorithm::SlidingCounter, Algorithm::FixedWindow,
-                                               Algorithm::TokenBucket, Algorithm::Gcra,        Algorithm::SlidingBuckets};
+inline constexpr Algorithm kAllAlgorithms[] = {Algorithm::SlidingLog,  Algorithm::SlidingCounter, Algorithm::FixedWindow,
+                                               Algorithm::TokenBucket, Algorithm::Gcra,           Algorithm::SlidingBuckets};
 
 // "sliding-log", "sliding-counter", "fixed-window", "token-bucket", "gcra", "sliding-buckets"
 QString algorithmName(Algorithm a);

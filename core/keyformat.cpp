@@ -205,11 +205,12 @@ KeyFormat hashFormat(const QList<QByteArray> &fields)
     // mix of the two kinds; b<digits> is no other format's field name. A whole hash (at most 12
     // fields) has ws; a sample of a bigger one has 7 buckets or more.
     auto isBucket = [](const QByteArray &f) {
-        return f.size() >= 2 && f.size() <= 17 && f[0] == 'b' && std::all_of(f.begin() + 1, f.end(), [](char c) { return c >= '0' && c <= '9'; });
+        return f.size() >= 2 && f.size() <= 17 && f[0] == 'b' &&
+               std::all_of(f.begin() + 1, f.end(), [](char c) { return c >= '0' && c <= '9'; });
     };
     const bool bucketFields = n > 0 && std::all_of(fields.begin(), fields.end(), [&](const QByteArray &f) {
-        return f == "ws" || f == "bn" || f == "t" || f == "l" || f == "h" || isBucket(f);
-    });
+                                  return f == "ws" || f == "bn" || f == "t" || f == "l" || f == "h" || isBucket(f);
+                              });
     if (bucketFields && (has("ws") || std::any_of(fields.begin(), fields.end(), isBucket)))
         return KeyFormat::SlidingBuckets;
     const bool tokens = has("tokens") || has("token") || has("bucket") || has("remaining");

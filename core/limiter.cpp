@@ -32,7 +32,8 @@ QList<QByteArray> Limiter::arguments(const QByteArray &key, const LimitSpec &spe
     if (nowUs && *nowUs < 0)
         throw UsageError(QStringLiteral("now must not be negative"));
     QList<QByteArray> argv{QByteArray::number(spec.limit), QByteArray::number(spec.windowUs), QByteArray::number(spec.cost),
-                           nowUs ? QByteArray::number(*nowUs) : QByteArray(), peek ? QByteArrayLiteral("peek") : QByteArrayLiteral("check")};
+                           nowUs ? QByteArray::number(*nowUs) : QByteArray(),
+                           peek ? QByteArrayLiteral("peek") : QByteArrayLiteral("check")};
     if (spec.algorithm == Algorithm::SlidingBuckets)
         argv << QByteArray::number(spec.buckets);
     return argv;

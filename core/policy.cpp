@@ -414,8 +414,8 @@ EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::
     if (override && e.spec) {
         // The group's override is the group's limit: this shard gets its share of it.
         const bool groupWide = shard && override->key == base && override->key != key;
-        e.spec->limit = groupWide ? std::max<qint64>(1, shardShare(override->limit, e.policy->shards, n % e.policy->shards))
-                                  : override->limit;
+        e.spec->limit =
+            groupWide ? std::max<qint64>(1, shardShare(override->limit, e.policy->shards, n % e.policy->shards)) : override->limit;
         if (override->windowUs)
             e.spec->windowUs = override->windowUs;
         e.spec->cost = std::min(e.spec->cost, e.spec->limit);

@@ -72,14 +72,14 @@ const std::vector<ReleasedScript> &knownReleases();
 // one server).
 struct ScriptsNodeStatus {
     QString address;
-    QString problem;                        // "DOWN <address>: why" when it did not answer; the rest is then empty
-    bool functions = true;                  // false: no Redis Functions here (Redis 6, or FUNCTION renamed away)
-    QString functionsProblem;               // why the library could not be read (no functions, NOPERM, ...)
-    bool libraryLoaded = false;             // a library named ratescope is loaded
-    std::optional<LoadedLibrary> library;   // its version, when its ratescope_version answers
-    QString cacheProblem;                   // why SCRIPT EXISTS failed (NOPERM), else empty
-    std::array<bool, std::size(kAllAlgorithms)> cached{};           // this release's script, per algorithm, in the script cache
-    std::vector<ReleasedScript> olderFound; // earlier releases' scripts in the script cache
+    QString problem;                                      // "DOWN <address>: why" when it did not answer; the rest is then empty
+    bool functions = true;                                // false: no Redis Functions here (Redis 6, or FUNCTION renamed away)
+    QString functionsProblem;                             // why the library could not be read (no functions, NOPERM, ...)
+    bool libraryLoaded = false;                           // a library named ratescope is loaded
+    std::optional<LoadedLibrary> library;                 // its version, when its ratescope_version answers
+    QString cacheProblem;                                 // why SCRIPT EXISTS failed (NOPERM), else empty
+    std::array<bool, std::size(kAllAlgorithms)> cached{}; // this release's script, per algorithm, in the script cache
+    std::vector<ReleasedScript> olderFound;               // earlier releases' scripts in the script cache
 
     bool hasThisBuild() const { return library && library->isThisBuild(); }
 };

@@ -24,11 +24,11 @@ bool splitShardKey(const QByteArray &key, QByteArray *base, int *n);
 struct ShardGroup {
     QByteArray base;
     KeyFormat format = KeyFormat::Other;
-    int from = 0;                 // 0 or 1
-    int count = 0;                // N: shards from..from+N-1
-    std::vector<QByteArray> keys; // the shards found, in shard order
-    std::optional<Policy> policy; // the policy that matches the shards, if any
-    bool declared = false;        // the policy says `shards` (else inferred)
+    int from = 0;                     // 0 or 1
+    int count = 0;                    // N: shards from..from+N-1
+    std::vector<QByteArray> keys;     // the shards found, in shard order
+    std::optional<Policy> policy;     // the policy that matches the shards, if any
+    bool declared = false;            // the policy says `shards` (else inferred)
     std::optional<Override> override; // an override of the base: the group's limit (shared out as the policy's)
 
     QByteArray shardKey(int i) const { return base + ":" + QByteArray::number(from + i); }

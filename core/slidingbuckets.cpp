@@ -32,7 +32,8 @@ std::optional<qint64> fieldIn(const QByteArray &raw, qint64 hi)
 
 [[noreturn]] void notOurs(const QByteArray &key, const QString &what)
 {
-    throw ReplyError(QStringLiteral("ERR ratescope: key '%1' is not a ratescope sliding-buckets hash (%2)").arg(QString::fromUtf8(key), what));
+    throw ReplyError(
+        QStringLiteral("ERR ratescope: key '%1' is not a ratescope sliding-buckets hash (%2)").arg(QString::fromUtf8(key), what));
 }
 
 // The script's bucket_us(): us from now until m periods on plus d units into that period
@@ -92,9 +93,9 @@ std::optional<BucketHash> parseBucketHash(const QByteArray &key, const Reply &hg
         const auto v = it == fields.end() ? std::nullopt : fieldIn(it->second, hi);
         if (!v)
             notOurs(key, QStringLiteral("field %1 is %2")
-                             .arg(QLatin1String(name), it == fields.end()
-                                                           ? QStringLiteral("missing")
-                                                           : QLatin1Char('\'') + QString::fromUtf8(it->second.left(64)) + QLatin1Char('\'')));
+                             .arg(QLatin1String(name),
+                                  it == fields.end() ? QStringLiteral("missing")
+                                                     : QLatin1Char('\'') + QString::fromUtf8(it->second.left(64)) + QLatin1Char('\'')));
         return *v;
     };
     BucketHash h;

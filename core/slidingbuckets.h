@@ -13,11 +13,11 @@
 namespace ratescope {
 
 struct BucketHash {
-    qint64 windowUs = 0; // ws: the window the buckets were kept for
-    int buckets = 0;     // bn: B
-    qint64 total = 0;    // t: the sum of the stored buckets
-    qint64 low = 0;      // l: the lowest bucket id that may be stored
-    qint64 high = 0;     // h: the newest bucket id with admissions
+    qint64 windowUs = 0;             // ws: the window the buckets were kept for
+    int buckets = 0;                 // bn: B
+    qint64 total = 0;                // t: the sum of the stored buckets
+    qint64 low = 0;                  // l: the lowest bucket id that may be stored
+    qint64 high = 0;                 // h: the newest bucket id with admissions
     std::map<qint64, qint64> counts; // bucket id -> admitted cost, as stored (-1: not a count)
 
     // One bucket's count, 0 when it is not stored.

@@ -567,7 +567,8 @@ void TestFunctions::cliShowStatusAndDeploy()
     QCOMPARE(audit[0].target, QStringLiteral("ratescope ") + FunctionLibrary::instance().version());
     QCOMPARE(audit[0].count, 1);
     const QJsonObject after = QJsonDocument::fromJson(audit[0].after.toUtf8()).object();
-    QCOMPARE(after.value(QStringLiteral("functions")).toArray().size(), 2 * int(std::size(kAllAlgorithms)) + 1); // each algorithm, its _peek, the version
+    QCOMPARE(after.value(QStringLiteral("functions")).toArray().size(),
+             2 * int(std::size(kAllAlgorithms)) + 1); // each algorithm, its _peek, the version
     QCOMPARE(after.value(QStringLiteral("masters")).toArray().at(0).toObject().value(QStringLiteral("address")).toString(),
              QStringLiteral("127.0.0.1:%1").arg(m_server->port()));
 

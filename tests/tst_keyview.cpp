@@ -177,9 +177,8 @@ void TestKeyView::slidingBuckets()
     QCOMPARE(view.fieldText(QStringLiteral("Algorithm")), QStringLiteral("sliding-buckets"));
     const StateChart *chart = view.stateChart();
     QCOMPARE(chart->family(), StateChart::Family::SlidingBuckets);
-    QCOMPARE(view.titleText(), QStringLiteral("Sliding buckets (6 x 10 s): %1 of 40 used · room for %2 more")
-                                   .arg(view.usedNow())
-                                   .arg(40 - view.usedNow()));
+    QCOMPARE(view.titleText(),
+             QStringLiteral("Sliding buckets (6 x 10 s): %1 of 40 used · room for %2 more").arg(view.usedNow()).arg(40 - view.usedNow()));
     // The oldest bucket over [-(W + e), -(W + e) + w], then one bar per bucket up to the current one.
     const double e = 4 * kSecond, w = 10 * kSecond, W = 60 * kSecond;
     QCOMPARE(chart->points(QStringLiteral("previous")), (QList<QPointF>{QPointF(-(W + e), 12), QPointF(-(W + e) + w, 12)}));
@@ -187,7 +186,7 @@ void TestKeyView::slidingBuckets()
     QCOMPARE(bars.size(), 12);
     QCOMPARE(bars[4], QPointF(-e - 3 * w, 5)); // bucket id - 3 (25 s ago) from its start
     QCOMPARE(bars[5], QPointF(-e - 2 * w, 5));
-    QCOMPARE(bars[10], QPointF(-e, 9));        // the current bucket
+    QCOMPARE(bars[10], QPointF(-e, 9)); // the current bucket
     QCOMPARE(bars[11], QPointF(w - e, 9));
     // In use from now on: what the script counts (before flooring) falling to 0 as the
     // buckets leave, the current one last.

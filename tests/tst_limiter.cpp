@@ -340,15 +340,16 @@ void TestLimiter::matchesReferenceModel_data()
         {1, 10 * kSecond}, {333, 17 * kSecond + 1}};
     for (Algorithm a : kAllAlgorithms)
         for (const Params &p : params)
-            QTest::addRow("%s L=%lld W=%lld", qPrintable(algorithmName(a)), p.limit, p.window) << a << p.limit << p.window << kDefaultBuckets;
+            QTest::addRow("%s L=%lld W=%lld", qPrintable(algorithmName(a)), p.limit, p.window)
+                << a << p.limit << p.window << kDefaultBuckets;
     // sliding-buckets with other bucket counts: widths of a whole number of microseconds and
     // not (10 s / 7, 17 s + 1 / 13), the fewest and the most buckets.
     struct BucketParams {
         qint64 limit, window;
         int buckets;
     };
-    const BucketParams bucketParams[] = {{5, 10 * kSecond, 2},       {50, 10 * kSecond, 7},     {333, 17 * kSecond + 1, 13},
-                                         {20, 60 * kSecond, 3600},   {1000, 3600 * kSecond, 3}, {1000000, 366LL * 86400 * kSecond, 1000},
+    const BucketParams bucketParams[] = {{5, 10 * kSecond, 2},     {50, 10 * kSecond, 7},     {333, 17 * kSecond + 1, 13},
+                                         {20, 60 * kSecond, 3600}, {1000, 3600 * kSecond, 3}, {1000000, 366LL * 86400 * kSecond, 1000},
                                          {3, 10 * kSecond + 3, 10}};
     for (const BucketParams &p : bucketParams)
         QTest::addRow("sliding-buckets L=%lld W=%lld B=%d", p.limit, p.window, p.buckets)
@@ -417,9 +418,8 @@ void TestLimiter::matchesReferenceModel()
         std::vector<Command> batch;
         for (size_t i = first; i < std::min(steps.size(), first + 500); ++i) {
             const Step &s = steps[i];
-            batch.push_back(
-                script.command(keyOf(s), Limiter::arguments(keyOf(s), {algorithm, limit, window, s.cost, buckets}, s.now, s.peek), s.peek,
-                               calls()));
+            batch.push_back(script.command(
+                keyOf(s), Limiter::arguments(keyOf(s), {algorithm, limit, window, s.cost, buckets}, s.now, s.peek), s.peek, calls()));
         }
         const auto replies = m_conn->pipeline(batch);
         for (size_t j = 0; j < replies.size(); ++j) {

@@ -223,16 +223,17 @@ void TestShards::declaredShardsCountMissingOnesAsEmpty()
     // An override of the base is the whole group's limit: 80 shared out, 20 per shard; the
     // keys row, inspect of the base and a shard's own decisions all say so.
     const QStringList url{QStringLiteral("--url"), m_server.url()};
-    const CliResult set = runCli(url + QStringList{QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("hot:{a}"),
-                                                   QStringLiteral("--limit"), QStringLiteral("80"), QStringLiteral("--for"), QStringLiteral("1h")});
+    const CliResult set =
+        runCli(url + QStringList{QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("hot:{a}"), QStringLiteral("--limit"),
+                                 QStringLiteral("80"), QStringLiteral("--for"), QStringLiteral("1h")});
     QVERIFY2(set.exitCode == 0, set.err.constData());
     QCOMPARE(keysJson().at(QStringLiteral("hot:{a}")).value(QStringLiteral("limit")).toInt(), 80);
-    const QJsonObject overridden = QJsonDocument::fromJson(runCli(url + QStringList{QStringLiteral("--json"), QStringLiteral("inspect"),
-                                                                                QStringLiteral("hot:{a}")})
-                                                          .out)
-                                  .object()
-                                  .value(QStringLiteral("sharded"))
-                                  .toObject();
+    const QJsonObject overridden =
+        QJsonDocument::fromJson(
+            runCli(url + QStringList{QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("hot:{a}")}).out)
+            .object()
+            .value(QStringLiteral("sharded"))
+            .toObject();
     QCOMPARE(overridden.value(QStringLiteral("limit")).toInt(), 80);
     QCOMPARE(overridden.value(QStringLiteral("overridden")).toBool(), true);
     for (const QJsonValue &one : overridden.value(QStringLiteral("shards")).toArray())
@@ -243,8 +244,8 @@ void TestShards::declaredShardsCountMissingOnesAsEmpty()
     };
     QCOMPARE(shardLimit("hot:{a}:1"), 20);
     // A shard's own override beats its group's.
-    QCOMPARE(runCli(url + QStringList{QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("hot:{a}:1"), QStringLiteral("--limit"),
-                                      QStringLiteral("5"), QStringLiteral("--for"), QStringLiteral("1h")})
+    QCOMPARE(runCli(url + QStringList{QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("hot:{a}:1"),
+                                      QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--for"), QStringLiteral("1h")})
                  .exitCode,
              0);
     QCOMPARE(shardLimit("hot:{a}:1"), 5);

@@ -384,8 +384,8 @@ void registerBursts(QList<Subcommand> &commands)
                         "[--connections C] [--pipeline P] [--cost C] [--timeline FILE] [--shards N [--shard-by hash|round-robin] "
                         "[--shard-from 0|1]]"),
          QStringLiteral("Load test: fire requests at the limiter at KEY (or its N shards); summary with latency percentiles."),
-         {kAlgo, kLimit, kWindow, subBucketsOption(), kCost, kRequests, kDuration, kRate, kConnections, kPipeline, kTimeline, shardsOption(), shardByOption(),
-          shardFromOption()},
+         {kAlgo, kLimit, kWindow, subBucketsOption(), kCost, kRequests, kDuration, kRate, kConnections, kPipeline, kTimeline,
+          shardsOption(), shardByOption(), shardFromOption()},
          true,
          runBurst});
     commands.append({QStringLiteral("boundary"),

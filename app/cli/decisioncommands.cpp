@@ -282,14 +282,15 @@ void registerDecisions(QList<Subcommand> &commands)
     const QCommandLineOption kHeaders(
         QStringLiteral("headers"),
         QStringLiteral("Also the HTTP response fields a service would send: Retry-After, RateLimit-Policy, RateLimit."));
-    commands.append({QStringLiteral("check"),
-                     QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T [--force]] [--headers] "
-                                    "[--shards N [--request-id ID] [--shard-from 0|1]]"),
-                     QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed.\n"
-                                    "Limits not given as flags come from the policy matching KEY (and its override)."),
-                     {kAlgo, kLimit, kWindow, subBucketsOption(), kCost, kNow, kForce, kHeaders, shardsOption(), kRequestId, shardFromOption()},
-                     true,
-                     runCheck});
+    commands.append(
+        {QStringLiteral("check"),
+         QStringLiteral("check KEY [--algo A --limit N --window D] [--cost C] [--now-us T [--force]] [--headers] "
+                        "[--shards N [--request-id ID] [--shard-from 0|1]]"),
+         QStringLiteral("Decide one request against the limiter at KEY, consuming quota when allowed.\n"
+                        "Limits not given as flags come from the policy matching KEY (and its override)."),
+         {kAlgo, kLimit, kWindow, subBucketsOption(), kCost, kNow, kForce, kHeaders, shardsOption(), kRequestId, shardFromOption()},
+         true,
+         runCheck});
     commands.append(
         {QStringLiteral("peek"),
          QStringLiteral("peek KEY [--algo A --limit N --window D] [--cost C] [--now-us T] [--score-unit auto|s|ms|us] [--headers]"),

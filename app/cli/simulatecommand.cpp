@@ -259,15 +259,15 @@ int runSimulate(Cli &cli)
 
 void registerSimulate(QList<Subcommand> &commands)
 {
-    commands.append(
-        {QStringLiteral("simulate"),
-         QStringLiteral("simulate (--trace FILE | --from-keys GLOB) --algo A --limit N --window D [--cost C] "
-                        "[--time-unit us|ms|iso] [--compare A:N/D ...] [--per-key] [--decisions FILE] [--key K]"),
-         QStringLiteral("What if: replay a trace through limits on a private sandbox server; nothing is written to yours."),
-         {kTrace, kFromKeys, algoOption(), limitOption(), windowOption(), subBucketsOption(), kCost, kTimeUnit, kCompare, kPerKey, kDecisions, kTraceKey},
-         false,
-         runSimulate,
-         {QStringLiteral("compare")}});
+    commands.append({QStringLiteral("simulate"),
+                     QStringLiteral("simulate (--trace FILE | --from-keys GLOB) --algo A --limit N --window D [--cost C] "
+                                    "[--time-unit us|ms|iso] [--compare A:N/D ...] [--per-key] [--decisions FILE] [--key K]"),
+                     QStringLiteral("What if: replay a trace through limits on a private sandbox server; nothing is written to yours."),
+                     {kTrace, kFromKeys, algoOption(), limitOption(), windowOption(), subBucketsOption(), kCost, kTimeUnit, kCompare,
+                      kPerKey, kDecisions, kTraceKey},
+                     false,
+                     runSimulate,
+                     {QStringLiteral("compare")}});
 }
 
 } // namespace ratescope::cli

@@ -95,7 +95,8 @@ std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flag
     OverrideStore overrides(c, cli.ns());
     std::vector<Watched> watched;
     for (const QByteArray &key : keys) {
-        const EffectiveLimits limits = flags.complete() ? EffectiveLimits{} : effectiveLimits(policies, overrides.forKey(key, policies), key);
+        const EffectiveLimits limits =
+            flags.complete() ? EffectiveLimits{} : effectiveLimits(policies, overrides.forKey(key, policies), key);
         std::optional<LimitSpec> spec = limits.spec;
         if (!spec && flags.complete())
             spec = LimitSpec{};

@@ -74,9 +74,10 @@ double decisionsPerSecond(Connection &c, quint16 port, Algorithm a, qint64 limit
     c.command({"FLUSHALL"});
     const LimiterScript &script = LimiterScript::forAlgorithm(a);
     script.load(c);
-    QStringList command = {QStringLiteral("EVALSHA"),     QString::fromLatin1(script.sha1()), QStringLiteral("1"),
-                           QStringLiteral("bench:__rand_int__"), QString::number(limit), QString::number(kWindow),
-                           QStringLiteral("1"),           QString(),                          QStringLiteral("check")};
+    QStringList command = {
+        QStringLiteral("EVALSHA"), QString::fromLatin1(script.sha1()), QStringLiteral("1"), QStringLiteral("bench:__rand_int__"),
+        QString::number(limit),    QString::number(kWindow),           QStringLiteral("1"), QString(),
+        QStringLiteral("check")};
     if (a == Algorithm::SlidingBuckets)
         command << QStringLiteral("60");
     const double rate = bench::redisBenchmark(port, 50, 16, requests, command, 10000).requestsPerSecond;
