@@ -248,6 +248,16 @@ void TestLimiter::slidingBucketsWorkedExample()
     QCOMPARE(denied.retryAfterUs, 2666667);
     QVERIFY(!limiter.check("sb", spec, start + 4 * kSecond + denied.retryAfterUs - 1).allowed);
     QVERIFY(limiter.check("sb", spec, start + 4 * kSecond + denied.retryAfterUs).allowed);
+    // A bad bucket count is refused before anything is written.
+    const QByteArray dump = m_conn->command({"DUMP", "sb"}).bytes();
+    const LimiterScript &script = LimiterScript::forAlgorithm(Algorithm::SlidingBuckets);
+    for (const QByteArray &b : {QByteArray("0"), QByteArray("9999"), QByteArray("-6")}) {
+        const Reply r = m_conn->pipeline({script.command("sb", {"8", "60000000", "1", QByteArray::number(start + 5 * kSecond), "check", b},
+                                                         false, calls())})
+                            .front();
+        QVERIFY2(r.isError() && r.text().startsWith(QStringLiteral("ERR ratescope: buckets must be")), qPrintable(r.debugString()));
+    }
+    QCOMPARE(m_conn->command({"DUMP", "sb"}).bytes(), dump);
     // What it stores: one field per bucket with admissions, and its bookkeeping.
     const Reply all = m_conn->command({"HGETALL", "sb"});
     QCOMPARE(all.size(), 2 * (3 + 5));
@@ -768,6 +778,17 @@ void TestLimiter::scriptsValidateBeforeWriting_data()
     for (Algorithm a : kAllAlgorithms)
         for (int i = 0; i < bad.size(); ++i)
             QTest::addRow("%s #%d", qPrintable(algorithmName(a)), i) << a << bad[i];
+    // sliding-buckets' own argument, B.
+    const QList<QList<QByteArray>> badBuckets = {
+        {"5", "1000000", "1", "", "check", "1"},    // one bucket: a sliding counter
+        {"5", "1000000", "1", "", "check", "3601"}, // more than 3600
+        {"5", "1000000", "1", "", "check", "x"},    // not a number
+        {"5", "1000000", "1", "", "check", " 6"},   // not digits only
+        {"5", "1000000", "1", "", "check", "6.0"},  // a fraction
+        {"5", "1000", "1", "", "check", "3600"},    // buckets narrower than 1 us
+    };
+    for (int i = 0; i < badBuckets.size(); ++i)
+        QTest::addRow("sliding-buckets B #%d", i) << Algorithm::SlidingBuckets << badBuckets[i];
 }
 
 void TestLimiter::scriptsValidateBeforeWriting()
@@ -803,6 +824,12 @@ void TestLimiter::cliValidation_data()
         check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), c, QStringLiteral("6")};
     QTest::newRow("cost 0") << QStringList{
         check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), c, QStringLiteral("0")};
+    QTest::newRow("sub-buckets for another algorithm") << QStringList{
+        check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), QStringLiteral("--sub-buckets"), QStringLiteral("6")};
+    QTest::newRow("sub-buckets 1") << QStringList{check, key, a, QStringLiteral("sliding-buckets"), l, QStringLiteral("5"), w,
+                                                  QStringLiteral("1s"), QStringLiteral("--sub-buckets"), QStringLiteral("1")};
+    QTest::newRow("sub-buckets not a number") << QStringList{check, key, a, QStringLiteral("sliding-buckets"), l, QStringLiteral("5"), w,
+                                                             QStringLiteral("1s"), QStringLiteral("--sub-buckets"), QStringLiteral("many")};
     QTest::newRow("empty key") << QStringList{check, QString(), a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
     QTest::newRow("no key") << QStringList{check, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
     QTest::newRow("two keys") << QStringList{

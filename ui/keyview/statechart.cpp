@@ -160,6 +160,17 @@ void StateChart::setLabel(const QString &role, const QString &text)
     placeLabel();
 }
 
+void StateChart::setSecondAxis(double max, int ticks, const QString &title)
+{
+    m_y2->setRange(0, max);
+    m_y2->setTickType(QValueAxis::TicksDynamic);
+    m_y2->setTickAnchor(0);
+    m_y2->setTickInterval(std::max(1.0, niceStep(m_y2->max(), ticks)));
+    m_y2->setLabelFormat(QStringLiteral("%g"));
+    m_y2->setGridLineVisible(false);
+    m_y2->setTitleText(title);
+}
+
 void StateChart::setRanges(qint64 fromUs, qint64 toUs, double yMax, const QString &yTitle)
 {
     const double from = double(fromUs) / m_unit.us, to = double(toUs) / m_unit.us;
@@ -245,13 +256,7 @@ void StateChart::showSlidingBuckets(const QString &title, double widthUs, double
         }
     }
     m_y2->setVisible(ownAxis);
-    m_y2->setRange(0, double(top) * 1.12);
-    m_y2->setTickType(QValueAxis::TicksDynamic);
-    m_y2->setTickAnchor(0);
-    m_y2->setTickInterval(std::max(1.0, niceStep(m_y2->max(), 5)));
-    m_y2->setLabelFormat(QStringLiteral("%g"));
-    m_y2->setGridLineVisible(false);
-    m_y2->setTitleText(QStringLiteral("per bucket"));
+    setSecondAxis(double(top) * 1.12, 5, QStringLiteral("per bucket"));
     // Bars as step lines: the weighted oldest bucket, then the b newer ones.
     setPoints(QStringLiteral("previous"), {QPointF(from, counts[0]), QPointF(from + w, counts[0])},
               QStringLiteral("Oldest (%1 % counted)").arg(100.0 * (w - e) / w, 0, 'f', 0));
@@ -334,13 +339,7 @@ void StateChart::showGcra(const QString &title, qint64 limit, qint64 windowUs, q
     m_y->setTickAnchor(0);
     m_y->setTickInterval(niceStep(m_y->max(), 6));
     m_y->setTitleText(QStringLiteral("TAT ahead of now (%1)").arg(m_unit.name));
-    m_y2->setRange(0, double(limit) * yTop);
-    m_y2->setTickType(QValueAxis::TicksDynamic);
-    m_y2->setTickAnchor(0);
-    m_y2->setTickInterval(std::max(1.0, niceStep(m_y2->max(), 6)));
-    m_y2->setLabelFormat(QStringLiteral("%g"));
-    m_y2->setGridLineVisible(false);
-    m_y2->setTitleText(QStringLiteral("capacity in use (requests)"));
+    setSecondAxis(double(limit) * yTop, 6, QStringLiteral("capacity in use (requests)"));
     // Points are in µs on both axes; y goes through the same unit as x.
     auto scaledY = [this](QList<QPointF> pts) {
         for (QPointF &p : pts)

@@ -63,6 +63,8 @@ private:
     void setFamily(Family family, const QStringList &roles, bool secondAxis = false);
     void setPoints(const QString &role, const QList<QPointF> &pointsUs, const QString &name);
     void setRanges(qint64 fromUs, qint64 toUs, double yMax, const QString &yTitle);
+    // The right axis (0 .. max, about `ticks` ticks): an own scale, no grid of its own.
+    void setSecondAxis(double max, int ticks, const QString &title);
     void applyPalette();
     void styleSeries(const QString &role);
     void setLabel(const QString &role, const QString &text);
