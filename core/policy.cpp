@@ -81,7 +81,7 @@ std::vector<PolicyProblem> Policy::problems() const
     };
     const bool limitOk = check(PolicyField::Limit, {Algorithm::SlidingLog, spec.limit, kMinWindowUs, 1});
     bool windowOk = check(PolicyField::Window, {Algorithm::SlidingLog, 1, spec.windowUs, 1});
-    if (windowOk && spec.algorithm == Algorithm::SlidingBuckets) // the bucket count must divide the window
+    if (windowOk && spec.algorithm == Algorithm::SlidingBuckets) // the bucket count fits the window
         windowOk = check(PolicyField::Window, {spec.algorithm, 1, spec.windowUs, 1, spec.buckets});
     if (limitOk && windowOk)
         check(PolicyField::Cost, spec);
@@ -313,6 +313,19 @@ std::optional<Override> OverrideStore::get(const QByteArray &key)
     if (r.isNil())
         return std::nullopt;
     return Override::fromJson(QJsonDocument::fromJson(r.bytes()).object());
+}
+
+std::vector<std::optional<Override>> OverrideStore::getMany(const std::vector<QByteArray> &keys)
+{
+    std::vector<Command> gets;
+    for (const QByteArray &k : keys)
+        gets.push_back({"GET", storageKey(k)});
+    std::vector<std::optional<Override>> found;
+    for (const Reply &r : m_connection.pipeline(gets))
+        found.push_back(r.isNil() || r.isError()
+                            ? std::nullopt
+                            : std::optional<Override>(Override::fromJson(QJsonDocument::fromJson(r.bytes()).object())));
+    return found;
 }
 
 std::optional<Override> OverrideStore::forKey(const QByteArray &key, const std::vector<Policy> &policies)

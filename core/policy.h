@@ -106,6 +106,8 @@ public:
 
     QByteArray storageKey(const QByteArray &limiterKey) const { return m_ns.toUtf8() + "override:" + limiterKey; }
     std::optional<Override> get(const QByteArray &key);
+    // The overrides of several keys in one pipelined round, in the keys' order.
+    std::vector<std::optional<Override>> getMany(const std::vector<QByteArray> &keys);
     // The override in force for a key: its own, else, for a shard of a sharded policy, the
     // one of its whole group (groupOf).
     std::optional<Override> forKey(const QByteArray &key, const std::vector<Policy> &policies);

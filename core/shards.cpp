@@ -43,6 +43,7 @@ bool shardableFormat(KeyFormat f)
     case KeyFormat::FixedWindow:
     case KeyFormat::TokenBucket:
     case KeyFormat::Gcra:
+    case KeyFormat::SlidingBuckets:
     case KeyFormat::ForeignSlidingLog:
         return true;
     default:
@@ -118,12 +119,43 @@ std::vector<UsageTarget> shardTargets(const ShardGroup &group)
     for (int i = 0; i < group.count; ++i) {
         LimitSpec share = whole;
         share.limit = shardShare(share.limit, group.count, i);
+        if (const auto own = group.shardOverrides.find(i); own != group.shardOverrides.end()) {
+            share.limit = own->second.limit; // a shard's own override beats its share
+            if (own->second.windowUs)
+                share.windowUs = own->second.windowUs;
+        }
         share.cost = std::min(share.cost, std::max<qint64>(1, share.limit));
         KeyClass kind;
         kind.format = group.format;
         targets.push_back({group.shardKey(i), kind, share});
     }
     return targets;
+}
+
+qint64 groupLimit(const ShardGroup &group)
+{
+    if (!group.policy)
+        return 0;
+    if (!group.shardOverrides.empty()) {
+        qint64 sum = 0;
+        for (const UsageTarget &t : shardTargets(group))
+            sum += t.spec.limit;
+        return sum;
+    }
+    return group.override ? group.override->limit : group.policy->spec.limit;
+}
+
+void readGroupOverrides(OverrideStore &store, ShardGroup &group)
+{
+    std::vector<QByteArray> keys{group.base};
+    for (int i = 0; i < group.count; ++i)
+        keys.push_back(group.shardKey(i));
+    const auto found = store.getMany(keys);
+    group.override = found[0];
+    group.shardOverrides.clear();
+    for (int i = 0; i < group.count; ++i)
+        if (found[size_t(i) + 1])
+            group.shardOverrides.emplace(i, *found[size_t(i) + 1]);
 }
 
 ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards)
@@ -145,7 +177,7 @@ ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards)
 }
 
 std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByteArray &base, const std::vector<Policy> &policies,
-                                              qint64 nowUs, const std::optional<Override> &groupOverride)
+                                              qint64 nowUs, OverrideStore *overrides)
 {
     std::vector<QByteArray> candidates;
     QByteArray cursor = "0";
@@ -177,12 +209,13 @@ std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByt
             continue;
         ShardGroupState state;
         state.group = g;
-        state.group.override = groupOverride;
+        if (overrides)
+            readGroupOverrides(*overrides, state.group);
         state.usage.resize(size_t(g.count));
         if (g.policy) {
             state.usage = readUsage(connection, shardTargets(state.group), nowUs);
             state.sum = sumShards(state.usage);
-            state.sum.limit = groupOverride ? groupOverride->limit : g.policy->spec.limit;
+            state.sum.limit = groupLimit(state.group);
         }
         return state;
     }

@@ -9,6 +9,7 @@
 
 class QByteArray;
 
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -24,12 +25,13 @@ bool splitShardKey(const QByteArray &key, QByteArray *base, int *n);
 struct ShardGroup {
     QByteArray base;
     KeyFormat format = KeyFormat::Other;
-    int from = 0;                     // 0 or 1
-    int count = 0;                    // N: shards from..from+N-1
-    std::vector<QByteArray> keys;     // the shards found, in shard order
-    std::optional<Policy> policy;     // the policy that matches the shards, if any
-    bool declared = false;            // the policy says `shards` (else inferred)
-    std::optional<Override> override; // an override of the base: the group's limit (shared out as the policy's)
+    int from = 0;                           // 0 or 1
+    int count = 0;                          // N: shards from..from+N-1
+    std::vector<QByteArray> keys;           // the shards found, in shard order
+    std::optional<Policy> policy;           // the policy that matches the shards, if any
+    bool declared = false;                  // the policy says `shards` (else inferred)
+    std::optional<Override> override;       // an override of the base: the group's limit (shared out as the policy's)
+    std::map<int, Override> shardOverrides; // shard index -> its own override, which beats its share
 
     QByteArray shardKey(int i) const { return base + ":" + QByteArray::number(from + i); }
 };
@@ -59,6 +61,9 @@ ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards);
 // What to read for each shard of a group with a policy: its key, format and share of the
 // policy's limit (shard order); empty without a policy.
 std::vector<UsageTarget> shardTargets(const ShardGroup &group);
+// What the group enforces in all: its override's or its policy's limit, or, when shards have
+// overrides of their own, the sum of what each shard enforces.
+qint64 groupLimit(const ShardGroup &group);
 
 // A sharded limiter read whole, by its base (a key that does not exist itself): its shards
 // (SCAN MATCH <base>:*, at most kMaxScanned keys looked at), each one's usage with its share
@@ -66,11 +71,13 @@ std::vector<UsageTarget> shardTargets(const ShardGroup &group);
 struct ShardGroupState {
     ShardGroup group;
     std::vector<std::optional<Usage>> usage; // per shard index, 0..count-1; nullopt: no limits or unreadable
-    ShardUsage sum;                          // limit: the group's (its override's, else the policy's), when there is one
+    ShardUsage sum;                          // limit: the group's (groupLimit), when there is a policy
 };
 inline constexpr qint64 kMaxShardScan = 100000;
-// groupOverride: the override of `base`, if any (the group's limit then).
+// The group's overrides, in one round: the base's (the group's limit) and each shard's own.
+void readGroupOverrides(OverrideStore &store, ShardGroup &group);
+// With `overrides`, the group is read under them (readGroupOverrides).
 std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByteArray &base, const std::vector<Policy> &policies,
-                                              qint64 nowUs, const std::optional<Override> &groupOverride = {});
+                                              qint64 nowUs, OverrideStore *overrides = nullptr);
 
 } // namespace ratescope

@@ -115,13 +115,6 @@ std::optional<BucketHash> parseBucketHash(const QByteArray &key, const Reply &hg
     return h;
 }
 
-int bucketsAsStored(const LimitSpec &spec, const std::optional<BucketHash> &state)
-{
-    if (state && state->windowUs == spec.windowUs && state->buckets >= kMinBuckets && state->buckets <= spec.windowUs)
-        return state->buckets;
-    return spec.buckets;
-}
-
 Decision bucketsDecision(const QByteArray &key, const LimitSpec &spec, const std::optional<BucketHash> &state, qint64 nowUs)
 {
     const qint64 b = spec.buckets, window = spec.windowUs, limit = spec.limit, cost = spec.cost;

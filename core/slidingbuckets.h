@@ -40,10 +40,6 @@ struct BucketPosition {
 };
 BucketPosition bucketOf(qint64 timeUs, qint64 windowUs, int buckets);
 
-// The bucket count that reads `state` with spec's window: the stored B when the stored window
-// is spec's (a key written with another bucket count than the one asked about), else spec's.
-int bucketsAsStored(const LimitSpec &spec, const std::optional<BucketHash> &state);
-
 // What the script's peek answers for `state` at nowUs (spec.algorithm is not looked at).
 Decision bucketsDecision(const QByteArray &key, const LimitSpec &spec, const std::optional<BucketHash> &state, qint64 nowUs);
 

@@ -82,14 +82,14 @@ bool isScriptFormat(KeyFormat f)
            f == KeyFormat::Gcra;
 }
 
-// A sliding-buckets hash read whole (HGETALL): the script's rule applied here, with the bucket
-// count the key was written with when the limits asked about name another one.
+// A sliding-buckets hash read whole (HGETALL): the script's rule applied here, with the limits
+// asked about, so the answer is what a check would be told (a hash kept for another window or
+// B reads as empty, as the script reads it).
 Usage bucketsUsage(const QByteArray &key, const LimitSpec &spec, const Reply &hgetall, qint64 nowUs)
 {
     const auto state = parseBucketHash(key, hgetall.orThrow());
     LimitSpec s = spec;
     s.algorithm = Algorithm::SlidingBuckets;
-    s.buckets = bucketsAsStored(spec, state);
     s.validate();
     const Decision d = bucketsDecision(key, s, state, nowUs);
     return {d.used - (d.allowed ? spec.cost : 0), d};

@@ -252,8 +252,9 @@ void TestLimiter::slidingBucketsWorkedExample()
     const QByteArray dump = m_conn->command({"DUMP", "sb"}).bytes();
     const LimiterScript &script = LimiterScript::forAlgorithm(Algorithm::SlidingBuckets);
     for (const QByteArray &b : {QByteArray("0"), QByteArray("9999"), QByteArray("-6")}) {
-        const Reply r = m_conn->pipeline({script.command("sb", {"8", "60000000", "1", QByteArray::number(start + 5 * kSecond), "check", b},
-                                                         false, calls())})
+        const Reply r = m_conn
+                            ->pipeline({script.command("sb", {"8", "60000000", "1", QByteArray::number(start + 5 * kSecond), "check", b},
+                                                       false, calls())})
                             .front();
         QVERIFY2(r.isError() && r.text().startsWith(QStringLiteral("ERR ratescope: buckets must be")), qPrintable(r.debugString()));
     }
@@ -824,12 +825,36 @@ void TestLimiter::cliValidation_data()
         check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), c, QStringLiteral("6")};
     QTest::newRow("cost 0") << QStringList{
         check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), c, QStringLiteral("0")};
-    QTest::newRow("sub-buckets for another algorithm") << QStringList{
-        check, key, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s"), QStringLiteral("--sub-buckets"), QStringLiteral("6")};
-    QTest::newRow("sub-buckets 1") << QStringList{check, key, a, QStringLiteral("sliding-buckets"), l, QStringLiteral("5"), w,
-                                                  QStringLiteral("1s"), QStringLiteral("--sub-buckets"), QStringLiteral("1")};
-    QTest::newRow("sub-buckets not a number") << QStringList{check, key, a, QStringLiteral("sliding-buckets"), l, QStringLiteral("5"), w,
-                                                             QStringLiteral("1s"), QStringLiteral("--sub-buckets"), QStringLiteral("many")};
+    QTest::newRow("sub-buckets for another algorithm") << QStringList{check,
+                                                                      key,
+                                                                      a,
+                                                                      QStringLiteral("gcra"),
+                                                                      l,
+                                                                      QStringLiteral("5"),
+                                                                      w,
+                                                                      QStringLiteral("1s"),
+                                                                      QStringLiteral("--sub-buckets"),
+                                                                      QStringLiteral("6")};
+    QTest::newRow("sub-buckets 1") << QStringList{check,
+                                                  key,
+                                                  a,
+                                                  QStringLiteral("sliding-buckets"),
+                                                  l,
+                                                  QStringLiteral("5"),
+                                                  w,
+                                                  QStringLiteral("1s"),
+                                                  QStringLiteral("--sub-buckets"),
+                                                  QStringLiteral("1")};
+    QTest::newRow("sub-buckets not a number") << QStringList{check,
+                                                             key,
+                                                             a,
+                                                             QStringLiteral("sliding-buckets"),
+                                                             l,
+                                                             QStringLiteral("5"),
+                                                             w,
+                                                             QStringLiteral("1s"),
+                                                             QStringLiteral("--sub-buckets"),
+                                                             QStringLiteral("many")};
     QTest::newRow("empty key") << QStringList{check, QString(), a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
     QTest::newRow("no key") << QStringList{check, a, QStringLiteral("gcra"), l, QStringLiteral("5"), w, QStringLiteral("1s")};
     QTest::newRow("two keys") << QStringList{

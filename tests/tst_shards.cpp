@@ -46,6 +46,7 @@ private Q_SLOTS:
     void shareOfTheLimit();
     void eightShardsAreOneRow();
     void declaredShardsCountMissingOnesAsEmpty();
+    void slidingBucketsShardsAreOneGroup();
     void resetOfTheGroupDeletesExactlyItsShards();
 
 private:
@@ -250,6 +251,37 @@ void TestShards::declaredShardsCountMissingOnesAsEmpty()
              0);
     QCOMPARE(shardLimit("hot:{a}:1"), 5);
     QCOMPARE(shardLimit("hot:{a}:2"), 20);
+    // The group then enforces 20 + 5 + 20 + 20, and says so shard by shard.
+    const QJsonObject mixed =
+        QJsonDocument::fromJson(
+            runCli(url + QStringList{QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("hot:{a}")}).out)
+            .object()
+            .value(QStringLiteral("sharded"))
+            .toObject();
+    QCOMPARE(mixed.value(QStringLiteral("limit")).toInt(), 65);
+    QCOMPARE(mixed.value(QStringLiteral("shards_overridden")).toInt(), 1);
+    QCOMPARE(mixed.value(QStringLiteral("shards")).toArray()[1].toObject().value(QStringLiteral("limit")).toInt(), 5);
+    QCOMPARE(keysJson().at(QStringLiteral("hot:{a}")).value(QStringLiteral("limit")).toInt(), 65);
+}
+
+void TestShards::slidingBucketsShardsAreOneGroup()
+{
+    Policy p;
+    p.name = QStringLiteral("sbg");
+    p.match = "sbg:*";
+    p.spec = {Algorithm::SlidingBuckets, 80, 60 * kSecond, 1, 12};
+    PolicyStore(*m_conn, QStringLiteral("ratescope:")).set(p, 0, QStringLiteral("tst_shards"));
+    Limiter limiter(*m_conn);
+    const LimitSpec share{Algorithm::SlidingBuckets, 20, 60 * kSecond, 1, 12};
+    const int used[] = {4, 1, 6, 2};
+    for (int i = 0; i < 4; ++i)
+        for (int r = 0; r < used[i]; ++r)
+            QVERIFY(limiter.check("sbg:{x}:" + QByteArray::number(i), share).allowed);
+    const QJsonObject group = keysJson().at(QStringLiteral("sbg:{x}"));
+    QCOMPARE(group.value(QStringLiteral("shards")).toInt(), 4);
+    QCOMPARE(group.value(QStringLiteral("used")).toInt(), 13);
+    QCOMPARE(group.value(QStringLiteral("limit")).toInt(), 80);
+    QCOMPARE(group.value(QStringLiteral("busiest")).toString(), QStringLiteral("sbg:{x}:2"));
 }
 
 void TestShards::resetOfTheGroupDeletesExactlyItsShards()

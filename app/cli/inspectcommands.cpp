@@ -1,5 +1,6 @@
 // `ratescope-cli keys` and `inspect`: what limiters a database holds, and one in full. Read-only.
 #include "cli.h"
+#include "limitoptions.h"
 
 #include "duration.h"
 #include "errors.h"
@@ -257,9 +258,11 @@ int runKeys(Cli &cli)
                 row.spec = g.policy->spec;
                 try {
                     ShardGroup group = g;
-                    group.override = OverrideStore(c, cli.ns()).get(g.base); // the whole group's limit, if overridden
-                    if (group.override)
-                        row.spec->limit = group.override->limit;
+                    OverrideStore overrides(c, cli.ns());
+                    readGroupOverrides(overrides, group); // the whole group's limit, and shards' own
+                    row.spec->limit = groupLimit(group);
+                    if (group.override && group.override->windowUs)
+                        row.spec->windowUs = group.override->windowUs;
                     const auto usage = readUsage(c, shardTargets(group), scanner.nowUs());
                     const ShardUsage sum = sumShards(usage);
                     Decision d;
@@ -425,6 +428,7 @@ int runInspect(Cli &cli)
         s.algorithm = parseAlgorithm(cli.args().value(QStringLiteral("algo")));
         s.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
         s.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+        s.buckets = subBucketsFrom(cli, s.algorithm);
         s.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
         s.validate();
         o.spec = s;
@@ -440,12 +444,12 @@ int runInspect(Cli &cli)
                 QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
     }
     const std::vector<Policy> policies = cli.policies();
-    const std::optional<Override> override = OverrideStore(c, cli.ns()).forKey(key, policies);
-    QJsonObject state = inspectKey(c, key, policies, override, o);
+    OverrideStore overrides(c, cli.ns());
+    QJsonObject state = inspectKey(c, key, policies, overrides.forKey(key, policies), o);
     // The base of a sharded limiter (no key of its own): the group, shard by shard, under the
-    // base's own override if it has one.
+    // base's override and the shards' own, if any.
     if (!state.value(QStringLiteral("exists")).toBool())
-        if (const auto group = readShardGroup(c, key, policies, o.nowUs, override && override->key == key ? override : std::nullopt)) {
+        if (const auto group = readShardGroup(c, key, policies, o.nowUs, &overrides)) {
             QJsonArray shards;
             for (int i = 0; i < group->group.count; ++i) {
                 QJsonObject one{{QStringLiteral("index"), group->group.from + i}};
@@ -464,6 +468,7 @@ int runInspect(Cli &cli)
                 g.insert(QStringLiteral("used"), group->sum.used);
                 g.insert(QStringLiteral("limit"), group->sum.limit);
                 g.insert(QStringLiteral("overridden"), group->group.override.has_value());
+                g.insert(QStringLiteral("shards_overridden"), int(group->group.shardOverrides.size()));
                 g.insert(QStringLiteral("remaining"), std::max<qint64>(0, group->sum.limit - group->sum.used));
                 if (group->sum.busiest >= 0) {
                     g.insert(QStringLiteral("busiest"), group->group.from + group->sum.busiest);
@@ -534,6 +539,7 @@ void registerInspection(QList<Subcommand> &commands)
            QStringLiteral("N")},
           {QStringLiteral("span"), QStringLiteral("Time the buckets cover (default: one window of the limits)."), QStringLiteral("D")},
           {QStringLiteral("algo"), QStringLiteral("Algorithm, when no policy says."), QStringLiteral("A")},
+          subBucketsOption(),
           {QStringLiteral("limit"), QStringLiteral("Limit, when no policy says."), QStringLiteral("N")},
           {QStringLiteral("window"), QStringLiteral("Window, when no policy says."), QStringLiteral("D")},
           {QStringLiteral("cost"), QStringLiteral("Cost of the request asked about (default 1)."), QStringLiteral("C")},

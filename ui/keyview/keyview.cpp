@@ -77,7 +77,7 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
         r.inspected.insert(QStringLiteral("decision_error"), e.message());
     }
     if (!r.inspected.value(QStringLiteral("exists")).toBool() && !r.kind.isLimiter())
-        r.shards = readShardGroup(c, key, policies, r.nowUs, overrides.get(key)); // the base of a sharded limiter?
+        r.shards = readShardGroup(c, key, policies, r.nowUs, &overrides); // the base of a sharded limiter?
     if (const auto placed = c.placementOf(key))
         r.placement = QStringLiteral("slot %1 on %2")
                           .arg(placed->slot)

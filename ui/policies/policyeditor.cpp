@@ -72,8 +72,8 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     m_buckets->setRange(kMinBuckets, kMaxBuckets);
     m_buckets->setValue(kDefaultBuckets);
     m_buckets->setToolTip(QStringLiteral("sliding-buckets: the window is kept as this many clock-aligned sub-buckets (memory per limiter "
-                                         "grows with them; at a window boundary at most limit × (1 + 1/B) pass). The window must be "
-                                         "a multiple of them."));
+                                         "grows with them; with traffic spread over the window, at most limit × (1 + 1/B) pass in "
+                                         "any window-long span). Changing it starts the limiters' counts afresh."));
     m_scoreUnit = new QComboBox;
     for (ScoreUnit u : {ScoreUnit::Auto, ScoreUnit::Seconds, ScoreUnit::Milliseconds, ScoreUnit::Microseconds})
         m_scoreUnit->addItem(scoreUnitName(u), int(u));
