@@ -229,12 +229,12 @@ void TestShards::declaredShardsCountMissingOnesAsEmpty()
                                  QStringLiteral("80"), QStringLiteral("--for"), QStringLiteral("1h")});
     QVERIFY2(set.exitCode == 0, set.err.constData());
     QCOMPARE(keysJson().at(QStringLiteral("hot:{a}")).value(QStringLiteral("limit")).toInt(), 80);
-    const QJsonObject overridden =
-        QJsonDocument::fromJson(
-            runCli(url + QStringList{QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("hot:{a}")}).out)
-            .object()
-            .value(QStringLiteral("sharded"))
-            .toObject();
+    // inspect of the base: its `sharded` object.
+    auto groupState = [&] {
+        const CliResult r = runCli(url + QStringList{QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("hot:{a}")});
+        return QJsonDocument::fromJson(r.out).object().value(QStringLiteral("sharded")).toObject();
+    };
+    const QJsonObject overridden = groupState();
     QCOMPARE(overridden.value(QStringLiteral("limit")).toInt(), 80);
     QCOMPARE(overridden.value(QStringLiteral("overridden")).toBool(), true);
     for (const QJsonValue &one : overridden.value(QStringLiteral("shards")).toArray())
@@ -252,12 +252,7 @@ void TestShards::declaredShardsCountMissingOnesAsEmpty()
     QCOMPARE(shardLimit("hot:{a}:1"), 5);
     QCOMPARE(shardLimit("hot:{a}:2"), 20);
     // The group then enforces 20 + 5 + 20 + 20, and says so shard by shard.
-    const QJsonObject mixed =
-        QJsonDocument::fromJson(
-            runCli(url + QStringList{QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("hot:{a}")}).out)
-            .object()
-            .value(QStringLiteral("sharded"))
-            .toObject();
+    const QJsonObject mixed = groupState();
     QCOMPARE(mixed.value(QStringLiteral("limit")).toInt(), 65);
     QCOMPARE(mixed.value(QStringLiteral("shards_overridden")).toInt(), 1);
     QCOMPARE(mixed.value(QStringLiteral("shards")).toArray()[1].toObject().value(QStringLiteral("limit")).toInt(), 5);
