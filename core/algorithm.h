@@ -27,6 +27,7 @@ QString storageType(Algorithm a);
 inline constexpr qint64 kMaxLimit = 1000000000000LL;        // 10^12
 inline constexpr qint64 kMinWindowUs = 1000;                // 1 ms
 inline constexpr qint64 kMaxWindowUs = 366LL * 86400000000; // 366 days
+inline constexpr qint64 kMaxNowUs = 4503599627370496LL;     // 2^52 (year 2112): the scripts' largest now
 // sliding-buckets: sub-buckets per window (at most the window in us: a bucket is at least 1 us wide).
 inline constexpr int kMinBuckets = 2;
 inline constexpr int kMaxBuckets = 3600;

@@ -198,9 +198,7 @@ QJsonObject hashState(Connection &c, const QByteArray &key, const KeyClass &kind
             break; // kept for other limits: the script reads it as empty
         // The buckets the window covers now, oldest (weighted) first, as the script reads them.
         const qint64 b = state->buckets;
-        BucketPosition at = bucketOf(nowUs, spec->windowUs, int(b));
-        if (at.id < state->high) // the clock went back: the first microsecond of the newest bucket
-            at = bucketOf(qint64((__int128(state->high) * spec->windowUs + b - 1) / b), spec->windowUs, int(b));
+        const BucketPosition at = readPosition(*state, nowUs, spec->windowUs, int(b));
         QJsonArray counts;
         for (qint64 j = at.id - b; j <= at.id; ++j)
             counts.append(j >= state->low && j <= state->high ? std::max<qint64>(0, state->count(j)) : 0);

@@ -112,8 +112,6 @@ std::optional<std::vector<qint64>> readFields(Connection &c, const QByteArray &k
     return values;
 }
 
-constexpr qint64 kMaxNow = 4503599627370496LL; // the scripts' MAX_NOW
-
 } // namespace
 
 namespace {
@@ -143,7 +141,7 @@ qint64 timeTo(qint64 want, qint64 tk, qint64 fr, qint64 limit, qint64 window)
 Decision peekTokenBucket(Connection &c, const QByteArray &key, const LimitSpec &spec, qint64 now)
 {
     const qint64 limit = spec.limit, window = spec.windowUs, cost = spec.cost;
-    const auto state = readFields(c, key, "token-bucket", "token bucket", {{"tk", kMaxLimit}, {"fr", kMaxWindowUs}, {"ts", kMaxNow}});
+    const auto state = readFields(c, key, "token-bucket", "token bucket", {{"tk", kMaxLimit}, {"fr", kMaxWindowUs}, {"ts", kMaxNowUs}});
     qint64 tk = limit, fr = 0; // a missing key is a full bucket
     if (state) {
         tk = (*state)[0], fr = (*state)[1];
@@ -178,7 +176,7 @@ Decision peekTokenBucket(Connection &c, const QByteArray &key, const LimitSpec &
 Decision peekGcra(Connection &c, const QByteArray &key, const LimitSpec &spec, qint64 now)
 {
     const qint64 limit = spec.limit, window = spec.windowUs, cost = spec.cost;
-    const auto state = readFields(c, key, "gcra", "GCRA limiter", {{"tat", kMaxNow + kMaxWindowUs}, {"f", kMaxLimit}});
+    const auto state = readFields(c, key, "gcra", "GCRA limiter", {{"tat", kMaxNowUs + kMaxWindowUs}, {"f", kMaxLimit}});
     qint64 sw = now, sf = 0; // start = max(tat, now), whole us + fraction in 1/limit us
     if (state) {
         qint64 tat = (*state)[0], f = (*state)[1];
@@ -307,7 +305,7 @@ Decision peekSlidingLogOnce(Connection &c, const QByteArray &key, const LimitSpe
         }
         base = oldest.ticket - oldest.cost; // the ticket before the oldest live entry's first
         used = newest->ticket - base;
-        if (used < newest->cost || used > kMaxNow)
+        if (used < newest->cost || used > kMaxNowUs)
             throw ReplyError(QStringLiteral("ERR ratescope: key '%1' is not a ratescope sliding log (tickets out of order)")
                                  .arg(QString::fromUtf8(key)));
     } else if (newest) {
@@ -420,7 +418,7 @@ std::optional<Decision> Limiter::peekFromFields(const QByteArray &key, const Lim
     Decision d;
     d.limit = L;
     if (spec.algorithm == Algorithm::FixedWindow) {
-        const auto state = readFields(m_connection, key, "fixed-window", "fixed window", {{"w", kMaxNow}, {"n", kMaxLimit}});
+        const auto state = readFields(m_connection, key, "fixed-window", "fixed window", {{"w", kMaxNowUs}, {"n", kMaxLimit}});
         qint64 count = 0;
         if (state) {
             const qint64 w = (*state)[0];
@@ -439,7 +437,7 @@ std::optional<Decision> Limiter::peekFromFields(const QByteArray &key, const Lim
         return d;
     }
     const auto state =
-        readFields(m_connection, key, "sliding-counter", "sliding counter", {{"w", kMaxNow}, {"c", kMaxLimit}, {"p", kMaxLimit}});
+        readFields(m_connection, key, "sliding-counter", "sliding counter", {{"w", kMaxNowUs}, {"c", kMaxLimit}, {"p", kMaxLimit}});
     qint64 curr = 0, prev = 0;
     if (state) {
         const qint64 w = (*state)[0];

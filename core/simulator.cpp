@@ -26,8 +26,7 @@ namespace ratescope {
 
 namespace {
 
-constexpr qint64 kMaxTimeUs = 4503599627370496LL; // 2^52, the scripts' largest now
-constexpr qsizetype kRunRows = 200000;            // rows sorted in memory before a run is spilled
+constexpr qsizetype kRunRows = 200000; // rows sorted in memory before a run is spilled
 
 QString grouped(qint64 n)
 {
@@ -329,7 +328,7 @@ private:
         }
         if (us < 0)
             fail(line, QStringLiteral("negative time '%1'").arg(shown()));
-        if (us > kMaxTimeUs)
+        if (us > kMaxNowUs)
             fail(line, QStringLiteral("time '%1' is beyond 2^52 µs (the year 2112)").arg(shown()));
         return us;
     }
@@ -422,7 +421,7 @@ public:
                     continue; // read with the previous page
                 ++taken;
                 const qint64 us = ok ? scoreToUs(score, m_keyUnit) : -1;
-                if (us < 0 || us > kMaxTimeUs) {
+                if (us < 0 || us > kMaxNowUs) {
                     ++m_skipped;
                     continue;
                 }
@@ -492,7 +491,7 @@ private:
                 bool ok = false;
                 const double seconds = all[size_t(i)].bytes().toDouble(&ok);
                 const qint64 us = ok ? scoreToUs(seconds, ScoreUnit::Seconds) : -1;
-                if (us < 0 || us > kMaxTimeUs)
+                if (us < 0 || us > kMaxNowUs)
                     ++m_skipped;
                 else
                     m_listTimes.push_back(us);
@@ -543,7 +542,7 @@ public:
     {
         if (key.isEmpty())
             throw UsageError(QStringLiteral("a burst timeline needs the key to replay it on"));
-        if (startUs < 0 || startUs > kMaxTimeUs)
+        if (startUs < 0 || startUs > kMaxNowUs)
             throw UsageError(QStringLiteral("the burst's start must be in 0..2^52 µs"));
         QFile file(path);
         if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
@@ -580,7 +579,7 @@ public:
                 if (!digitsOnly(f[i + 1]) || (n[i] = f[i + 1].toLongLong(&ok), !ok))
                     fail(QStringLiteral("'%1' is not a count").arg(escapeControls(QString::fromUtf8(f[i + 1].left(32)))));
             s.requests = n[0] + n[1] + n[3]; // errors never reached the limiter; unknown may have
-            if (m_startUs + s.toUs > kMaxTimeUs)
+            if (m_startUs + s.toUs > kMaxNowUs)
                 fail(QStringLiteral("the burst runs beyond 2^52 µs"));
             previousEndUs = s.toUs;
             m_total += s.requests;
@@ -862,7 +861,7 @@ SimResult simulate(TraceReader &trace, const SimOptions &options)
         commands.reserve(batch.requests.size() * specs.size() + specs.size());
         for (int i = 0; i < int(batch.requests.size()); ++i) {
             const TraceRequest &r = batch.requests[size_t(i)];
-            if (r.timeUs < 0 || r.timeUs > kMaxTimeUs)
+            if (r.timeUs < 0 || r.timeUs > kMaxNowUs)
                 throw UsageError(QStringLiteral("a request of %1 is at %2 µs, outside 0..2^52").arg(displayKey(r.key)).arg(r.timeUs));
             if (!any) {
                 result.firstUs = result.lastUs = r.timeUs;

@@ -10,8 +10,6 @@ namespace {
 
 __extension__ typedef __int128 i128; // exact products of times, bucket counts and windows
 
-constexpr qint64 kMaxNow = 4503599627370496LL; // the scripts' MAX_NOW
-
 // ceil(a * b / c) for a, b >= 0, c > 0, as the scripts' ceil_muldiv.
 qint64 ceilMulDiv(i128 a, i128 b, i128 c)
 {
@@ -81,6 +79,14 @@ BucketPosition bucketOf(qint64 timeUs, qint64 windowUs, int buckets)
     return {qint64(units / windowUs), qint64(units % windowUs)};
 }
 
+BucketPosition readPosition(const BucketHash &state, qint64 nowUs, qint64 windowUs, int buckets)
+{
+    const BucketPosition at = bucketOf(nowUs, windowUs, buckets);
+    if (at.id >= state.high)
+        return at;
+    return bucketOf(qint64((i128(state.high) * windowUs + buckets - 1) / buckets), windowUs, buckets);
+}
+
 std::optional<BucketHash> parseBucketHash(const QByteArray &key, const Reply &hgetall)
 {
     if (hgetall.size() == 0)
@@ -101,15 +107,15 @@ std::optional<BucketHash> parseBucketHash(const QByteArray &key, const Reply &hg
     BucketHash h;
     h.windowUs = meta("ws", kMaxWindowUs);
     h.buckets = int(meta("bn", kMaxBuckets));
-    h.total = meta("t", kMaxNow);
-    h.low = meta("l", kMaxNow);
-    h.high = meta("h", kMaxNow);
+    h.total = meta("t", kMaxNowUs);
+    h.low = meta("l", kMaxNowUs);
+    h.high = meta("h", kMaxNowUs);
     if (h.low > h.high || h.high - h.low > kMaxBuckets)
         notOurs(key, QStringLiteral("fields l and h are %1 and %2").arg(h.low).arg(h.high));
     for (const auto &[name, value] : fields) {
         if (name.size() < 2 || name[0] != 'b' || name == "bn")
             continue;
-        if (const auto id = fieldIn(name.mid(1), kMaxNow))
+        if (const auto id = fieldIn(name.mid(1), kMaxNowUs))
             h.counts[*id] = fieldIn(value, kMaxLimit).value_or(-1);
     }
     return h;
@@ -128,8 +134,7 @@ Decision bucketsDecision(const QByteArray &key, const LimitSpec &spec, const std
     qint64 total = 0, oldest = 0, curr = 0;
     if (stored) {
         const BucketHash &s = *state;
-        if (at.id < s.high) // the clock went back: the first microsecond of the newest bucket
-            at = bucketOf(qint64((i128(s.high) * window + b - 1) / b), window, int(b));
+        at = readPosition(s, nowUs, window, int(b));
         oldest = std::max<qint64>(0, s.count(at.id - b)), curr = std::max<qint64>(0, s.count(at.id));
         total = s.total;
         if (at.id - b > s.high)

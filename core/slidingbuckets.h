@@ -39,6 +39,9 @@ struct BucketPosition {
     qint64 elapsed = 0;
 };
 BucketPosition bucketOf(qint64 timeUs, qint64 windowUs, int buckets);
+// Where the script reads `state` at nowUs: bucketOf(now), or, when the clock went back behind
+// the newest stored bucket, the first microsecond of that bucket.
+BucketPosition readPosition(const BucketHash &state, qint64 nowUs, qint64 windowUs, int buckets);
 
 // What the script's peek answers for `state` at nowUs (spec.algorithm is not looked at).
 Decision bucketsDecision(const QByteArray &key, const LimitSpec &spec, const std::optional<BucketHash> &state, qint64 nowUs);

@@ -31,7 +31,6 @@ enum ExitCode {
 class Cli;
 
 // The largest --now-us the scripts take (2^52 us, the year 2112; docs/scripts.md).
-constexpr qint64 kMaxNowUs = 4503599627370496LL;
 
 struct Subcommand {
     QString name;
