@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "keyscanner.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 
 #include <algorithm>
@@ -53,21 +54,22 @@ std::vector<Command> stateCommands(const HotLimiter &l, qint64 nowUs)
 {
     switch (l.kind.format) {
     case KeyFormat::FixedWindow:
-        return {{"HMGET", l.key, "w", "n"}};
+        return {{QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("w"), QByteArrayLiteral("n")}};
     case KeyFormat::SlidingCounter:
-        return {{"HMGET", l.key, "w", "c"}};
+        return {{QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("w"), QByteArrayLiteral("c")}};
     case KeyFormat::TokenBucket:
-        return {{"HMGET", l.key, "tk", "fr", "ts"}};
+        return {{QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("tk"), QByteArrayLiteral("fr"), QByteArrayLiteral("ts")}};
     case KeyFormat::Gcra:
-        return {{"HMGET", l.key, "tat", "f"}};
+        return {{QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("tat"), QByteArrayLiteral("f")}};
     case KeyFormat::SlidingBuckets:
-        return {{"HGETALL", l.key}};
+        return {{QByteArrayLiteral("HGETALL"), l.key}};
     case KeyFormat::CounterWindow: {
         const qint64 w = counterWindowUs(l);
         if (w <= 0)
             return {};
         const qint64 id = nowUs / w;
-        return {{"GET", l.key + ":" + QByteArray::number(id)}, {"GET", l.key + ":" + QByteArray::number(id - 1)}};
+        return {{QByteArrayLiteral("GET"), l.key + ":" + QByteArray::number(id)},
+                {QByteArrayLiteral("GET"), l.key + ":" + QByteArray::number(id - 1)}};
     }
     default:
         return {};
@@ -300,6 +302,7 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
         if (!keys.empty()) {
             KeyRound round;
             round.nowUs = m_options.nowUs;
+            round.ttl = false;
             round.policies = &policies;
             const KeyRoundResult read = readKeyRecords(connection, keys, round);
             for (const KeyRecord &rec : read.records) {
@@ -313,7 +316,7 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
                         continue; // another window (or key) of a limiter already found
                     m_bases.insert(l.key);
                 }
-                const auto p = matchPolicy(policies, l.key);
+                const Policy *p = findPolicy(policies, l.key);
                 if (p) {
                     l.policy = p->name;
                     l.spec = p->spec;
@@ -337,6 +340,91 @@ bool HotScanner::scanDone() const
     return m_started && (m_scanOver || (m_pass.sampled && m_pass.scanned >= m_options.sampleAbove));
 }
 
+namespace {
+
+// The server's clock during a sweep: TIME once at its start, then this machine's steady clock
+// from there (a sweep lasts seconds, over which the two clocks drift apart by microseconds).
+// Chunks are then built without a TIME round trip each, so one chunk can be sent while the
+// replies of the one before are read.
+class SweepClock {
+public:
+    explicit SweepClock(Connection &connection)
+        : m_startUs(timeOf(connection.command({"TIME"})))
+    {
+        m_elapsed.start();
+    }
+    qint64 nowUs() const { return m_startUs + m_elapsed.nsecsElapsed() / 1000; }
+
+private:
+    qint64 m_startUs;
+    QElapsedTimer m_elapsed;
+};
+
+// The steps of a sweep over the limiters: the time a chunk is read at (taken as it is built),
+// a limiter's commands at that time, what to do with their replies, and (optionally) with a
+// chunk once all of its replies are taken.
+struct SweepSteps {
+    std::function<qint64()> now;
+    std::function<std::vector<Command>(size_t limiter, qint64 t)> reads;
+    std::function<void(size_t limiter, qint64 t, const Reply *replies, size_t n)> take;
+    std::function<void(size_t from, size_t to, qint64 t)> chunkDone;
+};
+
+// The limiters [0, count) in chunks of kChunk, each chunk's reads in one pipeline. With
+// `overlap`, chunk k + 1 is sent before the replies of chunk k are read, so the server works on
+// one while this side reads and handles the other; chunkDone must then send nothing itself.
+void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps &steps)
+{
+    struct Chunk {
+        size_t from = 0, to = 0, replies = 0;
+        qint64 t = 0;
+        std::vector<size_t> counts; // per limiter: its commands
+    };
+    std::optional<Chunk> pending;
+    std::vector<Reply> replies;
+    auto finish = [&](const Chunk &chunk) {
+        replies.clear();
+        replies.reserve(chunk.replies);
+        for (size_t i = 0; i < chunk.replies; ++i)
+            replies.push_back(connection.receive());
+        size_t at = 0;
+        for (size_t i = chunk.from; i < chunk.to; ++i) {
+            const size_t n = chunk.counts[i - chunk.from];
+            steps.take(i, chunk.t, replies.data() + at, n);
+            at += n;
+        }
+        if (steps.chunkDone)
+            steps.chunkDone(chunk.from, chunk.to, chunk.t);
+    };
+    for (size_t from = 0; from < count; from += kChunk) {
+        Chunk chunk;
+        chunk.from = from;
+        chunk.to = std::min(count, from + kChunk);
+        chunk.t = steps.now();
+        std::vector<Command> commands;
+        for (size_t i = chunk.from; i < chunk.to; ++i) {
+            std::vector<Command> mine = steps.reads(i, chunk.t);
+            chunk.counts.push_back(mine.size());
+            for (Command &c : mine)
+                commands.push_back(std::move(c));
+        }
+        chunk.replies = commands.size();
+        if (!commands.empty())
+            connection.send(commands);
+        if (pending)
+            finish(*pending);
+        pending = std::move(chunk);
+        if (!overlap) {
+            finish(*pending);
+            pending.reset();
+        }
+    }
+    if (pending)
+        finish(*pending);
+}
+
+} // namespace
+
 // The first read of every counter-like limiter, in one sweep after the scan, so that all
 // limiters are measured over about the same span (whatever page they were found on). At an
 // explicit now the pass is a snapshot: counters, which need two reads over real time, are
@@ -346,30 +434,20 @@ void HotScanner::firstRead(Connection &connection)
     HotPass &pass = m_pass;
     m_first.assign(pass.limiters.size(), {});
     m_firstAt.assign(pass.limiters.size(), 0);
-    if (m_options.nowUs)
+    if (m_options.nowUs || pass.limiters.empty())
         return;
-    for (size_t from = 0; from < pass.limiters.size(); from += kChunk) {
-        const size_t to = std::min(pass.limiters.size(), from + kChunk);
-        const qint64 t1 = timeOf(connection.command({"TIME"}));
-        std::vector<Command> commands;
-        std::vector<size_t> counts;
-        for (size_t i = from; i < to; ++i) {
-            std::vector<Command> mine =
-                usesTwoReads(pass.limiters[i].kind.format) ? stateCommands(pass.limiters[i], t1) : std::vector<Command>{};
-            counts.push_back(mine.size());
-            for (Command &c : mine)
-                commands.push_back(std::move(c));
-        }
-        const auto replies = connection.pipeline(commands);
-        size_t at = 0;
-        for (size_t i = from; i < to; ++i) {
-            const size_t n = counts[i - from];
-            m_first[i] = stateOf(pass.limiters[i], replies.data() + at, n, t1);
-            m_first[i].buckets = {}; // only the newest bucket is compared with the second read
-            at += n;
-            m_firstAt[i] = t1;
-        }
-    }
+    const SweepClock clock(connection);
+    SweepSteps steps;
+    steps.now = [&] { return clock.nowUs(); };
+    steps.reads = [&](size_t i, qint64 t1) {
+        return usesTwoReads(pass.limiters[i].kind.format) ? stateCommands(pass.limiters[i], t1) : std::vector<Command>{};
+    };
+    steps.take = [&](size_t i, qint64 t1, const Reply *replies, size_t n) {
+        m_first[i] = stateOf(pass.limiters[i], replies, n, t1);
+        m_first[i].buckets = {}; // only the newest bucket is compared with the second read
+        m_firstAt[i] = t1;
+    };
+    sweep(connection, pass.limiters.size(), true, steps);
 }
 
 HotPass HotScanner::secondRead(Connection &connection)
@@ -381,70 +459,70 @@ HotPass HotScanner::secondRead(Connection &connection)
     QHash<QString, size_t> masterIndex;
     for (size_t i = 0; i < pass.masters.size(); ++i)
         masterIndex.insert(pass.masters[i].address, i);
-    for (size_t from = 0; from < pass.limiters.size(); from += kChunk) {
-        const size_t to = std::min(pass.limiters.size(), from + kChunk);
-        const Reply clock = connection.command({"TIME"});
-        const qint64 t2 = m_options.nowUs ? *m_options.nowUs : timeOf(clock);
+    std::optional<SweepClock> clock;
+    if (!snapshot && !pass.limiters.empty())
+        clock.emplace(connection);
+    std::vector<UsageTarget> targets; // of the chunk being taken
+    std::vector<size_t> targetOf;
+    SweepSteps steps;
+    steps.now = [&] { return snapshot ? *m_options.nowUs : clock->nowUs(); };
+    steps.reads = [&](size_t i, qint64 t2) {
+        const HotLimiter &l = pass.limiters[i];
+        std::vector<Command> mine;
+        if (usesTwoReads(l.kind.format)) {
+            mine = stateCommands(l, t2);
+        } else if (isLog(l.kind.format)) {
+            // Entries admitted between the two reads (scores in (t1, t2]); with an explicit now,
+            // in the interval before it.
+            const qint64 since = snapshot ? t2 - m_options.intervalUs : m_firstAt[i];
+            const double unit = l.kind.format == KeyFormat::SlidingLog ? 1.0 : double(scoreUnitUs(l.kind.unit));
+            if (unit > 0) {
+                auto score = [unit](qint64 us) {
+                    return unit == 1.0 ? QByteArray::number(us) : QByteArray::number(double(us) / unit, 'f', 6);
+                };
+                mine.push_back({QByteArrayLiteral("ZCOUNT"), l.key, "(" + score(since), score(t2)});
+            }
+        }
+        return mine;
+    };
+    steps.take = [&](size_t i, qint64 t2, const Reply *mine, size_t n) {
+        HotLimiter &l = pass.limiters[i];
         pass.nowUs = t2;
-        std::vector<Command> commands;
-        std::vector<size_t> counts;
-        for (size_t i = from; i < to; ++i) {
-            HotLimiter &l = pass.limiters[i];
-            std::vector<Command> mine;
-            if (usesTwoReads(l.kind.format)) {
-                mine = stateCommands(l, t2);
-            } else if (isLog(l.kind.format)) {
-                // Entries admitted between the two reads (scores in (t1, t2]); with an explicit
-                // now, in the interval before it.
-                const qint64 from = m_options.nowUs ? t2 - m_options.intervalUs : m_firstAt[i];
-                const double unit = l.kind.format == KeyFormat::SlidingLog ? 1.0 : double(scoreUnitUs(l.kind.unit));
-                if (unit > 0) {
-                    auto score = [unit](qint64 us) {
-                        return unit == 1.0 ? QByteArray::number(us) : QByteArray::number(double(us) / unit, 'f', 6);
-                    };
-                    mine.push_back({"ZCOUNT", l.key, "(" + score(from), score(t2)});
-                }
+        // The span: between the two reads, on the server's clock; a snapshot's logs count the
+        // interval before its now.
+        const qint64 between = std::max<qint64>(1, t2 - m_firstAt[i]);
+        if (usesTwoReads(l.kind.format)) {
+            if (n > 0 && !snapshot) {
+                l.admitted = admittedBetween(l, m_first[i], stateOf(l, mine, n, t2), m_firstAt[i], t2);
+                l.spanUs = between;
             }
-            counts.push_back(mine.size());
-            for (Command &c : mine)
-                commands.push_back(std::move(c));
+        } else if (n > 0 && mine[0].isInteger()) {
+            l.admitted = mine[0].integer();
+            l.spanUs = snapshot ? m_options.intervalUs : between;
         }
-        const auto replies = connection.pipeline(commands);
-        size_t at = 0;
-        std::vector<UsageTarget> targets;
-        std::vector<size_t> targetOf;
-        for (size_t i = from; i < to; ++i) {
-            HotLimiter &l = pass.limiters[i];
-            const size_t n = counts[i - from];
-            const Reply *mine = replies.data() + at;
-            at += n;
-            // The span: between the two reads, on the server's clock; a snapshot's logs count
-            // the interval before its now.
-            const qint64 between = std::max<qint64>(1, t2 - m_firstAt[i]);
-            if (usesTwoReads(l.kind.format)) {
-                if (n > 0 && !snapshot) {
-                    l.admitted = admittedBetween(l, m_first[i], stateOf(l, mine, n, t2), m_firstAt[i], t2);
-                    l.spanUs = between;
-                }
-            } else if (n > 0 && mine[0].isInteger()) {
-                l.admitted = mine[0].integer();
-                l.spanUs = snapshot ? m_options.intervalUs : between;
-            }
-            if (l.spec && m_options.readUsage) {
-                targets.push_back(usageTarget(l));
-                targetOf.push_back(i);
-            }
-            if (connection.isCluster()) {
-                if (const auto place = connection.placementOf(l.key))
-                    l.master = addressText(place->master);
-            } else if (!pass.masters.empty()) {
-                l.master = pass.masters.front().address;
-            }
+        if (l.spec && m_options.readUsage) {
+            targets.push_back(usageTarget(l));
+            targetOf.push_back(i);
         }
-        const auto usage = ratescope::readUsage(connection, targets, t2);
-        for (size_t k = 0; k < usage.size(); ++k)
-            pass.limiters[targetOf[k]].usage = usage[k];
-    }
+        if (connection.isCluster()) {
+            if (const auto place = connection.placementOf(l.key))
+                l.master = addressText(place->master);
+        } else if (!pass.masters.empty()) {
+            l.master = pass.masters.front().address;
+        }
+    };
+    // Peeks: a pipeline of their own per chunk, once its replies are taken (so without peeks
+    // the chunks overlap).
+    steps.chunkDone = [&](size_t, size_t, qint64 t2) {
+        if (!targets.empty()) {
+            const auto usage = ratescope::readUsage(connection, targets, t2);
+            for (size_t k = 0; k < usage.size(); ++k)
+                pass.limiters[targetOf[k]].usage = usage[k];
+        }
+        targets.clear();
+        targetOf.clear();
+    };
+    sweep(connection, pass.limiters.size(), !m_options.readUsage, steps);
     for (const HotLimiter &l : pass.limiters) {
         const auto found = masterIndex.find(l.master);
         if (found == masterIndex.end())

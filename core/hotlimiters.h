@@ -99,12 +99,14 @@ public:
     // scan is over (every key, or the sample).
     bool scan(Connection &connection, const std::function<bool()> &pause = {});
     bool scanDone() const;
-    // Reads every counter-like limiter found (1,000 per round trip, with TIME). Nothing in a
+    // Reads every counter-like limiter found (1,000 per pipeline, the next one sent while the
+    // replies of one are read; times from one TIME and the steady clock). Nothing in a
     // snapshot (explicit now).
     void firstRead(Connection &connection);
     // Reads every limiter again: counters' growth since firstRead, logs' entries in between
     // (a snapshot's: in the interval before its now), and how full the limiters with limits
-    // are. The pass, whole; the scanner is spent.
+    // are (their peeks after each 1,000; without peeks the pipelines overlap as in
+    // firstRead). The pass, whole; the scanner is spent.
     HotPass secondRead(Connection &connection);
 
     // scan + firstRead + betweenReads (default: waits until one interval has passed since the

@@ -169,14 +169,15 @@ bool isTicketMember(const QByteArray &member)
 
 std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &type)
 {
+    // Literals: no allocation per key for the constant words (a scan sends one per key).
     if (type == "zset")
-        return {{"ZRANGE", key, "-1", "-1", "WITHSCORES"}};
+        return {{QByteArrayLiteral("ZRANGE"), key, QByteArrayLiteral("-1"), QByteArrayLiteral("-1"), QByteArrayLiteral("WITHSCORES")}};
     if (type == "string")
-        return {{"GETRANGE", key, "0", "40"}};
+        return {{QByteArrayLiteral("GETRANGE"), key, QByteArrayLiteral("0"), QByteArrayLiteral("40")}};
     if (type == "hash")
-        return {{"HRANDFIELD", key, "12"}};
+        return {{QByteArrayLiteral("HRANDFIELD"), key, QByteArrayLiteral("12")}};
     if (type == "list")
-        return {{"LINDEX", key, "0"}};
+        return {{QByteArrayLiteral("LINDEX"), key, QByteArrayLiteral("0")}};
     return {};
 }
 
@@ -191,7 +192,7 @@ bool isInteger(const QByteArray &s)
 
 KeyFormat hashFormat(const QList<QByteArray> &fields)
 {
-    auto has = [&](const char *f) { return fields.contains(QByteArray(f)); };
+    auto has = [&](const char *f) { return std::any_of(fields.begin(), fields.end(), [f](const QByteArray &x) { return x == f; }); };
     const qsizetype n = fields.size();
     if (n == 2 && has("w") && has("n"))
         return KeyFormat::FixedWindow;

@@ -36,7 +36,7 @@ KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArr
     }
 
     // Round 1: what each key is (and the server's clock when none was given).
-    const size_t perKey = round.memory ? 3 : 2;
+    const size_t perKey = 1 + (round.ttl ? 1 : 0) + (round.memory ? 1 : 0);
     const size_t first = round.nowUs ? 0 : 1;
     std::vector<Command> meta;
     std::vector<std::pair<size_t, size_t>> extra; // per key: first reply, count
@@ -44,15 +44,16 @@ KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArr
     if (!round.nowUs)
         meta.push_back({"TIME"});
     for (const QByteArray &key : keys) {
-        meta.push_back({"TYPE", key});
-        meta.push_back({"PTTL", key});
+        meta.push_back({QByteArrayLiteral("TYPE"), key});
+        if (round.ttl)
+            meta.push_back({QByteArrayLiteral("PTTL"), key});
         if (round.memory)
             meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
         const std::vector<Command> more = round.alsoRead ? round.alsoRead(key) : std::vector<Command>{};
         extra.emplace_back(meta.size(), more.size());
         meta.insert(meta.end(), more.begin(), more.end());
     }
-    const std::vector<Reply> metaReplies = connection.pipeline(meta);
+    std::vector<Reply> metaReplies = connection.pipeline(meta);
     if (round.nowUs) {
         out.nowUs = *round.nowUs;
     } else {
@@ -66,17 +67,20 @@ KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArr
         KeyRecord &r = out.records[i];
         r.key = keys[i];
         const Reply &type = metaReplies[at];
-        const Reply &ttl = metaReplies[at + 1];
         r.type = type.isError() ? QByteArray("?") : type.bytes();
         if (type.isError())
             r.problem = type.text();
-        r.pttlMs = ttl.isInteger() ? ttl.integer() : -3;
+        if (round.ttl) {
+            const Reply &ttl = metaReplies[at + 1];
+            r.pttlMs = ttl.isInteger() ? ttl.integer() : -3;
+        }
         if (round.memory) {
-            const Reply &mem = metaReplies[at + 2];
+            const Reply &mem = metaReplies[at + perKey - 1];
             r.memory = mem.isInteger() ? mem.integer() : -1;
         }
         const auto [from, n] = extra[i];
-        out.alsoRead[i].assign(metaReplies.begin() + qsizetype(from), metaReplies.begin() + qsizetype(from + n));
+        out.alsoRead[i].assign(std::make_move_iterator(metaReplies.begin() + qsizetype(from)),
+                               std::make_move_iterator(metaReplies.begin() + qsizetype(from + n)));
         at = from + n;
     }
 
@@ -91,20 +95,23 @@ KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArr
         sampledExtra.emplace_back(samples.size(), more.size());
         samples.insert(samples.end(), more.begin(), more.end());
     }
-    const std::vector<Reply> sampleReplies = connection.pipeline(samples);
+    std::vector<Reply> sampleReplies = connection.pipeline(samples);
     static const std::vector<Policy> kNoPolicies;
     const std::vector<Policy> &policies = round.policies ? *round.policies : kNoPolicies;
+    std::vector<Reply> mine;
     for (size_t i = 0; i < out.records.size(); ++i) {
         KeyRecord &r = out.records[i];
         const auto [from, n] = ranges[i];
-        const std::vector<Reply> mine(sampleReplies.begin() + qsizetype(from), sampleReplies.begin() + qsizetype(from + n));
+        mine.assign(std::make_move_iterator(sampleReplies.begin() + qsizetype(from)),
+                    std::make_move_iterator(sampleReplies.begin() + qsizetype(from + n)));
         if (n > 0 && mine[0].isError() && r.problem.isEmpty())
             r.problem = mine[0].text();
-        const auto policy = matchPolicy(policies, r.key);
+        const Policy *policy = findPolicy(policies, r.key);
         r.kind = classify(r.key, r.type, mine, out.nowUs, policy ? policy->scoreUnit : ScoreUnit::Auto, policy ? policy->format : QString(),
                           policy ? policy->spec.windowUs : 0);
         const auto [efrom, en] = sampledExtra[i];
-        out.alsoSampled[i].assign(sampleReplies.begin() + qsizetype(efrom), sampleReplies.begin() + qsizetype(efrom + en));
+        out.alsoSampled[i].assign(std::make_move_iterator(sampleReplies.begin() + qsizetype(efrom)),
+                                  std::make_move_iterator(sampleReplies.begin() + qsizetype(efrom + en)));
     }
     return out;
 }

@@ -21,7 +21,7 @@ struct KeyRecord {
     QString problem; // the server's refusal of TYPE or of the format sample, if any
 };
 
-// What a batch of keys is: one pipeline of TYPE, PTTL (and MEMORY USAGE), then one of the
+// What a batch of keys is: one pipeline of TYPE, PTTL (unless off; and MEMORY USAGE), then one of the
 // samples that tell the limiter formats apart, classified with the declared score units of
 // the policies matching each key. Shared by the key scanner (the CLI's keys) and the
 // console's key details, so that both read and classify a key alike. Nothing is written.
@@ -31,6 +31,7 @@ struct KeyRound {
     std::optional<qint64> nowUs; // classify against this; unset: TIME, read in the first
                                  // pipeline (this machine's clock when it is refused)
     bool memory = false;
+    bool ttl = true; // PTTL per key (KeyRecord::pttlMs); off, pttlMs stays -1
     const std::vector<Policy> *policies = nullptr;
     // More commands per key, sent with the first pipeline and with the samples; their
     // replies come back per key in KeyRoundResult::alsoRead / alsoSampled.

@@ -29,7 +29,7 @@ public:
     // The key shape, as people configure it: "rlflx:<key>".
     virtual QString keyShape() const = 0;
     // The Redis type detection looks at.
-    virtual QByteArray type() const = 0;
+    virtual const char *type() const = 0;
     // The algorithm family the key view draws it as; nullopt when the policy says (a counter
     // shape shared by a fixed and a sliding window) or when the state is opaque.
     virtual std::optional<Algorithm> family() const = 0;

@@ -161,6 +161,12 @@ Policy Policy::fromJson(const QJsonObject &o)
 
 std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QByteArray &key)
 {
+    const Policy *best = findPolicy(policies, key);
+    return best ? std::optional<Policy>(*best) : std::nullopt;
+}
+
+const Policy *findPolicy(const std::vector<Policy> &policies, const QByteArray &key)
+{
     const Policy *best = nullptr;
     auto rank = [](const Policy &p) { return std::pair(isLiteralPattern(p.match) ? 1 : 0, globSpecificity(p.match)); };
     for (const Policy &p : policies) {
@@ -169,7 +175,7 @@ std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QBy
         if (!best || rank(p) > rank(*best) || (rank(p) == rank(*best) && p.name < best->name))
             best = &p;
     }
-    return best ? std::optional<Policy>(*best) : std::nullopt;
+    return best;
 }
 
 PolicyStore::PolicyStore(Connection &connection, QString ns)

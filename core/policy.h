@@ -60,6 +60,8 @@ struct Policy {
 // The policy for a key: an exact (literal) match beats any glob; among globs the most
 // specific (longest without wildcards) wins; ties go to the lexically first name.
 std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QByteArray &key);
+// The same, without a copy: the matching element of `policies`, or null.
+const Policy *findPolicy(const std::vector<Policy> &policies, const QByteArray &key);
 
 class PolicyStore {
 public:

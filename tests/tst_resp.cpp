@@ -6,6 +6,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include <QRandomGenerator>
+
 #include <functional>
 
 using namespace ratescope;
@@ -22,6 +24,7 @@ private Q_SLOTS:
     void bigBulkString();
     void protocolError_data();
     void protocolError();
+    void sameTreeAsHiredisReplies();
     void encode();
     void toInteger();
     void unexpectedContentIsNoConnectionError();
@@ -134,6 +137,109 @@ void TestResp::protocolError()
     // The parser is usable again afterwards.
     p.feed(QByteArray(":1\r\n"));
     QCOMPARE(p.next()->integer(), 1);
+}
+
+namespace {
+
+// hiredis' own reply tree (its default reader functions), as a Reply: what the parser gave
+// before it built Replies itself.
+Reply fromHiredis(const redisReply *r)
+{
+    switch (r->type) {
+    case REDIS_REPLY_STRING:
+        return Reply::string(QByteArray(r->str, qsizetype(r->len)));
+    case REDIS_REPLY_STATUS:
+        return Reply::status(QByteArray(r->str, qsizetype(r->len)));
+    case REDIS_REPLY_ERROR:
+        return Reply::error(QByteArray(r->str, qsizetype(r->len)));
+    case REDIS_REPLY_INTEGER:
+        return Reply::integer(r->integer);
+    case REDIS_REPLY_ARRAY: {
+        std::vector<Reply> elements;
+        for (size_t i = 0; i < r->elements; ++i)
+            elements.push_back(fromHiredis(r->element[i]));
+        return Reply::array(std::move(elements));
+    }
+    default:
+        return Reply::nil();
+    }
+}
+
+// A random reply in RESP 2, up to `depth` arrays deep.
+QByteArray randomReply(QRandomGenerator &rng, int depth)
+{
+    auto bytes = [&](int max) {
+        QByteArray b(rng.bounded(max + 1), Qt::Uninitialized);
+        for (char &c : b)
+            c = char(rng.bounded(256));
+        return b;
+    };
+    auto line = [&] { // status and error text: no CR or LF
+        QByteArray b = bytes(20);
+        for (char &c : b)
+            if (c == '\r' || c == '\n')
+                c = 'x';
+        return b;
+    };
+    switch (rng.bounded(depth > 0 ? 8 : 6)) {
+    case 0:
+        return "+" + line() + "\r\n";
+    case 1:
+        return "-ERR " + line() + "\r\n";
+    case 2:
+        return ":" + QByteArray::number(qint64(rng.generate64())) + "\r\n";
+    case 3:
+        return rng.bounded(2) ? QByteArray("$-1\r\n") : QByteArray("*-1\r\n");
+    case 4:
+    case 5: {
+        const QByteArray b = bytes(rng.bounded(10) == 0 ? 5000 : 30);
+        return "$" + QByteArray::number(b.size()) + "\r\n" + b + "\r\n";
+    }
+    default: {
+        const int n = rng.bounded(rng.bounded(10) == 0 ? 300 : 6);
+        QByteArray out = "*" + QByteArray::number(n) + "\r\n";
+        for (int i = 0; i < n; ++i)
+            out += randomReply(rng, depth - 1);
+        return out;
+    }
+    }
+}
+
+} // namespace
+
+void TestResp::sameTreeAsHiredisReplies()
+{
+    // 2,000 random replies (nested arrays, empty and nil ones, binary bulk strings, statuses,
+    // errors, 64-bit integers) fed in random slices: the same replies as hiredis' own tree.
+    QRandomGenerator rng(20261126);
+    QByteArray stream;
+    for (int i = 0; i < 2000; ++i)
+        stream += randomReply(rng, 3);
+    redisReader *reference = redisReaderCreate();
+    QVERIFY(reference);
+    QVERIFY(redisReaderFeed(reference, stream.constData(), size_t(stream.size())) == REDIS_OK);
+    std::vector<Reply> expected;
+    for (int i = 0; i < 2000; ++i) {
+        void *raw = nullptr;
+        QVERIFY(redisReaderGetReply(reference, &raw) == REDIS_OK && raw);
+        expected.push_back(fromHiredis(static_cast<redisReply *>(raw)));
+        freeReplyObject(raw);
+    }
+    redisReaderFree(reference);
+
+    RespParser parser;
+    std::vector<Reply> got;
+    for (qsizetype at = 0; at < stream.size();) {
+        const qsizetype n = std::min<qsizetype>(stream.size() - at, 1 + rng.bounded(700));
+        parser.feed(stream.mid(at, n));
+        at += n;
+        while (auto r = parser.next())
+            got.push_back(std::move(*r));
+    }
+    QVERIFY(parser.idle());
+    QCOMPARE(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+        QVERIFY2(got[i] == expected[i], qPrintable(QStringLiteral("reply %1: %2").arg(i).arg(got[i].debugString().left(200))));
 }
 
 void TestResp::encode()

@@ -50,6 +50,7 @@ private Q_SLOTS:
     }
     void init() { m_conn->command({"FLUSHALL"}); }
 
+    void ranksByTheTrafficOfAControlledBurst_data();
     void ranksByTheTrafficOfAControlledBurst();
     void slidingBucketsRateFromTheirBuckets();
     void samplingSaysItsSampleSize();
@@ -98,11 +99,22 @@ void TestTop::seedTenThousandKeys()
     QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 10000);
 }
 
+void TestTop::ranksByTheTrafficOfAControlledBurst_data()
+{
+    // With peeks each 1,000 limiters' reads are a pipeline after the other; counts alone keep
+    // one pipeline in flight while the replies of the one before are read (six of them here).
+    QTest::addColumn<bool>("peeks");
+    QTest::newRow("with peeks") << true;
+    QTest::newRow("counts only, pipelines overlapping") << false;
+}
+
 // Twelve limiters of three kinds get 3, 4, 6, ... requests (each 1.5x the one before) between
 // the pass's two reads; nothing else moves. Ranked by rate they come first, in that order,
 // each with exactly its count; every other limiter admitted nothing.
 void TestTop::ranksByTheTrafficOfAControlledBurst()
 {
+    QFETCH(bool, peeks);
+    m_conn->command({"FLUSHALL"});
     seedTenThousandKeys();
     const QByteArray kinds[] = {"log:", "fw:", "sc:"};
     const Algorithm algos[] = {Algorithm::SlidingLog, Algorithm::FixedWindow, Algorithm::SlidingCounter};
@@ -112,6 +124,7 @@ void TestTop::ranksByTheTrafficOfAControlledBurst()
         fired.push_back({kinds[i % 3] + QByteArray::number(5 * (97 * i + 11) + i % 3), int(count)});
     HotOptions options;
     options.intervalUs = 3600 * kSecond;
+    options.readUsage = peeks;
     HotScanner scanner(options);
     int between = 0;
     HotPass pass = scanner.run(*m_conn, [&] {

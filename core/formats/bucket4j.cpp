@@ -38,7 +38,7 @@ public:
     QString label() const override { return QStringLiteral("bucket4j (opaque)"); }
     QString library() const override { return QStringLiteral("bucket4j Redis proxy managers (Java)"); }
     QString keyShape() const override { return QStringLiteral("<key> (bucket4j's serialization header; never decoded)"); }
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return std::nullopt; }
     bool readable() const override { return false; }
 

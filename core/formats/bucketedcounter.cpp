@@ -84,7 +84,7 @@ public:
     QString label() const override { return QStringLiteral("bucketed counter"); }
     QString library() const override { return QStringLiteral("services that count in time-bucket hash fields"); }
     QString keyShape() const override { return QStringLiteral("<key> {<bucket start, Unix s or ms>: count, ...}"); }
-    QByteArray type() const override { return "hash"; }
+    const char *type() const override { return "hash"; }
     std::optional<Algorithm> family() const override { return Algorithm::SlidingCounter; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool, KeyClass &kind) const override

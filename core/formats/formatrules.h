@@ -54,7 +54,7 @@ QJsonObject valueJson(const QByteArray &key, const Reply &value, const Reply *pt
 // the window ends when the key expires. A reader says which key names are its own.
 class TtlCounterFormat : public LimiterFormat {
 public:
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override;
     std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override;
@@ -73,7 +73,7 @@ protected:
 // says how its window keys are named and how its state calls the window.
 class AlignedCounterFormat : public LimiterFormat {
 public:
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
     QByteArrayList keys(const KeyClass &kind, qint64 nowUs) const override;
     std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override;
@@ -91,7 +91,7 @@ protected:
 // GET and PTTL, decided by gcraUsage. A reader says how its value counts time.
 class TatStringFormat : public LimiterFormat {
 public:
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return Algorithm::Gcra; }
     std::vector<Command> read(const KeyClass &kind, const LimitSpec *spec, qint64 nowUs) const override;
     Usage usage(const KeyClass &kind, const std::vector<Reply> &replies, const LimitSpec &spec, qint64 nowUs) const override;

@@ -63,7 +63,7 @@ public:
     QString label() const override { return QStringLiteral("Kong rate-limiting"); }
     QString library() const override { return QStringLiteral("Kong Gateway rate-limiting plugin, redis policy (Lua)"); }
     QString keyShape() const override { return QStringLiteral("ratelimit:<route>:<service>:<identifier>:<period start ms>:<period>"); }
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool, KeyClass &kind) const override

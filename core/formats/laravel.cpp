@@ -52,7 +52,7 @@ public:
     QString label() const override { return QStringLiteral("Laravel RateLimiter"); }
     QString library() const override { return QStringLiteral("Laravel Illuminate\\Cache\\RateLimiter (PHP)"); }
     QString keyShape() const override { return QStringLiteral("<prefix><key> + <prefix><key>:timer"); }
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
@@ -125,7 +125,7 @@ public:
     QString label() const override { return QStringLiteral("Laravel DurationLimiter"); }
     QString library() const override { return QStringLiteral("Laravel Illuminate\\Redis\\Limiters\\DurationLimiter (PHP)"); }
     QString keyShape() const override { return QStringLiteral("<name> {start, end, count}"); }
-    QByteArray type() const override { return "hash"; }
+    const char *type() const override { return "hash"; }
     std::optional<Algorithm> family() const override { return Algorithm::FixedWindow; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64, bool, KeyClass &kind) const override

@@ -107,7 +107,7 @@ public:
     QString label() const override { return QStringLiteral("Python limits moving window"); }
     QString library() const override { return QStringLiteral("limits (Python; Flask-Limiter, SlowAPI)"); }
     QString keyShape() const override { return QStringLiteral("LIMITS:LIMITER/<ids>/<amount>/<multiples>/<granularity> (list)"); }
-    QByteArray type() const override { return "list"; }
+    const char *type() const override { return "list"; }
     std::optional<Algorithm> family() const override { return Algorithm::SlidingLog; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64, bool, KeyClass &kind) const override
@@ -184,7 +184,7 @@ public:
     QString label() const override { return QStringLiteral("Python limits sliding window"); }
     QString library() const override { return QStringLiteral("limits (Python; Flask-Limiter, SlowAPI)"); }
     QString keyShape() const override { return QStringLiteral("LIMITS:{LIMITER/<ids>/<amount>/<multiples>/<granularity>} + …}/-1"); }
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return Algorithm::SlidingCounter; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64, bool, KeyClass &kind) const override

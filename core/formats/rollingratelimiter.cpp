@@ -38,7 +38,7 @@ public:
     QString label() const override { return QStringLiteral("rolling-rate-limiter log"); }
     QString library() const override { return QStringLiteral("rolling-rate-limiter (Node.js)"); }
     QString keyShape() const override { return QStringLiteral("<namespace><id> (µs scores, UUID members)"); }
-    QByteArray type() const override { return "zset"; }
+    const char *type() const override { return "zset"; }
     std::optional<Algorithm> family() const override { return Algorithm::SlidingLog; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64, bool declared, KeyClass &kind) const override

@@ -20,7 +20,7 @@ public:
     QString label() const override { return QStringLiteral("Spring Cloud Gateway token bucket"); }
     QString library() const override { return QStringLiteral("Spring Cloud Gateway RedisRateLimiter (Java)"); }
     QString keyShape() const override { return QStringLiteral("request_rate_limiter.{<route>.<id>}.tokens + .timestamp"); }
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return Algorithm::TokenBucket; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64, bool declared, KeyClass &kind) const override

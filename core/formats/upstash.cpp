@@ -42,7 +42,7 @@ public:
     QString label() const override { return QStringLiteral("Upstash Ratelimit window"); }
     QString library() const override { return QStringLiteral("@upstash/ratelimit (TypeScript)"); }
     QString keyShape() const override { return QStringLiteral("@upstash/ratelimit:<identifier>:<floor(ms / window)>"); }
-    QByteArray type() const override { return "string"; }
+    const char *type() const override { return "string"; }
     std::optional<Algorithm> family() const override { return std::nullopt; } // fixed or sliding: the policy says
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
@@ -145,7 +145,7 @@ public:
     QString label() const override { return QStringLiteral("Upstash Ratelimit token bucket"); }
     QString library() const override { return QStringLiteral("@upstash/ratelimit (TypeScript)"); }
     QString keyShape() const override { return QStringLiteral("@upstash/ratelimit:<identifier> {refilledAt, tokens}"); }
-    QByteArray type() const override { return "hash"; }
+    const char *type() const override { return "hash"; }
     std::optional<Algorithm> family() const override { return Algorithm::TokenBucket; }
 
     bool match(const QByteArray &key, const Reply &sample, qint64, bool declared, KeyClass &kind) const override

@@ -16,11 +16,30 @@
 #include <QFile>
 
 #include <cstdio>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace ratescope;
 
 namespace {
+
+// CPU seconds this process has used.
+double clientCpu()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// CPU seconds the server has used (INFO cpu).
+double serverCpu(Connection &c)
+{
+    double total = 0;
+    for (const QByteArray &line : c.command({"INFO", "cpu"}).bytes().split('\n'))
+        if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:"))
+            total += line.mid(line.indexOf(':') + 1).trimmed().toDouble();
+    return total;
+}
 
 qint64 peakRss()
 {
@@ -117,11 +136,23 @@ int main(int argc, char **argv)
         o.intervalUs = 1000;
         o.sampleAbove = whole ? total + 1 : 200000;
         o.readUsage = false; // as `top --by rate`: only the 20 shown are peeked
+        const double client0 = clientCpu(), server0 = serverCpu(c);
         t.restart();
-        HotPass pass = HotScanner(o).run(c, [] {});
+        HotScanner hot(o);
+        while (!hot.scan(c)) {
+        }
+        const double scanS = double(t.nsecsElapsed()) / 1e9;
+        hot.firstRead(c);
+        const double firstS = double(t.nsecsElapsed()) / 1e9;
+        HotPass pass = hot.secondRead(c);
+        const double secondS = double(t.nsecsElapsed()) / 1e9;
         HotScanner::rank(pass.limiters, HotOrder::Rate, 20);
         HotScanner::readUsage(c, pass.limiters, pass.nowUs);
         const double seconds = double(t.nsecsElapsed()) / 1e9;
+        const double client = clientCpu() - client0, serverSide = serverCpu(c) - server0;
+        std::printf("  CPU: client %.2f s, server %.2f s\n", client, serverSide);
+        std::printf("  phases: scan+classify %.2f s, first read %.2f s, second read %.2f s, rank+peek %.2f s\n", scanS, firstS - scanS,
+                    secondS - firstS, seconds - secondS);
         const char *what[] = {"top --by rate, full pass", "  the same, no policies", "top --by rate, default sample"};
         std::printf("%-30s %6.2f s   %9.0f keys/s   (%lld scanned, %s)\n", what[run], seconds, double(pass.scanned) / seconds, pass.scanned,
                     pass.sampled ? qPrintable(QStringLiteral("a sample of %1").arg(pass.sampleSize)) : "every key");
