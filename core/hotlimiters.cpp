@@ -281,52 +281,56 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
         // two arrays at a time. Untouched room costs address space, not memory.
         pass.limiters.reserve(size_t(std::min(pass.keysInDatabase, m_options.sampleAbove)));
     }
-    // SCAN pages: every limiter matching, classified.
-    const std::vector<Policy> &policies = m_options.policies;
-    while (!scanDone()) {
-        Command scan{"SCAN", m_cursor, "MATCH", m_options.match, "COUNT", QByteArray::number(m_options.scanCount)};
-        const Reply page = connection.command(scan);
-        if (page.size() != 2 || !page[1].isArray())
-            throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
-        m_cursor = page[0].bytes();
-        m_scanOver = m_cursor == "0";
-        std::vector<QByteArray> keys;
-        for (const Reply &k : page[1].elements()) {
-            if (pass.sampled && pass.scanned >= m_options.sampleAbove)
-                break;
-            ++pass.scanned;
-            if (!m_options.ns.isEmpty() && k.bytes().startsWith(m_options.ns))
-                continue; // Ratescope's own metadata
-            keys.push_back(k.bytes());
+    if (!m_round) {
+        m_round = std::make_unique<KeyRound>();
+        m_round->nowUs = m_options.nowUs;
+        m_round->ttl = false;
+        m_round->policies = &m_options.policies;
+        readAhead(connection);
+    }
+    // Page by page, one ahead: the samples of a page go with the next page's SCAN; the next
+    // page's first round (TYPE) is sent before this page is classified, so the server reads it
+    // meanwhile. Between calls nothing is in flight (the next page waits with its types read).
+    // A cluster's SCAN walks its masters behind one cursor, which only whole pipelines do: there
+    // each round is a pipeline of its own.
+    const bool overlap = !connection.isCluster();
+    while (m_ahead && !overlap) {
+        std::unique_ptr<KeyRoundReader> page = std::move(m_ahead);
+        std::vector<Reply> samples = connection.pipeline(page->sampleCommands());
+        addLimiters(page->takeSamples(samples.data()));
+        if (!scanExhausted())
+            readAhead(connection);
+        if (pause && pause())
+            break;
+    }
+    while (m_ahead && overlap) {
+        std::unique_ptr<KeyRoundReader> page = std::move(m_ahead);
+        std::vector<Command> commands = page->sampleCommands();
+        const size_t samples = commands.size();
+        const bool more = !scanExhausted();
+        if (more)
+            commands.push_back(scanCommand());
+        if (!commands.empty())
+            connection.send(commands);
+        std::vector<Reply> replies;
+        replies.reserve(samples);
+        for (size_t i = 0; i < samples; ++i)
+            replies.push_back(connection.receive());
+        size_t nextCommands = 0;
+        if (more) {
+            m_ahead = scanPage(connection, connection.receive()); // the next page, while this one is classified
+            std::vector<Command> first = m_ahead->firstCommands();
+            nextCommands = first.size();
+            if (!first.empty())
+                connection.send(first);
         }
-        if (!keys.empty()) {
-            KeyRound round;
-            round.nowUs = m_options.nowUs;
-            round.ttl = false;
-            round.policies = &policies;
-            const KeyRoundResult read = readKeyRecords(connection, keys, round);
-            for (const KeyRecord &rec : read.records) {
-                if (!rec.kind.isLimiter())
-                    continue;
-                HotLimiter l;
-                l.kind = rec.kind;
-                l.key = rec.kind.subject(rec.key);
-                if (rec.kind.format == KeyFormat::CounterWindow || rec.kind.format == KeyFormat::Library) {
-                    if (m_bases.contains(l.key))
-                        continue; // another window (or key) of a limiter already found
-                    m_bases.insert(l.key);
-                }
-                const Policy *p = findPolicy(policies, l.key);
-                if (p) {
-                    l.policy = p->name;
-                    l.spec = p->spec;
-                    if (const auto a = l.kind.algorithm())
-                        l.spec->algorithm = *a;
-                }
-                if (l.kind.format == KeyFormat::Library) // its own limits or window, if the key states them
-                    l.spec = l.kind.readable() ? limitsFor(l.kind, p ? std::optional<LimitSpec>(p->spec) : std::nullopt) : std::nullopt;
-                pass.limiters.push_back(std::move(l));
-            }
+        addLimiters(page->takeSamples(replies.data()));
+        if (m_ahead) {
+            std::vector<Reply> first;
+            first.reserve(nextCommands);
+            for (size_t i = 0; i < nextCommands; ++i)
+                first.push_back(connection.receive());
+            m_ahead->takeFirst(first.data());
         }
         if (pause && pause())
             break;
@@ -335,9 +339,74 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
     return scanDone();
 }
 
+void HotScanner::readAhead(Connection &connection)
+{
+    m_ahead = scanPage(connection, {});
+    std::vector<Reply> first = connection.pipeline(m_ahead->firstCommands());
+    m_ahead->takeFirst(first.data());
+}
+
+Command HotScanner::scanCommand() const
+{
+    return {"SCAN", m_cursor, "MATCH", m_options.match, "COUNT", QByteArray::number(m_options.scanCount)};
+}
+
+std::unique_ptr<KeyRoundReader> HotScanner::scanPage(Connection &connection, std::optional<Reply> page)
+{
+    if (!page)
+        page = connection.command(scanCommand());
+    if (page->size() != 2 || !(*page)[1].isArray())
+        throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page->debugString()));
+    HotPass &pass = m_pass;
+    m_cursor = (*page)[0].bytes();
+    m_scanOver = m_cursor == "0";
+    std::vector<QByteArray> keys;
+    for (const Reply &k : (*page)[1].elements()) {
+        if (pass.sampled && pass.scanned >= m_options.sampleAbove)
+            break;
+        ++pass.scanned;
+        if (!m_options.ns.isEmpty() && k.bytes().startsWith(m_options.ns))
+            continue; // Ratescope's own metadata
+        keys.push_back(k.bytes());
+    }
+    return std::make_unique<KeyRoundReader>(std::move(keys), *m_round);
+}
+
+void HotScanner::addLimiters(const KeyRoundResult &read)
+{
+    const std::vector<Policy> &policies = m_options.policies;
+    for (const KeyRecord &rec : read.records) {
+        if (!rec.kind.isLimiter())
+            continue;
+        HotLimiter l;
+        l.kind = rec.kind;
+        l.key = rec.kind.subject(rec.key);
+        if (rec.kind.format == KeyFormat::CounterWindow || rec.kind.format == KeyFormat::Library) {
+            if (m_bases.contains(l.key))
+                continue; // another window (or key) of a limiter already found
+            m_bases.insert(l.key);
+        }
+        const Policy *p = findPolicy(policies, l.key);
+        if (p) {
+            l.policy = p->name;
+            l.spec = p->spec;
+            if (const auto a = l.kind.algorithm())
+                l.spec->algorithm = *a;
+        }
+        if (l.kind.format == KeyFormat::Library) // its own limits or window, if the key states them
+            l.spec = l.kind.readable() ? limitsFor(l.kind, p ? std::optional<LimitSpec>(p->spec) : std::nullopt) : std::nullopt;
+        m_pass.limiters.push_back(std::move(l));
+    }
+}
+
+bool HotScanner::scanExhausted() const
+{
+    return m_scanOver || (m_pass.sampled && m_pass.scanned >= m_options.sampleAbove);
+}
+
 bool HotScanner::scanDone() const
 {
-    return m_started && (m_scanOver || (m_pass.sampled && m_pass.scanned >= m_options.sampleAbove));
+    return m_started && !m_ahead && scanExhausted();
 }
 
 namespace {
@@ -375,6 +444,7 @@ struct SweepSteps {
 // one while this side reads and handles the other; chunkDone must then send nothing itself.
 void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps &steps)
 {
+    overlap = overlap && !connection.isCluster(); // a cluster's pipelines go to each node whole
     struct Chunk {
         size_t from = 0, to = 0, replies = 0;
         qint64 t = 0;

@@ -4,12 +4,14 @@
 #pragma once
 
 #include "keyformat.h"
+#include "keyscanner.h"
 #include "policy.h"
 #include "usage.h"
 
 #include <QSet>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -135,8 +137,18 @@ public:
     };
 
 private:
+    Command scanCommand() const; // SCAN from the cursor
+    // Reads a SCAN reply (or asks for one when none is given): the next cursor, and a reader of
+    // its keys (Ratescope's own left out, none past the sample), whose first round is not sent.
+    std::unique_ptr<KeyRoundReader> scanPage(Connection &connection, std::optional<Reply> page);
+    void readAhead(Connection &connection); // the next page and its first round, one after the other
+    void addLimiters(const KeyRoundResult &read);
+    bool scanExhausted() const; // no SCAN to send any more (the cursor is back at 0, or the sample is full)
+
     HotOptions m_options;
     HotPass m_pass;
+    std::unique_ptr<KeyRound> m_round;       // how the pages are read
+    std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read
     bool m_started = false;
     bool m_scanOver = false;
     QByteArray m_cursor = "0";

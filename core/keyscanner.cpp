@@ -24,96 +24,123 @@ qint64 serverTimeUs(Connection &connection)
     return t[0].toInteger() * 1000000 + t[1].toInteger();
 }
 
-KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArray> &keys, const KeyRound &round)
+KeyRoundReader::KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round)
+    : m_keys(std::move(keys))
+    , m_round(round)
 {
-    KeyRoundResult out;
-    out.records.resize(keys.size());
-    out.alsoRead.resize(keys.size());
-    out.alsoSampled.resize(keys.size());
-    if (keys.empty()) {
-        out.nowUs = round.nowUs.value_or(0);
-        return out;
-    }
+    m_out.records.resize(m_keys.size());
+    m_out.alsoRead.resize(m_keys.size());
+    m_out.alsoSampled.resize(m_keys.size());
+    m_out.nowUs = round.nowUs.value_or(0);
+}
 
+std::vector<Command> KeyRoundReader::firstCommands()
+{
     // Round 1: what each key is (and the server's clock when none was given).
-    const size_t perKey = 1 + (round.ttl ? 1 : 0) + (round.memory ? 1 : 0);
-    const size_t first = round.nowUs ? 0 : 1;
     std::vector<Command> meta;
-    std::vector<std::pair<size_t, size_t>> extra; // per key: first reply, count
-    meta.reserve(first + keys.size() * (perKey + 1));
-    if (!round.nowUs)
+    m_extra.clear();
+    if (m_keys.empty())
+        return meta;
+    const size_t perKey = 1 + (m_round.ttl ? 1 : 0) + (m_round.memory ? 1 : 0);
+    meta.reserve(1 + m_keys.size() * (perKey + 1));
+    if (!m_round.nowUs)
         meta.push_back({"TIME"});
-    for (const QByteArray &key : keys) {
+    for (const QByteArray &key : m_keys) {
         meta.push_back({QByteArrayLiteral("TYPE"), key});
-        if (round.ttl)
+        if (m_round.ttl)
             meta.push_back({QByteArrayLiteral("PTTL"), key});
-        if (round.memory)
+        if (m_round.memory)
             meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
-        const std::vector<Command> more = round.alsoRead ? round.alsoRead(key) : std::vector<Command>{};
-        extra.emplace_back(meta.size(), more.size());
-        meta.insert(meta.end(), more.begin(), more.end());
+        std::vector<Command> more = m_round.alsoRead ? m_round.alsoRead(key) : std::vector<Command>{};
+        m_extra.emplace_back(meta.size(), more.size());
+        for (Command &c : more)
+            meta.push_back(std::move(c));
     }
-    std::vector<Reply> metaReplies = connection.pipeline(meta);
-    if (round.nowUs) {
-        out.nowUs = *round.nowUs;
-    } else {
+    return meta;
+}
+
+void KeyRoundReader::takeFirst(Reply *metaReplies)
+{
+    if (m_keys.empty())
+        return;
+    const size_t perKey = 1 + (m_round.ttl ? 1 : 0) + (m_round.memory ? 1 : 0);
+    const size_t first = m_round.nowUs ? 0 : 1;
+    if (!m_round.nowUs) {
         // TIME is not in @read: a read-only user's windows are read on this machine's clock.
         const Reply &time = metaReplies[0];
-        out.nowUs = !time.isError() && time.size() == 2 ? time[0].toInteger() * 1000000 + time[1].toInteger()
-                                                        : QDateTime::currentMSecsSinceEpoch() * 1000;
+        m_out.nowUs = !time.isError() && time.size() == 2 ? time[0].toInteger() * 1000000 + time[1].toInteger()
+                                                          : QDateTime::currentMSecsSinceEpoch() * 1000;
     }
     size_t at = first;
-    for (size_t i = 0; i < keys.size(); ++i) {
-        KeyRecord &r = out.records[i];
-        r.key = keys[i];
+    for (size_t i = 0; i < m_keys.size(); ++i) {
+        KeyRecord &r = m_out.records[i];
+        r.key = m_keys[i];
         const Reply &type = metaReplies[at];
         r.type = type.isError() ? QByteArray("?") : type.bytes();
         if (type.isError())
             r.problem = type.text();
-        if (round.ttl) {
+        if (m_round.ttl) {
             const Reply &ttl = metaReplies[at + 1];
             r.pttlMs = ttl.isInteger() ? ttl.integer() : -3;
         }
-        if (round.memory) {
+        if (m_round.memory) {
             const Reply &mem = metaReplies[at + perKey - 1];
             r.memory = mem.isInteger() ? mem.integer() : -1;
         }
-        const auto [from, n] = extra[i];
-        out.alsoRead[i].assign(std::make_move_iterator(metaReplies.begin() + qsizetype(from)),
-                               std::make_move_iterator(metaReplies.begin() + qsizetype(from + n)));
+        const auto [from, n] = m_extra[i];
+        m_out.alsoRead[i].assign(std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
         at = from + n;
     }
+}
 
+std::vector<Command> KeyRoundReader::sampleCommands()
+{
     // Round 2: a sample that tells the formats apart.
     std::vector<Command> samples;
-    std::vector<std::pair<size_t, size_t>> ranges, sampledExtra; // per key: first reply, count
-    for (const KeyRecord &r : out.records) {
-        const auto cmds = sampleCommands(r.key, r.type);
-        ranges.emplace_back(samples.size(), cmds.size());
-        samples.insert(samples.end(), cmds.begin(), cmds.end());
-        const std::vector<Command> more = round.alsoSample ? round.alsoSample(r) : std::vector<Command>{};
-        sampledExtra.emplace_back(samples.size(), more.size());
-        samples.insert(samples.end(), more.begin(), more.end());
+    m_ranges.clear();
+    m_sampledExtra.clear();
+    for (const KeyRecord &r : m_out.records) {
+        std::vector<Command> cmds = ratescope::sampleCommands(r.key, r.type);
+        m_ranges.emplace_back(samples.size(), cmds.size());
+        for (Command &c : cmds)
+            samples.push_back(std::move(c));
+        std::vector<Command> more = m_round.alsoSample ? m_round.alsoSample(r) : std::vector<Command>{};
+        m_sampledExtra.emplace_back(samples.size(), more.size());
+        for (Command &c : more)
+            samples.push_back(std::move(c));
     }
-    std::vector<Reply> sampleReplies = connection.pipeline(samples);
+    return samples;
+}
+
+KeyRoundResult KeyRoundReader::takeSamples(Reply *sampleReplies)
+{
     static const std::vector<Policy> kNoPolicies;
-    const std::vector<Policy> &policies = round.policies ? *round.policies : kNoPolicies;
+    const std::vector<Policy> &policies = m_round.policies ? *m_round.policies : kNoPolicies;
     std::vector<Reply> mine;
-    for (size_t i = 0; i < out.records.size(); ++i) {
-        KeyRecord &r = out.records[i];
-        const auto [from, n] = ranges[i];
-        mine.assign(std::make_move_iterator(sampleReplies.begin() + qsizetype(from)),
-                    std::make_move_iterator(sampleReplies.begin() + qsizetype(from + n)));
+    for (size_t i = 0; i < m_out.records.size(); ++i) {
+        KeyRecord &r = m_out.records[i];
+        const auto [from, n] = m_ranges[i];
+        mine.assign(std::make_move_iterator(sampleReplies + from), std::make_move_iterator(sampleReplies + from + n));
         if (n > 0 && mine[0].isError() && r.problem.isEmpty())
             r.problem = mine[0].text();
         const Policy *policy = findPolicy(policies, r.key);
-        r.kind = classify(r.key, r.type, mine, out.nowUs, policy ? policy->scoreUnit : ScoreUnit::Auto, policy ? policy->format : QString(),
-                          policy ? policy->spec.windowUs : 0);
-        const auto [efrom, en] = sampledExtra[i];
-        out.alsoSampled[i].assign(std::make_move_iterator(sampleReplies.begin() + qsizetype(efrom)),
-                                  std::make_move_iterator(sampleReplies.begin() + qsizetype(efrom + en)));
+        r.kind = classify(r.key, r.type, mine, m_out.nowUs, policy ? policy->scoreUnit : ScoreUnit::Auto,
+                          policy ? policy->format : QString(), policy ? policy->spec.windowUs : 0);
+        const auto [efrom, en] = m_sampledExtra[i];
+        m_out.alsoSampled[i].assign(std::make_move_iterator(sampleReplies + efrom), std::make_move_iterator(sampleReplies + efrom + en));
     }
-    return out;
+    return std::move(m_out);
+}
+
+KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArray> &keys, const KeyRound &round)
+{
+    KeyRoundReader reader(keys, round);
+    if (keys.empty())
+        return reader.takeSamples(nullptr);
+    std::vector<Reply> meta = connection.pipeline(reader.firstCommands());
+    reader.takeFirst(meta.data());
+    std::vector<Reply> samples = connection.pipeline(reader.sampleCommands());
+    return reader.takeSamples(samples.data());
 }
 
 KeyScanner::KeyScanner(Connection &connection, Options options)

@@ -46,6 +46,25 @@ struct KeyRoundResult {
 };
 KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArray> &keys, const KeyRound &round);
 
+// readKeyRecords in its steps, for callers that send a round's commands along with others
+// (top keeps the next page's first round in flight while it classifies a page): the first
+// round's commands, their replies taken (firstCommands().size() of them, in order), then the
+// samples' commands and their replies, which give the result. `round` must outlive it.
+class KeyRoundReader {
+public:
+    KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round);
+    std::vector<Command> firstCommands();
+    void takeFirst(Reply *replies); // moved from
+    std::vector<Command> sampleCommands();
+    KeyRoundResult takeSamples(Reply *replies); // moved from; the reader is spent
+
+private:
+    std::vector<QByteArray> m_keys;
+    const KeyRound &m_round;
+    KeyRoundResult m_out;
+    std::vector<std::pair<size_t, size_t>> m_extra, m_ranges, m_sampledExtra; // per key: first reply, count
+};
+
 class KeyScanner {
 public:
     struct Options {
