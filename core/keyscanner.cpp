@@ -24,6 +24,18 @@ qint64 serverTimeUs(Connection &connection)
     return t[0].toInteger() * 1000000 + t[1].toInteger();
 }
 
+namespace {
+
+// Appends `more` to `out`, noting where they start and how many they are.
+void appendNoted(std::vector<Command> &out, std::vector<Command> more, std::vector<std::pair<size_t, size_t>> &ranges)
+{
+    ranges.emplace_back(out.size(), more.size());
+    for (Command &c : more)
+        out.push_back(std::move(c));
+}
+
+} // namespace
+
 KeyRoundReader::KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round)
     : m_keys(std::move(keys))
     , m_round(round)
@@ -51,10 +63,7 @@ std::vector<Command> KeyRoundReader::firstCommands()
             meta.push_back({QByteArrayLiteral("PTTL"), key});
         if (m_round.memory)
             meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
-        std::vector<Command> more = m_round.alsoRead ? m_round.alsoRead(key) : std::vector<Command>{};
-        m_extra.emplace_back(meta.size(), more.size());
-        for (Command &c : more)
-            meta.push_back(std::move(c));
+        appendNoted(meta, m_round.alsoRead ? m_round.alsoRead(key) : std::vector<Command>{}, m_extra);
     }
     return meta;
 }
@@ -100,14 +109,8 @@ std::vector<Command> KeyRoundReader::sampleCommands()
     m_ranges.clear();
     m_sampledExtra.clear();
     for (const KeyRecord &r : m_out.records) {
-        std::vector<Command> cmds = ratescope::sampleCommands(r.key, r.type);
-        m_ranges.emplace_back(samples.size(), cmds.size());
-        for (Command &c : cmds)
-            samples.push_back(std::move(c));
-        std::vector<Command> more = m_round.alsoSample ? m_round.alsoSample(r) : std::vector<Command>{};
-        m_sampledExtra.emplace_back(samples.size(), more.size());
-        for (Command &c : more)
-            samples.push_back(std::move(c));
+        appendNoted(samples, ratescope::sampleCommands(r.key, r.type), m_ranges);
+        appendNoted(samples, m_round.alsoSample ? m_round.alsoSample(r) : std::vector<Command>{}, m_sampledExtra);
     }
     return samples;
 }
