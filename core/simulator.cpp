@@ -924,7 +924,7 @@ SimResult simulate(TraceReader &trace, const SimOptions &options)
 
 QString describeSpec(const LimitSpec &spec)
 {
-    QString text = QStringLiteral("%1 per %2 %3").arg(grouped(spec.limit), formatDurationUs(spec.windowUs), algorithmName(spec.algorithm));
+    QString text = QStringLiteral("%1 per %2 %3").arg(grouped(spec.limit), formatDurationUs(spec.windowUs), algorithmLabel(spec));
     if (spec.cost != 1)
         text += QStringLiteral(", cost %1").arg(spec.cost);
     return text;
@@ -941,20 +941,37 @@ QString simOutcomeText(const SimSpecResult &r)
 
 LimitSpec parseCompareSpec(const QString &text, qint64 cost)
 {
-    static const QRegularExpression shape(QRegularExpression::anchoredPattern(QStringLiteral("([a-z-]+):([0-9]+)/(\\S+)")));
+    static const QRegularExpression shape(
+        QRegularExpression::anchoredPattern(QStringLiteral("([a-z-]+):([0-9]+)/([^/\\s]+)(?:/([0-9]+))?")));
     const auto m = shape.match(text);
+    const QString shown = escapeControls(text.left(64));
     if (!m.hasMatch())
         throw UsageError(
-            QStringLiteral("--compare takes ALGO:LIMIT/WINDOW such as token-bucket:40/10s, not '%1'").arg(escapeControls(text.left(64))));
+            QStringLiteral("--compare takes ALGO:LIMIT/WINDOW such as token-bucket:40/10s (sliding-buckets:LIMIT/WINDOW/B with its "
+                           "sub-buckets), not '%1'")
+                .arg(shown));
     LimitSpec spec;
     spec.algorithm = parseAlgorithm(m.captured(1));
     bool ok = m.captured(2).size() <= 13;
     spec.limit = ok ? m.captured(2).toLongLong(&ok) : 0;
     if (!ok || spec.limit < 1 || spec.limit > kMaxLimit)
-        throw UsageError(QStringLiteral("--compare %1: the limit must be an integer in 1..10^12").arg(escapeControls(text.left(64))));
+        throw UsageError(QStringLiteral("--compare %1: the limit must be an integer in 1..10^12").arg(shown));
     spec.windowUs = parseDurationUs(m.captured(3));
+    if (m.hasCaptured(4)) {
+        if (spec.algorithm != Algorithm::SlidingBuckets)
+            throw UsageError(QStringLiteral("--compare %1: only sliding-buckets takes sub-buckets (/B)").arg(shown));
+        ok = m.captured(4).size() <= 5;
+        spec.buckets = ok ? m.captured(4).toInt(&ok) : 0;
+        if (!ok || spec.buckets < kMinBuckets || spec.buckets > kMaxBuckets)
+            throw UsageError(
+                QStringLiteral("--compare %1: the sub-buckets must be an integer in %2..%3").arg(shown).arg(kMinBuckets).arg(kMaxBuckets));
+    }
     spec.cost = cost;
-    spec.validate();
+    try {
+        spec.validate();
+    } catch (const UsageError &e) {
+        throw UsageError(QStringLiteral("--compare %1: %2").arg(shown, e.message()));
+    }
     return spec;
 }
 

@@ -117,7 +117,9 @@ SimResult simulate(TraceReader &trace, const SimOptions &options);
 QString describeSpec(const LimitSpec &spec);
 // "3 of 5 keys throttled, 41 of 138 requests denied" / "no key throttled, all 138 requests allowed".
 QString simOutcomeText(const SimSpecResult &result);
-// "ALGO:LIMIT/WINDOW" as --compare takes it ("token-bucket:40/10s"); throws UsageError.
+// "ALGO:LIMIT/WINDOW" as --compare takes it ("token-bucket:40/10s"), with "/B" after a
+// sliding-buckets window for its sub-buckets ("sliding-buckets:300/1m/12"; 60 without);
+// throws UsageError.
 LimitSpec parseCompareSpec(const QString &text, qint64 cost);
 
 } // namespace ratescope

@@ -102,6 +102,7 @@ private Q_SLOTS:
     void replayEqualsOneByOneChecks();
     void cliMatchesCheckNowUs();
     void compareReportsEverySpec();
+    void compareSlidingBucketsWithTheirSubBuckets();
     void liveLogKeysAreReadOnly();
     void badCsvRowsRunNothing_data();
     void badCsvRowsRunNothing();
@@ -281,6 +282,67 @@ void TestSimulator::compareReportsEverySpec()
     QVERIFY2(h.exitCode == 0, h.err.constData());
     QVERIFY2(h.out.contains("no key throttled, all 150 requests allowed"), h.out.constData());
     QVERIFY2(h.out.contains("5 of 5 keys throttled, 50 of 150 requests denied"), h.out.constData());
+}
+
+// A compared sliding-buckets spec takes its sub-buckets after the window ("/B"), and replays
+// exactly as the main spec does with --sub-buckets B. The trace tells B = 2 from B = 10: a
+// window's worth at 0..0.9 s, then a request every 100 ms from 10 s on, when the oldest
+// bucket still counts by how much of it the window covers (all of a 1 s bucket at 10.0 s and
+// half at 10.5 s; of a 5 s bucket, 90 % at 10.5 s).
+void TestSimulator::compareSlidingBucketsWithTheirSubBuckets()
+{
+    std::vector<Row> rows;
+    for (int i = 0; i < 10; ++i)
+        rows.push_back({kT0 + i * 100000, "sb", 0});
+    for (int i = 0; i < 20; ++i)
+        rows.push_back({kT0 + 10 * kSecond + i * 100000, "sb", 0});
+    const QString csv = path(QStringLiteral("sb.csv"));
+    writeCsv(csv, rows);
+    auto run = [&](const QStringList &more) {
+        const CliResult r = runCli(QStringList{QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), csv,
+                                               QStringLiteral("--algo"), QStringLiteral("sliding-buckets"), QStringLiteral("--limit"),
+                                               QStringLiteral("10"), QStringLiteral("--window"), QStringLiteral("10s")} +
+                                   more);
+        if (r.exitCode != 0)
+            qWarning("%s", r.err.constData());
+        return lastJson(r.out);
+    };
+    const QJsonObject two = run({QStringLiteral("--sub-buckets"), QStringLiteral("2")});
+    const QJsonObject ten = run({QStringLiteral("--sub-buckets"), QStringLiteral("10")});
+    QCOMPARE(two.value(QStringLiteral("buckets")).toInt(), 2);
+    QCOMPARE(ten.value(QStringLiteral("buckets")).toInt(), 10);
+    const qint64 deniedTwo = two.value(QStringLiteral("denied")).toInteger(), deniedTen = ten.value(QStringLiteral("denied")).toInteger();
+    QVERIFY2(deniedTwo > deniedTen, qPrintable(QStringLiteral("%1 and %2 denied").arg(deniedTwo).arg(deniedTen)));
+
+    const QJsonObject both =
+        run({QStringLiteral("--compare"), QStringLiteral("sliding-buckets:10/10s/2"), QStringLiteral("--compare"),
+             QStringLiteral("sliding-buckets:10/10s/10"), QStringLiteral("--compare"), QStringLiteral("sliding-buckets:10/10s")});
+    const QJsonArray compare = both.value(QStringLiteral("compare")).toArray();
+    QCOMPARE(compare.size(), 3);
+    QCOMPARE(compare[0].toObject().value(QStringLiteral("buckets")).toInt(), 2);
+    QCOMPARE(compare[0].toObject().value(QStringLiteral("denied")).toInteger(), deniedTwo);
+    QCOMPARE(compare[1].toObject().value(QStringLiteral("buckets")).toInt(), 10);
+    QCOMPARE(compare[1].toObject().value(QStringLiteral("denied")).toInteger(), deniedTen);
+    QCOMPARE(compare[2].toObject().value(QStringLiteral("buckets")).toInt(), 60); // the default
+
+    // The human form names each spec's buckets.
+    const CliResult h = runCli({QStringLiteral("simulate"), QStringLiteral("--trace"), csv, QStringLiteral("--algo"),
+                                QStringLiteral("fixed-window"), QStringLiteral("--limit"), QStringLiteral("10"), QStringLiteral("--window"),
+                                QStringLiteral("10s"), QStringLiteral("--compare"), QStringLiteral("sliding-buckets:10/10s/2")});
+    QVERIFY2(h.exitCode == 0, h.err.constData());
+    QVERIFY2(h.out.contains("10 per 10s sliding-buckets (2 x 5s)"), h.out.constData());
+
+    // Sub-buckets where they do not belong, or out of range: refused, nothing run.
+    for (const QString &bad : {QStringLiteral("fixed-window:10/10s/2"), QStringLiteral("sliding-buckets:10/10s/1"),
+                               QStringLiteral("sliding-buckets:10/10s/3601"), QStringLiteral("sliding-buckets:10/2ms/3000"),
+                               QStringLiteral("sliding-buckets:10/10s/2/3")}) {
+        const CliResult r = runCli({QStringLiteral("simulate"), QStringLiteral("--trace"), csv, QStringLiteral("--algo"),
+                                    QStringLiteral("fixed-window"), QStringLiteral("--limit"), QStringLiteral("10"),
+                                    QStringLiteral("--window"), QStringLiteral("10s"), QStringLiteral("--compare"), bad});
+        QVERIFY2(r.exitCode == 2, qPrintable(bad + QStringLiteral(": exit %1").arg(r.exitCode)));
+        QVERIFY2(r.out.isEmpty(), qPrintable(bad));
+        QVERIFY2(r.err.contains("--compare"), r.err.constData());
+    }
 }
 
 void TestSimulator::liveLogKeysAreReadOnly()

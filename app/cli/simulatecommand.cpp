@@ -31,9 +31,11 @@ const QCommandLineOption kCost(QStringLiteral("cost"), QStringLiteral("Cost of a
 const QCommandLineOption kTimeUnit(QStringLiteral("time-unit"),
                                    QStringLiteral("Times in the trace: us (default), ms, or iso (ISO 8601; auto-detected as well)."),
                                    QStringLiteral("U"));
-const QCommandLineOption kCompare(QStringLiteral("compare"),
-                                  QStringLiteral("Also replay through ALGO:LIMIT/WINDOW, e.g. token-bucket:40/10s (repeatable)."),
-                                  QStringLiteral("SPEC"));
+const QCommandLineOption
+    kCompare(QStringLiteral("compare"),
+             QStringLiteral("Also replay through ALGO:LIMIT/WINDOW, e.g. token-bucket:40/10s; sliding-buckets:300/1m/12 with its "
+                            "sub-buckets (repeatable)."),
+             QStringLiteral("SPEC"));
 const QCommandLineOption kDecisions(QStringLiteral("decisions"),
                                     QStringLiteral("Write every decision as CSV time_us,key,allowed,used,remaining,retry_after_us."),
                                     QStringLiteral("FILE"));
@@ -61,6 +63,8 @@ QJsonObject specJson(const SimSpecResult &r, bool timeline)
                   {QStringLiteral("denied"), r.denied},
                   {QStringLiteral("keys"), r.keys},
                   {QStringLiteral("keys_denied"), r.keysDenied}};
+    if (r.spec.algorithm == Algorithm::SlidingBuckets)
+        o.insert(QStringLiteral("buckets"), r.spec.buckets);
     if (timeline) {
         QJsonArray bins;
         for (const SimBin &b : r.timeline)
@@ -261,7 +265,7 @@ void registerSimulate(QList<Subcommand> &commands)
 {
     commands.append({QStringLiteral("simulate"),
                      QStringLiteral("simulate (--trace FILE | --from-keys GLOB) --algo A --limit N --window D [--cost C] "
-                                    "[--time-unit us|ms|iso] [--compare A:N/D ...] [--per-key] [--decisions FILE] [--key K]"),
+                                    "[--time-unit us|ms|iso] [--compare A:N/D[/B] ...] [--per-key] [--decisions FILE] [--key K]"),
                      QStringLiteral("What if: replay a trace through limits on a private sandbox server; nothing is written to yours."),
                      {kTrace, kFromKeys, algoOption(), limitOption(), windowOption(), subBucketsOption(), kCost, kTimeUnit, kCompare,
                       kPerKey, kDecisions, kTraceKey},
