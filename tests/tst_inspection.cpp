@@ -391,6 +391,55 @@ void TestInspection::slidingBucketsAreRecognisedAndReadAsWritten()
         const LimitSpec tight{Algorithm::SlidingBuckets, 4, w, 1, 7};
         QCOMPARE(*limiter.peekFromFields("sb:seven", tight, at), limiter.peek("sb:seven", tight, at));
     }
+    // The CLI's human form puts the buckets on one line: each count for B = 60, a summary for
+    // B = 3600 (its 3,601 counts stay in --json).
+    auto inspectLines = [&](const QString &key, const QString &limit, const QString &buckets) {
+        const CliResult r = runCli(cli({QStringLiteral("inspect"), key, QStringLiteral("--now-us"), QString::number(kNow),
+                                        QStringLiteral("--algo"), QStringLiteral("sliding-buckets"), QStringLiteral("--limit"), limit,
+                                        QStringLiteral("--window"), QStringLiteral("60s"), QStringLiteral("--sub-buckets"), buckets}));
+        if (r.exitCode != 0)
+            qWarning("%s", r.err.constData());
+        return r.out.split('\n');
+    };
+    QList<QByteArray> lines = inspectLines(QStringLiteral("sb:big"), QStringLiteral("1000"), QStringLiteral("60"));
+    auto lineOf = [&](const QByteArray &name) {
+        for (const QByteArray &l : lines)
+            if (l.startsWith(name))
+                return l;
+        return QByteArray();
+    };
+    QVERIFY2(lines.size() < 40, qPrintable(QString::number(lines.size())));
+    const QList<QByteArray> counts = lineOf("state.bucket_counts").split(' ');
+    QVERIFY2(lineOf("state.bucket_counts").endsWith("(oldest first)"), lineOf("state.bucket_counts").constData());
+    qint64 sum = 0, numbers = 0;
+    for (const QByteArray &c : counts) {
+        bool ok = false;
+        const qint64 n = c.toLongLong(&ok);
+        if (ok)
+            sum += n, ++numbers;
+    }
+    QCOMPARE(numbers, 61);
+    QCOMPARE(sum, 60); // one request in each second of the window before now
+    const LimitSpec fine{Algorithm::SlidingBuckets, 1000, w, 1, 3600};
+    for (const qint64 at : {kNow - 30 * kSecond, kNow - 30 * kSecond, kNow - 1})
+        QVERIFY(limiter.check("sb:fine", fine, at).allowed);
+    lines = inspectLines(QStringLiteral("sb:fine"), QStringLiteral("1000"), QStringLiteral("3600"));
+    QVERIFY2(lines.size() < 40, qPrintable(QString::number(lines.size())));
+    QVERIFY2(lineOf("state.bucket_counts").contains("3601 buckets, oldest first; 2 hold requests, at most 2 in one: #1800 2, #3599 1"),
+             lineOf("state.bucket_counts").constData());
+    const CliResult json = runCli(cli(
+        {QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("sb:fine"), QStringLiteral("--now-us"), QString::number(kNow),
+         QStringLiteral("--algo"), QStringLiteral("sliding-buckets"), QStringLiteral("--limit"), QStringLiteral("1000"),
+         QStringLiteral("--window"), QStringLiteral("60s"), QStringLiteral("--sub-buckets"), QStringLiteral("3600")}));
+    QCOMPARE(QJsonDocument::fromJson(json.out)
+                 .object()
+                 .value(QStringLiteral("state"))
+                 .toObject()
+                 .value(QStringLiteral("bucket_counts"))
+                 .toArray()
+                 .size(),
+             3601);
+
     // Another service's bucketed counter stays theirs.
     const qint64 s = kNow / kSecond;
     m_conn->command({"HSET", "theirs", QByteArray::number(s), "3", QByteArray::number(s - 1), "4"});

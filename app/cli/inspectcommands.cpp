@@ -382,8 +382,33 @@ void flatten(const QString &prefix, const QJsonValue &v, QList<QPair<QString, QS
         const bool isDuration = prefix.endsWith(QStringLiteral("_us")) && !prefix.endsWith(QStringLiteral("time_us")) &&
                                 !prefix.endsWith(QStringLiteral("now_us")) && !prefix.endsWith(QStringLiteral("last_update_us")) &&
                                 !prefix.endsWith(QStringLiteral("tat_us")) && v.isDouble();
-        out.append({prefix, isDuration ? QStringLiteral("%1 (%2)").arg(text, formatDurationUs(v.toInteger())) : text});
+        out.append({prefix, isDuration ? QStringLiteral("%1 (%2)").arg(text, formatDurationUs(std::llround(v.toDouble()))) : text});
     }
+}
+
+// A sliding-buckets limiter's counts, oldest (partly counted) first: all of them up to 61
+// buckets; above, how many hold requests and the first 20 of those ("#position count").
+QString bucketCountsText(const QJsonArray &counts)
+{
+    constexpr qsizetype kAll = 61, kListed = 20;
+    QStringList parts;
+    if (counts.size() <= kAll) {
+        for (const QJsonValue &c : counts)
+            parts << QString::number(c.toInteger());
+        return parts.join(QLatin1Char(' ')) + QStringLiteral(" (oldest first)");
+    }
+    qint64 holding = 0, most = 0;
+    for (qsizetype i = 0; i < counts.size(); ++i) {
+        const qint64 n = counts[i].toInteger();
+        most = std::max(most, n);
+        if (n > 0 && ++holding <= kListed)
+            parts << QStringLiteral("#%1 %2").arg(i).arg(n);
+    }
+    QString text =
+        QStringLiteral("%1 buckets, oldest first; %2 hold requests, at most %3 in one").arg(counts.size()).arg(holding).arg(most);
+    if (holding > 0)
+        text += QStringLiteral(": ") + parts.join(QStringLiteral(", ")) + (holding > kListed ? QStringLiteral(", ...") : QString());
+    return text + QStringLiteral(" (each count: --json)");
 }
 
 // Counts per bucket as one line of ▁▂▃▄▅▆▇█: an empty bucket is the lowest bar, any entry
@@ -488,8 +513,33 @@ int runInspect(Cli &cli)
     const QJsonArray buckets = state.take(QStringLiteral("buckets")).toArray();
     state.remove(QStringLiteral("bucket_span_us"));
     state.insert(QStringLiteral("key"), displayKey(key));
+    // A sliding-buckets limiter's B + 1 counts, and a hash of many fields (up to 3,606 for
+    // sliding-buckets): one line each, not a line per element; --json has every one.
+    QJsonObject inner = state.value(QStringLiteral("state")).toObject();
+    const QJsonArray bucketCounts = inner.take(QStringLiteral("bucket_counts")).toArray();
+    QJsonObject fields = inner.value(QStringLiteral("fields")).toObject();
+    constexpr qsizetype kFieldsShown = 12;
+    if (fields.size() > kFieldsShown)
+        inner.remove(QStringLiteral("fields"));
+    else
+        fields = {};
+    if (!bucketCounts.isEmpty() || !fields.isEmpty())
+        state.insert(QStringLiteral("state"), inner);
     QList<QPair<QString, QString>> lines;
     flatten(QString(), state, lines);
+    qsizetype at = 0; // after the last state.* line
+    for (qsizetype i = 0; i < lines.size(); ++i)
+        if (lines[i].first.startsWith(QLatin1String("state.")))
+            at = i + 1;
+    if (!bucketCounts.isEmpty())
+        lines.insert(at, {QStringLiteral("state.bucket_counts"), bucketCountsText(bucketCounts)});
+    if (!fields.isEmpty()) {
+        QStringList shown;
+        for (auto it = fields.begin(); it != fields.end() && shown.size() < kFieldsShown; ++it)
+            shown << QStringLiteral("%1=%2").arg(it.key(), it.value().toVariant().toString());
+        lines.insert(at, {QStringLiteral("state.fields"),
+                          QStringLiteral("%1 fields: %2, ... (each: --json)").arg(fields.size()).arg(shown.join(QStringLiteral(", ")))});
+    }
     if (!buckets.isEmpty()) {
         qint64 max = 0;
         const QString line = sparkline(buckets, &max);
