@@ -168,6 +168,15 @@ Reply Connection::receive()
     return m_cluster ? m_cluster->receive() : m_node->receive();
 }
 
+std::vector<Reply> Connection::receive(size_t count)
+{
+    std::vector<Reply> replies;
+    replies.reserve(count);
+    for (size_t i = 0; i < count; ++i)
+        replies.push_back(receive());
+    return replies;
+}
+
 std::optional<Connection::Placement> Connection::placementOf(const QByteArray &key)
 {
     if (!m_cluster)

@@ -57,6 +57,7 @@ public:
     void send(const std::vector<Command> &commands);
     void send(const Command &command);
     Reply receive();
+    std::vector<Reply> receive(size_t count); // the next `count` replies, in order
 
     // The servers behind this connection, for status displays. Cluster: every master with
     // its slots, each followed by its replicas (from the slot map, no round trip). Otherwise

@@ -254,6 +254,9 @@ HotScanner::HotScanner(HotOptions options)
         throw UsageError(QStringLiteral("the sample size must be positive"));
     m_options.scanCount = std::clamp(m_options.scanCount, 10, 100000);
     m_pass.intervalUs = m_options.intervalUs;
+    m_round.nowUs = m_options.nowUs;
+    m_round.ttl = false;
+    m_round.policies = &m_options.policies;
 }
 
 HotScanner::~HotScanner() = default;
@@ -280,12 +283,6 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
         // Room for every key the pass may find, reserved once: growing by copies would hold
         // two arrays at a time. Untouched room costs address space, not memory.
         pass.limiters.reserve(size_t(std::min(pass.keysInDatabase, m_options.sampleAbove)));
-    }
-    if (!m_round) {
-        m_round = std::make_unique<KeyRound>();
-        m_round->nowUs = m_options.nowUs;
-        m_round->ttl = false;
-        m_round->policies = &m_options.policies;
         readAhead(connection);
     }
     // Page by page, one ahead: the samples of a page go with the next page's SCAN; the next
@@ -312,10 +309,7 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
             commands.push_back(scanCommand());
         if (!commands.empty())
             connection.send(commands);
-        std::vector<Reply> replies;
-        replies.reserve(samples);
-        for (size_t i = 0; i < samples; ++i)
-            replies.push_back(connection.receive());
+        std::vector<Reply> replies = connection.receive(samples);
         size_t nextCommands = 0;
         if (more) {
             m_ahead = scanPage(connection, connection.receive()); // the next page, while this one is classified
@@ -326,10 +320,7 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
         }
         addLimiters(page->takeSamples(replies.data()));
         if (m_ahead) {
-            std::vector<Reply> first;
-            first.reserve(nextCommands);
-            for (size_t i = 0; i < nextCommands; ++i)
-                first.push_back(connection.receive());
+            std::vector<Reply> first = connection.receive(nextCommands);
             m_ahead->takeFirst(first.data());
         }
         if (pause && pause())
@@ -369,7 +360,7 @@ std::unique_ptr<KeyRoundReader> HotScanner::scanPage(Connection &connection, std
             continue; // Ratescope's own metadata
         keys.push_back(k.bytes());
     }
-    return std::make_unique<KeyRoundReader>(std::move(keys), *m_round);
+    return std::make_unique<KeyRoundReader>(std::move(keys), m_round);
 }
 
 void HotScanner::addLimiters(const KeyRoundResult &read)
@@ -451,12 +442,8 @@ void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps 
         std::vector<size_t> counts; // per limiter: its commands
     };
     std::optional<Chunk> pending;
-    std::vector<Reply> replies;
     auto finish = [&](const Chunk &chunk) {
-        replies.clear();
-        replies.reserve(chunk.replies);
-        for (size_t i = 0; i < chunk.replies; ++i)
-            replies.push_back(connection.receive());
+        const std::vector<Reply> replies = connection.receive(chunk.replies);
         size_t at = 0;
         for (size_t i = chunk.from; i < chunk.to; ++i) {
             const size_t n = chunk.counts[i - chunk.from];

@@ -147,7 +147,7 @@ private:
 
     HotOptions m_options;
     HotPass m_pass;
-    std::unique_ptr<KeyRound> m_round;       // how the pages are read
+    KeyRound m_round;                        // how the pages are read (no PTTL)
     std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read
     bool m_started = false;
     bool m_scanOver = false;

@@ -313,12 +313,21 @@ OverrideStore::OverrideStore(Connection &connection, QString ns)
 {
 }
 
-std::optional<Override> OverrideStore::get(const QByteArray &key)
+namespace {
+
+// A stored override record (GET's reply); nullopt for none.
+std::optional<Override> overrideOf(const Reply &r)
 {
-    const Reply r = m_connection.command({"GET", storageKey(key)});
-    if (r.isNil())
+    if (r.isNil() || r.isError())
         return std::nullopt;
     return Override::fromJson(QJsonDocument::fromJson(r.bytes()).object());
+}
+
+} // namespace
+
+std::optional<Override> OverrideStore::get(const QByteArray &key)
+{
+    return overrideOf(m_connection.command({"GET", storageKey(key)})); // an error reply is thrown
 }
 
 std::vector<std::optional<Override>> OverrideStore::getMany(const std::vector<QByteArray> &keys)
@@ -328,9 +337,7 @@ std::vector<std::optional<Override>> OverrideStore::getMany(const std::vector<QB
         gets.push_back({"GET", storageKey(k)});
     std::vector<std::optional<Override>> found;
     for (const Reply &r : m_connection.pipeline(gets))
-        found.push_back(r.isNil() || r.isError()
-                            ? std::nullopt
-                            : std::optional<Override>(Override::fromJson(QJsonDocument::fromJson(r.bytes()).object())));
+        found.push_back(overrideOf(r));
     return found;
 }
 

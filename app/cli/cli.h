@@ -30,8 +30,6 @@ enum ExitCode {
 
 class Cli;
 
-// The largest --now-us the scripts take (2^52 us, the year 2112; docs/scripts.md).
-
 struct Subcommand {
     QString name;
     QString synopsis;    // "check KEY --algo A ..."
