@@ -1,12 +1,14 @@
 // On one private server: decisions per second of each limiter script beside a naive script of
 // the same algorithm (tests/bench/naive), both through redis-benchmark with the same load;
-// the server-side cost of each script with a full window (INFO commandstats usec_per_call) at
+// for the fixed window and the sliding log also a floor script (tests/bench/floor: the same
+// Redis calls as ours, none of the Lua work), which is what any script keeping their rules
+// costs at least; the server-side cost of each script with a full window (INFO commandstats usec_per_call) at
 // limit 10 and 10,000; and memory per sliding-log entry beside the common "<ms>-<random float>"
 // member format.
 //
 // Usage: bench_scripts [requests per run (default 1500000)] [rounds (default 1)]
 // With 10,000 keys and a limit of 100, 1,500,000 requests admit about two thirds and deny the
-// rest. With several rounds, ours and the naive script alternate and the best run of each counts.
+// rest. With several rounds, ours and the references alternate and the best run of each counts.
 #include "connection.h"
 #include "limiter.h"
 #include "limiterscript.h"
@@ -70,20 +72,29 @@ double costWithFullWindow(Connection &c, Algorithm a, qint64 limit, int calls)
     return usecPerCall(c, "evalsha");
 }
 
-QByteArray naiveSource(Algorithm a)
+// A reference script of tests/bench (naive/ or floor/), or nothing when there is none.
+QByteArray referenceSource(const char *dir, Algorithm a)
 {
-    QFile f(QStringLiteral(RATESCOPE_NAIVE_SCRIPTS_DIR "/%1.lua").arg(algorithmName(a)));
+    QFile f(QStringLiteral(RATESCOPE_REFERENCE_SCRIPTS_DIR "/%1/%2.lua").arg(QLatin1String(dir), algorithmName(a)));
+    if (!f.exists())
+        return {};
     if (!f.open(QIODevice::ReadOnly))
         throw std::runtime_error("cannot read " + f.fileName().toStdString());
     return f.readAll();
 }
 
+struct Run {
+    double rate = 0;     // decisions per second seen by redis-benchmark
+    double serverUs = 0; // server time per decision (INFO commandstats usec_per_call)
+};
+
 // The issue 14 setting: 50 connections, pipeline 16, 10,000 random keys, limit 100 per 60 s,
 // cost 1, the server's clock. Starts from an empty server.
 // `how` is EVALSHA with a script's SHA-1, or FCALL with a function's name.
-double decisionsPerSecond(Connection &c, quint16 port, const QString &how, const QByteArray &shaOrFunction, int requests)
+Run decisionsPerSecond(Connection &c, quint16 port, const QString &how, const QByteArray &shaOrFunction, int requests)
 {
     c.command({"FLUSHALL"}); // keys only: the functions library stays
+    c.command({"CONFIG", "RESETSTAT"});
     const QStringList command = {how,
                                  QString::fromLatin1(shaOrFunction),
                                  QStringLiteral("1"),
@@ -93,10 +104,21 @@ double decisionsPerSecond(Connection &c, quint16 port, const QString &how, const
                                  QStringLiteral("1"),
                                  QString(),
                                  QStringLiteral("check")};
-    const double rate = bench::redisBenchmark(port, 50, 16, requests, command, 10000).requestsPerSecond;
+    Run run;
+    run.rate = bench::redisBenchmark(port, 50, 16, requests, command, 10000).requestsPerSecond;
+    run.serverUs = usecPerCall(c, how.toLower().toLatin1());
     if (c.command({"DBSIZE"}).integer() < 9000) // every run must have written its keys
         throw std::runtime_error("the script under test did not write its keys: " + shaOrFunction.toStdString());
-    return rate;
+    return run;
+}
+
+// The better of two runs of one script: the higher rate, the lower server time.
+void keepBest(Run &best, const Run &run)
+{
+    if (best.rate == 0 || run.rate > best.rate)
+        best.rate = run.rate;
+    if (best.serverUs == 0 || run.serverUs < best.serverUs)
+        best.serverUs = run.serverUs;
 }
 
 qint64 memoryUsage(Connection &c, const QByteArray &key)
@@ -122,24 +144,33 @@ int main(int argc, char **argv)
 
     std::printf("Decisions per second, redis-benchmark: 50 connections, pipeline 16, %d requests over 10,000\n"
                 "random keys, limit 100 per 60 s, cost 1, server clock; best of %d run(s) each, alternating.\n"
-                "Ours through EVALSHA and through FCALL (the functions library), the naive script through EVALSHA.\n",
+                "Ours through EVALSHA and through FCALL (the functions library); the naive script and, where there\n"
+                "is one, the floor script (our Redis calls without our Lua work) through EVALSHA. Ratios are to the\n"
+                "naive script's rate. Below each rate: the server's time per decision (usec_per_call), in us.\n",
                 requests, rounds);
     c.command({"FUNCTION", "LOAD", "REPLACE", FunctionLibrary::instance().code()});
-    std::printf("%-16s %12s %12s %12s %8s %8s\n", "algorithm", "evalsha", "fcall", "naive", "ratio", "ratio");
-    std::printf("%-16s %12s %12s %12s %8s %8s\n", "", "", "", "", "evalsha", "fcall");
+    std::printf("%-16s %10s %10s %10s %10s %8s %8s %8s\n", "algorithm", "evalsha", "fcall", "naive", "floor", "evalsha", "fcall", "floor");
     for (Algorithm a : kAllAlgorithms) {
         const LimiterScript &ours = LimiterScript::forAlgorithm(a);
         ours.load(c);
-        const QByteArray naive = c.command({"SCRIPT", "LOAD", naiveSource(a)}).bytes();
+        const QByteArray naive = c.command({"SCRIPT", "LOAD", referenceSource("naive", a)}).bytes();
+        const QByteArray floorSource = referenceSource("floor", a);
+        const QByteArray floor = floorSource.isEmpty() ? QByteArray() : c.command({"SCRIPT", "LOAD", floorSource}).bytes();
         const QByteArray function = FunctionLibrary::functionName(a, false);
-        double best = 0, bestFcall = 0, bestNaive = 0;
+        Run best, bestFcall, bestNaive, bestFloor;
         for (int r = 0; r < rounds; ++r) {
-            best = std::max(best, decisionsPerSecond(c, server.port(), QStringLiteral("EVALSHA"), ours.sha1(), requests));
-            bestFcall = std::max(bestFcall, decisionsPerSecond(c, server.port(), QStringLiteral("FCALL"), function, requests));
-            bestNaive = std::max(bestNaive, decisionsPerSecond(c, server.port(), QStringLiteral("EVALSHA"), naive, requests));
+            keepBest(best, decisionsPerSecond(c, server.port(), QStringLiteral("EVALSHA"), ours.sha1(), requests));
+            keepBest(bestFcall, decisionsPerSecond(c, server.port(), QStringLiteral("FCALL"), function, requests));
+            keepBest(bestNaive, decisionsPerSecond(c, server.port(), QStringLiteral("EVALSHA"), naive, requests));
+            if (!floor.isEmpty())
+                keepBest(bestFloor, decisionsPerSecond(c, server.port(), QStringLiteral("EVALSHA"), floor, requests));
         }
-        std::printf("%-16s %12.0f %12.0f %12.0f %8.2f %8.2f\n", qPrintable(algorithmName(a)), best, bestFcall, bestNaive, best / bestNaive,
-                    bestFcall / bestNaive);
+        const auto cell = [](double v, int decimals) { return v > 0 ? QByteArray::number(v, 'f', decimals) : QByteArray("-"); };
+        std::printf("%-16s %10.0f %10.0f %10.0f %10s %8.2f %8.2f %8s\n", qPrintable(algorithmName(a)), best.rate, bestFcall.rate,
+                    bestNaive.rate, cell(bestFloor.rate, 0).constData(), best.rate / bestNaive.rate, bestFcall.rate / bestNaive.rate,
+                    cell(bestFloor.rate / bestNaive.rate, 2).constData());
+        std::printf("%-16s %10.2f %10.2f %10.2f %10s\n", "  server us", best.serverUs, bestFcall.serverUs, bestNaive.serverUs,
+                    cell(bestFloor.serverUs, 2).constData());
         std::fflush(stdout);
     }
     c.command({"FLUSHALL"});
