@@ -5,6 +5,8 @@
 #include <array>
 #include <cmath>
 #include <QRegularExpression>
+#include <QStringList>
+#include <utility>
 
 namespace ratescope {
 
@@ -76,6 +78,22 @@ QString formatDurationUs(qint64 us)
         }
     }
     return sign + QString::number(a) + QStringLiteral("us");
+}
+
+QString formatWaitUs(qint64 us)
+{
+    constexpr qint64 kMs = 1000, kS = 1000000, kMinute = 60 * kS;
+    if (us < kMs)
+        return formatDurationUs(us);
+    if (us < kMinute) // up to the millisecond; 59.9995s and above round up to "1m"
+        return formatDurationUs((us / kMs + (us % kMs ? 1 : 0)) * kMs);
+    const qint64 s = us / kS + (us % kS ? 1 : 0);
+    const std::pair<qint64, char> units[] = {{s / 86400, 'd'}, {s % 86400 / 3600, 'h'}, {s % 3600 / 60, 'm'}, {s % 60, 's'}};
+    QStringList parts;
+    for (const auto &[n, suffix] : units)
+        if (n)
+            parts << QString::number(n) + QLatin1Char(suffix);
+    return parts.join(QLatin1Char(' '));
 }
 
 } // namespace ratescope

@@ -27,6 +27,8 @@ private Q_SLOTS:
     void badDurations_data();
     void badDurations();
     void formatDurationExtremes();
+    void formatWaits_data();
+    void formatWaits();
 };
 
 void TestConnectionOptions::goodUrls_data()
@@ -329,6 +331,34 @@ void TestConnectionOptions::formatDurationExtremes()
     QCOMPARE(formatDurationUs(-1500000), QStringLiteral("-1.5s"));
     QCOMPARE(formatDurationUs(86400000000LL * 366), QStringLiteral("366d"));
     QCOMPARE(formatDurationUs(1001), QStringLiteral("1.001ms"));
+}
+
+// Waits for people: rounded up (never shown shorter than they are), in parts from a minute on.
+void TestConnectionOptions::formatWaits_data()
+{
+    QTest::addColumn<qint64>("us");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("none") << qint64(0) << "0s";
+    QTest::newRow("below a millisecond, exact") << qint64(250) << "250us";
+    QTest::newRow("one millisecond") << qint64(1000) << "1ms";
+    QTest::newRow("a microsecond over rounds up") << qint64(1001) << "2ms";
+    QTest::newRow("seconds to the millisecond") << qint64(8566547) << "8.567s";
+    QTest::newRow("whole seconds") << qint64(49200000) << "49.2s";
+    QTest::newRow("just under a minute rounds up to it") << qint64(59999500) << "1m";
+    QTest::newRow("a minute") << qint64(60000000) << "1m";
+    QTest::newRow("a minute and a microsecond") << qint64(60000001) << "1m 1s";
+    QTest::newRow("zero parts left out") << qint64(7201000000) << "2h 1s";
+    QTest::newRow("days") << qint64(86400000000LL + 3 * 3600000000LL) << "1d 3h";
+    QTest::newRow("every part") << qint64(90061000000LL) << "1d 1h 1m 1s";
+    QTest::newRow("366 days") << qint64(86400000000LL * 366) << "366d";
+    QTest::newRow("negative, exact") << qint64(-1500) << "-1.5ms";
+}
+
+void TestConnectionOptions::formatWaits()
+{
+    QFETCH(qint64, us);
+    QFETCH(QString, text);
+    QCOMPARE(formatWaitUs(us), text);
 }
 
 QTEST_APPLESS_MAIN(TestConnectionOptions)

@@ -149,8 +149,8 @@ void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const Eff
         {QStringLiteral("allowed"), d.allowed ? QStringLiteral("yes") : QStringLiteral("no")},
         {QStringLiteral("used"), QStringLiteral("%1 of %2").arg(d.used).arg(d.limit)},
         {QStringLiteral("remaining"), QString::number(d.remaining)},
-        {QStringLiteral("retry_after"), formatDurationUs(d.retryAfterUs)},
-        {QStringLiteral("reset_after"), formatDurationUs(d.resetAfterUs)},
+        {QStringLiteral("retry_after"), formatWaitUs(d.retryAfterUs)},
+        {QStringLiteral("reset_after"), formatWaitUs(d.resetAfterUs)},
     };
     if (shard)
         fields.append({QStringLiteral("shard"), QStringLiteral("%1 (%2 of %3, request id %4)")

@@ -38,7 +38,7 @@ QString ttlText(qint64 pttlMs)
         return QStringLiteral("none");
     if (pttlMs < 0)
         return QStringLiteral("-");
-    return formatDurationUs(pttlMs * 1000);
+    return formatWaitUs(pttlMs * 1000);
 }
 
 struct Row {
@@ -382,7 +382,7 @@ void flatten(const QString &prefix, const QJsonValue &v, QList<QPair<QString, QS
         const bool isDuration = prefix.endsWith(QStringLiteral("_us")) && !prefix.endsWith(QStringLiteral("time_us")) &&
                                 !prefix.endsWith(QStringLiteral("now_us")) && !prefix.endsWith(QStringLiteral("last_update_us")) &&
                                 !prefix.endsWith(QStringLiteral("tat_us")) && v.isDouble();
-        out.append({prefix, isDuration ? QStringLiteral("%1 (%2)").arg(text, formatDurationUs(std::llround(v.toDouble()))) : text});
+        out.append({prefix, isDuration ? QStringLiteral("%1 (%2)").arg(text, formatWaitUs(std::llround(v.toDouble()))) : text});
     }
 }
 

@@ -182,8 +182,7 @@ public:
             if (const auto &u = usage[i])
                 lines << row(time, m_watched[i].shown, QString::number(u->usedNow), QString::number(u->decision.limit),
                              QString::number(std::max<qint64>(0, u->decision.limit - u->usedNow)),
-                             u->decision.retryAfterUs > 0 ? formatDurationUs(msRoundedUp(u->decision.retryAfterUs) * 1000)
-                                                          : QStringLiteral("-"));
+                             u->decision.retryAfterUs > 0 ? formatWaitUs(u->decision.retryAfterUs) : QStringLiteral("-"));
             else
                 lines << row(time, m_watched[i].shown, QStringLiteral("?"), QStringLiteral("?"), QStringLiteral("?"),
                              QStringLiteral("not readable as %1").arg(m_watched[i].target.kind.label()));
