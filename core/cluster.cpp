@@ -601,8 +601,10 @@ std::vector<Reply> ClusterRouter::pipelineOnNodes(const std::vector<Command> &co
 
 void ClusterRouter::send(const Command &command)
 {
-    const int n = rereadMapAfterLoss([&] { return route(command); });
+    int n = -1;
     try {
+        // Routing fails too (no node serves the slot): the window sent so far goes with it.
+        n = rereadMapAfterLoss([&] { return route(command); });
         onNode(n, [&](NodeConnection &c) {
             c.send(command);
             return true;

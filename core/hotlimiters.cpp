@@ -263,6 +263,25 @@ HotScanner::~HotScanner() = default;
 
 bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause)
 {
+    // A pass that failed stays failed: its page in hand may be lost, so going on would leave
+    // keys out without a word.
+    if (m_failure)
+        std::rethrow_exception(m_failure);
+    try {
+        return scanPages(connection, pause);
+    } catch (...) {
+        m_failure = std::current_exception();
+        m_ahead.reset();
+        // The overlapped reads may have left replies in flight, which would answer whatever
+        // this connection is asked next.
+        if (!connection.isCluster())
+            connection.disconnect();
+        throw;
+    }
+}
+
+bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &pause)
+{
     HotPass &pass = m_pass;
     if (!m_started) {
         // How many keys there are, per master: whether to sample, and the per-master table.
@@ -346,6 +365,7 @@ std::unique_ptr<KeyRoundReader> HotScanner::scanPage(Connection &connection, std
 {
     if (!page)
         page = connection.command(scanCommand());
+    page->orThrow(); // a refused SCAN (NOPERM) says so
     if (page->size() != 2 || !(*page)[1].isArray())
         throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page->debugString()));
     HotPass &pass = m_pass;
@@ -432,18 +452,18 @@ struct SweepSteps {
 
 // The limiters [0, count) in chunks of kChunk, each chunk's reads in one pipeline. With
 // `overlap`, chunk k + 1 is sent before the replies of chunk k are read, so the server works on
-// one while this side reads and handles the other; chunkDone must then send nothing itself.
+// one while this side reads and handles the other; chunkDone must then send nothing itself. A
+// cluster's chunks are whole pipelines (Connection::pipeline: each node's share at once, a
+// node out of reach answering DOWN in place, redirections followed).
 void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps &steps)
 {
-    overlap = overlap && !connection.isCluster(); // a cluster's pipelines go to each node whole
+    overlap = overlap && !connection.isCluster();
     struct Chunk {
         size_t from = 0, to = 0, replies = 0;
         qint64 t = 0;
         std::vector<size_t> counts; // per limiter: its commands
     };
-    std::optional<Chunk> pending;
-    auto finish = [&](const Chunk &chunk) {
-        const std::vector<Reply> replies = connection.receive(chunk.replies);
+    auto take = [&](const Chunk &chunk, const std::vector<Reply> &replies) {
         size_t at = 0;
         for (size_t i = chunk.from; i < chunk.to; ++i) {
             const size_t n = chunk.counts[i - chunk.from];
@@ -453,31 +473,40 @@ void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps 
         if (steps.chunkDone)
             steps.chunkDone(chunk.from, chunk.to, chunk.t);
     };
-    for (size_t from = 0; from < count; from += kChunk) {
-        Chunk chunk;
-        chunk.from = from;
-        chunk.to = std::min(count, from + kChunk);
-        chunk.t = steps.now();
-        std::vector<Command> commands;
-        for (size_t i = chunk.from; i < chunk.to; ++i) {
-            std::vector<Command> mine = steps.reads(i, chunk.t);
-            chunk.counts.push_back(mine.size());
-            for (Command &c : mine)
-                commands.push_back(std::move(c));
+    std::optional<Chunk> pending;
+    try {
+        for (size_t from = 0; from < count; from += kChunk) {
+            Chunk chunk;
+            chunk.from = from;
+            chunk.to = std::min(count, from + kChunk);
+            chunk.t = steps.now();
+            std::vector<Command> commands;
+            for (size_t i = chunk.from; i < chunk.to; ++i) {
+                std::vector<Command> mine = steps.reads(i, chunk.t);
+                chunk.counts.push_back(mine.size());
+                for (Command &c : mine)
+                    commands.push_back(std::move(c));
+            }
+            chunk.replies = commands.size();
+            if (!overlap) {
+                take(chunk, commands.empty() ? std::vector<Reply>{} : connection.pipeline(commands));
+                continue;
+            }
+            if (!commands.empty())
+                connection.send(commands);
+            if (pending)
+                take(*pending, connection.receive(pending->replies));
+            pending = std::move(chunk);
         }
-        chunk.replies = commands.size();
-        if (!commands.empty())
-            connection.send(commands);
         if (pending)
-            finish(*pending);
-        pending = std::move(chunk);
-        if (!overlap) {
-            finish(*pending);
-            pending.reset();
-        }
+            take(*pending, connection.receive(pending->replies));
+    } catch (...) {
+        // A chunk may still be in flight: its replies would answer whatever this connection
+        // is asked next.
+        if (overlap)
+            connection.disconnect();
+        throw;
     }
-    if (pending)
-        finish(*pending);
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 
 #include <QSet>
 
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -98,7 +99,9 @@ public:
 
     // DBSIZE on every master (once), then SCAN pages, each classified (TYPE + format
     // samples); pause() is asked after each page and true ends this call there. True when the
-    // scan is over (every key, or the sample).
+    // scan is over (every key, or the sample). When it throws, the pass is over: later calls
+    // throw the same error (start a new scanner), and the connection has been closed, as
+    // replies it was waiting for may still be on their way.
     bool scan(Connection &connection, const std::function<bool()> &pause = {});
     bool scanDone() const;
     // Reads every counter-like limiter found (1,000 per pipeline, the next one sent while the
@@ -137,7 +140,8 @@ public:
     };
 
 private:
-    Command scanCommand() const; // SCAN from the cursor
+    bool scanPages(Connection &connection, const std::function<bool()> &pause); // scan() without its failure handling
+    Command scanCommand() const;                                                // SCAN from the cursor
     // Reads a SCAN reply (or asks for one when none is given): the next cursor, and a reader of
     // its keys (Ratescope's own left out, none past the sample), whose first round is not sent.
     std::unique_ptr<KeyRoundReader> scanPage(Connection &connection, std::optional<Reply> page);
@@ -151,6 +155,7 @@ private:
     std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read
     bool m_started = false;
     bool m_scanOver = false;
+    std::exception_ptr m_failure; // what ended the scan, if it failed
     QByteArray m_cursor = "0";
     QSet<QByteArray> m_bases; // counter windows: one limiter per base
     std::vector<CounterState> m_first;

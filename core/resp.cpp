@@ -127,44 +127,65 @@ namespace {
 // hiredis' reader builds the replies through these functions, straight into our Reply tree:
 // its default ones build a redisReply tree, which then had to be copied into Replies (two
 // allocations and a copy per element; a fifth of the client's time in bench_top). A reply
-// with a parent is its slot in the parent's elements (sized by createArray); the root is
-// allocated here and handed to RespParser::next, which owns it from then on.
-void *place(const redisReadTask *task, Reply value)
+// with a parent is appended to the parent's elements (the reader meets them in order, index
+// 0 first); the root is allocated here and handed to RespParser::next, which owns it from then
+// on. An array that is still being filled is the last element of its own parent, so the
+// pointers the reader keeps to open arrays stay valid while elements are appended.
+//
+// These are called from C: nothing may be thrown through them. A failure to allocate returns
+// nullptr, which the reader reports as out of memory (a ProtocolError from next(), and the
+// connection is dropped).
+template <typename Make> void *place(const redisReadTask *task, Make make) noexcept
 {
-    if (task->parent) {
-        Reply *slot = &static_cast<Reply *>(task->parent->obj)->elements()[size_t(task->idx)];
-        *slot = std::move(value);
-        return slot;
+    try {
+        if (task->parent) {
+            std::vector<Reply> &elements = static_cast<Reply *>(task->parent->obj)->elements();
+            Q_ASSERT(size_t(task->idx) == elements.size());
+            elements.push_back(make());
+            return &elements.back();
+        }
+        return new Reply(make());
+    } catch (...) {
+        return nullptr;
     }
-    return new (std::nothrow) Reply(std::move(value));
 }
 
 void *createString(const redisReadTask *task, char *str, size_t len)
 {
-    QByteArray bytes(str, qsizetype(len));
-    switch (task->type) {
-    case REDIS_REPLY_STATUS:
-        return place(task, Reply::status(std::move(bytes)));
-    case REDIS_REPLY_ERROR:
-        return place(task, Reply::error(std::move(bytes)));
-    default:
-        return place(task, Reply::string(std::move(bytes)));
-    }
+    return place(task, [&] {
+        QByteArray bytes(str, qsizetype(len));
+        switch (task->type) {
+        case REDIS_REPLY_STATUS:
+            return Reply::status(std::move(bytes));
+        case REDIS_REPLY_ERROR:
+            return Reply::error(std::move(bytes));
+        default:
+            return Reply::string(std::move(bytes));
+        }
+    });
 }
+
+// Room for the elements grows as they arrive, from at most kReservedElements: a header alone
+// ("*2147483647") must not make this side allocate for elements that never come.
+constexpr size_t kReservedElements = 1 << 16;
 
 void *createArray(const redisReadTask *task, int elements)
 {
-    return place(task, Reply::array(std::vector<Reply>(size_t(std::max(0, elements)))));
+    return place(task, [&] {
+        std::vector<Reply> room;
+        room.reserve(std::min(size_t(std::max(0, elements)), kReservedElements));
+        return Reply::array(std::move(room));
+    });
 }
 
 void *createInteger(const redisReadTask *task, long long value)
 {
-    return place(task, Reply::integer(value));
+    return place(task, [&] { return Reply::integer(value); });
 }
 
 void *createNil(const redisReadTask *task)
 {
-    return place(task, Reply::nil());
+    return place(task, [] { return Reply::nil(); });
 }
 
 void freeObject(void *reply)
@@ -217,7 +238,11 @@ std::optional<Reply> RespParser::next()
 
 bool RespParser::idle() const
 {
-    return m_reader->pos >= m_reader->len;
+    // Every byte read, and no reply begun: no array under construction (hiredis keeps its
+    // root in `reply`) and no type byte read for a reply still to come (a reader asked for a
+    // reply with nothing buffered holds an empty task at the root, type -1).
+    const redisReader &r = *m_reader;
+    return r.pos >= r.len && !r.reply && (r.ridx < 0 || r.rstack[0].type < 0);
 }
 
 void RespParser::reset()

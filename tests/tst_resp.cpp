@@ -22,6 +22,7 @@ private Q_SLOTS:
     void byteByByte();
     void manyRepliesInOneChunk();
     void bigBulkString();
+    void hugeArrayHeaderAllocatesAsElementsArrive();
     void protocolError_data();
     void protocolError();
     void sameTreeAsHiredisReplies();
@@ -113,6 +114,46 @@ void TestResp::bigBulkString()
     QCOMPARE(r->type(), Reply::Type::String);
     QCOMPARE(r->bytes().size(), payload.size());
     QVERIFY(r->bytes() == payload);
+}
+
+// A server (or anything on the socket) announcing 2^31 - 1 elements costs room only for those
+// that arrive: were the header taken at its word, 64-byte replies would ask for 128 GiB here.
+// Elements then keep their order as the room grows, nested arrays included.
+void TestResp::hugeArrayHeaderAllocatesAsElementsArrive()
+{
+    RespParser p;
+    p.feed("*2147483647\r\n");
+    QByteArray elements;
+    for (int i = 0; i < 200000; ++i)
+        elements += ":" + QByteArray::number(i) + "\r\n";
+    p.feed(elements);
+    QVERIFY(!p.next()); // still waiting for the rest, with 200,000 elements held
+    QVERIFY(!p.idle());
+    RespParser typeOnly; // a reply begun with its type byte alone is not idle either
+    typeOnly.feed("*");
+    QVERIFY(!typeOnly.next());
+    QVERIFY(!typeOnly.idle());
+    typeOnly.feed("1\r\n:5\r\n");
+    QCOMPARE(typeOnly.next()->size(), size_t(1));
+    QVERIFY(!typeOnly.next());
+    QVERIFY(typeOnly.idle());
+
+    RespParser q;
+    QByteArray raw = "*3\r\n*100000\r\n";
+    for (int i = 0; i < 100000; ++i)
+        raw += "$" + QByteArray::number(QByteArray::number(i).size()) + "\r\n" + QByteArray::number(i) + "\r\n";
+    raw += "*0\r\n*2\r\n$-1\r\n:7\r\n";
+    q.feed(raw);
+    const auto r = q.next();
+    QVERIFY(r);
+    QCOMPARE(r->size(), size_t(3));
+    QCOMPARE((*r)[0].size(), size_t(100000));
+    for (int i = 0; i < 100000; i += 9973)
+        QCOMPARE((*r)[0][size_t(i)].bytes(), QByteArray::number(i));
+    QCOMPARE((*r)[0][99999].bytes(), QByteArray("99999"));
+    QCOMPARE((*r)[1].size(), size_t(0));
+    QVERIFY((*r)[2][0].isNil());
+    QCOMPARE((*r)[2][1].integer(), qint64(7));
 }
 
 void TestResp::protocolError_data()

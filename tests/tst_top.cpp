@@ -2,6 +2,7 @@
 // controlled burst between the pass's two reads, and the ranking it must give, exactly, on
 // 10,000 keys of every kind; sampling; the CLI's output and refusals. Nothing is written.
 #include "connection.h"
+#include "errors.h"
 #include "hotlimiters.h"
 #include "limiter.h"
 #include "policy.h"
@@ -54,6 +55,7 @@ private Q_SLOTS:
     void ranksByTheTrafficOfAControlledBurst();
     void slidingBucketsRateFromTheirBuckets();
     void samplingSaysItsSampleSize();
+    void aFailedScanStaysFailed();
     void fillAndDenyingNow();
     void cliJsonAndTable();
     void cliRefusesBadInput_data();
@@ -211,6 +213,30 @@ void TestTop::samplingSaysItsSampleSize()
     const HotPass whole = HotScanner(options).run(*m_conn, [] {});
     QVERIFY(!whole.sampled);
     QCOMPARE(whole.scanned, 10000);
+}
+
+// A pass whose SCAN is refused half way (the user loses SCAN between two steps, as the console
+// runs them) fails, and says so again when asked to go on, rather than ending early as if
+// every key was read; the connection it used answers the next command with its own reply.
+void TestTop::aFailedScanStaysFailed()
+{
+    for (int i = 0; i < 200; ++i)
+        m_conn->command({"SET", "k:" + QByteArray::number(i), "1"});
+    m_conn->command({"ACL", "SETUSER", "scanner", "reset", "on", ">scanpw", "~*", "&*", "+@all"});
+    ConnectionOptions asScanner = m_server.options();
+    asScanner.user = QStringLiteral("scanner");
+    asScanner.password = QStringLiteral("scanpw");
+    Connection c(asScanner);
+    HotOptions options;
+    options.scanCount = 10;
+    HotScanner scanner(options);
+    QVERIFY(!scanner.scan(c, [] { return true; })); // one page, then pause
+    m_conn->command({"ACL", "SETUSER", "scanner", "-scan"});
+    QVERIFY_THROWS_EXCEPTION(ReplyError, scanner.scan(c)); // NOPERM, as the server said it
+    QVERIFY_THROWS_EXCEPTION(ReplyError, scanner.scan(c)); // not a quiet "not done" for ever
+    QVERIFY(!scanner.scanDone());
+    QCOMPARE(c.command({"ECHO", "after"}).bytes(), QByteArray("after"));
+    m_conn->command({"ACL", "DELUSER", "scanner"});
 }
 
 // With limits (a policy), fill is used / limit and denying-now lists exactly the full ones.
