@@ -86,8 +86,8 @@ QString formatWaitUs(qint64 us)
     if (us < kMs)
         return formatDurationUs(us);
     if (us < kMinute) // up to the millisecond; 59.9995s and above round up to "1m"
-        return formatDurationUs((us / kMs + (us % kMs ? 1 : 0)) * kMs);
-    const qint64 s = us / kS + (us % kS ? 1 : 0);
+        return formatDurationUs(unitsRoundedUp(us, kMs) * kMs);
+    const qint64 s = unitsRoundedUp(us, kS);
     const std::pair<qint64, char> units[] = {{s / 86400, 'd'}, {s % 86400 / 3600, 'h'}, {s % 3600 / 60, 'm'}, {s % 60, 's'}};
     QStringList parts;
     for (const auto &[n, suffix] : units)

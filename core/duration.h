@@ -11,6 +11,12 @@ qint64 parseDurationUs(const QString &text);
 // The shortest exact form: 1500000 -> "1.5s", 60000000 -> "1m", 250 -> "250us".
 QString formatDurationUs(qint64 us);
 
+// us / unit rounded up, for a wait of us >= 0: the whole units (ms, s) it needs.
+inline qint64 unitsRoundedUp(qint64 us, qint64 unit)
+{
+    return (us + unit - 1) / unit;
+}
+
 // A wait for people to read, rounded up so that it is never too short: exact below 1ms
 // ("250us"), to the millisecond below a minute ("8.567s"), to the second from there, in parts
 // without the parts that are zero ("1m 5s", "2h 1s", "1d 3h"). Negative values are shown exactly.

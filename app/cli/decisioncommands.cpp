@@ -39,11 +39,6 @@ const QCommandLineOption kRequestId(QStringLiteral("request-id"),
 // How far ahead of the server's clock check --now-us may be on an existing key.
 constexpr qint64 kMaxNowAheadUs = 60LL * 1000000;
 
-qint64 msRoundedUp(qint64 us)
-{
-    return (us + 999) / 1000;
-}
-
 bool flagsComplete(const Cli &cli)
 {
     return cli.args().isSet(QStringLiteral("algo")) && cli.args().isSet(QStringLiteral("limit")) &&
@@ -127,8 +122,8 @@ void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const Eff
             {QStringLiteral("limit"), d.limit},
             {QStringLiteral("used"), d.used},
             {QStringLiteral("remaining"), d.remaining},
-            {QStringLiteral("retry_after_ms"), msRoundedUp(d.retryAfterUs)},
-            {QStringLiteral("reset_after_ms"), msRoundedUp(d.resetAfterUs)},
+            {QStringLiteral("retry_after_ms"), unitsRoundedUp(d.retryAfterUs, 1000)},
+            {QStringLiteral("reset_after_ms"), unitsRoundedUp(d.resetAfterUs, 1000)},
         };
         if (withHeaders) {
             QJsonObject h;

@@ -135,11 +135,6 @@ std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flag
     return watched;
 }
 
-qint64 msRoundedUp(qint64 us)
-{
-    return (us + 999) / 1000;
-}
-
 class Printer {
 public:
     Printer(Cli &cli, const std::vector<Watched> &watched)
@@ -163,7 +158,7 @@ public:
                     o.insert(QStringLiteral("used"), u->usedNow);
                     o.insert(QStringLiteral("limit"), u->decision.limit);
                     o.insert(QStringLiteral("remaining"), std::max<qint64>(0, u->decision.limit - u->usedNow));
-                    o.insert(QStringLiteral("retry_after_ms"), msRoundedUp(u->decision.retryAfterUs));
+                    o.insert(QStringLiteral("retry_after_ms"), unitsRoundedUp(u->decision.retryAfterUs, 1000));
                 } else {
                     o.insert(QStringLiteral("error"),
                              QStringLiteral("not readable as %1 (its type changed?)").arg(m_watched[i].target.kind.label()));
