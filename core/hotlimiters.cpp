@@ -49,8 +49,9 @@ qint64 counterWindowUs(const HotLimiter &l)
     return l.kind.windowSeconds ? l.kind.windowSeconds * 1000000 : l.spec ? l.spec->windowUs : 0;
 }
 
-// The commands that read a counter-like limiter's state (nothing for the others).
-std::vector<Command> stateCommands(const HotLimiter &l, qint64 nowUs)
+// The commands that read a counter-like limiter's state (nothing for the others). A counter
+// window's two windows: one MGET, or (on a cluster, where they may be in two slots) two GETs.
+std::vector<Command> stateCommands(const HotLimiter &l, qint64 nowUs, bool cluster)
 {
     switch (l.kind.format) {
     case KeyFormat::FixedWindow:
@@ -68,24 +69,30 @@ std::vector<Command> stateCommands(const HotLimiter &l, qint64 nowUs)
         if (w <= 0)
             return {};
         const qint64 id = nowUs / w;
-        return {{QByteArrayLiteral("GET"), l.key + ":" + QByteArray::number(id)},
-                {QByteArrayLiteral("GET"), l.key + ":" + QByteArray::number(id - 1)}};
+        QByteArray current = l.key + ":" + QByteArray::number(id), previous = l.key + ":" + QByteArray::number(id - 1);
+        if (!cluster)
+            return {{QByteArrayLiteral("MGET"), std::move(current), std::move(previous)}};
+        return {{QByteArrayLiteral("GET"), std::move(current)}, {QByteArrayLiteral("GET"), std::move(previous)}};
     }
     default:
         return {};
     }
 }
 
-// replies: the n replies to stateCommands(l, nowUs).
+// replies: the n replies to stateCommands(l, nowUs, ...).
 CounterState stateOf(const HotLimiter &l, const Reply *replies, size_t n, qint64 nowUs)
 {
     CounterState s;
     if (n == 0)
         return s;
     if (l.kind.format == KeyFormat::CounterWindow) {
-        s.present = !replies[0].isNil() || !replies[1].isNil();
-        s.a = integerOf(replies[0]);
-        s.b = integerOf(replies[1]);
+        const bool mget = n == 1;
+        if (mget && (!replies[0].isArray() || replies[0].size() != 2))
+            return s; // refused
+        const Reply &current = mget ? replies[0][0] : replies[0], &previous = mget ? replies[0][1] : replies[1];
+        s.present = !current.isNil() || !previous.isNil();
+        s.a = integerOf(current);
+        s.b = integerOf(previous);
         s.c = nowUs / counterWindowUs(l);
         return s;
     }
@@ -257,6 +264,7 @@ HotScanner::HotScanner(HotOptions options)
     m_round.nowUs = m_options.nowUs;
     m_round.ttl = false;
     m_round.policies = &m_options.policies;
+    m_round.guesser = &m_guesser;
 }
 
 HotScanner::~HotScanner() = default;
@@ -316,6 +324,8 @@ bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &
         addLimiters(page->takeSamples(samples.data()));
         if (!scanExhausted())
             readAhead(connection);
+        else if (!m_retry.empty())
+            readRetries(connection);
         if (pause && pause())
             break;
     }
@@ -341,12 +351,22 @@ bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &
         if (m_ahead) {
             std::vector<Reply> first = connection.receive(nextCommands);
             m_ahead->takeFirst(first.data());
+        } else if (!m_retry.empty()) {
+            readRetries(connection); // the scan is over; the keys guessed wrong on its last page
         }
         if (pause && pause())
             break;
     }
     pass.sampleSize = pass.sampled ? pass.scanned : 0;
     return scanDone();
+}
+
+void HotScanner::readRetries(Connection &connection)
+{
+    const size_t n = m_retry.size();
+    m_ahead = std::make_unique<KeyRoundReader>(std::exchange(m_retry, {}), m_round, n);
+    std::vector<Reply> first = connection.pipeline(m_ahead->firstCommands());
+    m_ahead->takeFirst(first.data());
 }
 
 void HotScanner::readAhead(Connection &connection)
@@ -371,7 +391,9 @@ std::unique_ptr<KeyRoundReader> HotScanner::scanPage(Connection &connection, std
     HotPass &pass = m_pass;
     m_cursor = (*page)[0].bytes();
     m_scanOver = m_cursor == "0";
-    std::vector<QByteArray> keys;
+    // Keys guessed wrong on an earlier page go first, to be typed.
+    std::vector<QByteArray> keys = std::exchange(m_retry, {});
+    const size_t typed = keys.size();
     for (const Reply &k : (*page)[1].elements()) {
         if (pass.sampled && pass.scanned >= m_options.sampleAbove)
             break;
@@ -380,11 +402,15 @@ std::unique_ptr<KeyRoundReader> HotScanner::scanPage(Connection &connection, std
             continue; // Ratescope's own metadata
         keys.push_back(k.bytes());
     }
-    return std::make_unique<KeyRoundReader>(std::move(keys), m_round);
+    return std::make_unique<KeyRoundReader>(std::move(keys), m_round, typed);
 }
 
-void HotScanner::addLimiters(const KeyRoundResult &read)
+void HotScanner::addLimiters(KeyRoundResult &&read)
 {
+    m_pass.typed += qint64(read.typed);
+    m_pass.guessedWrong += qint64(read.retry.size());
+    for (QByteArray &key : read.retry)
+        m_retry.push_back(std::move(key));
     const std::vector<Policy> &policies = m_options.policies;
     for (const KeyRecord &rec : read.records) {
         if (!rec.kind.isLimiter())
@@ -417,7 +443,7 @@ bool HotScanner::scanExhausted() const
 
 bool HotScanner::scanDone() const
 {
-    return m_started && !m_ahead && scanExhausted();
+    return m_started && !m_ahead && m_retry.empty() && scanExhausted();
 }
 
 namespace {
@@ -526,7 +552,8 @@ void HotScanner::firstRead(Connection &connection)
     SweepSteps steps;
     steps.now = [&] { return clock.nowUs(); };
     steps.reads = [&](size_t i, qint64 t1) {
-        return usesTwoReads(pass.limiters[i].kind.format) ? stateCommands(pass.limiters[i], t1) : std::vector<Command>{};
+        return usesTwoReads(pass.limiters[i].kind.format) ? stateCommands(pass.limiters[i], t1, connection.isCluster())
+                                                          : std::vector<Command>{};
     };
     steps.take = [&](size_t i, qint64 t1, const Reply *replies, size_t n) {
         m_first[i] = stateOf(pass.limiters[i], replies, n, t1);
@@ -556,7 +583,7 @@ HotPass HotScanner::secondRead(Connection &connection)
         const HotLimiter &l = pass.limiters[i];
         std::vector<Command> mine;
         if (usesTwoReads(l.kind.format)) {
-            mine = stateCommands(l, t2);
+            mine = stateCommands(l, t2, connection.isCluster());
         } else if (isLog(l.kind.format)) {
             // Entries admitted between the two reads (scores in (t1, t2]); with an explicit now,
             // in the interval before it.

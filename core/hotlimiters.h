@@ -78,6 +78,10 @@ struct HotPass {
     qint64 scanned = 0;               // keys looked at
     bool sampled = false;             // stopped at sampleSize keys of keysInDatabase
     qint64 sampleSize = 0;
+    // Keys whose type was asked (TYPE); the others' types were guessed from the keys of the
+    // same shape before them, and proved by their samples. Guesses proved wrong were typed.
+    qint64 typed = 0;
+    qint64 guessedWrong = 0;
     qint64 intervalUs = 0;
     qint64 nowUs = 0; // the second read's clock
     std::vector<HotMaster> masters;
@@ -98,7 +102,8 @@ public:
     HotScanner &operator=(const HotScanner &) = delete;
 
     // DBSIZE on every master (once), then SCAN pages, each classified (TYPE + format
-    // samples); pause() is asked after each page and true ends this call there. True when the
+    // samples; TYPE left out where the keys of the same shape before were all of one type, the
+    // sample then proving it); pause() is asked after each page and true ends this call there. True when the
     // scan is over (every key, or the sample). When it throws, the pass is over: later calls
     // throw the same error (start a new scanner), and the connection has been closed, as
     // replies it was waiting for may still be on their way.
@@ -146,12 +151,15 @@ private:
     // its keys (Ratescope's own left out, none past the sample), whose first round is not sent.
     std::unique_ptr<KeyRoundReader> scanPage(Connection &connection, std::optional<Reply> page);
     void readAhead(Connection &connection); // the next page and its first round, one after the other
-    void addLimiters(const KeyRoundResult &read);
-    bool scanExhausted() const; // no SCAN to send any more (the cursor is back at 0, or the sample is full)
+    void addLimiters(KeyRoundResult &&read);
+    void readRetries(Connection &connection); // keys whose guessed type was wrong, as a page of their own
+    bool scanExhausted() const;               // no SCAN to send any more (the cursor is back at 0, or the sample is full)
 
     HotOptions m_options;
     HotPass m_pass;
-    KeyRound m_round;                        // how the pages are read (no PTTL)
+    KeyRound m_round; // how the pages are read (no PTTL; types guessed by key shape)
+    TypeGuesser m_guesser;
+    std::vector<QByteArray> m_retry;         // keys to read again with TYPE, with the next page
     std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read
     bool m_started = false;
     bool m_scanOver = false;

@@ -36,14 +36,107 @@ void appendNoted(std::vector<Command> &out, std::vector<Command> more, std::vect
 
 } // namespace
 
-KeyRoundReader::KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round)
+namespace {
+
+// The types whose sample proves them (no empty zset, hash or list exists, and a key of any
+// other type answers the sample with WRONGTYPE); the others always need TYPE.
+const QByteArray kGuessable[] = {QByteArrayLiteral("zset"), QByteArrayLiteral("hash"), QByteArrayLiteral("string"),
+                                 QByteArrayLiteral("list")};
+
+} // namespace
+
+TypeGuesser::Shape TypeGuesser::shapeOf(const QByteArray &key)
+{
+    // FNV-1a over the shape, computed as it is read: no copy of the key.
+    Shape h = 14695981039346656037ULL;
+    auto add = [&h](unsigned char c) { h = (h ^ c) * 1099511628211ULL; };
+    auto separator = [](char c) {
+        switch (c) {
+        case ':':
+        case '/':
+        case '{':
+        case '}':
+        case '|':
+        case '.':
+        case ',':
+        case ';':
+        case '=':
+        case '@':
+        case '-':
+        case '_':
+        case ' ':
+            return true;
+        default:
+            return false;
+        }
+    };
+    const char *p = key.constData(), *end = p + key.size();
+    while (p < end) {
+        if (separator(*p)) {
+            add(*p++);
+            continue;
+        }
+        const char *segment = p;
+        bool digit = false;
+        while (p < end && !separator(*p))
+            digit = digit || (*p >= '0' && *p <= '9'), ++p;
+        if (digit)
+            add(0x01);
+        else
+            for (const char *c = segment; c < p; ++c)
+                add(*c);
+    }
+    return h;
+}
+
+TypeGuesser::Seen *TypeGuesser::find(Shape shape)
+{
+    if (m_last && m_lastShape == shape)
+        return m_last;
+    const auto seen = m_shapes.find(shape);
+    if (seen == m_shapes.end())
+        return nullptr;
+    m_lastShape = shape;
+    m_last = &seen->second; // elements stay where they are when the map grows
+    return m_last;
+}
+
+QByteArray TypeGuesser::guess(Shape shape)
+{
+    const Seen *seen = find(shape);
+    return seen && seen->streak >= 2 ? kGuessable[seen->type] : QByteArray();
+}
+
+void TypeGuesser::learn(Shape shape, const QByteArray &type)
+{
+    const auto known = std::find(std::begin(kGuessable), std::end(kGuessable), type);
+    if (known == std::end(kGuessable))
+        return;
+    const int index = int(known - std::begin(kGuessable));
+    Seen *seen = find(shape);
+    if (!seen) {
+        if (m_shapes.size() < kShapes)
+            m_shapes.emplace(shape, Seen{index, 1});
+        return;
+    }
+    if (seen->type == index) {
+        seen->streak = std::min(seen->streak + 1, 1 << 20);
+    } else {
+        seen->type = index;
+        seen->streak = 1;
+    }
+}
+
+KeyRoundReader::KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round, size_t typed)
     : m_keys(std::move(keys))
     , m_round(round)
+    , m_typed(typed)
 {
     m_out.records.resize(m_keys.size());
     m_out.alsoRead.resize(m_keys.size());
     m_out.alsoSampled.resize(m_keys.size());
     m_out.nowUs = round.nowUs.value_or(0);
+    m_guessed.assign(m_keys.size(), 0);
 }
 
 std::vector<Command> KeyRoundReader::firstCommands()
@@ -51,14 +144,33 @@ std::vector<Command> KeyRoundReader::firstCommands()
     // Round 1: what each key is (and the server's clock when none was given).
     std::vector<Command> meta;
     m_extra.clear();
+    m_out.typed = 0;
     if (m_keys.empty())
         return meta;
     const size_t perKey = 1 + (m_round.ttl ? 1 : 0) + (m_round.memory ? 1 : 0);
     meta.reserve(1 + m_keys.size() * (perKey + 1));
     if (!m_round.nowUs)
         meta.push_back({"TIME"});
-    for (const QByteArray &key : m_keys) {
+    TypeGuesser *guesser =
+        m_round.guesser && !m_round.ttl && !m_round.memory && !m_round.alsoRead && !m_round.alsoSample ? m_round.guesser : nullptr;
+    m_guessed.assign(m_keys.size(), 0);
+    if (guesser)
+        m_shapes.resize(m_keys.size());
+    for (size_t i = 0; i < m_keys.size(); ++i) {
+        const QByteArray &key = m_keys[i];
+        if (guesser) {
+            m_shapes[i] = TypeGuesser::shapeOf(key);
+            if (i >= m_typed)
+                m_out.records[i].type = guesser->guess(m_shapes[i]);
+            if (!m_out.records[i].type.isEmpty()) {
+                // Its sample goes now, in place of TYPE.
+                m_guessed[i] = 1;
+                appendNoted(meta, ratescope::sampleCommands(key, m_out.records[i].type), m_extra);
+                continue;
+            }
+        }
         meta.push_back({QByteArrayLiteral("TYPE"), key});
+        ++m_out.typed;
         if (m_round.ttl)
             meta.push_back({QByteArrayLiteral("PTTL"), key});
         if (m_round.memory)
@@ -84,10 +196,20 @@ void KeyRoundReader::takeFirst(Reply *metaReplies)
     for (size_t i = 0; i < m_keys.size(); ++i) {
         KeyRecord &r = m_out.records[i];
         r.key = m_keys[i];
+        if (m_guessed[i]) {
+            const auto [from, n] = m_extra[i];
+            m_earlyRanges.emplace_back(m_early.size(), n);
+            m_early.insert(m_early.end(), std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
+            at = from + n;
+            continue;
+        }
+        m_earlyRanges.emplace_back(0, 0);
         const Reply &type = metaReplies[at];
         r.type = type.isError() ? QByteArray("?") : type.bytes();
         if (type.isError())
             r.problem = type.text();
+        else if (!m_shapes.empty())
+            m_round.guesser->learn(m_shapes[i], r.type);
         if (m_round.ttl) {
             const Reply &ttl = metaReplies[at + 1];
             r.pttlMs = ttl.isInteger() ? ttl.integer() : -3;
@@ -108,7 +230,13 @@ std::vector<Command> KeyRoundReader::sampleCommands()
     std::vector<Command> samples;
     m_ranges.clear();
     m_sampledExtra.clear();
-    for (const KeyRecord &r : m_out.records) {
+    for (size_t i = 0; i < m_out.records.size(); ++i) {
+        const KeyRecord &r = m_out.records[i];
+        if (m_guessed[i]) { // sampled in round 1
+            m_ranges.emplace_back(samples.size(), 0);
+            m_sampledExtra.emplace_back(samples.size(), 0);
+            continue;
+        }
         appendNoted(samples, ratescope::sampleCommands(r.key, r.type), m_ranges);
         appendNoted(samples, m_round.alsoSample ? m_round.alsoSample(r) : std::vector<Command>{}, m_sampledExtra);
     }
@@ -120,10 +248,27 @@ KeyRoundResult KeyRoundReader::takeSamples(Reply *sampleReplies)
     static const std::vector<Policy> kNoPolicies;
     const std::vector<Policy> &policies = m_round.policies ? *m_round.policies : kNoPolicies;
     std::vector<Reply> mine;
+    bool wrongGuesses = false;
     for (size_t i = 0; i < m_out.records.size(); ++i) {
         KeyRecord &r = m_out.records[i];
-        const auto [from, n] = m_ranges[i];
-        mine.assign(std::make_move_iterator(sampleReplies + from), std::make_move_iterator(sampleReplies + from + n));
+        auto [from, n] = m_ranges[i];
+        Reply *replies = sampleReplies;
+        if (m_guessed[i])
+            std::tie(from, n) = m_earlyRanges[i], replies = m_early.data();
+        mine.assign(std::make_move_iterator(replies + from), std::make_move_iterator(replies + from + n));
+        if (m_guessed[i] && n > 0) {
+            const Reply &sample = mine[0];
+            if (sample.isError() && sample.bytes().startsWith("WRONGTYPE")) {
+                m_out.retry.push_back(r.key); // another type now: read again with TYPE
+                m_guessed[i] = 2;
+                wrongGuesses = true;
+                continue;
+            }
+            if ((sample.isArray() && sample.size() == 0) || sample.isNil())
+                r.type = "none"; // no empty zset, hash or list exists: the key is gone
+            else if (!sample.isError())
+                m_round.guesser->learn(m_shapes[i], r.type);
+        }
         if (n > 0 && mine[0].isError() && r.problem.isEmpty())
             r.problem = mine[0].text();
         const Policy *policy = findPolicy(policies, r.key);
@@ -131,6 +276,16 @@ KeyRoundResult KeyRoundReader::takeSamples(Reply *sampleReplies)
                           policy ? policy->format : QString(), policy ? policy->spec.windowUs : 0);
         const auto [efrom, en] = m_sampledExtra[i];
         m_out.alsoSampled[i].assign(std::make_move_iterator(sampleReplies + efrom), std::make_move_iterator(sampleReplies + efrom + en));
+    }
+    if (wrongGuesses) {
+        // Guessed keys have no extras: only their records go.
+        size_t kept = 0;
+        for (size_t i = 0; i < m_out.records.size(); ++i)
+            if (m_guessed[i] != 2)
+                m_out.records[kept++] = std::move(m_out.records[i]);
+        m_out.records.resize(kept);
+        m_out.alsoRead.resize(kept);
+        m_out.alsoSampled.resize(kept);
     }
     return std::move(m_out);
 }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace ratescope {
@@ -19,6 +20,34 @@ struct KeyRecord {
     qint64 memory = -1; // MEMORY USAGE in bytes; -1 when not asked for, or refused
     KeyClass kind;
     QString problem; // the server's refusal of TYPE or of the format sample, if any
+};
+
+// Guesses a key's type from the keys of the same shape read before, so that a large, regular
+// keyspace needs no TYPE per key: the sample command of the guessed type goes out at once and
+// its reply proves the guess (a WRONGTYPE error sends the key back to be typed). A shape is
+// the key with every segment (between : / { } | . , ; = @ - _ and space) that holds a digit
+// made one placeholder, so "svc:log:42" and "svc:log:7" are alike; a shape is guessed once
+// its last two keys had the same type. At most kShapes shapes are remembered (the keys of
+// other shapes are then typed).
+class TypeGuesser {
+public:
+    static constexpr size_t kShapes = 10000;
+    using Shape = quint64; // a hash of the shape: two shapes alike by chance cost a wrong guess, no more
+    static Shape shapeOf(const QByteArray &key);
+    // The type to guess for a key of this shape; empty for none.
+    QByteArray guess(Shape shape);
+    // A key of this shape has this type (read with TYPE, or a guess its sample proved).
+    void learn(Shape shape, const QByteArray &type);
+
+private:
+    struct Seen {
+        int type = 0; // index into the guessable types
+        int streak = 0;
+    };
+    Seen *find(Shape shape);
+    std::unordered_map<Shape, Seen> m_shapes;
+    Shape m_lastShape = 0; // a page's keys mostly share a shape: the last one looked up
+    Seen *m_last = nullptr;
 };
 
 // What a batch of keys is: one pipeline of TYPE, PTTL (unless off; and MEMORY USAGE), then one of the
@@ -37,12 +66,19 @@ struct KeyRound {
     // replies come back per key in KeyRoundResult::alsoRead / alsoSampled.
     std::function<std::vector<Command>(const QByteArray &key)> alsoRead;
     std::function<std::vector<Command>(const KeyRecord &record)> alsoSample;
+    // Types guessed by key shape (only for rounds without ttl, memory, alsoRead, alsoSample):
+    // a guessed key gets no TYPE, its sample going in the first round instead; one whose guess
+    // was wrong is left out of the records and named in KeyRoundResult::retry, to be read
+    // again with TYPE.
+    TypeGuesser *guesser = nullptr;
 };
 struct KeyRoundResult {
     std::vector<KeyRecord> records;
     qint64 nowUs = 0;
     std::vector<std::vector<Reply>> alsoRead;    // per key
     std::vector<std::vector<Reply>> alsoSampled; // per key
+    std::vector<QByteArray> retry;               // guessed wrong (see KeyRound::guesser)
+    size_t typed = 0;                            // keys read with TYPE (the others' types guessed)
 };
 KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArray> &keys, const KeyRound &round);
 
@@ -52,7 +88,8 @@ KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArr
 // samples' commands and their replies, which give the result. `round` must outlive it.
 class KeyRoundReader {
 public:
-    KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round);
+    // The first `typed` keys are never guessed (keys sent back to be typed).
+    KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round, size_t typed = 0);
     std::vector<Command> firstCommands();
     void takeFirst(Reply *replies); // moved from
     std::vector<Command> sampleCommands();
@@ -63,6 +100,11 @@ private:
     const KeyRound &m_round;
     KeyRoundResult m_out;
     std::vector<std::pair<size_t, size_t>> m_extra, m_ranges, m_sampledExtra; // per key: first reply, count
+    size_t m_typed = 0;
+    std::vector<TypeGuesser::Shape> m_shapes;             // per key, when guessing: its shape
+    std::vector<char> m_guessed;                          // per key: its type was guessed, not asked, and its sample read in round 1
+    std::vector<Reply> m_early;                           // those samples' replies
+    std::vector<std::pair<size_t, size_t>> m_earlyRanges; // per key: its sample's replies in m_early
 };
 
 class KeyScanner {

@@ -56,6 +56,9 @@ private Q_SLOTS:
     void slidingBucketsRateFromTheirBuckets();
     void samplingSaysItsSampleSize();
     void aFailedScanStaysFailed();
+    void keysOfOneShapeShareAType();
+    void aWrongGuessIsTypedAgain();
+    void aPassOfMixedShapesFindsEveryLimiter();
     void fillAndDenyingNow();
     void cliJsonAndTable();
     void cliRefusesBadInput_data();
@@ -213,6 +216,9 @@ void TestTop::samplingSaysItsSampleSize()
     const HotPass whole = HotScanner(options).run(*m_conn, [] {});
     QVERIFY(!whole.sampled);
     QCOMPARE(whole.scanned, 10000);
+    // Five shapes of keys, each of one type: from the second page of 1,000 on, no key is typed.
+    QVERIFY2(whole.typed <= 1100, qPrintable(QString::number(whole.typed)));
+    QCOMPARE(whole.guessedWrong, 0);
 }
 
 // A pass whose SCAN is refused half way (the user loses SCAN between two steps, as the console
@@ -237,6 +243,122 @@ void TestTop::aFailedScanStaysFailed()
     QVERIFY(!scanner.scanDone());
     QCOMPARE(c.command({"ECHO", "after"}).bytes(), QByteArray("after"));
     m_conn->command({"ACL", "DELUSER", "scanner"});
+}
+
+void TestTop::keysOfOneShapeShareAType()
+{
+    auto same = [](const char *a, const char *b) { return TypeGuesser::shapeOf(a) == TypeGuesser::shapeOf(b); };
+    QVERIFY(same("svc:log:42", "svc:log:7"));
+    QVERIFY(same("rate_limit:{t42}:3", "rate_limit:{t7}:12"));
+    QVERIFY(same("user:9f86d081:rl", "user:abc1:rl"));
+    QVERIFY(same("svc:cnt:5:29431", "svc:cnt:61:29432"));
+    QVERIFY(!same("svc:log:42", "svc:fw:42"));
+    QVERIFY(!same("a:b", "a:c"));
+    QVERIFY(!same("k:1", "k:1:x"));
+    QVERIFY(!same("k:1", "k1:1"));
+
+    TypeGuesser g;
+    const TypeGuesser::Shape shape = TypeGuesser::shapeOf("k:1");
+    QCOMPARE(g.guess(shape), QByteArray()); // nothing seen
+    g.learn(shape, "zset");
+    QCOMPARE(g.guess(shape), QByteArray()); // once is not a pattern
+    g.learn(shape, "zset");
+    QCOMPARE(g.guess(shape), QByteArray("zset"));
+    g.learn(shape, "hash"); // the pattern broke: no guess until it holds again
+    QCOMPARE(g.guess(shape), QByteArray());
+    g.learn(shape, "hash");
+    QCOMPARE(g.guess(shape), QByteArray("hash"));
+    const TypeGuesser::Shape sets = TypeGuesser::shapeOf("s:1");
+    g.learn(sets, "set"); // no sample proves a set: always typed
+    g.learn(sets, "set");
+    QCOMPARE(g.guess(sets), QByteArray());
+}
+
+// A round whose keys' type is guessed sends their samples in place of TYPE; the sample proves
+// the guess, shows a key gone, or (WRONGTYPE) sends the key back to be typed, out of the
+// records.
+void TestTop::aWrongGuessIsTypedAgain()
+{
+    const qint64 now = m_conn->command({"TIME"})[0].toInteger() * kSecond;
+    m_conn->command({"ZADD", "k:1", QByteArray::number(now), "a"});
+    m_conn->command({"HSET", "k:2", "w", "1", "n", "2"});
+    TypeGuesser g;
+    g.learn(TypeGuesser::shapeOf("k:0"), "zset");
+    g.learn(TypeGuesser::shapeOf("k:0"), "zset");
+    KeyRound round;
+    round.ttl = false;
+    round.guesser = &g;
+    KeyRoundReader reader({"k:1", "k:2", "k:3", "k:4"}, round, 1); // k:1 is to be typed
+    const std::vector<Command> first = reader.firstCommands();
+    QCOMPARE(first.size(), size_t(5)); // TIME, TYPE k:1, the samples of k:2, k:3, k:4
+    QCOMPARE(first[1], (Command{"TYPE", "k:1"}));
+    QCOMPARE(first[2].front(), QByteArray("ZRANGE"));
+    std::vector<Reply> replies = m_conn->pipeline(first);
+    reader.takeFirst(replies.data());
+    replies = m_conn->pipeline(reader.sampleCommands());
+    QCOMPARE(replies.size(), size_t(1)); // only k:1's sample is left
+    const KeyRoundResult read = reader.takeSamples(replies.data());
+    QCOMPARE(read.typed, size_t(1));
+    QCOMPARE(read.retry, std::vector<QByteArray>{"k:2"});
+    QCOMPARE(read.records.size(), size_t(3));
+    QCOMPARE(read.records[0].key, QByteArray("k:1"));
+    QCOMPARE(read.records[0].type, QByteArray("zset"));
+    QCOMPARE(read.records[0].kind.format, KeyFormat::ForeignSlidingLog); // as read with TYPE
+    QCOMPARE(read.records[1].key, QByteArray("k:3"));
+    QCOMPARE(read.records[1].type, QByteArray("none")); // gone: an empty zset cannot exist
+    QCOMPARE(read.records[2].key, QByteArray("k:4"));
+    QVERIFY(!read.records[2].kind.isLimiter());
+}
+
+// One shape for limiters of two kinds and application strings, in the order SCAN gives: the
+// keys guessed wrong are typed again, and the pass finds every limiter once, with its format,
+// whether it runs at once or paused after each page.
+void TestTop::aPassOfMixedShapesFindsEveryLimiter()
+{
+    const qint64 now = m_conn->command({"TIME"})[0].toInteger() * kSecond;
+    std::vector<Command> fill;
+    for (int i = 0; i < 600; ++i) {
+        const QByteArray key = "mix:" + QByteArray::number(i);
+        if (i % 20 == 7)
+            fill.push_back({"ZADD", key, QByteArray::number(now - i), "m"});
+        else if (i % 20 == 13)
+            fill.push_back({"SET", key, "some text"});
+        else
+            fill.push_back({"HSET", key, "w", "1", "n", "2"});
+    }
+    m_conn->pipeline(fill);
+    // What each key is, typed one by one.
+    std::vector<QByteArray> keys;
+    for (int i = 0; i < 600; ++i)
+        keys.push_back("mix:" + QByteArray::number(i));
+    KeyRound typedRound;
+    typedRound.nowUs = now;
+    typedRound.ttl = false;
+    std::map<QByteArray, KeyFormat> expected;
+    for (const KeyRecord &r : readKeyRecords(*m_conn, keys, typedRound).records)
+        if (r.kind.isLimiter())
+            expected.emplace(r.key, r.kind.format);
+    QCOMPARE(expected.size(), size_t(570));
+    for (const bool paused : {false, true}) {
+        HotOptions options;
+        options.scanCount = 25;
+        options.nowUs = now;
+        HotScanner scanner(options);
+        while (!scanner.scan(*m_conn, [paused] { return paused; })) {
+        }
+        const HotPass pass = scanner.secondRead(*m_conn);
+        QCOMPARE(pass.scanned, 600);
+        QCOMPARE(pass.limiters.size(), size_t(570));
+        std::map<QByteArray, KeyFormat> found;
+        for (const HotLimiter &l : pass.limiters)
+            found.emplace(l.key, l.kind.format);
+        QVERIFY(found == expected); // each once, as typed
+        QCOMPARE(found["mix:7"], KeyFormat::ForeignSlidingLog);
+        QCOMPARE(found["mix:8"], KeyFormat::FixedWindow);
+        QVERIFY(pass.typed < pass.scanned);       // some types guessed
+        QVERIFY(pass.guessedWrong > 0);           // the other kinds, among the hashes
+        QVERIFY(pass.typed >= pass.guessedWrong); // each typed again
+    }
 }
 
 // With limits (a policy), fill is used / limit and denying-now lists exactly the full ones.

@@ -141,18 +141,22 @@ int main(int argc, char **argv)
         HotScanner hot(o);
         while (!hot.scan(c)) {
         }
-        const double scanS = double(t.nsecsElapsed()) / 1e9;
+        const double scanS = double(t.nsecsElapsed()) / 1e9, scanCpu = clientCpu() - client0;
         hot.firstRead(c);
-        const double firstS = double(t.nsecsElapsed()) / 1e9;
+        const double firstS = double(t.nsecsElapsed()) / 1e9, firstCpu = clientCpu() - client0 - scanCpu;
         HotPass pass = hot.secondRead(c);
-        const double secondS = double(t.nsecsElapsed()) / 1e9;
+        const double secondS = double(t.nsecsElapsed()) / 1e9, secondCpu = clientCpu() - client0 - scanCpu - firstCpu;
         HotScanner::rank(pass.limiters, HotOrder::Rate, 20);
         HotScanner::readUsage(c, pass.limiters, pass.nowUs);
         const double seconds = double(t.nsecsElapsed()) / 1e9;
         const double client = clientCpu() - client0, serverSide = serverCpu(c) - server0;
-        std::printf("  CPU: client %.2f s, server %.2f s\n", client, serverSide);
-        std::printf("  phases: scan+classify %.2f s, first read %.2f s, second read %.2f s, rank+peek %.2f s\n", scanS, firstS - scanS,
-                    secondS - firstS, seconds - secondS);
+        std::printf("  CPU: client %.2f s, server %.2f s (the server alone allows at most %.0f keys/s)\n", client, serverSide,
+                    double(pass.scanned) / serverSide);
+        std::printf("  types: %lld of %lld keys asked with TYPE, the others guessed by shape (%lld wrongly, then asked)\n", pass.typed,
+                    pass.scanned, pass.guessedWrong);
+        std::printf(
+            "  phases (client CPU): scan+classify %.2f s (%.2f), first read %.2f s (%.2f), second read %.2f s (%.2f), rank+peek %.2f s\n",
+            scanS, scanCpu, firstS - scanS, firstCpu, secondS - firstS, secondCpu, seconds - secondS);
         const char *what[] = {"top --by rate, full pass", "  the same, no policies", "top --by rate, default sample"};
         std::printf("%-30s %6.2f s   %9.0f keys/s   (%lld scanned, %s)\n", what[run], seconds, double(pass.scanned) / seconds, pass.scanned,
                     pass.sampled ? qPrintable(QStringLiteral("a sample of %1").arg(pass.sampleSize)) : "every key");
