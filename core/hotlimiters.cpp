@@ -49,37 +49,47 @@ qint64 counterWindowUs(const HotLimiter &l)
     return l.kind.windowSeconds ? l.kind.windowSeconds * 1000000 : l.spec ? l.spec->windowUs : 0;
 }
 
-// The commands that read a counter-like limiter's state (nothing for the others). A counter
-// window's two windows: one MGET, or (on a cluster, where they may be in two slots) two GETs.
-std::vector<Command> stateCommands(const HotLimiter &l, qint64 nowUs, bool cluster)
+// Appends the commands that read a counter-like limiter's state (nothing for the others);
+// how many. A counter window's two windows: one MGET, or (on a cluster, where they may be in
+// two slots) two GETs.
+size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint64 nowUs, bool cluster)
 {
     switch (l.kind.format) {
     case KeyFormat::FixedWindow:
-        return {{QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("w"), QByteArrayLiteral("n")}};
+        out.push_back({QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("w"), QByteArrayLiteral("n")});
+        return 1;
     case KeyFormat::SlidingCounter:
-        return {{QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("w"), QByteArrayLiteral("c")}};
+        out.push_back({QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("w"), QByteArrayLiteral("c")});
+        return 1;
     case KeyFormat::TokenBucket:
-        return {{QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("tk"), QByteArrayLiteral("fr"), QByteArrayLiteral("ts")}};
+        out.push_back({QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("tk"), QByteArrayLiteral("fr"), QByteArrayLiteral("ts")});
+        return 1;
     case KeyFormat::Gcra:
-        return {{QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("tat"), QByteArrayLiteral("f")}};
+        out.push_back({QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("tat"), QByteArrayLiteral("f")});
+        return 1;
     case KeyFormat::SlidingBuckets:
-        return {{QByteArrayLiteral("HGETALL"), l.key}};
+        out.push_back({QByteArrayLiteral("HGETALL"), l.key});
+        return 1;
     case KeyFormat::CounterWindow: {
         const qint64 w = counterWindowUs(l);
         if (w <= 0)
-            return {};
+            return 0;
         const qint64 id = nowUs / w;
         QByteArray current = l.key + ":" + QByteArray::number(id), previous = l.key + ":" + QByteArray::number(id - 1);
-        if (!cluster)
-            return {{QByteArrayLiteral("MGET"), std::move(current), std::move(previous)}};
-        return {{QByteArrayLiteral("GET"), std::move(current)}, {QByteArrayLiteral("GET"), std::move(previous)}};
+        if (!cluster) {
+            out.push_back({QByteArrayLiteral("MGET"), std::move(current), std::move(previous)});
+            return 1;
+        }
+        out.push_back({QByteArrayLiteral("GET"), std::move(current)});
+        out.push_back({QByteArrayLiteral("GET"), std::move(previous)});
+        return 2;
     }
     default:
-        return {};
+        return 0;
     }
 }
 
-// replies: the n replies to stateCommands(l, nowUs, ...).
+// replies: the n replies to appendStateCommands(..., l, nowUs, ...).
 CounterState stateOf(const HotLimiter &l, const Reply *replies, size_t n, qint64 nowUs)
 {
     CounterState s;
@@ -280,6 +290,7 @@ bool HotScanner::scan(Connection &connection, const std::function<bool()> &pause
     } catch (...) {
         m_failure = std::current_exception();
         m_ahead.reset();
+        m_nextScan.reset();
         // The overlapped reads may have left replies in flight, which would answer whatever
         // this connection is asked next.
         if (!connection.isCluster())
@@ -312,11 +323,10 @@ bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &
         pass.limiters.reserve(size_t(std::min(pass.keysInDatabase, m_options.sampleAbove)));
         readAhead(connection);
     }
-    // Page by page, one ahead: the samples of a page go with the next page's SCAN; the next
-    // page's first round (TYPE) is sent before this page is classified, so the server reads it
-    // meanwhile. Between calls nothing is in flight (the next page waits with its types read).
-    // A cluster's SCAN walks its masters behind one cursor, which only whole pipelines do: there
-    // each round is a pipeline of its own.
+    // Page by page, one ahead. Between calls nothing is in flight: the next page waits with
+    // its first round read (and, on one server, the SCAN reply after it in hand). A cluster's
+    // SCAN walks its masters behind one cursor, which only whole pipelines do: there each
+    // round is a pipeline of its own.
     const bool overlap = !connection.isCluster();
     while (m_ahead && !overlap) {
         std::unique_ptr<KeyRoundReader> page = std::move(m_ahead);
@@ -329,31 +339,40 @@ bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &
         if (pause && pause())
             break;
     }
+    // One server: what the server reads next is sent before a page is classified. Each step
+    // sends the page's remaining samples (keys asked with TYPE), the next page's first round
+    // (from the SCAN reply in hand) and the SCAN after that; it classifies the page while the
+    // server works on them, then takes the next page's first round and that SCAN's reply
+    // (kept for the next step, or the next call).
+    if (m_ahead && overlap && !m_nextScan && !scanExhausted())
+        m_nextScan = connection.command(scanCommand());
     while (m_ahead && overlap) {
         std::unique_ptr<KeyRoundReader> page = std::move(m_ahead);
         std::vector<Command> commands = page->sampleCommands();
         const size_t samples = commands.size();
-        const bool more = !scanExhausted();
+        if (m_nextScan)
+            m_ahead = scanPage(connection, *std::exchange(m_nextScan, std::nullopt));
+        size_t firstCount = 0;
+        if (m_ahead) {
+            std::vector<Command> first = m_ahead->firstCommands();
+            firstCount = first.size();
+            std::move(first.begin(), first.end(), std::back_inserter(commands));
+        }
+        const bool more = m_ahead && !scanExhausted();
         if (more)
             commands.push_back(scanCommand());
         if (!commands.empty())
             connection.send(commands);
         std::vector<Reply> replies = connection.receive(samples);
-        size_t nextCommands = 0;
-        if (more) {
-            m_ahead = scanPage(connection, connection.receive()); // the next page, while this one is classified
-            std::vector<Command> first = m_ahead->firstCommands();
-            nextCommands = first.size();
-            if (!first.empty())
-                connection.send(first);
-        }
         addLimiters(page->takeSamples(replies.data()));
         if (m_ahead) {
-            std::vector<Reply> first = connection.receive(nextCommands);
+            std::vector<Reply> first = connection.receive(firstCount);
             m_ahead->takeFirst(first.data());
-        } else if (!m_retry.empty()) {
-            readRetries(connection); // the scan is over; the keys guessed wrong on its last page
         }
+        if (more)
+            m_nextScan = connection.receive();
+        else if (!m_ahead && !m_retry.empty())
+            readRetries(connection); // the scan is over; the keys guessed wrong on its last pages
         if (pause && pause())
             break;
     }
@@ -419,9 +438,8 @@ void HotScanner::addLimiters(KeyRoundResult &&read)
         l.kind = rec.kind;
         l.key = rec.kind.subject(rec.key);
         if (rec.kind.format == KeyFormat::CounterWindow || rec.kind.format == KeyFormat::Library) {
-            if (m_bases.contains(l.key))
+            if (!m_bases.insert(l.key).second)
                 continue; // another window (or key) of a limiter already found
-            m_bases.insert(l.key);
         }
         const Policy *p = findPolicy(policies, l.key);
         if (p) {
@@ -443,7 +461,7 @@ bool HotScanner::scanExhausted() const
 
 bool HotScanner::scanDone() const
 {
-    return m_started && !m_ahead && m_retry.empty() && scanExhausted();
+    return m_started && !m_ahead && !m_nextScan && m_retry.empty() && scanExhausted();
 }
 
 namespace {
@@ -471,7 +489,7 @@ private:
 // chunk once all of its replies are taken.
 struct SweepSteps {
     std::function<qint64()> now;
-    std::function<std::vector<Command>(size_t limiter, qint64 t)> reads;
+    std::function<size_t(size_t limiter, qint64 t, std::vector<Command> &out)> reads; // appends; how many
     std::function<void(size_t limiter, qint64 t, const Reply *replies, size_t n)> take;
     std::function<void(size_t from, size_t to, qint64 t)> chunkDone;
 };
@@ -507,12 +525,10 @@ void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps 
             chunk.to = std::min(count, from + kChunk);
             chunk.t = steps.now();
             std::vector<Command> commands;
-            for (size_t i = chunk.from; i < chunk.to; ++i) {
-                std::vector<Command> mine = steps.reads(i, chunk.t);
-                chunk.counts.push_back(mine.size());
-                for (Command &c : mine)
-                    commands.push_back(std::move(c));
-            }
+            commands.reserve(chunk.to - chunk.from);
+            chunk.counts.reserve(chunk.to - chunk.from);
+            for (size_t i = chunk.from; i < chunk.to; ++i)
+                chunk.counts.push_back(steps.reads(i, chunk.t, commands));
             chunk.replies = commands.size();
             if (!overlap) {
                 take(chunk, commands.empty() ? std::vector<Reply>{} : connection.pipeline(commands));
@@ -551,9 +567,9 @@ void HotScanner::firstRead(Connection &connection)
     const SweepClock clock(connection);
     SweepSteps steps;
     steps.now = [&] { return clock.nowUs(); };
-    steps.reads = [&](size_t i, qint64 t1) {
-        return usesTwoReads(pass.limiters[i].kind.format) ? stateCommands(pass.limiters[i], t1, connection.isCluster())
-                                                          : std::vector<Command>{};
+    const bool cluster = connection.isCluster();
+    steps.reads = [&](size_t i, qint64 t1, std::vector<Command> &out) {
+        return usesTwoReads(pass.limiters[i].kind.format) ? appendStateCommands(out, pass.limiters[i], t1, cluster) : 0;
     };
     steps.take = [&](size_t i, qint64 t1, const Reply *replies, size_t n) {
         m_first[i] = stateOf(pass.limiters[i], replies, n, t1);
@@ -579,24 +595,37 @@ HotPass HotScanner::secondRead(Connection &connection)
     std::vector<size_t> targetOf;
     SweepSteps steps;
     steps.now = [&] { return snapshot ? *m_options.nowUs : clock->nowUs(); };
-    steps.reads = [&](size_t i, qint64 t2) {
-        const HotLimiter &l = pass.limiters[i];
-        std::vector<Command> mine;
-        if (usesTwoReads(l.kind.format)) {
-            mine = stateCommands(l, t2, connection.isCluster());
-        } else if (isLog(l.kind.format)) {
-            // Entries admitted between the two reads (scores in (t1, t2]); with an explicit now,
-            // in the interval before it.
-            const qint64 since = snapshot ? t2 - m_options.intervalUs : m_firstAt[i];
-            const double unit = l.kind.format == KeyFormat::SlidingLog ? 1.0 : double(scoreUnitUs(l.kind.unit));
-            if (unit > 0) {
-                auto score = [unit](qint64 us) {
-                    return unit == 1.0 ? QByteArray::number(us) : QByteArray::number(double(us) / unit, 'f', 6);
-                };
-                mine.push_back({QByteArrayLiteral("ZCOUNT"), l.key, "(" + score(since), score(t2)});
+    const bool cluster = connection.isCluster();
+    // A chunk's logs share their bounds (the times of their chunks' two reads): the texts of
+    // the last ones made, kept.
+    struct Bound {
+        qint64 us = -1;
+        double unit = 0;
+        QByteArray text;
+        const QByteArray &of(qint64 t, double u, bool exclusive)
+        {
+            if (t != us || u != unit) {
+                us = t, unit = u;
+                text = (exclusive ? QByteArrayLiteral("(") : QByteArray()) +
+                       (u == 1.0 ? QByteArray::number(t) : QByteArray::number(double(t) / u, 'f', 6));
             }
+            return text;
         }
-        return mine;
+    } from, to;
+    steps.reads = [&](size_t i, qint64 t2, std::vector<Command> &out) -> size_t {
+        const HotLimiter &l = pass.limiters[i];
+        if (usesTwoReads(l.kind.format))
+            return appendStateCommands(out, l, t2, cluster);
+        if (!isLog(l.kind.format))
+            return 0;
+        // Entries admitted between the two reads (scores in (t1, t2]); with an explicit now,
+        // in the interval before it.
+        const qint64 since = snapshot ? t2 - m_options.intervalUs : m_firstAt[i];
+        const double unit = l.kind.format == KeyFormat::SlidingLog ? 1.0 : double(scoreUnitUs(l.kind.unit));
+        if (unit <= 0)
+            return 0;
+        out.push_back({QByteArrayLiteral("ZCOUNT"), l.key, from.of(since, unit, true), to.of(t2, unit, false)});
+        return 1;
     };
     steps.take = [&](size_t i, qint64 t2, const Reply *mine, size_t n) {
         HotLimiter &l = pass.limiters[i];
@@ -617,7 +646,7 @@ HotPass HotScanner::secondRead(Connection &connection)
             targets.push_back(usageTarget(l));
             targetOf.push_back(i);
         }
-        if (connection.isCluster()) {
+        if (cluster) {
             if (const auto place = connection.placementOf(l.key))
                 l.master = addressText(place->master);
         } else if (!pass.masters.empty()) {
@@ -636,11 +665,19 @@ HotPass HotScanner::secondRead(Connection &connection)
         targetOf.clear();
     };
     sweep(connection, pass.limiters.size(), !m_options.readUsage, steps);
+    // Limiters come grouped by master (there is one, unless on a cluster, whose SCAN walks
+    // the masters in turn): the last one found is looked at first.
+    const QString *lastAddress = nullptr;
+    HotMaster *lastMaster = nullptr;
     for (const HotLimiter &l : pass.limiters) {
-        const auto found = masterIndex.find(l.master);
-        if (found == masterIndex.end())
+        if (!lastAddress || *lastAddress != l.master) {
+            const auto found = masterIndex.constFind(l.master);
+            lastAddress = &l.master;
+            lastMaster = found == masterIndex.cend() ? nullptr : &pass.masters[*found];
+        }
+        if (!lastMaster)
             continue;
-        HotMaster &m = pass.masters[*found];
+        HotMaster &m = *lastMaster;
         ++m.limiters;
         m.rate += l.rate().value_or(0);
         m.denying += l.denyingNow() ? 1 : 0;

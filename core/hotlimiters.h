@@ -8,12 +8,12 @@
 #include "policy.h"
 #include "usage.h"
 
-#include <QSet>
-
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace ratescope {
@@ -160,12 +160,19 @@ private:
     KeyRound m_round; // how the pages are read (no PTTL; types guessed by key shape)
     TypeGuesser m_guesser;
     std::vector<QByteArray> m_retry;         // keys to read again with TYPE, with the next page
+    std::optional<Reply> m_nextScan;         // one server: the reply of the SCAN after m_ahead
     std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read
     bool m_started = false;
     bool m_scanOver = false;
     std::exception_ptr m_failure; // what ended the scan, if it failed
     QByteArray m_cursor = "0";
-    QSet<QByteArray> m_bases; // counter windows: one limiter per base
+    struct KeyHash {
+        size_t operator()(const QByteArray &key) const noexcept
+        {
+            return std::hash<std::string_view>()({key.constData(), size_t(key.size())});
+        }
+    };
+    std::unordered_set<QByteArray, KeyHash> m_bases; // counter windows: one limiter per base
     std::vector<CounterState> m_first;
     std::vector<qint64> m_firstAt;
 };

@@ -141,11 +141,13 @@ int main(int argc, char **argv)
         HotScanner hot(o);
         while (!hot.scan(c)) {
         }
-        const double scanS = double(t.nsecsElapsed()) / 1e9, scanCpu = clientCpu() - client0;
+        const double scanS = double(t.nsecsElapsed()) / 1e9, scanCpu = clientCpu() - client0, scanServer = serverCpu(c) - server0;
         hot.firstRead(c);
-        const double firstS = double(t.nsecsElapsed()) / 1e9, firstCpu = clientCpu() - client0 - scanCpu;
+        const double firstS = double(t.nsecsElapsed()) / 1e9, firstCpu = clientCpu() - client0 - scanCpu,
+                     firstServer = serverCpu(c) - server0 - scanServer;
         HotPass pass = hot.secondRead(c);
-        const double secondS = double(t.nsecsElapsed()) / 1e9, secondCpu = clientCpu() - client0 - scanCpu - firstCpu;
+        const double secondS = double(t.nsecsElapsed()) / 1e9, secondCpu = clientCpu() - client0 - scanCpu - firstCpu,
+                     secondServer = serverCpu(c) - server0 - scanServer - firstServer;
         HotScanner::rank(pass.limiters, HotOrder::Rate, 20);
         HotScanner::readUsage(c, pass.limiters, pass.nowUs);
         const double seconds = double(t.nsecsElapsed()) / 1e9;
@@ -154,9 +156,10 @@ int main(int argc, char **argv)
                     double(pass.scanned) / serverSide);
         std::printf("  types: %lld of %lld keys asked with TYPE, the others guessed by shape (%lld wrongly, then asked)\n", pass.typed,
                     pass.scanned, pass.guessedWrong);
-        std::printf(
-            "  phases (client CPU): scan+classify %.2f s (%.2f), first read %.2f s (%.2f), second read %.2f s (%.2f), rank+peek %.2f s\n",
-            scanS, scanCpu, firstS - scanS, firstCpu, secondS - firstS, secondCpu, seconds - secondS);
+        std::printf("  phases (CPU s: client/server): scan+classify %.2f s (%.2f/%.2f), first read %.2f s (%.2f/%.2f), second read %.2f s "
+                    "(%.2f/%.2f), rank+peek %.2f s\n",
+                    scanS, scanCpu, scanServer, firstS - scanS, firstCpu, firstServer, secondS - firstS, secondCpu, secondServer,
+                    seconds - secondS);
         const char *what[] = {"top --by rate, full pass", "  the same, no policies", "top --by rate, default sample"};
         std::printf("%-30s %6.2f s   %9.0f keys/s   (%lld scanned, %s)\n", what[run], seconds, double(pass.scanned) / seconds, pass.scanned,
                     pass.sampled ? qPrintable(QStringLiteral("a sample of %1").arg(pass.sampleSize)) : "every key");
