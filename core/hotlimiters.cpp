@@ -461,7 +461,7 @@ bool HotScanner::scanExhausted() const
 
 bool HotScanner::scanDone() const
 {
-    return m_started && !m_ahead && !m_nextScan && m_retry.empty() && scanExhausted();
+    return m_started && !m_failure && !m_ahead && !m_nextScan && m_retry.empty() && scanExhausted();
 }
 
 namespace {
@@ -665,8 +665,8 @@ HotPass HotScanner::secondRead(Connection &connection)
         targetOf.clear();
     };
     sweep(connection, pass.limiters.size(), !m_options.readUsage, steps);
-    // Limiters come grouped by master (there is one, unless on a cluster, whose SCAN walks
-    // the masters in turn): the last one found is looked at first.
+    // Limiters mostly come in runs of one master (there is one, unless on a cluster, whose SCAN
+    // walks the masters in turn): the last master found is tried first.
     const QString *lastAddress = nullptr;
     HotMaster *lastMaster = nullptr;
     for (const HotLimiter &l : pass.limiters) {

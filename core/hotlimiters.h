@@ -159,7 +159,7 @@ private:
     HotPass m_pass;
     KeyRound m_round; // how the pages are read (no PTTL; types guessed by key shape)
     TypeGuesser m_guesser;
-    std::vector<QByteArray> m_retry;         // keys to read again with TYPE, with the next page
+    std::vector<QByteArray> m_retry;         // keys to read again with TYPE, with a later page (or after the last)
     std::optional<Reply> m_nextScan;         // one server: the reply of the SCAN after m_ahead
     std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read
     bool m_started = false;

@@ -104,22 +104,27 @@ TypeGuesser::Seen *TypeGuesser::find(Shape shape)
 QByteArray TypeGuesser::guess(Shape shape)
 {
     const Seen *seen = find(shape);
-    return seen && seen->streak >= 2 ? kGuessable[seen->type] : QByteArray();
+    return seen && seen->type >= 0 && seen->streak >= 2 ? kGuessable[seen->type] : QByteArray();
 }
 
 void TypeGuesser::learn(Shape shape, const QByteArray &type)
 {
+    if (type == "none" || type == "?")
+        return; // gone, or not known: says nothing of the shape
     const auto known = std::find(std::begin(kGuessable), std::end(kGuessable), type);
-    if (known == std::end(kGuessable))
-        return;
-    const int index = int(known - std::begin(kGuessable));
+    // A type no sample proves (a set, a stream, a module's) breaks the shape's streak for good
+    // measure: its keys are typed until two in a row have one guessable type again.
+    const int index = known == std::end(kGuessable) ? -1 : int(known - std::begin(kGuessable));
     Seen *seen = find(shape);
     if (!seen) {
         if (m_shapes.size() < kShapes)
-            m_shapes.emplace(shape, Seen{index, 1});
+            m_shapes.emplace(shape, Seen{index, index < 0 ? 0 : 1});
         return;
     }
-    if (seen->type == index) {
+    if (index < 0) {
+        seen->type = index;
+        seen->streak = 0;
+    } else if (seen->type == index) {
         seen->streak = std::min(seen->streak + 1, 1 << 20);
     } else {
         seen->type = index;
@@ -151,8 +156,7 @@ std::vector<Command> KeyRoundReader::firstCommands()
     meta.reserve(1 + m_keys.size() * (perKey + 1));
     if (!m_round.nowUs)
         meta.push_back({"TIME"});
-    TypeGuesser *guesser =
-        m_round.guesser && !m_round.ttl && !m_round.memory && !m_round.alsoRead && !m_round.alsoSample ? m_round.guesser : nullptr;
+    TypeGuesser *guesser = m_round.guesser && !m_round.alsoRead && !m_round.alsoSample ? m_round.guesser : nullptr;
     m_guessed.assign(m_keys.size(), 0);
     if (guesser)
         m_shapes.resize(m_keys.size());
@@ -165,6 +169,10 @@ std::vector<Command> KeyRoundReader::firstCommands()
             if (!m_out.records[i].type.isEmpty()) {
                 // Its sample goes now, in place of TYPE.
                 m_guessed[i] = 1;
+                if (m_round.ttl)
+                    meta.push_back({QByteArrayLiteral("PTTL"), key});
+                if (m_round.memory)
+                    meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
                 appendNoted(meta, ratescope::sampleCommands(key, m_out.records[i].type), m_extra);
                 continue;
             }
@@ -184,7 +192,6 @@ void KeyRoundReader::takeFirst(Reply *metaReplies)
 {
     if (m_keys.empty())
         return;
-    const size_t perKey = 1 + (m_round.ttl ? 1 : 0) + (m_round.memory ? 1 : 0);
     const size_t first = m_round.nowUs ? 0 : 1;
     if (!m_round.nowUs) {
         // TIME is not in @read: a read-only user's windows are read on this machine's clock.
@@ -192,11 +199,25 @@ void KeyRoundReader::takeFirst(Reply *metaReplies)
         m_out.nowUs = !time.isError() && time.size() == 2 ? time[0].toInteger() * 1000000 + time[1].toInteger()
                                                           : QDateTime::currentMSecsSinceEpoch() * 1000;
     }
+    // PTTL and MEMORY USAGE, from `at` on.
+    auto readMeta = [&](KeyRecord &r, size_t at) {
+        if (m_round.ttl) {
+            const Reply &ttl = metaReplies[at];
+            r.pttlMs = ttl.isInteger() ? ttl.integer() : -3;
+        }
+        if (m_round.memory) {
+            const Reply &mem = metaReplies[at + (m_round.ttl ? 1 : 0)];
+            r.memory = mem.isInteger() ? mem.integer() : -1;
+        }
+    };
     size_t at = first;
+    m_early.clear();
+    m_earlyRanges.clear();
     for (size_t i = 0; i < m_keys.size(); ++i) {
         KeyRecord &r = m_out.records[i];
         r.key = m_keys[i];
         if (m_guessed[i]) {
+            readMeta(r, at);
             const auto [from, n] = m_extra[i];
             m_earlyRanges.emplace_back(m_early.size(), n);
             m_early.insert(m_early.end(), std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
@@ -210,14 +231,7 @@ void KeyRoundReader::takeFirst(Reply *metaReplies)
             r.problem = type.text();
         else if (!m_shapes.empty())
             m_round.guesser->learn(m_shapes[i], r.type);
-        if (m_round.ttl) {
-            const Reply &ttl = metaReplies[at + 1];
-            r.pttlMs = ttl.isInteger() ? ttl.integer() : -3;
-        }
-        if (m_round.memory) {
-            const Reply &mem = metaReplies[at + perKey - 1];
-            r.memory = mem.isInteger() ? mem.integer() : -1;
-        }
+        readMeta(r, at + 1);
         const auto [from, n] = m_extra[i];
         m_out.alsoRead[i].assign(std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
         at = from + n;
@@ -264,8 +278,8 @@ KeyRoundResult KeyRoundReader::takeSamples(Reply *sampleReplies)
                 wrongGuesses = true;
                 continue;
             }
-            if ((sample.isArray() && sample.size() == 0) || sample.isNil())
-                r.type = "none"; // no empty zset, hash or list exists: the key is gone
+            if (r.pttlMs == -2 || (sample.isArray() && sample.size() == 0) || sample.isNil())
+                r.type = "none"; // gone (no empty zset, hash or list exists)
             else if (!sample.isError())
                 m_round.guesser->learn(m_shapes[i], r.type);
         }
@@ -281,8 +295,11 @@ KeyRoundResult KeyRoundReader::takeSamples(Reply *sampleReplies)
         // Guessed keys have no extras: only their records go.
         size_t kept = 0;
         for (size_t i = 0; i < m_out.records.size(); ++i)
-            if (m_guessed[i] != 2)
-                m_out.records[kept++] = std::move(m_out.records[i]);
+            if (m_guessed[i] != 2) {
+                if (kept != i)
+                    m_out.records[kept] = std::move(m_out.records[i]);
+                ++kept;
+            }
         m_out.records.resize(kept);
         m_out.alsoRead.resize(kept);
         m_out.alsoSampled.resize(kept);
@@ -336,7 +353,15 @@ std::vector<KeyRecord> KeyScanner::nextPage()
     round.nowUs = m_nowUs;
     round.memory = m_options.memory;
     round.policies = &m_options.policies;
-    return readKeyRecords(m_connection, keys, round).records;
+    round.guesser = &m_guesser;
+    KeyRoundResult read = readKeyRecords(m_connection, keys, round);
+    if (!read.retry.empty()) {
+        // Guessed wrong: typed now.
+        round.guesser = nullptr;
+        for (KeyRecord &r : readKeyRecords(m_connection, read.retry, round).records)
+            read.records.push_back(std::move(r));
+    }
+    return std::move(read.records);
 }
 
 } // namespace ratescope

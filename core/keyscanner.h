@@ -41,7 +41,7 @@ public:
 
 private:
     struct Seen {
-        int type = 0; // index into the guessable types
+        int type = 0; // index into the guessable types; -1: one that is not
         int streak = 0;
     };
     Seen *find(Shape shape);
@@ -66,10 +66,11 @@ struct KeyRound {
     // replies come back per key in KeyRoundResult::alsoRead / alsoSampled.
     std::function<std::vector<Command>(const QByteArray &key)> alsoRead;
     std::function<std::vector<Command>(const KeyRecord &record)> alsoSample;
-    // Types guessed by key shape (only for rounds without ttl, memory, alsoRead, alsoSample):
-    // a guessed key gets no TYPE, its sample going in the first round instead; one whose guess
-    // was wrong is left out of the records and named in KeyRoundResult::retry, to be read
-    // again with TYPE.
+    // Types guessed by key shape (only for rounds without alsoRead, alsoSample): a guessed key
+    // gets no TYPE, its sample going in the first round instead (with its PTTL, MEMORY USAGE);
+    // one whose guess was wrong is left out of the records and named in KeyRoundResult::retry,
+    // to be read again with TYPE. A key gone meanwhile reads as "none" from its PTTL (-2) or
+    // an empty sample; without PTTL, one guessed a string reads as an empty string.
     TypeGuesser *guesser = nullptr;
 };
 struct KeyRoundResult {
@@ -122,7 +123,9 @@ public:
 
     bool atEnd() const { return m_started && m_cursor == "0"; }
     // One SCAN call, then one pipelined round of TYPE + PTTL (+ MEMORY USAGE) and one of
-    // format samples. A page may be empty while the scan goes on.
+    // format samples; TYPE is left out where the keys of the same shape before had one type
+    // (TypeGuesser), the sample going in the first round. A page may be empty while the scan
+    // goes on.
     std::vector<KeyRecord> nextPage();
     qint64 scanned() const { return m_scanned; }
     qint64 nowUs() const { return m_nowUs; }
@@ -134,6 +137,7 @@ private:
     bool m_started = false;
     qint64 m_scanned = 0;
     qint64 m_nowUs = 0;
+    TypeGuesser m_guesser;
 };
 
 // The server's clock (TIME) in microseconds; this machine's clock for a user who may not

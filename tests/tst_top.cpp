@@ -4,6 +4,7 @@
 #include "connection.h"
 #include "errors.h"
 #include "hotlimiters.h"
+#include "keyscanner.h"
 #include "limiter.h"
 #include "policy.h"
 #include "testsupport.h"
@@ -59,6 +60,7 @@ private Q_SLOTS:
     void keysOfOneShapeShareAType();
     void aWrongGuessIsTypedAgain();
     void aPassOfMixedShapesFindsEveryLimiter();
+    void theKeyScannerGuessesAsItWouldType();
     void fillAndDenyingNow();
     void cliJsonAndTable();
     void cliRefusesBadInput_data();
@@ -272,6 +274,14 @@ void TestTop::keysOfOneShapeShareAType()
     g.learn(sets, "set"); // no sample proves a set: always typed
     g.learn(sets, "set");
     QCOMPARE(g.guess(sets), QByteArray());
+    g.learn(shape, "set"); // and one breaks a streak of guessable ones
+    QCOMPARE(g.guess(shape), QByteArray());
+    g.learn(shape, "none"); // a key gone says nothing
+    g.learn(shape, "zset");
+    QCOMPARE(g.guess(shape), QByteArray());
+    g.learn(shape, "none");
+    g.learn(shape, "zset");
+    QCOMPARE(g.guess(shape), QByteArray("zset"));
 }
 
 // A round whose keys' type is guessed sends their samples in place of TYPE; the sample proves
@@ -308,6 +318,92 @@ void TestTop::aWrongGuessIsTypedAgain()
     QCOMPARE(read.records[1].type, QByteArray("none")); // gone: an empty zset cannot exist
     QCOMPARE(read.records[2].key, QByteArray("k:4"));
     QVERIFY(!read.records[2].kind.isLimiter());
+
+    // With PTTL (as `keys` reads): a string's sample cannot tell a key gone from an empty
+    // value, its PTTL (-2) can.
+    m_conn->command({"SET", "s:1", ""});
+    g.learn(TypeGuesser::shapeOf("s:0"), "string");
+    g.learn(TypeGuesser::shapeOf("s:0"), "string");
+    round.ttl = true;
+    round.memory = true;
+    KeyRoundReader withTtl({"s:1", "s:2"}, round);
+    const std::vector<Command> firstWithTtl = withTtl.firstCommands();
+    QCOMPARE(firstWithTtl.size(), size_t(7)); // TIME, then PTTL, MEMORY USAGE and GETRANGE of each
+    replies = m_conn->pipeline(firstWithTtl);
+    withTtl.takeFirst(replies.data());
+    QVERIFY(withTtl.sampleCommands().empty());
+    const KeyRoundResult strings = withTtl.takeSamples(nullptr);
+    QCOMPARE(strings.typed, size_t(0));
+    QCOMPARE(strings.records.size(), size_t(2));
+    QCOMPARE(strings.records[0].type, QByteArray("string"));
+    QCOMPARE(strings.records[0].pttlMs, -1);
+    QVERIFY(strings.records[0].memory > 0);
+    QCOMPARE(strings.records[1].type, QByteArray("none"));
+    QCOMPARE(strings.records[1].pttlMs, -2);
+}
+
+// `keys` (the key scanner) guesses types too: page by page it reads what a TYPE per key reads,
+// TTLs and memory included.
+void TestTop::theKeyScannerGuessesAsItWouldType()
+{
+    const qint64 now = m_conn->command({"TIME"})[0].toInteger() * kSecond;
+    std::vector<Command> fill;
+    std::vector<QByteArray> keys;
+    for (int i = 0; i < 3000; ++i) {
+        const QByteArray n = QByteArray::number(i);
+        QByteArray key;
+        switch (i % 4) {
+        case 0:
+            key = "fw:" + n;
+            fill.push_back({"HSET", key, "w", "1", "n", "2"});
+            break;
+        case 1:
+            key = "log:" + n;
+            fill.push_back({"ZADD", key, QByteArray::number(now - i), "m"});
+            break;
+        case 2:
+            key = "app:" + n;
+            fill.push_back({"SET", key, "text"});
+            break;
+        default: // one shape, every type in turn
+            key = "mixed:" + n;
+            if (i % 3 == 0)
+                fill.push_back({"SET", key, "7"});
+            else if (i % 3 == 1)
+                fill.push_back({"RPUSH", key, "x"});
+            else
+                fill.push_back({"SADD", key, "x"});
+            break;
+        }
+        if (i % 5 == 0)
+            fill.push_back({"PEXPIRE", key, "3600000"});
+        keys.push_back(key);
+    }
+    m_conn->pipeline(fill);
+    KeyRound typedRound;
+    typedRound.nowUs = now;
+    typedRound.memory = true;
+    std::map<QByteArray, KeyRecord> expected;
+    for (KeyRecord &r : readKeyRecords(*m_conn, keys, typedRound).records)
+        expected.emplace(r.key, std::move(r));
+    KeyScanner::Options options;
+    options.count = 100;
+    options.nowUs = now;
+    options.memory = true;
+    KeyScanner scanner(*m_conn, options);
+    std::map<QByteArray, KeyRecord> found;
+    for (int page = 0; page < 1000 && !scanner.atEnd(); ++page)
+        for (KeyRecord &r : scanner.nextPage())
+            QVERIFY(found.emplace(r.key, std::move(r)).second); // each key once
+    QCOMPARE(found.size(), expected.size());
+    for (const auto &[key, want] : expected) {
+        const KeyRecord &got = found.at(key);
+        QCOMPARE(got.type, want.type);
+        QCOMPARE(got.kind.format, want.kind.format);
+        QCOMPARE(got.pttlMs > 0, want.pttlMs > 0);
+        QCOMPARE(got.pttlMs == -1, want.pttlMs == -1);
+        QVERIFY(got.memory > 0);
+    }
 }
 
 // One shape for limiters of two kinds and application strings, in the order SCAN gives: the
