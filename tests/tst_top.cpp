@@ -455,6 +455,20 @@ void TestTop::aPassOfMixedShapesFindsEveryLimiter()
         QVERIFY(pass.guessedWrong > 0);           // the other kinds, among the hashes
         QVERIFY(pass.typed >= pass.guessedWrong); // each typed again
     }
+    // A sample of 300: the keys guessed wrong among them are typed, none past it is read.
+    HotOptions options;
+    options.scanCount = 25;
+    options.nowUs = now;
+    options.sampleAbove = 300;
+    const HotPass sample = HotScanner(options).run(*m_conn);
+    QVERIFY(sample.sampled);
+    QCOMPARE(sample.scanned, 300);
+    std::map<QByteArray, KeyFormat> found;
+    for (const HotLimiter &l : sample.limiters) {
+        QVERIFY(found.emplace(l.key, l.kind.format).second);
+        QCOMPARE(l.kind.format, expected.at(l.key));
+    }
+    QVERIFY2(found.size() >= 250 && found.size() <= 300, qPrintable(QString::number(found.size()))); // about 95% of 300
 }
 
 // With limits (a policy), fill is used / limit and denying-now lists exactly the full ones.
