@@ -50,8 +50,8 @@ qint64 counterWindowUs(const HotLimiter &l)
 }
 
 // Appends the commands that read a counter-like limiter's state (nothing for the others);
-// how many. A counter window's two windows: one MGET, or (on a cluster, where they may be in
-// two slots) two GETs.
+// how many. A counter window's two windows: two GETs on a cluster (they may be in two slots);
+// on one server, none here (appendCounterWindowKeys).
 size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint64 nowUs, bool cluster)
 {
     switch (l.kind.format) {
@@ -72,21 +72,30 @@ size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint6
         return 1;
     case KeyFormat::CounterWindow: {
         const qint64 w = counterWindowUs(l);
-        if (w <= 0)
+        if (w <= 0 || !cluster)
             return 0;
         const qint64 id = nowUs / w;
-        QByteArray current = l.key + ":" + QByteArray::number(id), previous = l.key + ":" + QByteArray::number(id - 1);
-        if (!cluster) {
-            out.push_back({QByteArrayLiteral("MGET"), std::move(current), std::move(previous)});
-            return 1;
-        }
-        out.push_back({QByteArrayLiteral("GET"), std::move(current)});
-        out.push_back({QByteArrayLiteral("GET"), std::move(previous)});
+        out.push_back({QByteArrayLiteral("GET"), l.key + ":" + QByteArray::number(id)});
+        out.push_back({QByteArrayLiteral("GET"), l.key + ":" + QByteArray::number(id - 1)});
         return 2;
     }
     default:
         return 0;
     }
+}
+
+// On one server, a counter window's current and previous windows go into its chunk's MGET.
+size_t appendCounterWindowKeys(Command &mget, const HotLimiter &l, qint64 nowUs)
+{
+    if (l.kind.format != KeyFormat::CounterWindow)
+        return 0;
+    const qint64 w = counterWindowUs(l);
+    if (w <= 0)
+        return 0;
+    const qint64 id = nowUs / w;
+    mget.push_back(l.key + ":" + QByteArray::number(id));
+    mget.push_back(l.key + ":" + QByteArray::number(id - 1));
+    return 2;
 }
 
 // replies: the n replies to appendStateCommands(..., l, nowUs, ...).
@@ -96,13 +105,11 @@ CounterState stateOf(const HotLimiter &l, const Reply *replies, size_t n, qint64
     if (n == 0)
         return s;
     if (l.kind.format == KeyFormat::CounterWindow) {
-        const bool mget = n == 1;
-        if (mget && (!replies[0].isArray() || replies[0].size() != 2))
-            return s; // refused
-        const Reply &current = mget ? replies[0][0] : replies[0], &previous = mget ? replies[0][1] : replies[1];
-        s.present = !current.isNil() || !previous.isNil();
-        s.a = integerOf(current);
-        s.b = integerOf(previous);
+        if (n != 2)
+            return s; // its chunk's MGET refused
+        s.present = !replies[0].isNil() || !replies[1].isNil();
+        s.a = integerOf(replies[0]);
+        s.b = integerOf(replies[1]);
         s.c = nowUs / counterWindowUs(l);
         return s;
     }
@@ -492,6 +499,9 @@ struct SweepSteps {
     std::function<size_t(size_t limiter, qint64 t, std::vector<Command> &out)> reads; // appends; how many
     std::function<void(size_t limiter, qint64 t, const Reply *replies, size_t n)> take;
     std::function<void(size_t from, size_t to, qint64 t)> chunkDone;
+    // Optional (one server): the keys a limiter reads with GET, appended to its chunk's one
+    // MGET; how many. Such a limiter has no commands of its own: take() gets those values.
+    std::function<size_t(size_t limiter, qint64 t, Command &mget)> gets;
 };
 
 // The limiters [0, count) in chunks of kChunk, each chunk's reads in one pipeline. With
@@ -505,14 +515,24 @@ void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps 
     struct Chunk {
         size_t from = 0, to = 0, replies = 0;
         qint64 t = 0;
-        std::vector<size_t> counts; // per limiter: its commands
+        std::vector<size_t> counts, gets; // per limiter: its commands, its keys in the MGET
+        size_t gotten = 0;                // keys in the MGET, the chunk's last command (none: no MGET)
     };
     auto take = [&](const Chunk &chunk, const std::vector<Reply> &replies) {
-        size_t at = 0;
+        // The MGET's values; when it was refused, its error for each limiter in it.
+        const Reply *mget = chunk.gotten ? &replies.back() : nullptr;
+        const bool values = mget && mget->isArray() && mget->size() == chunk.gotten;
+        size_t at = 0, got = 0;
         for (size_t i = chunk.from; i < chunk.to; ++i) {
-            const size_t n = chunk.counts[i - chunk.from];
-            steps.take(i, chunk.t, replies.data() + at, n);
+            const size_t n = chunk.counts[i - chunk.from], g = chunk.gets.empty() ? 0 : chunk.gets[i - chunk.from];
+            if (g == 0)
+                steps.take(i, chunk.t, replies.data() + at, n);
+            else if (values)
+                steps.take(i, chunk.t, mget->elements().data() + got, g);
+            else
+                steps.take(i, chunk.t, mget, 1);
             at += n;
+            got += g;
         }
         if (steps.chunkDone)
             steps.chunkDone(chunk.from, chunk.to, chunk.t);
@@ -527,8 +547,18 @@ void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps 
             std::vector<Command> commands;
             commands.reserve(chunk.to - chunk.from);
             chunk.counts.reserve(chunk.to - chunk.from);
-            for (size_t i = chunk.from; i < chunk.to; ++i)
+            Command mget{QByteArrayLiteral("MGET")};
+            const bool gets = steps.gets && !connection.isCluster();
+            if (gets)
+                chunk.gets.reserve(chunk.to - chunk.from);
+            for (size_t i = chunk.from; i < chunk.to; ++i) {
                 chunk.counts.push_back(steps.reads(i, chunk.t, commands));
+                if (gets)
+                    chunk.gets.push_back(steps.gets(i, chunk.t, mget));
+            }
+            chunk.gotten = size_t(mget.size() - 1);
+            if (chunk.gotten)
+                commands.push_back(std::move(mget));
             chunk.replies = commands.size();
             if (!overlap) {
                 take(chunk, commands.empty() ? std::vector<Reply>{} : connection.pipeline(commands));
@@ -571,6 +601,7 @@ void HotScanner::firstRead(Connection &connection)
     steps.reads = [&](size_t i, qint64 t1, std::vector<Command> &out) {
         return usesTwoReads(pass.limiters[i].kind.format) ? appendStateCommands(out, pass.limiters[i], t1, cluster) : 0;
     };
+    steps.gets = [&](size_t i, qint64 t1, Command &mget) { return appendCounterWindowKeys(mget, pass.limiters[i], t1); };
     steps.take = [&](size_t i, qint64 t1, const Reply *replies, size_t n) {
         m_first[i] = stateOf(pass.limiters[i], replies, n, t1);
         m_first[i].buckets = {}; // only the newest bucket is compared with the second read
@@ -627,6 +658,7 @@ HotPass HotScanner::secondRead(Connection &connection)
         out.push_back({QByteArrayLiteral("ZCOUNT"), l.key, from.of(since, unit, true), to.of(t2, unit, false)});
         return 1;
     };
+    steps.gets = [&](size_t i, qint64 t2, Command &mget) { return appendCounterWindowKeys(mget, pass.limiters[i], t2); };
     steps.take = [&](size_t i, qint64 t2, const Reply *mine, size_t n) {
         HotLimiter &l = pass.limiters[i];
         pass.nowUs = t2;

@@ -365,7 +365,20 @@ void TestCluster_::hotLimitersPerMaster()
         const QByteArray key = "hot:" + QByteArray::number(i);
         m_conn->command(i % 2 ? Command{"SET", key, "text"} : Command{"SADD", key, "member"});
     }
+    // Counter windows (3-hour windows), whose two windows may be in two slots: read with two
+    // GETs each. One whose base is in a slot of the hot master grows by 6 between the reads.
+    const qint64 nowS = m_conn->command({"TIME"})[0].toInteger();
+    const QByteArray id = QByteArray::number(nowS / 10800);
+    for (int i = 0; i < 4; ++i) {
+        m_conn->command({"SET", "hot:cw" + QByteArray::number(i) + ":" + id, "2"});
+        m_conn->command({"SET", "hot:cw" + QByteArray::number(i) + ":" + QByteArray::number(nowS / 10800 - 1), "5"});
+    }
     const int hotMaster = m_cluster->ownerOf(keys[0]);
+    QByteArray grows;
+    for (int i = 0; i < 4 && grows.isEmpty(); ++i)
+        if (m_cluster->ownerOf("hot:cw" + QByteArray::number(i)) == hotMaster)
+            grows = "hot:cw" + QByteArray::number(i);
+    QVERIFY(!grows.isEmpty()); // slots are fixed (CRC16 of the base): one of the four is there
     HotOptions options;
     options.match = "hot:*";
     HotPass pass = HotScanner(options).run(*m_conn, [&] {
@@ -373,8 +386,24 @@ void TestCluster_::hotLimitersPerMaster()
             if (m_cluster->ownerOf(k) == hotMaster)
                 for (int r = 0; r < 5; ++r)
                     limiter.check(k, spec);
+        if (!grows.isEmpty())
+            m_conn->command({"INCRBY", grows + ":" + id, "6"});
     });
-    QCOMPARE(pass.scanned, 72);
+    QCOMPARE(pass.scanned, 80);
+    qint64 windowsOnHot = 0; // counted with the master of their base's slot
+    std::map<QByteArray, qint64> windows, expectedWindows;
+    for (auto l = pass.limiters.begin(); l != pass.limiters.end();) {
+        if (l->kind.format != KeyFormat::CounterWindow) {
+            ++l;
+            continue;
+        }
+        windows[l->key] = l->admitted.value_or(-1);
+        expectedWindows[l->key] = l->key == grows ? 6 : 0;
+        windowsOnHot += m_cluster->ownerOf(l->key) == hotMaster ? 1 : 0;
+        l = pass.limiters.erase(l);
+    }
+    QCOMPARE(windows.size(), size_t(4));
+    QCOMPARE(windows, expectedWindows);
     QCOMPARE(pass.limiters.size(), size_t(60));
     QCOMPARE(pass.masters.size(), size_t(3));
     const QString hotAddress = QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(hotMaster).port());
@@ -391,9 +420,9 @@ void TestCluster_::hotLimitersPerMaster()
         limiters += m.limiters;
         QVERIFY2(m.address == hotAddress ? m.rate > 0 : m.rate == 0, qPrintable(m.address));
         if (m.address == hotAddress)
-            QCOMPARE(m.limiters, onHot);
+            QCOMPARE(m.limiters, onHot + windowsOnHot);
     }
-    QCOMPARE(limiters, 60);
+    QCOMPARE(limiters, 64);
 }
 
 // A sharded limiter whose key carries a hash tag: every shard lands in the tag's slot (one

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void ranksByTheTrafficOfAControlledBurst_data();
     void ranksByTheTrafficOfAControlledBurst();
     void slidingBucketsRateFromTheirBuckets();
+    void counterWindowsRateFromTheirWindows();
     void samplingSaysItsSampleSize();
     void aFailedScanStaysFailed();
     void keysOfOneShapeShareAType();
@@ -469,6 +470,45 @@ void TestTop::aPassOfMixedShapesFindsEveryLimiter()
         QCOMPARE(l.kind.format, expected.at(l.key));
     }
     QVERIFY2(found.size() >= 250 && found.size() <= 300, qPrintable(QString::number(found.size()))); // about 95% of 300
+}
+
+// Counter windows (another service's `<base>:<window id>` strings, 3-hour windows here):
+// 2,500 of them, read in chunks of 1,000 (their windows in one MGET per chunk). Those whose
+// current window grew between the two reads admitted exactly that; a window that appears
+// between the reads counts from zero; the others admitted nothing.
+void TestTop::counterWindowsRateFromTheirWindows()
+{
+    const qint64 nowS = m_conn->command({"TIME"})[0].toInteger();
+    const QByteArray id = QByteArray::number(nowS / 10800), previousId = QByteArray::number(nowS / 10800 - 1);
+    std::vector<Command> fill;
+    for (int i = 0; i < 2500; ++i) {
+        const QByteArray base = "cw:" + QByteArray::number(i);
+        if (i != 7)
+            fill.push_back({"SET", base + ":" + id, QByteArray::number(i % 5)});
+        if (i % 3 == 0 || i == 7)
+            fill.push_back({"SET", base + ":" + previousId, "9"});
+    }
+    m_conn->pipeline(fill);
+    std::map<QByteArray, qint64> fired; // base, requests between the reads
+    for (int i = 0; i < 2500; i += 125)
+        fired["cw:" + QByteArray::number(i)] = 1 + i / 125;
+    fired["cw:7"] = 4; // only its previous window existed at the first read
+    HotOptions options;
+    options.intervalUs = 3600 * kSecond;
+    HotPass pass = HotScanner(options).run(*m_conn, [&] {
+        for (const auto &[base, n] : fired)
+            m_conn->command({"INCRBY", base + ":" + id, QByteArray::number(n)});
+    });
+    QCOMPARE(pass.limiters.size(), size_t(2500)); // one per base, whatever its windows
+    qint64 quiet = 0;
+    for (const HotLimiter &l : pass.limiters) {
+        QCOMPARE(l.kind.format, KeyFormat::CounterWindow);
+        QCOMPARE(l.kind.windowSeconds, 10800);
+        const auto f = fired.find(l.key);
+        QCOMPARE(l.admitted.value_or(-1), f == fired.end() ? 0 : f->second);
+        quiet += f == fired.end() ? 1 : 0;
+    }
+    QCOMPARE(quiet, qint64(2500 - fired.size()));
 }
 
 // With limits (a policy), fill is used / limit and denying-now lists exactly the full ones.
