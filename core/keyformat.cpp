@@ -239,9 +239,7 @@ bool classifyLibrary(const QByteArray &key, const QByteArray &type, const Reply 
             return true;
         }
     }
-    for (const LimiterFormat *f : limiterFormats()) {
-        if (f->type() != type)
-            continue;
+    for (const LimiterFormat *f : limiterFormatsOfType(type)) {
         KeyClass candidate;
         if (f->match(key, sample, nowUs, false, candidate)) {
             k = candidate;

@@ -4,6 +4,8 @@
 #include "formats/formatrules.h"
 #include "keyformat.h"
 
+#include <algorithm>
+
 namespace ratescope {
 
 QByteArrayList LimiterFormat::keys(const KeyClass &kind, qint64 nowUs) const
@@ -45,6 +47,27 @@ const std::vector<const LimiterFormat *> &limiterFormats()
         &formats::bucket4jFormat(),
     };
     return all;
+}
+
+const std::vector<const LimiterFormat *> &limiterFormatsOfType(const QByteArray &type)
+{
+    // Looked up once per key a scan classifies: by type, made once.
+    static const std::vector<std::pair<QByteArray, std::vector<const LimiterFormat *>>> byType = [] {
+        std::vector<std::pair<QByteArray, std::vector<const LimiterFormat *>>> out;
+        for (const LimiterFormat *f : limiterFormats()) {
+            const QByteArray t = f->type();
+            auto at = std::find_if(out.begin(), out.end(), [&](const auto &e) { return e.first == t; });
+            if (at == out.end())
+                at = out.insert(out.end(), {t, {}});
+            at->second.push_back(f);
+        }
+        return out;
+    }();
+    static const std::vector<const LimiterFormat *> none;
+    for (const auto &[t, formats] : byType)
+        if (t == type)
+            return formats;
+    return none;
 }
 
 const LimiterFormat *findLimiterFormat(const QString &name)

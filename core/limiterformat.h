@@ -84,6 +84,8 @@ public:
 
 // Every format, in detection order (the most specific first).
 const std::vector<const LimiterFormat *> &limiterFormats();
+// Those of one Redis type ("string", "hash", "zset", "list"), in the same order.
+const std::vector<const LimiterFormat *> &limiterFormatsOfType(const QByteArray &type);
 // nullptr when there is none of that name.
 const LimiterFormat *findLimiterFormat(const QString &name);
 // Throws UsageError naming the known formats.

@@ -2,6 +2,7 @@
 
 #include "keytext.h"
 
+#include <charconv>
 #include <cmath>
 
 namespace ratescope::formats {
@@ -13,9 +14,9 @@ std::optional<qint64> integerValue(const QByteArray &s)
     for (qsizetype i = 0; i < s.size(); ++i)
         if (!(s[i] >= '0' && s[i] <= '9') && !(i == 0 && s[i] == '-' && s.size() > 1))
             return std::nullopt;
-    bool ok = false;
-    const qint64 v = s.toLongLong(&ok);
-    return ok ? std::optional<qint64>(v) : std::nullopt;
+    qint64 v = 0;
+    const auto [end, error] = std::from_chars(s.constData(), s.constData() + s.size(), v);
+    return error == std::errc() && end == s.constData() + s.size() ? std::optional<qint64>(v) : std::nullopt;
 }
 
 std::optional<double> numberValue(const QByteArray &s)
