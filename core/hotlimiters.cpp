@@ -679,7 +679,10 @@ HotPass HotScanner::secondRead(Connection &connection)
             targetOf.push_back(i);
         }
         if (cluster) {
-            if (const auto place = connection.placementOf(l.key))
+            // A counter window's base is no key: the master of its current window's.
+            const qint64 w = l.kind.format == KeyFormat::CounterWindow ? counterWindowUs(l) : 0;
+            const QByteArray key = w > 0 ? l.key + ":" + QByteArray::number(t2 / w) : l.key;
+            if (const auto place = connection.placementOf(key))
                 l.master = addressText(place->master);
         } else if (!pass.masters.empty()) {
             l.master = pass.masters.front().address;

@@ -366,19 +366,21 @@ void TestCluster_::hotLimitersPerMaster()
         m_conn->command(i % 2 ? Command{"SET", key, "text"} : Command{"SADD", key, "member"});
     }
     // Counter windows (3-hour windows), whose two windows may be in two slots: read with two
-    // GETs each. One whose base is in a slot of the hot master grows by 6 between the reads.
+    // GETs each, counted with the master of the current window. One, whose windows carry the
+    // hash tag of a key on the hot master, grows by 6 between the reads; one is tagged to
+    // another master; two are untagged.
+    const int hotMaster = m_cluster->ownerOf(keys[0]);
+    QByteArray cold;
+    for (const QByteArray &k : keys)
+        if (cold.isEmpty() && m_cluster->ownerOf(k) != hotMaster)
+            cold = k;
+    const QByteArray grows = "hot:cw{" + keys[0] + "}";
     const qint64 nowS = m_conn->command({"TIME"})[0].toInteger();
     const QByteArray id = QByteArray::number(nowS / 10800);
-    for (int i = 0; i < 4; ++i) {
-        m_conn->command({"SET", "hot:cw" + QByteArray::number(i) + ":" + id, "2"});
-        m_conn->command({"SET", "hot:cw" + QByteArray::number(i) + ":" + QByteArray::number(nowS / 10800 - 1), "5"});
+    for (const QByteArray &base : {grows, "hot:cw{" + cold + "}", QByteArray("hot:cw2"), QByteArray("hot:cw3")}) {
+        m_conn->command({"SET", base + ":" + id, "2"});
+        m_conn->command({"SET", base + ":" + QByteArray::number(nowS / 10800 - 1), "5"});
     }
-    const int hotMaster = m_cluster->ownerOf(keys[0]);
-    QByteArray grows;
-    for (int i = 0; i < 4 && grows.isEmpty(); ++i)
-        if (m_cluster->ownerOf("hot:cw" + QByteArray::number(i)) == hotMaster)
-            grows = "hot:cw" + QByteArray::number(i);
-    QVERIFY(!grows.isEmpty()); // slots are fixed (CRC16 of the base): one of the four is there
     HotOptions options;
     options.match = "hot:*";
     HotPass pass = HotScanner(options).run(*m_conn, [&] {
@@ -386,11 +388,10 @@ void TestCluster_::hotLimitersPerMaster()
             if (m_cluster->ownerOf(k) == hotMaster)
                 for (int r = 0; r < 5; ++r)
                     limiter.check(k, spec);
-        if (!grows.isEmpty())
-            m_conn->command({"INCRBY", grows + ":" + id, "6"});
+        m_conn->command({"INCRBY", grows + ":" + id, "6"});
     });
     QCOMPARE(pass.scanned, 80);
-    qint64 windowsOnHot = 0; // counted with the master of their base's slot
+    qint64 windowsOnHot = 0; // counted with the master of their current window
     std::map<QByteArray, qint64> windows, expectedWindows;
     for (auto l = pass.limiters.begin(); l != pass.limiters.end();) {
         if (l->kind.format != KeyFormat::CounterWindow) {
@@ -399,7 +400,9 @@ void TestCluster_::hotLimitersPerMaster()
         }
         windows[l->key] = l->admitted.value_or(-1);
         expectedWindows[l->key] = l->key == grows ? 6 : 0;
-        windowsOnHot += m_cluster->ownerOf(l->key) == hotMaster ? 1 : 0;
+        const int owner = m_cluster->ownerOf(l->key + ":" + id);
+        QCOMPARE(l->master, QStringLiteral("127.0.0.1:%1").arg(m_cluster->node(owner).port()));
+        windowsOnHot += owner == hotMaster ? 1 : 0;
         l = pass.limiters.erase(l);
     }
     QCOMPARE(windows.size(), size_t(4));
