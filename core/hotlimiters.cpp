@@ -49,6 +49,16 @@ qint64 counterWindowUs(const HotLimiter &l)
     return l.kind.windowSeconds ? l.kind.windowSeconds * 1000000 : l.spec ? l.spec->windowUs : 0;
 }
 
+// A counter window's current and previous window keys at nowUs; nullopt for the other
+// limiters, and for a counter window whose length is not known.
+std::optional<std::pair<QByteArray, QByteArray>> windowKeysOf(const HotLimiter &l, qint64 nowUs)
+{
+    const qint64 w = l.kind.format == KeyFormat::CounterWindow ? counterWindowUs(l) : 0;
+    if (w <= 0)
+        return std::nullopt;
+    return counterWindowKeys(l.key, w, nowUs);
+}
+
 // Appends the commands that read a counter-like limiter's state (nothing for the others);
 // how many. A counter window's two windows: two GETs on a cluster (they may be in two slots);
 // on one server, none here (appendCounterWindowKeys).
@@ -71,12 +81,11 @@ size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint6
         out.push_back({QByteArrayLiteral("HGETALL"), l.key});
         return 1;
     case KeyFormat::CounterWindow: {
-        const qint64 w = counterWindowUs(l);
-        if (w <= 0 || !cluster)
+        auto windows = cluster ? windowKeysOf(l, nowUs) : std::nullopt;
+        if (!windows)
             return 0;
-        const qint64 id = nowUs / w;
-        out.push_back({QByteArrayLiteral("GET"), l.key + ":" + QByteArray::number(id)});
-        out.push_back({QByteArrayLiteral("GET"), l.key + ":" + QByteArray::number(id - 1)});
+        out.push_back({QByteArrayLiteral("GET"), std::move(windows->first)});
+        out.push_back({QByteArrayLiteral("GET"), std::move(windows->second)});
         return 2;
     }
     default:
@@ -87,14 +96,11 @@ size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint6
 // On one server, a counter window's current and previous windows go into its chunk's MGET.
 size_t appendCounterWindowKeys(Command &mget, const HotLimiter &l, qint64 nowUs)
 {
-    if (l.kind.format != KeyFormat::CounterWindow)
+    auto windows = windowKeysOf(l, nowUs);
+    if (!windows)
         return 0;
-    const qint64 w = counterWindowUs(l);
-    if (w <= 0)
-        return 0;
-    const qint64 id = nowUs / w;
-    mget.push_back(l.key + ":" + QByteArray::number(id));
-    mget.push_back(l.key + ":" + QByteArray::number(id - 1));
+    mget.push_back(std::move(windows->first));
+    mget.push_back(std::move(windows->second));
     return 2;
 }
 
@@ -680,9 +686,8 @@ HotPass HotScanner::secondRead(Connection &connection)
         }
         if (cluster) {
             // A counter window's base is no key: the master of its current window's.
-            const qint64 w = l.kind.format == KeyFormat::CounterWindow ? counterWindowUs(l) : 0;
-            const QByteArray key = w > 0 ? l.key + ":" + QByteArray::number(t2 / w) : l.key;
-            if (const auto place = connection.placementOf(key))
+            const auto windows = windowKeysOf(l, t2);
+            if (const auto place = connection.placementOf(windows ? windows->first : l.key))
                 l.master = addressText(place->master);
         } else if (!pass.masters.empty()) {
             l.master = pass.masters.front().address;

@@ -228,8 +228,7 @@ QJsonObject hashState(Connection &c, const QByteArray &key, const KeyClass &kind
 QJsonObject counterState(Connection &c, const KeyClass &kind, qint64 nowUs)
 {
     const qint64 w = kind.windowSeconds * 1000000;
-    const qint64 id = nowUs / w;
-    const QByteArray cur = kind.base + ":" + QByteArray::number(id), prev = kind.base + ":" + QByteArray::number(id - 1);
+    const auto [cur, prev] = counterWindowKeys(kind.base, w, nowUs);
     const auto r = c.pipeline({{"GET", cur}, {"GET", prev}, {"PTTL", cur}});
     const qint64 curr = r[0].isNil() ? 0 : r[0].toInteger(), previous = r[1].isNil() ? 0 : r[1].toInteger();
     const double weight = double(w - nowUs % w) / double(w);

@@ -116,6 +116,12 @@ qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds)
     return windowOfIndex(id, nowSeconds, {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800});
 }
 
+std::pair<QByteArray, QByteArray> counterWindowKeys(const QByteArray &base, qint64 windowUs, qint64 nowUs)
+{
+    const qint64 id = nowUs / windowUs;
+    return {base + ":" + QByteArray::number(id), base + ":" + QByteArray::number(id - 1)};
+}
+
 bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id)
 {
     const qsizetype colon = key.lastIndexOf(':');

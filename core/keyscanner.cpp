@@ -166,24 +166,22 @@ std::vector<Command> KeyRoundReader::firstCommands()
             m_shapes[i] = TypeGuesser::shapeOf(key);
             if (i >= m_typed)
                 m_out.records[i].type = guesser->guess(m_shapes[i]);
-            if (!m_out.records[i].type.isEmpty()) {
-                // Its sample goes now, in place of TYPE.
-                m_guessed[i] = 1;
-                if (m_round.ttl)
-                    meta.push_back({QByteArrayLiteral("PTTL"), key});
-                if (m_round.memory)
-                    meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
-                appendNoted(meta, ratescope::sampleCommands(key, m_out.records[i].type), m_extra);
-                continue;
-            }
+            m_guessed[i] = !m_out.records[i].type.isEmpty();
         }
-        meta.push_back({QByteArrayLiteral("TYPE"), key});
-        ++m_out.typed;
+        if (!m_guessed[i]) {
+            meta.push_back({QByteArrayLiteral("TYPE"), key});
+            ++m_out.typed;
+        }
         if (m_round.ttl)
             meta.push_back({QByteArrayLiteral("PTTL"), key});
         if (m_round.memory)
             meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
-        appendNoted(meta, m_round.alsoRead ? m_round.alsoRead(key) : std::vector<Command>{}, m_extra);
+        // A guessed key's sample goes now, in place of TYPE (guessing leaves out alsoRead).
+        appendNoted(meta,
+                    m_guessed[i]       ? ratescope::sampleCommands(key, m_out.records[i].type)
+                    : m_round.alsoRead ? m_round.alsoRead(key)
+                                       : std::vector<Command>{},
+                    m_extra);
     }
     return meta;
 }
@@ -211,31 +209,26 @@ void KeyRoundReader::takeFirst(Reply *metaReplies)
         }
     };
     size_t at = first;
-    m_early.clear();
-    m_earlyRanges.clear();
     for (size_t i = 0; i < m_keys.size(); ++i) {
         KeyRecord &r = m_out.records[i];
         r.key = m_keys[i];
-        if (m_guessed[i]) {
-            readMeta(r, at);
-            const auto [from, n] = m_extra[i];
-            m_earlyRanges.emplace_back(m_early.size(), n);
-            m_early.insert(m_early.end(), std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
-            at = from + n;
-            continue;
+        if (!m_guessed[i]) {
+            const Reply &type = metaReplies[at++];
+            r.type = type.isError() ? QByteArray("?") : type.bytes();
+            if (type.isError())
+                r.problem = type.text();
+            else if (!m_shapes.empty())
+                m_round.guesser->learn(m_shapes[i], r.type);
         }
-        m_earlyRanges.emplace_back(0, 0);
-        const Reply &type = metaReplies[at];
-        r.type = type.isError() ? QByteArray("?") : type.bytes();
-        if (type.isError())
-            r.problem = type.text();
-        else if (!m_shapes.empty())
-            m_round.guesser->learn(m_shapes[i], r.type);
-        readMeta(r, at + 1);
+        readMeta(r, at);
         const auto [from, n] = m_extra[i];
-        m_out.alsoRead[i].assign(std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
+        // A guessed key's sample replies stay in m_first, for takeSamples.
+        if (!m_guessed[i])
+            m_out.alsoRead[i].assign(std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
         at = from + n;
     }
+    if (m_out.typed < m_keys.size()) // some were guessed
+        m_first.assign(std::make_move_iterator(metaReplies), std::make_move_iterator(metaReplies + at));
 }
 
 std::vector<Command> KeyRoundReader::sampleCommands()
@@ -265,10 +258,9 @@ KeyRoundResult KeyRoundReader::takeSamples(Reply *sampleReplies)
     bool wrongGuesses = false;
     for (size_t i = 0; i < m_out.records.size(); ++i) {
         KeyRecord &r = m_out.records[i];
-        auto [from, n] = m_ranges[i];
-        Reply *replies = sampleReplies;
-        if (m_guessed[i])
-            std::tie(from, n) = m_earlyRanges[i], replies = m_early.data();
+        // A guessed key's sample was read in round 1.
+        const auto [from, n] = m_guessed[i] ? m_extra[i] : m_ranges[i];
+        Reply *replies = m_guessed[i] ? m_first.data() : sampleReplies;
         mine.assign(std::make_move_iterator(replies + from), std::make_move_iterator(replies + from + n));
         if (m_guessed[i] && n > 0) {
             const Reply &sample = mine[0];

@@ -102,10 +102,9 @@ private:
     KeyRoundResult m_out;
     std::vector<std::pair<size_t, size_t>> m_extra, m_ranges, m_sampledExtra; // per key: first reply, count
     size_t m_typed = 0;
-    std::vector<TypeGuesser::Shape> m_shapes;             // per key, when guessing: its shape
-    std::vector<char> m_guessed;                          // per key: its type was guessed, not asked, and its sample read in round 1
-    std::vector<Reply> m_early;                           // those samples' replies
-    std::vector<std::pair<size_t, size_t>> m_earlyRanges; // per key: its sample's replies in m_early
+    std::vector<TypeGuesser::Shape> m_shapes; // per key, when guessing: its shape
+    std::vector<char> m_guessed;              // per key: its type was guessed, not asked, and its sample read in round 1
+    std::vector<Reply> m_first;               // round 1's replies, kept when samples are among them (at m_extra's ranges)
 };
 
 class KeyScanner {

@@ -36,9 +36,7 @@ Command logCount(const QByteArray &key, const KeyClass &k, const LimitSpec &spec
 // Window keys that a counter limiter at `base` reads now: current and previous.
 std::pair<QByteArray, QByteArray> windowKeys(const QByteArray &base, const KeyClass &k, const LimitSpec &spec, qint64 nowUs)
 {
-    const qint64 w = k.windowSeconds ? k.windowSeconds * 1000000 : spec.windowUs;
-    const qint64 id = nowUs / w;
-    return {base + ":" + QByteArray::number(id), base + ":" + QByteArray::number(id - 1)};
+    return counterWindowKeys(base, k.windowSeconds ? k.windowSeconds * 1000000 : spec.windowUs, nowUs);
 }
 
 Decision counterDecision(const LimitSpec &spec, qint64 windowUs, qint64 prev, qint64 curr, qint64 nowUs, bool sliding)
