@@ -173,18 +173,28 @@ bool isTicketMember(const QByteArray &member)
     return rest.size() == digits && std::all_of(rest.begin(), rest.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
-std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &type)
+size_t appendSampleCommands(std::vector<Command> &out, const QByteArray &key, const QByteArray &type)
 {
     // Literals: no allocation per key for the constant words (a scan sends one per key).
     if (type == "zset")
-        return {{QByteArrayLiteral("ZRANGE"), key, QByteArrayLiteral("-1"), QByteArrayLiteral("-1"), QByteArrayLiteral("WITHSCORES")}};
-    if (type == "string")
-        return {{QByteArrayLiteral("GETRANGE"), key, QByteArrayLiteral("0"), QByteArrayLiteral("40")}};
-    if (type == "hash")
-        return {{QByteArrayLiteral("HRANDFIELD"), key, QByteArrayLiteral("12")}};
-    if (type == "list")
-        return {{QByteArrayLiteral("LINDEX"), key, QByteArrayLiteral("0")}};
-    return {};
+        out.push_back(
+            {QByteArrayLiteral("ZRANGE"), key, QByteArrayLiteral("-1"), QByteArrayLiteral("-1"), QByteArrayLiteral("WITHSCORES")});
+    else if (type == "string")
+        out.push_back({QByteArrayLiteral("GETRANGE"), key, QByteArrayLiteral("0"), QByteArrayLiteral("40")});
+    else if (type == "hash")
+        out.push_back({QByteArrayLiteral("HRANDFIELD"), key, QByteArrayLiteral("12")});
+    else if (type == "list")
+        out.push_back({QByteArrayLiteral("LINDEX"), key, QByteArrayLiteral("0")});
+    else
+        return 0;
+    return 1;
+}
+
+std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &type)
+{
+    std::vector<Command> out;
+    appendSampleCommands(out, key, type);
+    return out;
 }
 
 namespace {
@@ -196,10 +206,12 @@ bool isInteger(const QByteArray &s)
     return ok && !s.isEmpty();
 }
 
-KeyFormat hashFormat(const QList<QByteArray> &fields)
+// The format of a hash, from its field names (a sample's elements: HRANDFIELD's replies).
+KeyFormat hashFormat(const std::vector<Reply> &sample)
 {
-    auto has = [&](const char *f) { return std::any_of(fields.begin(), fields.end(), [f](const QByteArray &x) { return x == f; }); };
-    const qsizetype n = fields.size();
+    auto name = [](const Reply &f) -> const QByteArray & { return f.bytes(); };
+    auto has = [&](const char *f) { return std::any_of(sample.begin(), sample.end(), [&](const Reply &x) { return name(x) == f; }); };
+    const size_t n = sample.size();
     if (n == 2 && has("w") && has("n"))
         return KeyFormat::FixedWindow;
     if (n == 3 && has("w") && has("c") && has("p"))
@@ -211,14 +223,16 @@ KeyFormat hashFormat(const QList<QByteArray> &fields)
     // sliding-buckets: ws, bn, t, l, h and b<bucket id> fields, sampled (HRANDFIELD 12), so any
     // mix of the two kinds; b<digits> is no other format's field name. A whole hash (at most 12
     // fields) has ws; a sample of a bigger one has 7 buckets or more.
-    auto isBucket = [](const QByteArray &f) {
+    auto isBucket = [&](const Reply &r) {
+        const QByteArray &f = name(r);
         return f.size() >= 2 && f.size() <= 17 && f[0] == 'b' &&
                std::all_of(f.begin() + 1, f.end(), [](char c) { return c >= '0' && c <= '9'; });
     };
-    const bool bucketFields = n > 0 && std::all_of(fields.begin(), fields.end(), [&](const QByteArray &f) {
-                                  return f == "ws" || f == "bn" || f == "t" || f == "l" || f == "h" || isBucket(f);
+    const bool bucketFields = n > 0 && std::all_of(sample.begin(), sample.end(), [&](const Reply &r) {
+                                  const QByteArray &f = name(r);
+                                  return f == "ws" || f == "bn" || f == "t" || f == "l" || f == "h" || isBucket(r);
                               });
-    if (bucketFields && (has("ws") || std::any_of(fields.begin(), fields.end(), isBucket)))
+    if (bucketFields && (has("ws") || std::any_of(sample.begin(), sample.end(), isBucket)))
         return KeyFormat::SlidingBuckets;
     const bool tokens = has("tokens") || has("token") || has("bucket") || has("remaining");
     const bool time =
@@ -313,10 +327,7 @@ KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vect
         return k;
     }
     if (type == "hash") {
-        QList<QByteArray> fields;
-        for (const Reply &f : s.elements())
-            fields << f.bytes();
-        k.format = hashFormat(fields);
+        k.format = hashFormat(s.elements());
         if (k.format == KeyFormat::Other || k.format == KeyFormat::ForeignTokenBucket)
             classifyLibrary(key, type, s, nowUs, declaredFormat, k);
     }

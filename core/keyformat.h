@@ -67,9 +67,11 @@ bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id);
 // "<base>:<id - 1>", id = nowUs / windowUs.
 std::pair<QByteArray, QByteArray> counterWindowKeys(const QByteArray &base, qint64 windowUs, qint64 nowUs);
 
-// The commands that tell a key of this Redis type apart, and the classification from their
-// replies (in the same order). `nowUs` is the server's clock; `declaredUnit` a policy's.
-std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &type);
+// Appends the commands that tell a key of this Redis type apart (how many: none for a type
+// that is never a limiter); classify() below reads their replies, in the same order. `nowUs`
+// is the server's clock; `declaredUnit` a policy's.
+size_t appendSampleCommands(std::vector<Command> &out, const QByteArray &key, const QByteArray &type);
+std::vector<Command> sampleCommands(const QByteArray &key, const QByteArray &type); // the same, alone
 // `declaredFormat` a policy's format (limiterformat.h): keys of its shape are read that way;
 // `declaredWindowUs` its window: a counter window <base>:<id> of it is recognised whatever its length.
 KeyClass classify(const QByteArray &key, const QByteArray &type, const std::vector<Reply> &samples, qint64 nowUs,

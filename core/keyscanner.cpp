@@ -177,11 +177,11 @@ std::vector<Command> KeyRoundReader::firstCommands()
         if (m_round.memory)
             meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
         // A guessed key's sample goes now, in place of TYPE (guessing leaves out alsoRead).
-        appendNoted(meta,
-                    m_guessed[i]       ? ratescope::sampleCommands(key, m_out.records[i].type)
-                    : m_round.alsoRead ? m_round.alsoRead(key)
-                                       : std::vector<Command>{},
-                    m_extra);
+        if (m_guessed[i]) {
+            const size_t from = meta.size();
+            m_extra.emplace_back(from, appendSampleCommands(meta, key, m_out.records[i].type));
+        } else
+            appendNoted(meta, m_round.alsoRead ? m_round.alsoRead(key) : std::vector<Command>{}, m_extra);
     }
     return meta;
 }
@@ -244,7 +244,8 @@ std::vector<Command> KeyRoundReader::sampleCommands()
             m_sampledExtra.emplace_back(samples.size(), 0);
             continue;
         }
-        appendNoted(samples, ratescope::sampleCommands(r.key, r.type), m_ranges);
+        const size_t from = samples.size();
+        m_ranges.emplace_back(from, appendSampleCommands(samples, r.key, r.type));
         appendNoted(samples, m_round.alsoSample ? m_round.alsoSample(r) : std::vector<Command>{}, m_sampledExtra);
     }
     return samples;

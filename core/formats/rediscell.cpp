@@ -19,8 +19,10 @@ public:
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
     {
+        if (!declared) // only a policy names it
+            return false;
         const auto tat = tatUs(sample);
-        if (!declared || !tat || !nearNow(*tat, nowUs))
+        if (!tat || !nearNow(*tat, nowUs))
             return false;
         kind.base = key;
         return true;

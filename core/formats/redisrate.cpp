@@ -20,8 +20,10 @@ public:
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
     {
         QByteArray rest;
+        if (!declared && !stripPrefix(key, {"rate:"}, &rest)) // the key first: the cheaper test
+            return false;
         const auto tat = tatUs(sample);
-        if (!tat || (!declared && !stripPrefix(key, {"rate:"}, &rest)) || !nearNow(*tat, nowUs))
+        if (!tat || !nearNow(*tat, nowUs))
             return false;
         kind.base = key;
         return true;

@@ -25,8 +25,7 @@ public:
 
     bool match(const QByteArray &key, const Reply &sample, qint64, bool declared, KeyClass &kind) const override
     {
-        if (!numberReply(sample))
-            return false;
+        // The key first (cheaper than reading the value, and what most keys fail).
         QByteArray stem;
         if (key.endsWith(".tokens"))
             stem = key.chopped(7);
@@ -35,6 +34,8 @@ public:
         else
             return false;
         if (stem.isEmpty() || (!declared && !(stem.startsWith(kPrefix) && stem.endsWith('}') && stem.size() > int(sizeof kPrefix))))
+            return false;
+        if (!numberReply(sample))
             return false;
         kind.base = stem + ".tokens";
         return true;

@@ -47,6 +47,9 @@ public:
 
     bool match(const QByteArray &key, const Reply &sample, qint64 nowUs, bool declared, KeyClass &kind) const override
     {
+        // The key's prefix first: the cheapest test, and the one most keys fail.
+        if (!declared && !key.startsWith(kPrefix))
+            return false;
         QByteArray stem;
         qint64 bucket = 0;
         if (!integerReply(sample) || !splitBucketKey(key, &stem, &bucket))
