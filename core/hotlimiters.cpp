@@ -59,10 +59,15 @@ std::optional<std::pair<QByteArray, QByteArray>> windowKeysOf(const HotLimiter &
     return counterWindowKeys(l.key, w, nowUs);
 }
 
+// Which windows of a counter window a read needs. The first read needs only the current one:
+// what the window before held is never compared (when the window turns between the reads, the
+// second read's previous window is the first read's current one).
+enum class Windows { Current, CurrentAndPrevious };
+
 // Appends the commands that read a counter-like limiter's state (nothing for the others);
-// how many. A counter window's two windows: two GETs on a cluster (they may be in two slots);
+// how many. A counter window's windows: a GET each on a cluster (they may be in two slots);
 // on one server, none here (appendCounterWindowKeys).
-size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint64 nowUs, bool cluster)
+size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint64 nowUs, bool cluster, Windows windowsRead)
 {
     switch (l.kind.format) {
     case KeyFormat::FixedWindow:
@@ -85,6 +90,8 @@ size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint6
         if (!windows)
             return 0;
         out.push_back({QByteArrayLiteral("GET"), std::move(windows->first)});
+        if (windowsRead == Windows::Current)
+            return 1;
         out.push_back({QByteArrayLiteral("GET"), std::move(windows->second)});
         return 2;
     }
@@ -94,12 +101,14 @@ size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint6
 }
 
 // On one server, a counter window's current and previous windows go into its chunk's MGET.
-size_t appendCounterWindowKeys(Command &mget, const HotLimiter &l, qint64 nowUs)
+size_t appendCounterWindowKeys(Command &mget, const HotLimiter &l, qint64 nowUs, Windows windowsRead)
 {
     auto windows = windowKeysOf(l, nowUs);
     if (!windows)
         return 0;
     mget.push_back(std::move(windows->first));
+    if (windowsRead == Windows::Current)
+        return 1;
     mget.push_back(std::move(windows->second));
     return 2;
 }
@@ -111,11 +120,13 @@ CounterState stateOf(const HotLimiter &l, const Reply *replies, size_t n, qint64
     if (n == 0)
         return s;
     if (l.kind.format == KeyFormat::CounterWindow) {
-        if (n != 2)
-            return s; // its chunk's MGET refused
-        s.present = !replies[0].isNil() || !replies[1].isNil();
+        // The current window alone (a first read: an absent window has counted nothing yet), or
+        // with the previous one. One error: its chunk's MGET refused.
+        if (n > 2 || replies[0].isError() || (n == 2 && replies[1].isError()))
+            return s;
+        s.present = n == 1 || !replies[0].isNil() || !replies[1].isNil();
         s.a = integerOf(replies[0]);
-        s.b = integerOf(replies[1]);
+        s.b = n == 2 ? integerOf(replies[1]) : 0;
         s.c = nowUs / counterWindowUs(l);
         return s;
     }
@@ -352,51 +363,67 @@ bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &
         if (pause && pause())
             break;
     }
-    // One server: what the server reads next is sent before a page is classified. Each step
-    // sends the page's remaining samples (keys asked with TYPE), the next page's first round
-    // (from the SCAN reply in hand) and the SCAN after that; it classifies the page while the
-    // server works on them, then takes the next page's first round and that SCAN's reply
-    // (kept for the next step, or the next call).
+    // One server: the server is kept two pages ahead. Each step builds the next page from the
+    // SCAN reply in hand and sends, in this order, the remaining samples of the page to classify
+    // (its keys asked with TYPE), the SCAN after the next page and the next page's first round.
+    // It then reads the first round of the page sent one step before (the server meanwhile
+    // works on what was just sent), classifies its page, and takes the SCAN reply, kept for the
+    // next step. Once pause() says so, one last step sends no new page, so that between calls
+    // nothing is in flight.
     if (m_ahead && overlap && !m_nextScan && !scanExhausted())
         m_nextScan = connection.command(scanCommand());
-    while (m_ahead && overlap) {
+    std::unique_ptr<KeyRoundReader> flying; // its first round sent, not yet read
+    size_t flyingReplies = 0;
+    bool stopping = false;
+    while (overlap && (m_ahead || flying || m_nextScan || (!stopping && scanExhausted() && !m_retry.empty()))) {
         std::unique_ptr<KeyRoundReader> page = std::move(m_ahead);
-        std::vector<Command> commands = page->sampleCommands();
+        std::vector<Command> commands = page ? page->sampleCommands() : std::vector<Command>{};
         const size_t samples = commands.size();
-        if (m_nextScan)
-            m_ahead = scanPage(connection, *std::exchange(m_nextScan, std::nullopt));
-        size_t firstCount = 0;
-        if (m_ahead) {
-            std::vector<Command> first = m_ahead->firstCommands();
-            firstCount = first.size();
-            std::move(first.begin(), first.end(), std::back_inserter(commands));
-        }
-        const bool more = m_ahead && !scanExhausted();
+        std::unique_ptr<KeyRoundReader> next;
+        if (!stopping && m_nextScan)
+            next = scanPage(connection, *std::exchange(m_nextScan, std::nullopt));
+        else if (!stopping && scanExhausted() && !m_retry.empty())
+            next = retryPage(); // the scan is over; the keys guessed wrong on its last pages
+        const bool more = next && !scanExhausted();
         if (more)
             commands.push_back(scanCommand());
+        size_t firstReplies = 0;
+        if (next) {
+            std::vector<Command> first = next->firstCommands();
+            firstReplies = first.size();
+            std::move(first.begin(), first.end(), std::back_inserter(commands));
+        }
         if (!commands.empty())
             connection.send(commands);
-        std::vector<Reply> replies = connection.receive(samples);
-        addLimiters(page->takeSamples(replies.data()));
-        if (m_ahead) {
-            std::vector<Reply> first = connection.receive(firstCount);
-            m_ahead->takeFirst(first.data());
+        if (flying) {
+            std::vector<Reply> first = connection.receive(flyingReplies);
+            flying->takeFirst(first.data());
+        }
+        if (page) {
+            std::vector<Reply> replies = connection.receive(samples);
+            addLimiters(page->takeSamples(replies.data()));
         }
         if (more)
             m_nextScan = connection.receive();
-        else if (!m_ahead && !m_retry.empty())
-            readRetries(connection); // the scan is over; the keys guessed wrong on its last pages
-        if (pause && pause())
+        m_ahead = std::exchange(flying, std::move(next));
+        flyingReplies = firstReplies;
+        if (stopping)
             break;
+        stopping = page && pause && pause();
     }
     pass.sampleSize = pass.sampled ? pass.scanned : 0;
     return scanDone();
 }
 
-void HotScanner::readRetries(Connection &connection)
+std::unique_ptr<KeyRoundReader> HotScanner::retryPage()
 {
     const size_t n = m_retry.size();
-    m_ahead = std::make_unique<KeyRoundReader>(std::exchange(m_retry, {}), m_round, n);
+    return std::make_unique<KeyRoundReader>(std::exchange(m_retry, {}), m_round, n);
+}
+
+void HotScanner::readRetries(Connection &connection)
+{
+    m_ahead = retryPage();
     std::vector<Reply> first = connection.pipeline(m_ahead->firstCommands());
     m_ahead->takeFirst(first.data());
 }
@@ -605,9 +632,9 @@ void HotScanner::firstRead(Connection &connection)
     steps.now = [&] { return clock.nowUs(); };
     const bool cluster = connection.isCluster();
     steps.reads = [&](size_t i, qint64 t1, std::vector<Command> &out) {
-        return usesTwoReads(pass.limiters[i].kind.format) ? appendStateCommands(out, pass.limiters[i], t1, cluster) : 0;
+        return usesTwoReads(pass.limiters[i].kind.format) ? appendStateCommands(out, pass.limiters[i], t1, cluster, Windows::Current) : 0;
     };
-    steps.gets = [&](size_t i, qint64 t1, Command &mget) { return appendCounterWindowKeys(mget, pass.limiters[i], t1); };
+    steps.gets = [&](size_t i, qint64 t1, Command &mget) { return appendCounterWindowKeys(mget, pass.limiters[i], t1, Windows::Current); };
     steps.take = [&](size_t i, qint64 t1, const Reply *replies, size_t n) {
         m_first[i] = stateOf(pass.limiters[i], replies, n, t1);
         m_first[i].buckets = {}; // only the newest bucket is compared with the second read
@@ -652,7 +679,7 @@ HotPass HotScanner::secondRead(Connection &connection)
     steps.reads = [&](size_t i, qint64 t2, std::vector<Command> &out) -> size_t {
         const HotLimiter &l = pass.limiters[i];
         if (usesTwoReads(l.kind.format))
-            return appendStateCommands(out, l, t2, cluster);
+            return appendStateCommands(out, l, t2, cluster, Windows::CurrentAndPrevious);
         if (!isLog(l.kind.format))
             return 0;
         // Entries admitted between the two reads (scores in (t1, t2]); with an explicit now,
@@ -664,7 +691,9 @@ HotPass HotScanner::secondRead(Connection &connection)
         out.push_back({QByteArrayLiteral("ZCOUNT"), l.key, from.of(since, unit, true), to.of(t2, unit, false)});
         return 1;
     };
-    steps.gets = [&](size_t i, qint64 t2, Command &mget) { return appendCounterWindowKeys(mget, pass.limiters[i], t2); };
+    steps.gets = [&](size_t i, qint64 t2, Command &mget) {
+        return appendCounterWindowKeys(mget, pass.limiters[i], t2, Windows::CurrentAndPrevious);
+    };
     steps.take = [&](size_t i, qint64 t2, const Reply *mine, size_t n) {
         HotLimiter &l = pass.limiters[i];
         pass.nowUs = t2;

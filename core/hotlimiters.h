@@ -152,8 +152,9 @@ private:
     std::unique_ptr<KeyRoundReader> scanPage(Connection &connection, std::optional<Reply> page);
     void readAhead(Connection &connection); // the next page and its first round, one after the other
     void addLimiters(KeyRoundResult &&read);
-    void readRetries(Connection &connection); // keys whose guessed type was wrong, as a page of their own
-    bool scanExhausted() const;               // no SCAN to send any more (the cursor is back at 0, or the sample is full)
+    std::unique_ptr<KeyRoundReader> retryPage(); // the keys whose guessed type was wrong, as a page of their own (all asked with TYPE)
+    void readRetries(Connection &connection);    // retryPage, its first round read
+    bool scanExhausted() const;                  // no SCAN to send any more (the cursor is back at 0, or the sample is full)
 
     HotOptions m_options;
     HotPass m_pass;
@@ -161,7 +162,7 @@ private:
     TypeGuesser m_guesser;
     std::vector<QByteArray> m_retry;         // keys to read again with TYPE, with a later page (or after the last)
     std::optional<Reply> m_nextScan;         // one server: the reply of the SCAN after m_ahead
-    std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read
+    std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read (between calls, nothing else is in flight)
     bool m_started = false;
     bool m_scanOver = false;
     std::exception_ptr m_failure; // what ended the scan, if it failed
