@@ -3,6 +3,7 @@
 #include "limiterformat.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 namespace ratescope {
@@ -118,8 +119,17 @@ qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds)
 
 std::pair<QByteArray, QByteArray> counterWindowKeys(const QByteArray &base, qint64 windowUs, qint64 nowUs)
 {
+    // Made in place, one allocation each: a sweep makes one or two per counter window.
     const qint64 id = nowUs / windowUs;
-    return {base + ":" + QByteArray::number(id), base + ":" + QByteArray::number(id - 1)};
+    auto key = [&](qint64 n) {
+        char digits[24];
+        const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+        QByteArray k;
+        k.reserve(base.size() + 1 + (end - digits));
+        k.append(base).append(':').append(digits, end - digits);
+        return k;
+    };
+    return {key(id), key(id - 1)};
 }
 
 bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id)
