@@ -679,10 +679,16 @@ HotPass HotScanner::secondRead(Connection &connection)
             return text;
         }
     } from, to;
+    // A counter window still in the window of its first read needs that window alone; one that
+    // turned, the window before too (the first read's, with what it admitted since).
+    auto windowsAt = [&](size_t i, qint64 t2) {
+        const qint64 w = counterWindowUs(pass.limiters[i]);
+        return w > 0 && m_first[i].present && m_first[i].c == t2 / w ? Windows::Current : Windows::CurrentAndPrevious;
+    };
     steps.reads = [&](size_t i, qint64 t2, std::vector<Command> &out) -> size_t {
         const HotLimiter &l = pass.limiters[i];
         if (usesTwoReads(l.kind.format))
-            return appendStateCommands(out, l, t2, cluster, Windows::CurrentAndPrevious);
+            return appendStateCommands(out, l, t2, cluster, windowsAt(i, t2));
         if (!isLog(l.kind.format))
             return 0;
         // Entries admitted between the two reads (scores in (t1, t2]); with an explicit now,
@@ -694,9 +700,7 @@ HotPass HotScanner::secondRead(Connection &connection)
         out.push_back({QByteArrayLiteral("ZCOUNT"), l.key, from.of(since, unit, true), to.of(t2, unit, false)});
         return 1;
     };
-    steps.gets = [&](size_t i, qint64 t2, Command &mget) {
-        return appendCounterWindowKeys(mget, pass.limiters[i], t2, Windows::CurrentAndPrevious);
-    };
+    steps.gets = [&](size_t i, qint64 t2, Command &mget) { return appendCounterWindowKeys(mget, pass.limiters[i], t2, windowsAt(i, t2)); };
     steps.take = [&](size_t i, qint64 t2, const Reply *mine, size_t n) {
         HotLimiter &l = pass.limiters[i];
         pass.nowUs = t2;
