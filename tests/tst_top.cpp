@@ -441,8 +441,13 @@ void TestTop::aPassOfMixedShapesFindsEveryLimiter()
         options.scanCount = 25;
         options.nowUs = now;
         HotScanner scanner(options);
+        int calls = 0;
         while (!scanner.scan(*m_conn, [paused] { return paused; })) {
+            // Between calls nothing is in flight: the connection answers what it is asked next.
+            QCOMPARE(m_conn->command({"PING"}).bytes(), QByteArray("PONG"));
+            QVERIFY(++calls < 100);
         }
+        QVERIFY(paused ? calls > 10 : calls == 0);
         const HotPass pass = scanner.secondRead(*m_conn);
         QCOMPARE(pass.scanned, 600);
         QCOMPARE(pass.limiters.size(), size_t(570));
