@@ -136,8 +136,8 @@ public:
     static void readUsage(Connection &connection, std::vector<HotLimiter> &limiters, qint64 nowUs);
 
     // One read of a counter-like limiter's state, as far as its admitted count needs it
-    // (fixed window / sliding counter: w, n|c; counter window: current, previous, id; token
-    // bucket: tk, fr, ts; GCRA: tat, f).
+    // (fixed window / sliding counter: w, n|c; counter window: current, previous (0 when not
+    // read), id; token bucket: tk, fr, ts; GCRA: tat, f).
     struct CounterState {
         bool present = false;
         qint64 a = 0, b = 0, c = 0;
