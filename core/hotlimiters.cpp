@@ -49,20 +49,26 @@ qint64 counterWindowUs(const HotLimiter &l)
     return l.kind.windowSeconds ? l.kind.windowSeconds * 1000000 : l.spec ? l.spec->windowUs : 0;
 }
 
-// A counter window's current and previous window keys at nowUs; nullopt for the other
-// limiters, and for a counter window whose length is not known.
-std::optional<std::pair<QByteArray, QByteArray>> windowKeysOf(const HotLimiter &l, qint64 nowUs)
-{
-    const qint64 w = l.kind.format == KeyFormat::CounterWindow ? counterWindowUs(l) : 0;
-    if (w <= 0)
-        return std::nullopt;
-    return counterWindowKeys(l.key, w, nowUs);
-}
-
 // Which windows of a counter window a read needs. The first read needs only the current one:
 // what the window before held is never compared (when the window turns between the reads, the
 // second read's previous window is the first read's current one).
 enum class Windows { Current, CurrentAndPrevious };
+
+// Hands add() the keys of the windows a counter window's read takes at nowUs, the current
+// window first; how many: none for the other limiters, and for a counter window whose length
+// is not known. Only the keys read are made.
+template <typename Add> size_t addWindowKeys(const HotLimiter &l, qint64 nowUs, Windows windowsRead, Add add)
+{
+    const qint64 w = l.kind.format == KeyFormat::CounterWindow ? counterWindowUs(l) : 0;
+    if (w <= 0)
+        return 0;
+    const qint64 id = nowUs / w;
+    add(counterWindowKey(l.key, id));
+    if (windowsRead == Windows::Current)
+        return 1;
+    add(counterWindowKey(l.key, id - 1));
+    return 2;
+}
 
 // Appends the commands that read a counter-like limiter's state (nothing for the others);
 // how many. A counter window's windows: a GET each on a cluster (they may be in two slots);
@@ -85,32 +91,19 @@ size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint6
     case KeyFormat::SlidingBuckets:
         out.push_back({QByteArrayLiteral("HGETALL"), l.key});
         return 1;
-    case KeyFormat::CounterWindow: {
-        auto windows = cluster ? windowKeysOf(l, nowUs) : std::nullopt;
-        if (!windows)
+    case KeyFormat::CounterWindow:
+        if (!cluster)
             return 0;
-        out.push_back({QByteArrayLiteral("GET"), std::move(windows->first)});
-        if (windowsRead == Windows::Current)
-            return 1;
-        out.push_back({QByteArrayLiteral("GET"), std::move(windows->second)});
-        return 2;
-    }
+        return addWindowKeys(l, nowUs, windowsRead, [&](QByteArray key) { out.push_back({QByteArrayLiteral("GET"), std::move(key)}); });
     default:
         return 0;
     }
 }
 
-// On one server, a counter window's current and previous windows go into its chunk's MGET.
+// On one server, the windows a counter window's read takes go into its chunk's MGET.
 size_t appendCounterWindowKeys(Command &mget, const HotLimiter &l, qint64 nowUs, Windows windowsRead)
 {
-    auto windows = windowKeysOf(l, nowUs);
-    if (!windows)
-        return 0;
-    mget.push_back(std::move(windows->first));
-    if (windowsRead == Windows::Current)
-        return 1;
-    mget.push_back(std::move(windows->second));
-    return 2;
+    return addWindowKeys(l, nowUs, windowsRead, [&](QByteArray key) { mget.push_back(std::move(key)); });
 }
 
 // replies: the n replies to appendStateCommands(..., l, nowUs, ...).
@@ -723,8 +716,9 @@ HotPass HotScanner::secondRead(Connection &connection)
         }
         if (cluster) {
             // A counter window's base is no key: the master of its current window's.
-            const auto windows = windowKeysOf(l, t2);
-            if (const auto place = connection.placementOf(windows ? windows->first : l.key))
+            QByteArray placed = l.key;
+            addWindowKeys(l, t2, Windows::Current, [&](QByteArray key) { placed = std::move(key); });
+            if (const auto place = connection.placementOf(placed))
                 l.master = addressText(place->master);
         } else if (!pass.masters.empty()) {
             l.master = pass.masters.front().address;

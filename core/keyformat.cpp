@@ -117,19 +117,21 @@ qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds)
     return windowOfIndex(id, nowSeconds, {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800});
 }
 
+QByteArray counterWindowKey(const QByteArray &base, qint64 id)
+{
+    // Made in place, one allocation: a sweep of `top` makes one or two per counter window.
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
+    QByteArray key;
+    key.reserve(base.size() + 1 + (end - digits));
+    key.append(base).append(':').append(digits, end - digits);
+    return key;
+}
+
 std::pair<QByteArray, QByteArray> counterWindowKeys(const QByteArray &base, qint64 windowUs, qint64 nowUs)
 {
-    // Made in place, one allocation each: a sweep makes one or two per counter window.
     const qint64 id = nowUs / windowUs;
-    auto key = [&](qint64 n) {
-        char digits[24];
-        const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-        QByteArray k;
-        k.reserve(base.size() + 1 + (end - digits));
-        k.append(base).append(':').append(digits, end - digits);
-        return k;
-    };
-    return {key(id), key(id - 1)};
+    return {counterWindowKey(base, id), counterWindowKey(base, id - 1)};
 }
 
 bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id)

@@ -63,6 +63,8 @@ qint64 windowOfIndex(qint64 index, qint64 now, std::initializer_list<qint64> len
 
 // Splits "<base>:<digits>" into base and id.
 bool splitCounterWindowKey(const QByteArray &key, QByteArray *base, qint64 *id);
+// The key of a counter window's window `id`: "<base>:<id>".
+QByteArray counterWindowKey(const QByteArray &base, qint64 id);
 // The keys of a counter window's current and previous windows at `nowUs`: "<base>:<id>",
 // "<base>:<id - 1>", id = nowUs / windowUs.
 std::pair<QByteArray, QByteArray> counterWindowKeys(const QByteArray &base, qint64 windowUs, qint64 nowUs);
