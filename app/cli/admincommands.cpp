@@ -3,15 +3,15 @@
 #include "cli.h"
 #include "limitoptions.h"
 
-#include "limiterformat.h"
+#include "formats/formatreaders.h"
 
-#include "audit.h"
-#include "duration.h"
-#include "errors.h"
-#include "glob.h"
-#include "keytext.h"
-#include "policy.h"
-#include "reset.h"
+#include "admin/audit.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/glob.h"
+#include "base/keytext.h"
+#include "admin/policy.h"
+#include "keys/reset.h"
 
 #include <cstdio>
 #include <QJsonArray>
@@ -94,7 +94,7 @@ int runReset(Cli &cli)
     if (const QByteArrayList meta = resetter.metadataKeys(plan); !meta.isEmpty() && !cli.args().isSet(QStringLiteral("include-metadata")))
         throw UsageError(
             QStringLiteral("refusing to delete Ratescope's own records under '%1': %2 (add --include-metadata to delete them too)")
-                .arg(cli.ns(), named(meta)));
+                .arg(cli.ns().text(), named(meta)));
     if (const auto foreign = resetter.nonLimiterTypes(plan); !foreign.empty() && !cli.args().isSet(QStringLiteral("force"))) {
         QByteArrayList keys;
         QStringList types;
@@ -230,7 +230,7 @@ int runPolicy(Cli &cli)
                           << '\n';
         }
         if (!cli.json() && policies.empty())
-            cli.err() << "no policies under namespace '" << cli.ns() << "'\n";
+            cli.err() << "no policies under namespace '" << cli.ns().text() << "'\n";
         return ExitOk;
     }
     if (action == QLatin1String("get")) {
@@ -264,7 +264,7 @@ int runPolicy(Cli &cli)
         if (cli.args().isSet(QStringLiteral("shards")))
             pol.shards = int(cli.integerOption(QStringLiteral("shards"), 2, kMaxPolicyShards));
         if (cli.args().isSet(QStringLiteral("format")))
-            pol.format = parseLimiterFormat(cli.args().value(QStringLiteral("format")))->name();
+            pol.format = parseFormatReader(cli.args().value(QStringLiteral("format")))->name();
         pol.validate(); // before anything is sent
         PolicyStore store(cli.connection(), cli.ns());
         ensureAuditable(cli);

@@ -2,15 +2,15 @@
 #include "cli.h"
 #include "limitoptions.h"
 
-#include "audit.h"
-#include "boundaryscenario.h"
-#include "burst.h"
-#include "duration.h"
-#include "errors.h"
-#include "inspector.h"
-#include "keyscanner.h"
-#include "keytext.h"
-#include "policy.h"
+#include "admin/audit.h"
+#include "load/boundaryscenario.h"
+#include "load/burst.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "keys/inspector.h"
+#include "keys/keyscanner.h"
+#include "base/keytext.h"
+#include "admin/policy.h"
 
 #include <QRandomGenerator>
 #include <QRegularExpression>
@@ -324,7 +324,7 @@ QByteArray boundaryKey(const Cli &cli, const LimitSpec &spec)
         return cli.keyBytes(cli.args().value(QStringLiteral("key")));
     }
     const QString suffix = QString::number(QRandomGenerator::global()->generate64(), 16);
-    return (cli.ns() + QStringLiteral("boundary:") + algorithmName(spec.algorithm) + QLatin1Char(':') + suffix).toUtf8();
+    return (cli.ns().text() + QStringLiteral("boundary:") + algorithmName(spec.algorithm) + QLatin1Char(':') + suffix).toUtf8();
 }
 
 void printBoundary(Cli &cli, const QByteArray &key, const LimitSpec &spec, const BoundaryResult &r)

@@ -2,10 +2,10 @@
 
 #include <atomic>
 
-#include "duration.h"
-#include "errors.h"
-#include "inputcheck.h"
-#include "keytext.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/inputcheck.h"
+#include "base/keytext.h"
 
 #include <QJsonDocument>
 #include <QProcessEnvironment>
@@ -359,7 +359,7 @@ int Cli::dispatch(const QStringList &arguments)
     m_readOnly = m_parser.isSet(QStringLiteral("read-only"));
     if (m_parser.isSet(QStringLiteral("namespace")))
         m_namespace = m_parser.value(QStringLiteral("namespace"));
-    requireValidNamespace(m_namespace);
+    requireValidNamespace(m_namespace.text());
     if (m_parser.isSet(QStringLiteral("operator"))) {
         m_operator = m_parser.value(QStringLiteral("operator"));
         requireSafeText(m_operator, QStringLiteral("--operator"), kMaxOperatorLength);

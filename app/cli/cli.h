@@ -3,9 +3,9 @@
 
 #include <csignal>
 
-#include "connection.h"
-#include "policy.h"
-#include "sandboxserver.h"
+#include "redis/connection.h"
+#include "admin/policy.h"
+#include "redis/sandboxserver.h"
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
@@ -91,7 +91,7 @@ public:
     // For commands whose sub-actions decide whether they mutate: throws ReadOnlyError (exit 5)
     // in read-only mode. Call it before sending anything.
     void requireWritable(const QString &what) const;
-    QString ns() const { return m_namespace; }
+    const MetadataNamespace &ns() const { return m_namespace; }
     // Who the audit trail names: --operator NAME, else empty (the OS user is recorded).
     QString operatorName() const { return m_operator; }
     // The shared connection, opened on first use.
@@ -132,7 +132,7 @@ private:
     QTextStream m_err;
     bool m_json = false;
     bool m_readOnly = false;
-    QString m_namespace = QStringLiteral("ratescope:");
+    MetadataNamespace m_namespace;
     QString m_url;
     QString m_operator;
     QHash<QString, QByteArray> m_rawArguments; // stand-in text -> bytes of arguments that are not UTF-8

@@ -2,16 +2,16 @@
 #include "cli.h"
 #include "limitoptions.h"
 
-#include "burst.h"
-#include "duration.h"
-#include "errors.h"
-#include "httpheaders.h"
-#include "inspector.h"
-#include "keyscanner.h"
-#include "keytext.h"
-#include "limiter.h"
-#include "policy.h"
-#include "usage.h"
+#include "load/burst.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "limiters/httpheaders.h"
+#include "keys/inspector.h"
+#include "keys/keyscanner.h"
+#include "base/keytext.h"
+#include "limiters/limiter.h"
+#include "admin/policy.h"
+#include "formats/usage.h"
 
 #include <QRandomGenerator>
 
@@ -244,7 +244,7 @@ int runPeek(Cli &cli)
     // states its own limits (Python limits) needs neither.
     const bool given = limits.spec || flagsComplete(cli);
     std::optional<LimitSpec> stated = given ? std::optional<LimitSpec>(specFor(cli, key, limits)) : std::nullopt;
-    const KeyClass kind = classifyKey(c, key, now, unit, stated, limits.policy ? limits.policy->format : QString());
+    const KeyKind kind = classifyKey(c, key, now, unit, stated, limits.policy ? limits.policy->format : QString());
     LimitSpec spec;
     if (stated) {
         spec = *stated;

@@ -2,8 +2,8 @@
 // a policy's --format takes, the key shape and where it comes from. Needs no server.
 #include "cli.h"
 
-#include "errors.h"
-#include "limiterformat.h"
+#include "base/errors.h"
+#include "formats/formatreaders.h"
 
 #include <QJsonObject>
 
@@ -19,7 +19,7 @@ int runFormats(Cli &cli)
         cli.out() << QStringLiteral("%1 %2 %3 %4\n")
                          .arg(QStringLiteral("NAME").leftJustified(22), QStringLiteral("TYPE").leftJustified(6),
                               QStringLiteral("READ AS").leftJustified(16), QStringLiteral("LIBRARY / KEY SHAPE"));
-    for (const LimiterFormat *f : limiterFormats()) {
+    for (const FormatReader *f : formatReaders()) {
         const QString family = f->family()     ? algorithmName(*f->family())
                                : f->readable() ? QStringLiteral("policy's algo")
                                                : QStringLiteral("never decoded");

@@ -3,8 +3,8 @@
 // command registry that prints --help, so none of them can drift from it.
 #include "cli.h"
 
-#include "algorithm.h"
-#include "errors.h"
+#include "limiters/algorithm.h"
+#include "base/errors.h"
 #include "troff.h"
 
 #include <QFile>

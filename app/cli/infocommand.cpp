@@ -2,7 +2,7 @@
 // which nodes stand behind it.
 #include "cli.h"
 
-#include "serverinfo.h"
+#include "redis/serverinfo.h"
 
 #include <QJsonArray>
 

@@ -2,17 +2,17 @@
 #include "cli.h"
 #include "limitoptions.h"
 
-#include "duration.h"
-#include "errors.h"
-#include "glob.h"
-#include "inspector.h"
-#include "keyscanner.h"
-#include "keytext.h"
-#include "logwindow.h"
-#include "reset.h"
-#include "serverinfo.h"
-#include "shards.h"
-#include "usage.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/glob.h"
+#include "keys/inspector.h"
+#include "keys/keyscanner.h"
+#include "base/keytext.h"
+#include "keys/logwindow.h"
+#include "keys/reset.h"
+#include "redis/serverinfo.h"
+#include "keys/shards.h"
+#include "formats/usage.h"
 
 #include <atomic>
 #include <cmath>
@@ -137,13 +137,13 @@ int runKeys(Cli &cli)
     options.policies = cli.policies();
     const qint64 max = cli.integerOption(QStringLiteral("max"), 1, std::numeric_limits<qint64>::max(), std::numeric_limits<qint64>::max());
     const bool all = cli.args().isSet(QStringLiteral("all"));
-    const QByteArray ns = cli.ns().toUtf8();
+    const QByteArray ns = cli.ns().bytes();
 
     KeysPrinter printer(cli, options.memory);
     KeyScanner scanner(c, options);
     std::map<QByteArray, Row> counterBases;                       // grouped and printed at the end
-    std::map<QByteArray, std::pair<Row, KeyClass>> libraryRows;   // other libraries' limiters: one row each, printed at the end
-    std::vector<std::pair<QByteArray, KeyClass>> shardCandidates; // <base>:<n> limiters, grouped at the end
+    std::map<QByteArray, std::pair<Row, KeyKind>> libraryRows;   // other libraries' limiters: one row each, printed at the end
+    std::vector<std::pair<QByteArray, KeyKind>> shardCandidates; // <base>:<n> limiters, grouped at the end
     std::map<QByteArray, Row> shardRows;
     qint64 printed = 0;
     // Ctrl-C or a failure mid-scan ends the listing early: what was read is printed, and a
@@ -282,7 +282,7 @@ int runKeys(Cli &cli)
             printer.print(row);
         }
         // The rest, one by one, read in one pipelined round.
-        std::map<QByteArray, KeyClass> kinds(shardCandidates.begin(), shardCandidates.end());
+        std::map<QByteArray, KeyKind> kinds(shardCandidates.begin(), shardCandidates.end());
         std::vector<UsageTarget> targets;
         std::vector<Row *> targetRows;
         for (auto &[key, row] : shardRows) {
@@ -329,7 +329,7 @@ int runKeys(Cli &cli)
         if (printed++ >= max)
             break;
         if (row.spec && !failure) {
-            KeyClass kind;
+            KeyKind kind;
             kind.format = KeyFormat::CounterWindow;
             kind.base = base;
             kind.windowSeconds = row.spec->windowUs / 1000000;

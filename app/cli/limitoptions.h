@@ -1,9 +1,9 @@
 // The options every command that takes limits shares: --algo, --limit, --window, --sub-buckets.
 #pragma once
 
-#include "algorithm.h"
+#include "limiters/algorithm.h"
 #include "cli.h"
-#include "errors.h"
+#include "base/errors.h"
 
 #include <QCommandLineOption>
 

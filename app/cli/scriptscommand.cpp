@@ -3,10 +3,10 @@
 // leaves one audit entry.
 #include "cli.h"
 
-#include "audit.h"
-#include "errors.h"
-#include "limiterscript.h"
-#include "scriptlibrary.h"
+#include "admin/audit.h"
+#include "base/errors.h"
+#include "limiters/limiterscript.h"
+#include "limiters/scriptlibrary.h"
 
 #include <QJsonArray>
 

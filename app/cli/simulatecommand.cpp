@@ -3,10 +3,10 @@
 #include "cli.h"
 #include "limitoptions.h"
 
-#include "duration.h"
-#include "errors.h"
-#include "keytext.h"
-#include "simulator.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/keytext.h"
+#include "load/simulator.h"
 
 #include <QFile>
 #include <QJsonArray>

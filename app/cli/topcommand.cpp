@@ -1,11 +1,11 @@
 // ratescope-cli top: the limiters taking the most admitted requests right now, the fullest,
 // and those denying now (core/hotlimiters). Read-only.
 #include "cli.h"
-#include "duration.h"
-#include "errors.h"
-#include "glob.h"
-#include "hotlimiters.h"
-#include "keytext.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/glob.h"
+#include "load/hotlimiters.h"
+#include "base/keytext.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -147,7 +147,7 @@ int runTop(Cli &cli)
     options.sampleAbove = cli.integerOption(QStringLiteral("sample"), 1, 1000000000, 200000);
     if (cli.args().isSet(kNow))
         options.nowUs = cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs);
-    options.ns = cli.ns().toUtf8();
+    options.ns = cli.ns().bytes();
     Connection &c = cli.connection();
     options.policies = cli.policies();
     // Ranked by rate, only the limiters shown are peeked (fill, denying): the others need not be.

@@ -4,13 +4,13 @@
 #include "cli.h"
 #include "limitoptions.h"
 
-#include "duration.h"
-#include "errors.h"
-#include "inspector.h"
-#include "keyscanner.h"
-#include "keytext.h"
-#include "policy.h"
-#include "usage.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "keys/inspector.h"
+#include "keys/keyscanner.h"
+#include "base/keytext.h"
+#include "admin/policy.h"
+#include "formats/usage.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -112,7 +112,7 @@ std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flag
             spec->validate();
         }
         const ScoreUnit unit = flags.unit ? *flags.unit : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
-        KeyClass kind = classifyKey(c, key, nowUs, unit, spec, limits.policy ? limits.policy->format : QString());
+        KeyKind kind = classifyKey(c, key, nowUs, unit, spec, limits.policy ? limits.policy->format : QString());
         if (kind.format == KeyFormat::Library && !kind.readable())
             throw UsageError(QStringLiteral("'%1' is a %2: its state is recognised, never decoded").arg(displayKey(key), kind.label()));
         spec = limitsFor(kind, spec); // another library's key may state its own limits or window

@@ -2,10 +2,10 @@
 #include "quitonsignal.h"
 #include "troff.h"
 
-#include "connectionoptions.h"
+#include "redis/connectionoptions.h"
 #include "demosession.h"
-#include "duration.h"
-#include "errors.h"
+#include "base/duration.h"
+#include "base/errors.h"
 #include "keybrowser.h"
 #include "mainwindow.h"
 #include "passwordvault.h"

@@ -1,5 +1,5 @@
 // Man pages in troff (man(7) macros), written by the executables themselves from the option
-// lists that print --help, so a page cannot drift from the help (tests/tst_manpages.cpp compares them).
+// lists that print --help, so a page cannot drift from the help (tests/cli/tst_manpages.cpp compares them).
 // help2man cannot do this: it reads one --help output and knows nothing of subcommands.
 #pragma once
 

@@ -9,11 +9,11 @@
 //   bench_browser [keys=1000000] [shape=grouped|flat]
 //   grouped: rl:svc<0-7>:tenant<0-999>:user<n>  (1,000 groups of 1,000 keys)
 //   flat:    user:<n>:minute                   (one group per key: the worst case for groups)
-#include "connection.h"
+#include "redis/connection.h"
 #include "keybrowser.h"
 #include "keytreemodel.h"
 #include "redisclient.h"
-#include "sandboxserver.h"
+#include "redis/sandboxserver.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

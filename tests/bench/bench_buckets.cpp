@@ -7,11 +7,11 @@
 //  - the server-side cost of a decision on a full limiter (INFO commandstats usec_per_call).
 //
 // Usage: bench_buckets [requests per throughput run (default 1000000)]
-#include "connection.h"
-#include "limiter.h"
-#include "limiterscript.h"
-#include "sandboxserver.h"
-#include "serverinfo.h"
+#include "redis/connection.h"
+#include "limiters/limiter.h"
+#include "limiters/limiterscript.h"
+#include "redis/sandboxserver.h"
+#include "redis/serverinfo.h"
 
 #include "benchsupport.h"
 

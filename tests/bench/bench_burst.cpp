@@ -3,10 +3,10 @@
 // Throughput ratios, and p50/p99 latency ratios (redis-benchmark's latency summary is in
 // msec with microsecond digits; ours is in microseconds). Median of five alternating runs: on a
 // small shared machine single runs of either tool vary by tens of percent.
-#include "algorithm.h"
-#include "connection.h"
-#include "limiterscript.h"
-#include "sandboxserver.h"
+#include "limiters/algorithm.h"
+#include "redis/connection.h"
+#include "limiters/limiterscript.h"
+#include "redis/sandboxserver.h"
 
 #include <QCoreApplication>
 #include <QJsonDocument>

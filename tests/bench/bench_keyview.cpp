@@ -4,10 +4,10 @@
 // BYSCORE of the same window on the same server, over a plain blocking connection.
 //
 //   bench_keyview [runs=7]
-#include "connection.h"
+#include "redis/connection.h"
 #include "logview.h"
 #include "redisclient.h"
-#include "sandboxserver.h"
+#include "redis/sandboxserver.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

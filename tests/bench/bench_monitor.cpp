@@ -7,14 +7,14 @@
 // follows continues that clock, drawing full five-minute lines as a console open for a while does.
 //
 //   bench_monitor [seconds=60] [keys=100] [fill minutes=10]
-#include "connection.h"
-#include "limiter.h"
-#include "limiterscript.h"
+#include "redis/connection.h"
+#include "limiters/limiter.h"
+#include "limiters/limiterscript.h"
 #include "monitorpage.h"
-#include "policy.h"
+#include "admin/policy.h"
 #include "redisclient.h"
 #include "samplering.h"
-#include "sandboxserver.h"
+#include "redis/sandboxserver.h"
 
 #include <QApplication>
 #include <QDateTime>

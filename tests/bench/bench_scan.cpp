@@ -1,8 +1,8 @@
 // Scan and classify a large keyspace: time to the first page and keys per second for a full
 // pass, beside a bare SCAN pass (no TYPE, no classification) over the same server.
-#include "connection.h"
-#include "keyscanner.h"
-#include "sandboxserver.h"
+#include "redis/connection.h"
+#include "keys/keyscanner.h"
+#include "redis/sandboxserver.h"
 
 #include <cstdio>
 #include <QCoreApplication>

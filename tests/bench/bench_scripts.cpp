@@ -9,12 +9,12 @@
 // Usage: bench_scripts [requests per run (default 1500000)] [rounds (default 1)]
 // With 10,000 keys and a limit of 100, 1,500,000 requests admit about two thirds and deny the
 // rest. With several rounds, ours and the references alternate and the best run of each counts.
-#include "connection.h"
-#include "limiter.h"
-#include "limiterscript.h"
-#include "sandboxserver.h"
-#include "scriptlibrary.h"
-#include "serverinfo.h"
+#include "redis/connection.h"
+#include "limiters/limiter.h"
+#include "limiters/limiterscript.h"
+#include "redis/sandboxserver.h"
+#include "limiters/scriptlibrary.h"
+#include "redis/serverinfo.h"
 
 #include "benchsupport.h"
 

@@ -5,10 +5,10 @@
 // (VmHWM) is printed beside the trace file's size: the trace is streamed, never held whole.
 //
 // Usage: bench_simulate [requests (default 1000000)] [keys (default 10000)] [algorithm (default sliding-log)]
-#include "limiter.h"
-#include "limiterscript.h"
-#include "sandboxserver.h"
-#include "simulator.h"
+#include "limiters/limiter.h"
+#include "limiters/limiterscript.h"
+#include "redis/sandboxserver.h"
+#include "load/simulator.h"
 
 #include "benchsupport.h"
 

@@ -4,11 +4,11 @@
 // server; and the memory the pass holds.
 //
 //   bench_top [keys=1000000]
-#include "connection.h"
-#include "hotlimiters.h"
-#include "keyscanner.h"
-#include "policy.h"
-#include "sandboxserver.h"
+#include "redis/connection.h"
+#include "load/hotlimiters.h"
+#include "keys/keyscanner.h"
+#include "admin/policy.h"
+#include "redis/sandboxserver.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

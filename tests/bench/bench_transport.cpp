@@ -1,7 +1,7 @@
 // Transport throughput: pipelined PING and EVALSHA through the core client, side by side
 // with redis-benchmark on the same private server, same connections and pipeline depth.
 #include "benchsupport.h"
-#include "sandboxserver.h"
+#include "redis/sandboxserver.h"
 
 #include <cstdio>
 #include <QCoreApplication>

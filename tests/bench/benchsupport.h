@@ -2,7 +2,7 @@
 // driver for our own client with the same connections and pipeline depth.
 #pragma once
 
-#include "connection.h"
+#include "redis/connection.h"
 
 #include <functional>
 #include <QStringList>

@@ -1,6 +1,6 @@
 #include "testsupport.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 
 #include <QDeadlineTimer>
 #include <QDir>

@@ -1,8 +1,8 @@
 // Shared test fixtures: private servers with TLS material and ACL users, and a CLI runner.
 #pragma once
 
-#include "connection.h"
-#include "sandboxserver.h"
+#include "redis/connection.h"
+#include "redis/sandboxserver.h"
 
 #include <map>
 #include <memory>

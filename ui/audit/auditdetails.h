@@ -2,7 +2,7 @@
 // the change touched (before → after), and the whole before and after states as indented JSON.
 #pragma once
 
-#include "audit.h"
+#include "admin/audit.h"
 
 #include <functional>
 #include <QWidget>

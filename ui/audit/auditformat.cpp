@@ -1,6 +1,6 @@
 #include "auditformat.h"
 
-#include "keytext.h"
+#include "base/keytext.h"
 
 #include <cmath>
 #include <QJsonArray>

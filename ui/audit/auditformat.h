@@ -3,7 +3,7 @@
 // the fields a change touched, and the CSV an operator exports.
 #pragma once
 
-#include "audit.h"
+#include "admin/audit.h"
 
 #include <QString>
 #include <vector>

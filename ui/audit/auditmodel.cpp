@@ -2,7 +2,7 @@
 
 #include "auditformat.h"
 #include "displayformat.h"
-#include "glob.h"
+#include "base/glob.h"
 
 #include <QLocale>
 

@@ -3,7 +3,7 @@
 // model shows the entries of one action, actor, target and time range.
 #pragma once
 
-#include "audit.h"
+#include "admin/audit.h"
 
 #include <functional>
 #include <QAbstractTableModel>

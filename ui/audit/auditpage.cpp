@@ -2,10 +2,10 @@
 
 #include "auditdetails.h"
 #include "auditformat.h"
-#include "connection.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "errors.h"
-#include "keytext.h"
+#include "base/errors.h"
+#include "base/keytext.h"
 
 #include <QComboBox>
 #include <QDateTimeEdit>

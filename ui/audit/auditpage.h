@@ -4,7 +4,7 @@
 // actor, target and time, shows a change's before and after, and exports what it shows as CSV.
 #pragma once
 
-#include "audit.h"
+#include "admin/audit.h"
 #include "auditmodel.h"
 #include "outcome.h"
 #include "redisclient.h"

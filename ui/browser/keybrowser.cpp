@@ -1,9 +1,9 @@
 #include "keybrowser.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "errors.h"
-#include "glob.h"
+#include "base/errors.h"
+#include "base/glob.h"
 #include "redisclient.h"
 #include "usagebardelegate.h"
 
@@ -203,7 +203,7 @@ void KeyBrowser::startScan()
     m_scan = ScanState::Starting;
     m_scanClock.start();
     m_sinceFlush.start();
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     m_client->request(
         &m_scanOwner,
         [ns](Connection &c) {

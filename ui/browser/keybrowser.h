@@ -5,7 +5,7 @@
 
 #include "keyactions.h"
 #include "keytreemodel.h"
-#include "policy.h"
+#include "admin/policy.h"
 #include "redisclient.h"
 #include "scannednames.h"
 

@@ -1,9 +1,9 @@
 #include "keytreemodel.h"
 
-#include "shards.h"
+#include "keys/shards.h"
 
 #include "displayformat.h"
-#include "keytext.h"
+#include "base/keytext.h"
 
 #include <QColor>
 #include <QDeadlineTimer>

@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "keydetails.h"
+#include "keys/keydetails.h"
 #include "keytree.h"
 
 #include <QAbstractItemModel>

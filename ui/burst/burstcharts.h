@@ -2,8 +2,8 @@
 // quota), the latency distribution of a finished one, and the boundary test's two limiters.
 #pragma once
 
-#include "boundaryscenario.h"
-#include "burst.h"
+#include "load/boundaryscenario.h"
+#include "load/burst.h"
 
 #include <QChartView>
 

@@ -1,16 +1,16 @@
 #include "burstpage.h"
 
 #include "burstcharts.h"
-#include "connection.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "duration.h"
-#include "errors.h"
-#include "inspector.h"
-#include "keydetails.h"
-#include "keytext.h"
-#include "limiter.h"
-#include "policy.h"
-#include "usage.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "keys/inspector.h"
+#include "keys/keydetails.h"
+#include "base/keytext.h"
+#include "limiters/limiter.h"
+#include "admin/policy.h"
+#include "formats/usage.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -630,7 +630,7 @@ void BurstPage::lookUpPolicy()
     m_policy->setText(QStringLiteral("Reading the policy for this key…"));
     m_client->request(
         this,
-        [key, ns = QString::fromUtf8(m_ns)](Connection &c) {
+        [key, ns = MetadataNamespace(m_ns)](Connection &c) {
             const std::vector<Policy> policies = PolicyStore(c, ns).list();
             return effectiveLimits(policies, OverrideStore(c, ns).forKey(key, policies), key);
         },
@@ -683,13 +683,13 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
     m_client->request(
         this,
         [key = config.key, spec = config.spec, ns = m_ns](Connection &c) {
-            const std::vector<Policy> policies = PolicyStore(c, QString::fromUtf8(ns)).list();
+            const std::vector<Policy> policies = PolicyStore(c, ns).list();
             KeyDetails d = readKeyDetails(c, {key}, policies, ns).front();
             if (!d.exists()) {
                 // The name of another library's limiter whose keys carry their window (Kong, Upstash...)
                 const auto policy = matchPolicy(policies, key);
                 const Reply time = c.command({"TIME"});
-                const KeyClass named = classifyKey(c, key, time[0].toInteger() * 1000000 + time[1].toInteger(),
+                const KeyKind named = classifyKey(c, key, time[0].toInteger() * 1000000 + time[1].toInteger(),
                                                    policy ? policy->scoreUnit : ScoreUnit::Auto, spec, policy ? policy->format : QString());
                 if (named.format == KeyFormat::Library)
                     d.kind = named;

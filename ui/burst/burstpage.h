@@ -4,7 +4,7 @@
 #pragma once
 
 #include "burstrun.h"
-#include "connectionoptions.h"
+#include "redis/connectionoptions.h"
 #include "redisclient.h"
 
 #include <QElapsedTimer>

@@ -1,8 +1,8 @@
 #include "burstrun.h"
 
-#include "audit.h"
-#include "connection.h"
-#include "errors.h"
+#include "admin/audit.h"
+#include "redis/connection.h"
+#include "base/errors.h"
 
 #include <QRandomGenerator>
 

@@ -3,8 +3,8 @@
 // written by the run itself so that closing the console mid-run can never lose it.
 #pragma once
 
-#include "boundaryscenario.h"
-#include "burst.h"
+#include "load/boundaryscenario.h"
+#include "load/burst.h"
 
 #include <QObject>
 #include <QString>

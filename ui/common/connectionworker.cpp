@@ -1,6 +1,6 @@
 #include "connectionworker.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 
 #include <QMutexLocker>
 

@@ -3,7 +3,7 @@
 // background ones (a SCAN walk), each owner's requests in the order they were made.
 #pragma once
 
-#include "connectionoptions.h"
+#include "redis/connectionoptions.h"
 
 #include <QMutex>
 #include <QObject>

@@ -1,7 +1,7 @@
 // How the console writes numbers, sizes and durations: short, with units, the same everywhere.
 #pragma once
 
-#include "algorithm.h"
+#include "limiters/algorithm.h"
 
 #include <QString>
 

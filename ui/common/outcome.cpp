@@ -1,6 +1,6 @@
 #include "outcome.h"
 
-#include "errors.h"
+#include "base/errors.h"
 
 namespace ratescope::ui {
 

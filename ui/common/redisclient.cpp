@@ -1,8 +1,8 @@
 #include "redisclient.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 #include "connectionworker.h"
-#include "errors.h"
+#include "base/errors.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

@@ -6,9 +6,9 @@
 // reopened with backoff.
 #pragma once
 
-#include "connectionoptions.h"
+#include "redis/connectionoptions.h"
 #include "outcome.h"
-#include "serverinfo.h"
+#include "redis/serverinfo.h"
 
 #include <QDeadlineTimer>
 #include <QHash>

@@ -1,6 +1,6 @@
 #include "connectiondialog.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 #include "displayformat.h"
 #include "passwordvault.h"
 #include "profilestore.h"

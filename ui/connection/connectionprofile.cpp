@@ -1,6 +1,6 @@
 #include "connectionprofile.h"
 
-#include "errors.h"
+#include "base/errors.h"
 
 #include <QFileInfo>
 #include <QRegularExpression>

@@ -3,7 +3,7 @@
 // and key separator, read-only. Never a password: those live in the system keychain.
 #pragma once
 
-#include "connectionoptions.h"
+#include "redis/connectionoptions.h"
 
 #include <QString>
 #include <QStringList>

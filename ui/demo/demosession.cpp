@@ -1,6 +1,6 @@
 #include "demosession.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 
 namespace ratescope::ui {
 

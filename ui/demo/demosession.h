@@ -5,7 +5,7 @@
 
 #include "connectionprofile.h"
 #include "demotraffic.h"
-#include "sandboxserver.h"
+#include "redis/sandboxserver.h"
 
 #include <memory>
 

@@ -1,8 +1,8 @@
 #include "demotraffic.h"
 
-#include "connection.h"
-#include "errors.h"
-#include "limiter.h"
+#include "redis/connection.h"
+#include "base/errors.h"
+#include "limiters/limiter.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>

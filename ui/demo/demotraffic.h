@@ -4,8 +4,8 @@
 // their own counter windows and a millisecond sorted-set log, as other stacks do.
 #pragma once
 
-#include "connectionoptions.h"
-#include "policy.h"
+#include "redis/connectionoptions.h"
+#include "admin/policy.h"
 
 #include <QThread>
 

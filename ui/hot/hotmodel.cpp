@@ -1,7 +1,7 @@
 #include "hotmodel.h"
 
 #include "displayformat.h"
-#include "keytext.h"
+#include "base/keytext.h"
 
 #include <QBrush>
 #include <QColor>

@@ -2,7 +2,7 @@
 // with their share of the traffic.
 #pragma once
 
-#include "hotlimiters.h"
+#include "load/hotlimiters.h"
 
 #include <QAbstractTableModel>
 

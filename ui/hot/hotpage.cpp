@@ -1,8 +1,8 @@
 #include "hotpage.h"
 
 #include "displayformat.h"
-#include "errors.h"
-#include "glob.h"
+#include "base/errors.h"
+#include "base/glob.h"
 #include "hotmodel.h"
 #include "usagebardelegate.h"
 

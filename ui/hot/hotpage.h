@@ -6,7 +6,7 @@
 // interval on this side and reads again. Refreshed on request or every interval while shown.
 #pragma once
 
-#include "hotlimiters.h"
+#include "load/hotlimiters.h"
 #include "redisclient.h"
 
 #include <QElapsedTimer>

@@ -1,11 +1,11 @@
 #include "keyview.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "errors.h"
-#include "httpheaders.h"
-#include "inspector.h"
-#include "keytext.h"
+#include "base/errors.h"
+#include "limiters/httpheaders.h"
+#include "keys/inspector.h"
+#include "base/keytext.h"
 #include "logview.h"
 #include "shardchart.h"
 #include "statechart.h"
@@ -104,7 +104,7 @@ std::optional<Decision> decisionOf(const QJsonObject &inspected, qint64 *usedNow
 
 QString shardFormatLabel(KeyFormat format)
 {
-    KeyClass kind;
+    KeyKind kind;
     kind.format = format;
     return kind.label();
 }
@@ -431,7 +431,7 @@ void KeyView::showHeader(const KeyRead &read)
     };
     const QString type = in.value(QStringLiteral("type")).toString();
     const bool exists = in.value(QStringLiteral("exists")).toBool();
-    const KeyClass &kind = read.kind;
+    const KeyKind &kind = read.kind;
 
     QString algorithm;
     if (const auto a = kind.algorithm())
@@ -550,7 +550,7 @@ void KeyView::showState(const KeyRead &read)
     if (read.shards)
         return showShards(read);
     const QJsonObject state = read.inspected.value(QStringLiteral("state")).toObject();
-    const KeyClass &kind = read.kind;
+    const KeyKind &kind = read.kind;
     const std::optional<LimitSpec> &spec = read.spec;
     const qint64 now = read.nowUs;
     const QString type = read.inspected.value(QStringLiteral("type")).toString();
@@ -705,7 +705,7 @@ void KeyView::showLibrary(const KeyRead &read, const QJsonObject &state)
 {
     // Another library's limiter, drawn as its algorithm family, from its reader's state and the
     // decision it computed with that library's own rule.
-    const KeyClass &kind = read.kind;
+    const KeyKind &kind = read.kind;
     const std::optional<LimitSpec> &spec = read.spec;
     const QString name = kind.label();
     if (!kind.readable())

@@ -5,12 +5,12 @@
 
 #include "keyactions.h"
 
-#include "keyformat.h"
-#include "keytext.h" // displayKey: how the view and its tab name the key
-#include "limiter.h"
-#include "policy.h"
+#include "formats/recognition.h"
+#include "base/keytext.h" // displayKey: how the view and its tab name the key
+#include "limiters/limiter.h"
+#include "admin/policy.h"
 #include "redisclient.h"
-#include "shards.h"
+#include "keys/shards.h"
 
 #include <QJsonObject>
 #include <QPointer>
@@ -36,7 +36,7 @@ class StateChart;
 struct KeyRead {
     qint64 nowUs = 0;       // the time the state is shown for (frozen, or the server's)
     qint64 serverNowUs = 0; // the server's clock: overrides expire in real time
-    KeyClass kind;          // at nowUs
+    KeyKind kind;          // at nowUs
     std::optional<Policy> policy;
     std::optional<Override> override;
     std::optional<LimitSpec> spec; // the limits in force (override applied)

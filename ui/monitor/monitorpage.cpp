@@ -2,9 +2,9 @@
 #include "chartpalette.h"
 
 #include "displayformat.h"
-#include "duration.h"
-#include "errors.h"
-#include "keytext.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/keytext.h"
 #include "monitorlegendmodel.h"
 #include "monitorround.h"
 #include "samplering.h"
@@ -46,7 +46,7 @@ struct MonitorPin {
     QString shown;
     QColor color;
     Status status = Status::Pending;
-    KeyClass kind;
+    KeyKind kind;
     std::optional<LimitSpec> spec;
     QString policy;
     QString problem;
@@ -550,7 +550,7 @@ void MonitorPage::requestClassification()
                 p->absent = !d.exists();
                 if (!d.exists() && d.spec) {
                     // Gone, or not created yet: what its policy says it is, at full quota.
-                    p->kind = KeyClass{};
+                    p->kind = KeyKind{};
                     p->kind.format = ownFormat(d.spec->algorithm);
                 }
                 if (p->kind.isLimiter() && !p->kind.readable()) {

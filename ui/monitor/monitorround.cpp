@@ -1,10 +1,10 @@
 #include "monitorround.h"
 
-#include "connection.h"
-#include "errors.h"
-#include "limiter.h"
-#include "limiterformat.h"
-#include "limiterscript.h"
+#include "redis/connection.h"
+#include "base/errors.h"
+#include "limiters/limiter.h"
+#include "formats/formatreaders.h"
+#include "limiters/limiterscript.h"
 
 #include <cmath>
 

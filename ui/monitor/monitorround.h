@@ -3,8 +3,8 @@
 // clock in it. Runs on the worker; nothing is written.
 #pragma once
 
-#include "keydetails.h"
-#include "usage.h"
+#include "keys/keydetails.h"
+#include "formats/usage.h"
 
 #include <optional>
 #include <vector>

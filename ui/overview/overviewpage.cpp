@@ -1,13 +1,13 @@
 #include "overviewpage.h"
 
-#include "audit.h"
-#include "connection.h"
+#include "admin/audit.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "errors.h"
+#include "base/errors.h"
 #include "keyactions.h"
 #include "policytablemodel.h"
 #include "redisclient.h"
-#include "serverinfo.h"
+#include "redis/serverinfo.h"
 #include "serverstatusbar.h"
 
 #include <QHBoxLayout>

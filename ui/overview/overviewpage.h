@@ -5,7 +5,7 @@
 #pragma once
 
 #include "redisclient.h"
-#include "scriptlibrary.h"
+#include "limiters/scriptlibrary.h"
 
 #include <QPointer>
 #include <QTimer>

@@ -1,7 +1,7 @@
 #include "policytablemodel.h"
 
 #include "displayformat.h"
-#include "keytext.h"
+#include "base/keytext.h"
 
 namespace ratescope::ui {
 

@@ -2,7 +2,7 @@
 // algorithm, limit and cost, whether services enforce it; who changed it last in the tooltip.
 #pragma once
 
-#include "policy.h"
+#include "admin/policy.h"
 
 #include <QAbstractTableModel>
 

@@ -3,9 +3,9 @@
 #include "editorfields.h"
 
 #include "displayformat.h"
-#include "duration.h"
-#include "errors.h"
-#include "keytext.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/keytext.h"
 #include "policyeditor.h"
 
 #include <QComboBox>

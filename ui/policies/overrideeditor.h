@@ -2,7 +2,7 @@
 // picked from the usual spans (or typed), each field's problem shown next to it.
 #pragma once
 
-#include "policy.h"
+#include "admin/policy.h"
 
 #include <QWidget>
 

@@ -2,7 +2,7 @@
 // to its expiry read against the page's clock (a frozen one in tests).
 #pragma once
 
-#include "policy.h"
+#include "admin/policy.h"
 
 #include <QAbstractTableModel>
 

@@ -2,18 +2,18 @@
 
 #include "editorfields.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "errors.h"
-#include "glob.h"
-#include "keyformat.h"
-#include "keyscanner.h"
-#include "keytext.h"
+#include "base/errors.h"
+#include "base/glob.h"
+#include "formats/recognition.h"
+#include "keys/keyscanner.h"
+#include "base/keytext.h"
 #include "overrideeditor.h"
 #include "overridetablemodel.h"
 #include "policyeditor.h"
 #include "policytablemodel.h"
-#include "usage.h"
+#include "formats/usage.h"
 
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -389,7 +389,7 @@ void PoliciesPage::reload()
         m_overrides->setOverrides({});
         return;
     }
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests, [ns](Connection &c) { return std::pair(PolicyStore(c, ns).list(), OverrideStore(c, ns).list()); },
         [this](const Outcome<std::pair<std::vector<Policy>, std::vector<Override>>> &o) {
@@ -449,7 +449,7 @@ void PoliciesPage::editPolicyOf(const QByteArray &key)
 {
     if (!m_client)
         return;
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests, [ns](Connection &c) { return PolicyStore(c, ns).list(); },
         [this, key](const Outcome<std::vector<Policy>> &o) {
@@ -493,7 +493,7 @@ void PoliciesPage::refreshInForce(const QByteArray &key)
         return;
     delete m_inForceOwner; // an older key's answer is no longer wanted
     m_inForceOwner = new QObject(this);
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     m_client->request(
         m_inForceOwner,
         [ns, key](Connection &c) {
@@ -678,7 +678,7 @@ void PoliciesPage::runEffect()
     m_client->request(
         m_effectOwner,
         [keys = m_previewKeys, policies, proposed, name = proposal.name, nowFrozen = m_frozenNowUs,
-         ns = QString::fromUtf8(m_ns)](Connection &c) {
+         ns = MetadataNamespace(m_ns)](Connection &c) {
             EffectResult r;
             const qint64 nowUs = nowFrozen ? *nowFrozen : serverTimeUs(c);
             std::vector<Command> types;
@@ -699,7 +699,7 @@ void PoliciesPage::runEffect()
                 const auto [first, n] = ranges[i];
                 const std::vector<Reply> mine(sampleReplies.begin() + qsizetype(first), sampleReplies.begin() + qsizetype(first + n));
                 const auto winner = matchPolicy(policies, keys[i]);
-                const KeyClass kind = classify(keys[i], typeReplies[i].bytes(), mine, nowUs, winner ? winner->scoreUnit : ScoreUnit::Auto,
+                const KeyKind kind = classify(keys[i], typeReplies[i].bytes(), mine, nowUs, winner ? winner->scoreUnit : ScoreUnit::Auto,
                                                winner ? winner->format : QString());
                 if (!kind.isLimiter()) {
                     ++r.notLimiters;
@@ -803,7 +803,7 @@ void PoliciesPage::savePolicy(bool onTopOfTheirs)
     }
     m_busy = true;
     m_policyEditor->setStatus(QStringLiteral("Saving…"), false);
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests,
         [ns, p, basedOn, actor = actor(), op = m_operator](Connection &c) {
@@ -871,7 +871,7 @@ void PoliciesPage::deletePolicy()
     const QString name = m_policyEditor->originalName();
     const qint64 basedOn = m_policyEditor->basedOnVersion();
     m_busy = true;
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests,
         [ns, name, basedOn, actor = actor(), op = m_operator](Connection &c) {
@@ -918,7 +918,7 @@ void PoliciesPage::saveOverride()
         return;
     m_busy = true;
     m_overrideEditor->setStatus(QStringLiteral("Granting…"), false);
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests,
         [ns, o = *o, forUs = *forUs, actor = actor(), op = m_operator](Connection &c) {
@@ -954,7 +954,7 @@ void PoliciesPage::clearOverride(const QByteArray &key)
     if (m_busy || key.isEmpty())
         return;
     m_busy = true;
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests,
         [ns, key, actor = actor(), op = m_operator](Connection &c) {

@@ -4,7 +4,7 @@
 // saving; the read-only lock disables every change before anything is sent.
 #pragma once
 
-#include "policy.h"
+#include "admin/policy.h"
 #include "redisclient.h"
 
 #include <QPointer>

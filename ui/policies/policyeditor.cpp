@@ -3,10 +3,10 @@
 #include "editorfields.h"
 
 #include "displayformat.h"
-#include "duration.h"
-#include "errors.h"
-#include "keytext.h"
-#include "limiterformat.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/keytext.h"
+#include "formats/formatreaders.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -80,7 +80,7 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     m_scoreUnit->setToolTip(QStringLiteral("How the scores of other services' sorted-set logs count time"));
     m_format = new QComboBox;
     m_format->addItem(QStringLiteral("by key shape"), QString());
-    for (const LimiterFormat *f : limiterFormats())
+    for (const FormatReader *f : formatReaders())
         m_format->addItem(QStringLiteral("%1 (%2)").arg(f->name(), f->keyShape()), f->name());
     m_format->setToolTip(QStringLiteral("Another library's format the matching keys are read as, for key shapes that need saying"));
     m_description = new QLineEdit;

@@ -4,7 +4,7 @@
 // the server's current version beside the operator's edit.
 #pragma once
 
-#include "policy.h"
+#include "admin/policy.h"
 
 #include <QWidget>
 

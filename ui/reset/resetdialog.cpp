@@ -1,11 +1,11 @@
 #include "resetdialog.h"
 
-#include "audit.h"
-#include "connection.h"
+#include "admin/audit.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "errors.h"
-#include "keydetails.h"
-#include "keytext.h"
+#include "base/errors.h"
+#include "keys/keydetails.h"
+#include "base/keytext.h"
 #include "resetpreviewmodel.h"
 
 #include <QHBoxLayout>

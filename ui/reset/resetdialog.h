@@ -4,9 +4,9 @@
 // core's Resetter; leaves the same one audit entry as `ratescope-cli reset`.
 #pragma once
 
-#include "policy.h"
+#include "admin/policy.h"
 #include "redisclient.h"
-#include "reset.h"
+#include "keys/reset.h"
 
 #include <QDialog>
 

@@ -1,7 +1,7 @@
 #include "resetpreviewmodel.h"
 
 #include "displayformat.h"
-#include "keytext.h"
+#include "base/keytext.h"
 
 #include <QGuiApplication>
 #include <QPalette>

@@ -2,7 +2,7 @@
 // state each limiter loses (type, format, used / limit, TTL) once it has been read.
 #pragma once
 
-#include "keydetails.h"
+#include "keys/keydetails.h"
 
 #include <QAbstractTableModel>
 #include <QByteArrayList>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "burstcharts.h"
-#include "simulator.h"
+#include "load/simulator.h"
 
 #include <vector>
 

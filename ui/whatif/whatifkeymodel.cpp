@@ -1,7 +1,7 @@
 #include "whatifkeymodel.h"
 
 #include "displayformat.h"
-#include "keytext.h"
+#include "base/keytext.h"
 
 #include <QDateTime>
 

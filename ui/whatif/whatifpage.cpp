@@ -4,12 +4,12 @@
 #include "whatifkeymodel.h"
 
 #include "chartpalette.h"
-#include "connection.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "duration.h"
-#include "errors.h"
-#include "glob.h"
-#include "keytext.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "base/glob.h"
+#include "base/keytext.h"
 
 #include <QComboBox>
 #include <QCoreApplication>

@@ -5,8 +5,8 @@
 // works under the read-only lock, and a file trace needs no connection at all.
 #pragma once
 
-#include "connectionoptions.h"
-#include "policy.h"
+#include "redis/connectionoptions.h"
+#include "admin/policy.h"
 #include "redisclient.h"
 #include "whatifrun.h"
 

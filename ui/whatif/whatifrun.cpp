@@ -1,6 +1,6 @@
 #include "whatifrun.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 
 #include <QHash>
 #include <QMetaObject>

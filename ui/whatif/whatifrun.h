@@ -4,9 +4,9 @@
 // Nothing is ever written to the inspected server, so it runs under the read-only lock too.
 #pragma once
 
-#include "connectionoptions.h"
-#include "policy.h"
-#include "simulator.h"
+#include "redis/connectionoptions.h"
+#include "admin/policy.h"
+#include "load/simulator.h"
 
 #include <QObject>
 #include <QString>

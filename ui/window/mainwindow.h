@@ -1,7 +1,7 @@
 // The console's main window: a toolbar (profile picker, connect, read-only lock, refresh, key
-// filter), the keys panel beside tabs (overview, monitor, burst, policies, audit, opened keys),
-// a banner while the connection is lost or refused, and the server's vital signs in the status
-// bar. Key actions (burst, limits, reset) from the keys panel and key views arrive here.
+// filter), the keys panel beside tabs (overview, monitor, burst, policies, what if, hot, audit,
+// opened keys), a banner while the connection is lost or refused, and the server's vital signs
+// in the status bar. Key actions (burst, limits, reset) from the keys panel and key views arrive here.
 #pragma once
 
 #include "connectionprofile.h"

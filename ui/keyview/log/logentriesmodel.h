@@ -2,7 +2,7 @@
 // age at the view's now, member and cost.
 #pragma once
 
-#include "logwindow.h"
+#include "keys/logwindow.h"
 
 #include <QAbstractTableModel>
 

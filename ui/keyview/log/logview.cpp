@@ -1,11 +1,11 @@
 #include "logview.h"
 #include "chartpalette.h"
 
-#include "connection.h"
+#include "redis/connection.h"
 #include "displayformat.h"
-#include "duration.h"
-#include "errors.h"
-#include "inspector.h"
+#include "base/duration.h"
+#include "base/errors.h"
+#include "keys/inspector.h"
 #include "logentriesmodel.h"
 
 #include <QtCharts/QAreaSeries>

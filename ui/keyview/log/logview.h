@@ -4,12 +4,12 @@
 // counts read on the server. Read-only: plain reads and peeks, one read in flight at most.
 #pragma once
 
-#include "algorithm.h"
-#include "keyformat.h"
-#include "logwindow.h"
-#include "policy.h"
+#include "limiters/algorithm.h"
+#include "formats/recognition.h"
+#include "keys/logwindow.h"
+#include "admin/policy.h"
 #include "redisclient.h"
-#include "usage.h"
+#include "formats/usage.h"
 
 #include <QByteArray>
 #include <QDateTime>
@@ -39,7 +39,7 @@ class LogEntriesModel;
 struct LogRead {
     qint64 nowUs = 0;
     std::optional<LimitSpec> spec;
-    KeyClass kind;
+    KeyKind kind;
     QString type;          // the Redis type ("zset", "none", ...)
     qint64 axisFromUs = 0; // the chart's time axis starts here...
     qint64 readFromUs = 0; // ...and the read one window earlier, for the rolling count at its start

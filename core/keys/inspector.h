@@ -1,0 +1,39 @@
+// The full state of one limiter key, read-only: what it is, what it holds, what applies to it.
+#pragma once
+
+#include "formats/recognition.h"
+#include "admin/policy.h"
+
+#include <optional>
+#include <QJsonObject>
+
+namespace ratescope {
+
+class Connection;
+
+// Classifies one key. A key that does not exist but whose current or previous counter
+// window does (<key>:<window id>, window from `spec`) is a counter base.
+KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit = ScoreUnit::Auto,
+                     const std::optional<LimitSpec> &spec = {}, const QString &declaredFormat = {});
+
+struct InspectOptions {
+    qint64 nowUs = 0;
+    int entryOffset = 0; // paging through a log's entries in the window
+    int entryCount = 50;
+    std::optional<LimitSpec> spec; // limits from flags; else policy/override
+    ScoreUnit scoreUnit = ScoreUnit::Auto;
+    // A log's entries counted in this many equal buckets over the span ending now (0: none);
+    // the span defaults to the limits' window. Counted on the server (readLogWindow).
+    int buckets = 0;
+    qint64 bucketSpanUs = 0;
+};
+
+// Everything about the key as one JSON object (the CLI prints it; the GUI reads it):
+// key, exists, type, encoding, ttl_ms, memory, format, algorithm, policy, override,
+// limits, decision (what a request would be told now), the per-format "state", and with
+// options.buckets the "buckets" [{from_us, to_us, count}] of a log over (now - span, now].
+// Throws UsageError when buckets are asked of a key that is no log, or without span or limits.
+QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std::vector<Policy> &policies,
+                       const std::optional<Override> &override, const InspectOptions &options);
+
+} // namespace ratescope

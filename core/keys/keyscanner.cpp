@@ -1,0 +1,360 @@
+#include "keys/keyscanner.h"
+
+#include "redis/connection.h"
+#include "base/errors.h"
+
+#include <QDateTime>
+
+namespace ratescope {
+
+qint64 serverTimeUs(Connection &connection)
+{
+    Reply t;
+    try {
+        t = connection.command({"TIME"});
+    } catch (const ReplyError &e) {
+        // TIME is not in @read: a read-only ACL user may not ask. Windows are then read
+        // against this machine's clock, which NTP keeps close to the server's.
+        if (e.prefix() != QLatin1String("NOPERM"))
+            throw;
+        return QDateTime::currentMSecsSinceEpoch() * 1000;
+    }
+    if (t.size() != 2)
+        throw UnexpectedReplyError(QStringLiteral("unexpected TIME reply %1").arg(t.debugString()));
+    return t[0].toInteger() * 1000000 + t[1].toInteger();
+}
+
+namespace {
+
+// Appends `more` to `out`, noting where they start and how many they are.
+void appendNoted(std::vector<Command> &out, std::vector<Command> more, std::vector<std::pair<size_t, size_t>> &ranges)
+{
+    ranges.emplace_back(out.size(), more.size());
+    for (Command &c : more)
+        out.push_back(std::move(c));
+}
+
+} // namespace
+
+namespace {
+
+// The types whose sample proves them (no empty zset, hash or list exists, and a key of any
+// other type answers the sample with WRONGTYPE); the others always need TYPE.
+const QByteArray kGuessable[] = {QByteArrayLiteral("zset"), QByteArrayLiteral("hash"), QByteArrayLiteral("string"),
+                                 QByteArrayLiteral("list")};
+
+} // namespace
+
+TypeGuesser::Shape TypeGuesser::shapeOf(const QByteArray &key)
+{
+    // FNV-1a over the shape, computed as it is read: no copy of the key.
+    Shape h = 14695981039346656037ULL;
+    auto add = [&h](unsigned char c) { h = (h ^ c) * 1099511628211ULL; };
+    auto separator = [](char c) {
+        switch (c) {
+        case ':':
+        case '/':
+        case '{':
+        case '}':
+        case '|':
+        case '.':
+        case ',':
+        case ';':
+        case '=':
+        case '@':
+        case '-':
+        case '_':
+        case ' ':
+            return true;
+        default:
+            return false;
+        }
+    };
+    const char *p = key.constData(), *end = p + key.size();
+    while (p < end) {
+        if (separator(*p)) {
+            add(*p++);
+            continue;
+        }
+        const char *segment = p;
+        bool digit = false;
+        while (p < end && !separator(*p))
+            digit = digit || (*p >= '0' && *p <= '9'), ++p;
+        if (digit)
+            add(0x01);
+        else
+            for (const char *c = segment; c < p; ++c)
+                add(*c);
+    }
+    return h;
+}
+
+TypeGuesser::Seen *TypeGuesser::find(Shape shape)
+{
+    if (m_last && m_lastShape == shape)
+        return m_last;
+    const auto seen = m_shapes.find(shape);
+    if (seen == m_shapes.end())
+        return nullptr;
+    m_lastShape = shape;
+    m_last = &seen->second; // elements stay where they are when the map grows
+    return m_last;
+}
+
+QByteArray TypeGuesser::guess(Shape shape)
+{
+    const Seen *seen = find(shape);
+    return seen && seen->type >= 0 && seen->streak >= 2 ? kGuessable[seen->type] : QByteArray();
+}
+
+void TypeGuesser::learn(Shape shape, const QByteArray &type)
+{
+    if (type == "none" || type == "?")
+        return; // gone, or not known: says nothing of the shape
+    const auto known = std::find(std::begin(kGuessable), std::end(kGuessable), type);
+    // A type no sample proves (a set, a stream, a module's) breaks the shape's streak for good
+    // measure: its keys are typed until two in a row have one guessable type again.
+    const int index = known == std::end(kGuessable) ? -1 : int(known - std::begin(kGuessable));
+    Seen *seen = find(shape);
+    if (!seen) {
+        if (m_shapes.size() < kShapes)
+            m_shapes.emplace(shape, Seen{index, index < 0 ? 0 : 1});
+        return;
+    }
+    if (index < 0) {
+        seen->type = index;
+        seen->streak = 0;
+    } else if (seen->type == index) {
+        seen->streak = std::min(seen->streak + 1, 1 << 20);
+    } else {
+        seen->type = index;
+        seen->streak = 1;
+    }
+}
+
+KeyRoundReader::KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round, size_t typed)
+    : m_keys(std::move(keys))
+    , m_round(round)
+    , m_typed(typed)
+{
+    m_out.records.resize(m_keys.size());
+    m_out.alsoRead.resize(m_keys.size());
+    m_out.alsoSampled.resize(m_keys.size());
+    m_out.nowUs = round.nowUs.value_or(0);
+    m_guessed.assign(m_keys.size(), 0);
+}
+
+std::vector<Command> KeyRoundReader::firstCommands()
+{
+    // Round 1: what each key is (and the server's clock when none was given).
+    std::vector<Command> meta;
+    m_extra.clear();
+    m_out.typed = 0;
+    if (m_keys.empty())
+        return meta;
+    const size_t perKey = 1 + (m_round.ttl ? 1 : 0) + (m_round.memory ? 1 : 0);
+    meta.reserve(1 + m_keys.size() * (perKey + 1));
+    if (!m_round.nowUs)
+        meta.push_back({"TIME"});
+    TypeGuesser *guesser = m_round.guesser && !m_round.alsoRead && !m_round.alsoSample ? m_round.guesser : nullptr;
+    m_guessed.assign(m_keys.size(), 0);
+    if (guesser)
+        m_shapes.resize(m_keys.size());
+    for (size_t i = 0; i < m_keys.size(); ++i) {
+        const QByteArray &key = m_keys[i];
+        if (guesser) {
+            m_shapes[i] = TypeGuesser::shapeOf(key);
+            if (i >= m_typed)
+                m_out.records[i].type = guesser->guess(m_shapes[i]);
+            m_guessed[i] = !m_out.records[i].type.isEmpty();
+        }
+        if (!m_guessed[i]) {
+            meta.push_back({QByteArrayLiteral("TYPE"), key});
+            ++m_out.typed;
+        }
+        if (m_round.ttl)
+            meta.push_back({QByteArrayLiteral("PTTL"), key});
+        if (m_round.memory)
+            meta.push_back({"MEMORY", "USAGE", key, "SAMPLES", "0"});
+        // A guessed key's sample goes now, in place of TYPE (guessing leaves out alsoRead).
+        if (m_guessed[i]) {
+            const size_t from = meta.size();
+            m_extra.emplace_back(from, appendSampleCommands(meta, key, m_out.records[i].type));
+        } else
+            appendNoted(meta, m_round.alsoRead ? m_round.alsoRead(key) : std::vector<Command>{}, m_extra);
+    }
+    return meta;
+}
+
+void KeyRoundReader::takeFirst(Reply *metaReplies)
+{
+    if (m_keys.empty())
+        return;
+    const size_t first = m_round.nowUs ? 0 : 1;
+    if (!m_round.nowUs) {
+        // TIME is not in @read: a read-only user's windows are read on this machine's clock.
+        const Reply &time = metaReplies[0];
+        m_out.nowUs = !time.isError() && time.size() == 2 ? time[0].toInteger() * 1000000 + time[1].toInteger()
+                                                          : QDateTime::currentMSecsSinceEpoch() * 1000;
+    }
+    // PTTL and MEMORY USAGE, from `at` on.
+    auto readMeta = [&](KeyRecord &r, size_t at) {
+        if (m_round.ttl) {
+            const Reply &ttl = metaReplies[at];
+            r.pttlMs = ttl.isInteger() ? ttl.integer() : -3;
+        }
+        if (m_round.memory) {
+            const Reply &mem = metaReplies[at + (m_round.ttl ? 1 : 0)];
+            r.memory = mem.isInteger() ? mem.integer() : -1;
+        }
+    };
+    size_t at = first;
+    for (size_t i = 0; i < m_keys.size(); ++i) {
+        KeyRecord &r = m_out.records[i];
+        r.key = m_keys[i];
+        if (!m_guessed[i]) {
+            const Reply &type = metaReplies[at++];
+            r.type = type.isError() ? QByteArray("?") : type.bytes();
+            if (type.isError())
+                r.problem = type.text();
+            else if (!m_shapes.empty())
+                m_round.guesser->learn(m_shapes[i], r.type);
+        }
+        readMeta(r, at);
+        const auto [from, n] = m_extra[i];
+        // A guessed key's sample replies stay in m_first, for takeSamples.
+        if (!m_guessed[i])
+            m_out.alsoRead[i].assign(std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
+        at = from + n;
+    }
+    if (m_out.typed < m_keys.size()) // some were guessed
+        m_first.assign(std::make_move_iterator(metaReplies), std::make_move_iterator(metaReplies + at));
+}
+
+std::vector<Command> KeyRoundReader::sampleCommands()
+{
+    // Round 2: a sample that tells the formats apart.
+    std::vector<Command> samples;
+    m_ranges.clear();
+    m_sampledExtra.clear();
+    for (size_t i = 0; i < m_out.records.size(); ++i) {
+        const KeyRecord &r = m_out.records[i];
+        if (m_guessed[i]) { // sampled in round 1
+            m_ranges.emplace_back(samples.size(), 0);
+            m_sampledExtra.emplace_back(samples.size(), 0);
+            continue;
+        }
+        const size_t from = samples.size();
+        m_ranges.emplace_back(from, appendSampleCommands(samples, r.key, r.type));
+        appendNoted(samples, m_round.alsoSample ? m_round.alsoSample(r) : std::vector<Command>{}, m_sampledExtra);
+    }
+    return samples;
+}
+
+KeyRoundResult KeyRoundReader::takeSamples(Reply *sampleReplies)
+{
+    static const std::vector<Policy> kNoPolicies;
+    const std::vector<Policy> &policies = m_round.policies ? *m_round.policies : kNoPolicies;
+    std::vector<Reply> mine;
+    bool wrongGuesses = false;
+    for (size_t i = 0; i < m_out.records.size(); ++i) {
+        KeyRecord &r = m_out.records[i];
+        // A guessed key's sample was read in round 1.
+        const auto [from, n] = m_guessed[i] ? m_extra[i] : m_ranges[i];
+        Reply *replies = m_guessed[i] ? m_first.data() : sampleReplies;
+        mine.assign(std::make_move_iterator(replies + from), std::make_move_iterator(replies + from + n));
+        if (m_guessed[i] && n > 0) {
+            const Reply &sample = mine[0];
+            if (sample.isError() && sample.bytes().startsWith("WRONGTYPE")) {
+                m_out.retry.push_back(r.key); // another type now: read again with TYPE
+                m_guessed[i] = 2;
+                wrongGuesses = true;
+                continue;
+            }
+            if (r.pttlMs == -2 || (sample.isArray() && sample.size() == 0) || sample.isNil())
+                r.type = "none"; // gone (no empty zset, hash or list exists)
+            else if (!sample.isError())
+                m_round.guesser->learn(m_shapes[i], r.type);
+        }
+        if (n > 0 && mine[0].isError() && r.problem.isEmpty())
+            r.problem = mine[0].text();
+        const Policy *policy = findPolicy(policies, r.key);
+        r.kind = classify(r.key, r.type, mine, m_out.nowUs, policy ? policy->scoreUnit : ScoreUnit::Auto,
+                          policy ? policy->format : QString(), policy ? policy->spec.windowUs : 0);
+        const auto [efrom, en] = m_sampledExtra[i];
+        m_out.alsoSampled[i].assign(std::make_move_iterator(sampleReplies + efrom), std::make_move_iterator(sampleReplies + efrom + en));
+    }
+    if (wrongGuesses) {
+        // Guessed keys have no extras: only their records go.
+        size_t kept = 0;
+        for (size_t i = 0; i < m_out.records.size(); ++i)
+            if (m_guessed[i] != 2) {
+                if (kept != i)
+                    m_out.records[kept] = std::move(m_out.records[i]);
+                ++kept;
+            }
+        m_out.records.resize(kept);
+        m_out.alsoRead.resize(kept);
+        m_out.alsoSampled.resize(kept);
+    }
+    return std::move(m_out);
+}
+
+KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArray> &keys, const KeyRound &round)
+{
+    KeyRoundReader reader(keys, round);
+    if (keys.empty())
+        return reader.takeSamples(nullptr);
+    std::vector<Reply> meta = connection.pipeline(reader.firstCommands());
+    reader.takeFirst(meta.data());
+    std::vector<Reply> samples = connection.pipeline(reader.sampleCommands());
+    return reader.takeSamples(samples.data());
+}
+
+KeyScanner::KeyScanner(Connection &connection, Options options)
+    : m_connection(connection)
+    , m_options(std::move(options))
+{
+    if (m_options.match.isEmpty())
+        m_options.match = "*";
+    m_options.count = std::clamp(m_options.count, 10, 100000);
+}
+
+std::vector<KeyRecord> KeyScanner::nextPage()
+{
+    if (atEnd())
+        return {};
+    if (!m_started)
+        m_nowUs = m_options.nowUs ? *m_options.nowUs : serverTimeUs(m_connection);
+    Command scan{"SCAN", m_cursor, "MATCH", m_options.match, "COUNT", QByteArray::number(m_options.count)};
+    if (!m_options.type.isEmpty())
+        scan << "TYPE" << m_options.type;
+    const Reply page = m_connection.command(scan);
+    if (page.size() != 2 || !page[1].isArray())
+        throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
+    m_started = true;
+    m_cursor = page[0].bytes();
+
+    std::vector<QByteArray> keys;
+    keys.reserve(page[1].size());
+    for (const Reply &k : page[1].elements())
+        keys.push_back(k.bytes());
+    m_scanned += qint64(keys.size());
+    if (keys.empty())
+        return {};
+    KeyRound round;
+    round.nowUs = m_nowUs;
+    round.memory = m_options.memory;
+    round.policies = &m_options.policies;
+    round.guesser = &m_guesser;
+    KeyRoundResult read = readKeyRecords(m_connection, keys, round);
+    if (!read.retry.empty()) {
+        // Guessed wrong: typed now.
+        round.guesser = nullptr;
+        for (KeyRecord &r : readKeyRecords(m_connection, read.retry, round).records)
+            read.records.push_back(std::move(r));
+    }
+    return std::move(read.records);
+}
+
+} // namespace ratescope

@@ -1,0 +1,147 @@
+// Walks a keyspace page by page with SCAN (never KEYS) and classifies what it finds.
+#pragma once
+
+#include "admin/policy.h"
+#include "formats/recognition.h"
+#include "redis/resp.h"
+
+#include <functional>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace ratescope {
+
+class Connection;
+
+struct KeyRecord {
+    QByteArray key;
+    QByteArray type;    // as TYPE says: "zset", "hash", "string", ...; "?" when refused
+    qint64 pttlMs = -1; // -1: no expiry; -2: gone meanwhile; -3: not known (PTTL refused)
+    qint64 memory = -1; // MEMORY USAGE in bytes; -1 when not asked for, or refused
+    KeyKind kind;
+    QString problem; // the server's refusal of TYPE or of the format sample, if any
+};
+
+// Guesses a key's type from the keys of the same shape read before, so that a large, regular
+// keyspace needs no TYPE per key: the sample command of the guessed type goes out at once and
+// its reply proves the guess (a WRONGTYPE error sends the key back to be typed). A shape is
+// the key with every segment (between : / { } | . , ; = @ - _ and space) that holds a digit
+// made one placeholder, so "svc:log:42" and "svc:log:7" are alike; a shape is guessed once
+// its last two keys had the same type. At most kShapes shapes are remembered (the keys of
+// other shapes are then typed).
+class TypeGuesser {
+public:
+    static constexpr size_t kShapes = 10000;
+    using Shape = quint64; // a hash of the shape: two shapes alike by chance cost a wrong guess, no more
+    static Shape shapeOf(const QByteArray &key);
+    // The type to guess for a key of this shape; empty for none.
+    QByteArray guess(Shape shape);
+    // A key of this shape has this type (read with TYPE, or a guess its sample proved).
+    void learn(Shape shape, const QByteArray &type);
+
+private:
+    struct Seen {
+        int type = 0; // index into the guessable types; -1: one that is not
+        int streak = 0;
+    };
+    Seen *find(Shape shape);
+    std::unordered_map<Shape, Seen> m_shapes;
+    Shape m_lastShape = 0; // a page's keys mostly share a shape: the last one looked up
+    Seen *m_last = nullptr;
+};
+
+// What a batch of keys is: one pipeline of TYPE, PTTL (unless off; and MEMORY USAGE), then one of the
+// samples that tell the limiter formats apart, classified with the declared score units of
+// the policies matching each key. Shared by the key scanner (the CLI's keys) and the
+// console's key details, so that both read and classify a key alike. Nothing is written.
+// Error replies are kept per key (type "?", pttl -3, memory -1, problem); a lost connection
+// is thrown.
+struct KeyRound {
+    std::optional<qint64> nowUs; // classify against this; unset: TIME, read in the first
+                                 // pipeline (this machine's clock when it is refused)
+    bool memory = false;
+    bool ttl = true; // PTTL per key (KeyRecord::pttlMs); off, pttlMs stays -1
+    const std::vector<Policy> *policies = nullptr;
+    // More commands per key, sent with the first pipeline and with the samples; their
+    // replies come back per key in KeyRoundResult::alsoRead / alsoSampled.
+    std::function<std::vector<Command>(const QByteArray &key)> alsoRead;
+    std::function<std::vector<Command>(const KeyRecord &record)> alsoSample;
+    // Types guessed by key shape (only for rounds without alsoRead, alsoSample): a guessed key
+    // gets no TYPE, its sample going in the first round instead (with its PTTL, MEMORY USAGE);
+    // one whose guess was wrong is left out of the records and named in KeyRoundResult::retry,
+    // to be read again with TYPE. A key gone meanwhile reads as "none" from its PTTL (-2) or
+    // an empty sample; without PTTL, one guessed a string reads as an empty string.
+    TypeGuesser *guesser = nullptr;
+};
+struct KeyRoundResult {
+    std::vector<KeyRecord> records;
+    qint64 nowUs = 0;
+    std::vector<std::vector<Reply>> alsoRead;    // per key
+    std::vector<std::vector<Reply>> alsoSampled; // per key
+    std::vector<QByteArray> retry;               // guessed wrong (see KeyRound::guesser)
+    size_t typed = 0;                            // keys read with TYPE (the others' types guessed)
+};
+KeyRoundResult readKeyRecords(Connection &connection, const std::vector<QByteArray> &keys, const KeyRound &round);
+
+// readKeyRecords in its steps, for callers that send a round's commands along with others
+// (top keeps the next page's first round in flight while it classifies a page): the first
+// round's commands, their replies taken (firstCommands().size() of them, in order), then the
+// samples' commands and their replies, which give the result. `round` must outlive it.
+class KeyRoundReader {
+public:
+    // The first `typed` keys are never guessed (keys sent back to be typed).
+    KeyRoundReader(std::vector<QByteArray> keys, const KeyRound &round, size_t typed = 0);
+    std::vector<Command> firstCommands();
+    void takeFirst(Reply *replies); // moved from
+    std::vector<Command> sampleCommands();
+    KeyRoundResult takeSamples(Reply *replies); // moved from; the reader is spent
+
+private:
+    std::vector<QByteArray> m_keys;
+    const KeyRound &m_round;
+    KeyRoundResult m_out;
+    std::vector<std::pair<size_t, size_t>> m_extra, m_ranges, m_sampledExtra; // per key: first reply, count
+    size_t m_typed = 0;
+    std::vector<TypeGuesser::Shape> m_shapes; // per key, when guessing: its shape
+    std::vector<char> m_guessed;              // per key: its type was guessed, not asked, and its sample read in round 1
+    std::vector<Reply> m_first;               // round 1's replies, kept when samples are among them (at m_extra's ranges)
+};
+
+class KeyScanner {
+public:
+    struct Options {
+        QByteArray match = "*";
+        int count = 1000;             // SCAN COUNT hint per page
+        QByteArray type;              // SCAN TYPE filter; empty: every type
+        bool memory = false;          // MEMORY USAGE per key (costly on big keyspaces)
+        std::optional<qint64> nowUs;  // classify against this clock; default: the server's TIME
+        std::vector<Policy> policies; // declared score units for foreign logs
+    };
+
+    KeyScanner(Connection &connection, Options options);
+
+    bool atEnd() const { return m_started && m_cursor == "0"; }
+    // One SCAN call, then one pipelined round of TYPE + PTTL (+ MEMORY USAGE) and one of
+    // format samples; TYPE is left out where the keys of the same shape before had one type
+    // (TypeGuesser), the sample going in the first round. A page may be empty while the scan
+    // goes on.
+    std::vector<KeyRecord> nextPage();
+    qint64 scanned() const { return m_scanned; }
+    qint64 nowUs() const { return m_nowUs; }
+
+private:
+    Connection &m_connection;
+    Options m_options;
+    QByteArray m_cursor = "0";
+    bool m_started = false;
+    qint64 m_scanned = 0;
+    qint64 m_nowUs = 0;
+    TypeGuesser m_guesser;
+};
+
+// The server's clock (TIME) in microseconds; this machine's clock for a user who may not
+// run TIME (it is not in @read).
+qint64 serverTimeUs(Connection &connection);
+
+} // namespace ratescope

@@ -1,0 +1,210 @@
+#include "redis/connection.h"
+
+#include "redis/cluster.h"
+#include "base/errors.h"
+#include "redis/nodeconnection.h"
+
+#include <chrono>
+
+namespace ratescope {
+
+namespace {
+
+bool isReadOnlyReply(const Reply &r)
+{
+    return r.isError() && r.bytes().startsWith("READONLY");
+}
+
+} // namespace
+
+Connection::Connection(ConnectionOptions options)
+    : m_options(std::move(options))
+    , m_clock(
+          [] { return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(); })
+{
+    if (m_options.transport == ConnectionOptions::Transport::Cluster)
+        m_cluster = std::make_unique<ClusterRouter>(m_options);
+    else
+        m_node = std::make_unique<NodeConnection>(m_options);
+}
+
+Connection::~Connection() = default;
+
+bool Connection::isConnected() const
+{
+    return m_cluster ? m_cluster->isConnected() : m_node->isConnected();
+}
+
+void Connection::connect()
+{
+    m_scriptCalls.reset();
+    if (m_cluster)
+        m_cluster->connect();
+    else
+        m_node->connect();
+}
+
+void Connection::disconnect()
+{
+    m_scriptCalls.reset();
+    m_switchWatch.reset();
+    m_owed.clear();
+    if (m_cluster)
+        m_cluster->disconnect();
+    else
+        m_node->disconnect();
+}
+
+void Connection::followFailover()
+{
+    if (!m_switchWatch) {
+        if (m_clock() < m_watchRetryAtMs)
+            return; // no sentinel to watch just now: try again a little later
+        for (const HostPort &sentinel : m_options.seeds) {
+            ConnectionOptions o = m_options.forSentinel(sentinel);
+            o.clientName.clear();
+            try {
+                auto watch = std::make_unique<NodeConnection>(o);
+                watch->send(Command{"SUBSCRIBE", "+switch-master"});
+                watch->receive().orThrow();
+                m_switchWatch = std::move(watch);
+                break;
+            } catch (const Error &) {
+            }
+        }
+        if (!m_switchWatch) {
+            m_watchRetryAtMs = m_clock() + kWatchRetryMs;
+            return;
+        }
+    }
+    try {
+        // "+switch-master" messages: "<master name> <old ip> <old port> <new ip> <new port>"
+        while (const auto message = m_switchWatch->tryReceive()) {
+            if (message->size() == 3 && message->elements()[2].bytes().startsWith(m_options.masterName.toUtf8() + ' ')) {
+                // The next request asks the sentinels again. Replies still owed by the old
+                // master (a window of send()s) are read first and kept for receive():
+                // dropping them would lose them, and the caller would take a later
+                // command's reply for theirs. Losing the socket meanwhile loses them, as
+                // any lost connection does.
+                while (m_node->outstanding() > 0)
+                    m_owed.push_back(m_node->receive());
+                m_node->disconnect();
+            }
+        }
+    } catch (const Error &) {
+        m_switchWatch.reset();
+    }
+}
+
+Reply Connection::command(const Command &args)
+{
+    if (m_cluster)
+        return m_cluster->command(args).orThrow();
+    if (!viaSentinel())
+        return m_node->command(args);
+    followFailover();
+    try {
+        return m_node->command(args);
+    } catch (const ReplyError &e) {
+        if (e.prefix() != QLatin1String("READONLY"))
+            throw;
+    }
+    m_node->disconnect(); // the next connect asks the sentinels again
+    return m_node->command(args);
+}
+
+std::vector<Reply> Connection::pipeline(const std::vector<Command> &commands)
+{
+    if (m_cluster)
+        return m_cluster->pipeline(commands);
+    if (viaSentinel())
+        followFailover();
+    std::vector<Reply> replies = m_node->pipeline(commands);
+    if (!viaSentinel() || std::none_of(replies.begin(), replies.end(), isReadOnlyReply))
+        return replies;
+    // Only the refused commands go again, to the new master.
+    m_node->disconnect();
+    std::vector<size_t> again;
+    std::vector<Command> retry;
+    for (size_t i = 0; i < replies.size(); ++i)
+        if (isReadOnlyReply(replies[i])) {
+            again.push_back(i);
+            retry.push_back(commands[i]);
+        }
+    const std::vector<Reply> second = m_node->pipeline(retry);
+    for (size_t j = 0; j < again.size(); ++j)
+        replies[again[j]] = second[j];
+    return replies;
+}
+
+void Connection::send(const std::vector<Command> &commands)
+{
+    if (viaSentinel())
+        followFailover();
+    if (m_cluster)
+        for (const Command &c : commands)
+            m_cluster->send(c);
+    else
+        m_node->send(commands);
+}
+
+void Connection::send(const Command &command)
+{
+    if (viaSentinel())
+        followFailover();
+    if (m_cluster)
+        m_cluster->send(command);
+    else
+        m_node->send(command);
+}
+
+Reply Connection::receive()
+{
+    if (!m_owed.empty()) {
+        Reply r = std::move(m_owed.front());
+        m_owed.pop_front();
+        return r;
+    }
+    return m_cluster ? m_cluster->receive() : m_node->receive();
+}
+
+std::vector<Reply> Connection::receive(size_t count)
+{
+    std::vector<Reply> replies;
+    replies.reserve(count);
+    for (size_t i = 0; i < count; ++i)
+        replies.push_back(receive());
+    return replies;
+}
+
+std::optional<Connection::Placement> Connection::placementOf(const QByteArray &key)
+{
+    if (!m_cluster)
+        return std::nullopt;
+    const int slot = keySlot(key);
+    return Placement{slot, m_cluster->masterOf(slot)};
+}
+
+std::vector<Connection::Node> Connection::nodes()
+{
+    if (m_cluster)
+        return m_cluster->nodes();
+    if (!m_node->isConnected())
+        m_node->connect();
+    return {{m_node->peer(), viaSentinel() ? QStringLiteral("master (via sentinel)") : QStringLiteral("standalone"), {}, {}, {}, {}}};
+}
+
+void Connection::refreshTopology()
+{
+    if (m_cluster)
+        m_cluster->refresh();
+}
+
+std::vector<std::vector<Reply>> Connection::onEachMaster(const std::vector<Command> &commands)
+{
+    if (m_cluster)
+        return m_cluster->onEachMaster(commands);
+    return {pipeline(commands)};
+}
+
+} // namespace ratescope

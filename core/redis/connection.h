@@ -1,0 +1,117 @@
+// A connection to "the Redis" a URL names: one server, the master that sentinels name, or a
+// whole cluster. Blocking; for use on one (worker) thread only.
+#pragma once
+
+#include "redis/connectionoptions.h"
+#include "redis/servernode.h"
+#include "redis/resp.h"
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace ratescope {
+
+class ClusterRouter;
+class NodeConnection;
+
+// How the limiter scripts are called (docs/scripts.md): through the script cache (EVALSHA) or
+// through the ratescope functions library (FCALL).
+enum class ScriptCalls { Evalsha, Functions };
+
+// Callers see one server. In a cluster, commands go to the node owning their key's slot
+// (MOVED and ASK followed, scripts loaded on every master), pipelines split per node, SCAN
+// walks every master behind one opaque cursor, DBSIZE and multi-key DEL/UNLINK/EXISTS add
+// up across nodes. Through sentinels, a READONLY reply (we reached a demoted master) makes
+// it ask the sentinels again and repeat that command once: the replica executed nothing.
+//
+// After any ConnectionError the failed command is never replayed, because it may already
+// have executed (a limiter script may have counted the request); the next call reconnects.
+// In a cluster, a node out of reach while others answer is not a lost connection: its
+// commands get the error reply "DOWN <address>: why" (thrown as ReplyError by command()),
+// equally never replayed; the slot map is read again for the next call.
+class Connection {
+public:
+    explicit Connection(ConnectionOptions options);
+    ~Connection();
+    Connection(const Connection &) = delete;
+    Connection &operator=(const Connection &) = delete;
+
+    const ConnectionOptions &options() const { return m_options; }
+    bool isConnected() const;
+
+    // Connects now (and, for a cluster, reads the slot map). Throws ConnectionError
+    // subclasses (AuthError for a rejected password) or ReplyError.
+    void connect();
+    void disconnect();
+
+    // One command. An error reply is thrown as ReplyError.
+    Reply command(const Command &args);
+    // Sends every command, then reads exactly as many replies, in order. Error replies are
+    // returned in place, not thrown.
+    std::vector<Reply> pipeline(const std::vector<Command> &commands);
+
+    // For callers that keep a window of requests in flight (burst engine): queue commands
+    // without waiting, then take replies one at a time, in order.
+    void send(const std::vector<Command> &commands);
+    void send(const Command &command);
+    Reply receive();
+    std::vector<Reply> receive(size_t count); // the next `count` replies, in order
+
+    // The servers behind this connection, for status displays. Cluster: every master with
+    // its slots, each followed by its replicas (from the slot map, no round trip). Otherwise
+    // the one server connected to ("master (via sentinel)" or "standalone"); ServerInfo adds
+    // replication details.
+    using Node = ServerNode;
+    std::vector<Node> nodes();
+    // Cluster: a key's hash slot and the master serving it, from the slot map (no round trip
+    // once the map is known). nullopt on one server.
+    struct Placement {
+        int slot = -1;
+        HostPort master; // empty host: no master serves the slot
+    };
+    std::optional<Placement> placementOf(const QByteArray &key);
+    // Cluster: reads the slot map again (masters may have failed over, replicas joined), so
+    // that nodes() is current. Otherwise nothing to do.
+    void refreshTopology();
+    bool isCluster() const { return m_cluster != nullptr; }
+
+    // Runs the same pipeline on every master of a cluster (in nodes() order) or on the one
+    // server otherwise: for server-wide facts such as INFO. Error replies come back in place,
+    // and so does a cluster master that cannot be reached: every reply "DOWN <address>: why"
+    // (a ConnectionError only when no master answers).
+    std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
+
+    // How limiter scripts go on this connection: unknown until LimiterScript::callsOn() has
+    // asked the servers (once per connection); connect() and disconnect() forget it.
+    std::optional<ScriptCalls> scriptCalls() const { return m_scriptCalls; }
+    void setScriptCalls(std::optional<ScriptCalls> calls) { m_scriptCalls = calls; }
+
+    // Sentinel: when no sentinel could be subscribed to for +switch-master, the next try is
+    // kWatchRetryMs later on this clock (milliseconds, steady; tests set their own), however
+    // many requests are made meanwhile.
+    static constexpr int kWatchRetryMs = 5000;
+    using Clock = std::function<qint64()>;
+    void setClock(Clock clock) { m_clock = std::move(clock); }
+
+private:
+    // Sentinel: a subscription to +switch-master, read without waiting before each request,
+    // so a failover is followed before anything goes to the demoted master. Replies owed by
+    // the old master (a window of send()s) are read at the switch and handed out by
+    // receive() first, in order.
+    void followFailover();
+    bool viaSentinel() const { return m_options.transport == ConnectionOptions::Transport::Sentinel; }
+
+    ConnectionOptions m_options;
+    std::unique_ptr<NodeConnection> m_node;
+    std::unique_ptr<ClusterRouter> m_cluster;
+    std::unique_ptr<NodeConnection> m_switchWatch;
+    qint64 m_watchRetryAtMs = 0; // on m_clock: no new subscription attempt before
+    std::deque<Reply> m_owed;    // read from a demoted master at the switch, not yet received
+    Clock m_clock;
+    std::optional<ScriptCalls> m_scriptCalls;
+};
+
+} // namespace ratescope

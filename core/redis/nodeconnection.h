@@ -1,0 +1,93 @@
+// A blocking connection to one Redis server (one socket), for use on one thread only.
+#pragma once
+
+#include "redis/connectionoptions.h"
+#include "redis/resp.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+class QIODevice;
+
+namespace ratescope {
+
+// Connects lazily (for a sentinel URL: to the master the sentinels name), authenticates,
+// selects the database and names itself. Every call
+// waits at most commandTimeoutMs for progress. After any ConnectionError the socket is
+// dropped and the next call reconnects; the failed command is never replayed, because it
+// may already have executed (a limiter script may have counted the request).
+//
+// The socket belongs to the thread that first uses the connection; never share one
+// Connection between threads. Only options.abort may be raised from another thread: host
+// name lookups, TCP and unix socket connects, TLS handshakes and every reply wait then end
+// within kAbortSliceMs. With a live abort signal a host name lookup also counts against
+// connectTimeoutMs (it runs on a thread of its own, left to finish alone when given up).
+class NodeConnection {
+public:
+    static constexpr int kAbortSliceMs = 50;
+
+    explicit NodeConnection(ConnectionOptions options);
+    ~NodeConnection();
+    NodeConnection(const NodeConnection &) = delete;
+    NodeConnection &operator=(const NodeConnection &) = delete;
+
+    const ConnectionOptions &options() const { return m_options; }
+    bool isConnected() const;
+
+    // Opens the socket and runs the handshake now. Throws ConnectionError subclasses
+    // (AuthError for a rejected password) or ReplyError (e.g. SELECT of a missing db).
+    void connect();
+    void disconnect();
+
+    // One command. An error reply is thrown as ReplyError.
+    Reply command(const Command &args);
+    // Sends every command, then reads exactly as many replies, in order. Error replies
+    // are returned in place, not thrown, so one bad command does not hide the others.
+    std::vector<Reply> pipeline(const std::vector<Command> &commands);
+
+    // Lower level, for callers that keep a window of requests in flight (burst engine):
+    // queue commands without waiting, then take replies one at a time.
+    void send(const std::vector<Command> &commands);
+    void send(const Command &command);
+    Reply receive();
+    // A reply that has already arrived, without waiting (pub/sub messages).
+    std::optional<Reply> tryReceive();
+
+    // Replies sent for and not yet received (a socket in use by a window of requests).
+    qint64 outstanding() const { return m_outstanding; }
+
+    // Where it is connected now (for sentinel URLs: the master found).
+    HostPort peer() const { return m_peer; }
+
+private:
+    struct Socket;
+
+    HostPort resolveSentinelMaster();
+    void verifyMasterRole();
+
+    void ensureConnected();
+    void openSocket();
+    void handshake();
+    void writeRaw(const QByteArray &bytes);
+    // Waits up to commandTimeoutMs for bytes to read: false on a timeout or a socket error.
+    // With a live abort signal, in short slices; once it is raised, throws IoError.
+    bool waitReadable(QIODevice *device);
+    [[noreturn]] void aborted(const QString &context);
+    [[noreturn]] void fail(const QString &context);
+
+    ConnectionOptions m_options;
+    std::unique_ptr<Socket> m_socket;
+    RespParser m_parser;
+    HostPort m_peer;
+    qint64 m_outstanding = 0; // replies sent for and not yet received
+};
+
+// How connections whose options carry a live abort signal look host names up: numeric
+// addresses for a name, or an error text. Tests replace it to hold a lookup (an empty
+// function restores the system resolver, getaddrinfo). Called on a thread of its own.
+using HostLookup = std::function<std::vector<std::string>(const std::string &host, std::string *error)>;
+void setHostLookup(HostLookup lookup);
+
+} // namespace ratescope

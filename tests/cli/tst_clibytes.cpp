@@ -1,0 +1,276 @@
+// Keys are bytes, and the CLI treats them so: a KEY argument is the exact bytes given (u:\xff
+// and u:\xfe stay two keys), --base64-keys takes keys no command line can carry (a NUL), the
+// JSON output carries key_base64 for every key that is not plain text, and a key listed by
+// `keys --json` can always be reset from that output. Human output escapes keys, members,
+// names and error messages, so server-supplied text cannot retitle or clear a terminal or
+// forge a row.
+#include "admin/audit.h"
+#include "redis/connection.h"
+#include "limiters/limiter.h"
+#include "redis/sandboxserver.h"
+#include "testsupport.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace ratescope;
+using namespace ratescope::test;
+
+namespace {
+
+constexpr qint64 kMinuteUs = 60LL * 1000000;
+
+// Keys of every awkward kind: NUL, invalid UTF-8, a newline, spaces, non-Latin text, terminal
+// escapes, a bidi override and a forged table row.
+const QList<QByteArray> kAwkwardKeys = {
+    QByteArray("bin\x00\xff\nkey", 9),
+    "u:\xff",
+    "u:\xfe",
+    "u:\xc3",
+    "with spaces in it",
+    "клиент:東京:😀",
+    "o:\x1b]0;title\x07",
+    "o:\x1b[2J",
+    "o:nl\nFAKE-ROW  gcra  0 0 0 none",
+    "user\xe2\x80\xaegnp.exe",
+};
+
+QList<QJsonObject> jsonLines(const QByteArray &out)
+{
+    QList<QJsonObject> lines;
+    for (const QByteArray &line : out.split('\n'))
+        if (!line.isEmpty())
+            lines << QJsonDocument::fromJson(line).object();
+    return lines;
+}
+
+// The exact key a JSON object names: key_base64 when present, else key as text.
+QByteArray keyOf(const QJsonObject &o)
+{
+    const QJsonValue b = o.value(QStringLiteral("key_base64"));
+    return b.isString() ? QByteArray::fromBase64(b.toString().toLatin1()) : o.value(QStringLiteral("key")).toString().toUtf8();
+}
+
+bool hasRawControl(const QByteArray &text)
+{
+    for (const char c : text)
+        if ((uchar(c) < 0x20 && c != '\n') || uchar(c) == 0x7f)
+            return true;
+    return text.contains("\xe2\x80\xae") || text.contains("\xc2\x85");
+}
+
+} // namespace
+
+class TestCliBytes : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { m_server.start(); }
+    void init() { Connection(m_server.options()).command({"FLUSHALL"}); }
+
+    void keyArgumentsAreTheBytesGiven();
+    void base64KeysCarryWhatArgvCannot();
+    void keysJsonRoundTripsThroughReset();
+    void matchTakesBytes();
+    void humanOutputIsEscaped();
+    void standInsNeverCollide();
+    void badBase64IsAUsageError();
+
+private:
+    QList<QByteArray> args(const QList<QByteArray> &rest) const { return QList<QByteArray>{"--url", m_server.url().toUtf8()} + rest; }
+    SandboxServer m_server;
+};
+
+void TestCliBytes::keyArgumentsAreTheBytesGiven()
+{
+    for (const QByteArray &key : {QByteArray("u:\xff"), QByteArray("u:\xfe")}) {
+        const CliResult r = runCliBytes(args({"check", key, "--algo", "fixed-window", "--limit", "5", "--window", "60s"}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+    }
+    Connection c(m_server.options());
+    QCOMPARE(c.command({"EXISTS", "u:\xff"}).toInteger(), 1);
+    QCOMPARE(c.command({"EXISTS", "u:\xfe"}).toInteger(), 1);
+    QCOMPARE(c.command({"EXISTS", "u:\xef\xbf\xbd"}).toInteger(), 0); // never the replacement character
+    QCOMPARE(c.command({"DBSIZE"}).toInteger(), 2);
+
+    // inspect sees the key that exists; reset --dry-run offers exactly it.
+    const CliResult inspect =
+        runCliBytes(args({"--json", "inspect", "u:\xff", "--algo", "fixed-window", "--limit", "5", "--window", "60s"}));
+    QCOMPARE(inspect.exitCode, 0);
+    const QJsonObject state = QJsonDocument::fromJson(inspect.out).object();
+    QCOMPARE(state.value(QStringLiteral("exists")).toBool(), true);
+    QCOMPARE(keyOf(state), QByteArray("u:\xff"));
+
+    c.command({"ZADD", "u:\xc3", "1", "m"});
+    const CliResult dry = runCliBytes(args({"--json", "reset", "u:\xc3", "--dry-run"}));
+    QVERIFY2(dry.exitCode == 0, dry.err.constData());
+    const QJsonObject plan = QJsonDocument::fromJson(dry.out).object();
+    QCOMPARE(plan.value(QStringLiteral("matched")).toInt(), 1);
+    QCOMPARE(plan.value(QStringLiteral("keys_base64")).toArray().at(0).toString().toLatin1(), QByteArray("u:\xc3").toBase64());
+}
+
+void TestCliBytes::base64KeysCarryWhatArgvCannot()
+{
+    const QByteArray key("bin\x00\xff\nkey", 9);
+    const CliResult r = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("check"), QStringLiteral("--base64-keys"),
+                                QString::fromLatin1(key.toBase64()), QStringLiteral("--algo"), QStringLiteral("sliding-log"),
+                                QStringLiteral("--limit"), QStringLiteral("3"), QStringLiteral("--window"), QStringLiteral("60s")});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    Connection c(m_server.options());
+    QCOMPARE(c.command({"ZCARD", key}).toInteger(), 1);
+    QCOMPARE(c.command({"DBSIZE"}).toInteger(), 1);
+}
+
+void TestCliBytes::keysJsonRoundTripsThroughReset()
+{
+    Connection c(m_server.options());
+    const LimitSpec spec{Algorithm::SlidingLog, 10, kMinuteUs, 1};
+    for (const QByteArray &key : kAwkwardKeys)
+        Limiter(c).check(key, spec);
+    // Neighbours that a lossy decoding would confuse with the keys above: they must survive.
+    const QList<QByteArray> survivors = {"u:\xef\xbf\xbd", "bin", "o:", "u:"};
+    for (const QByteArray &key : survivors)
+        Limiter(c).check(key, spec);
+
+    const CliResult listed = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("--json"), QStringLiteral("keys")});
+    QVERIFY2(listed.exitCode == 0, listed.err.constData());
+    QList<QByteArray> fromJson;
+    for (const QJsonObject &o : jsonLines(listed.out))
+        fromJson << keyOf(o);
+    QCOMPARE(fromJson.size(), kAwkwardKeys.size() + survivors.size());
+    for (const QByteArray &key : kAwkwardKeys + survivors)
+        QVERIFY2(fromJson.contains(key), qPrintable(QString::fromLatin1(key.toBase64())));
+
+    QStringList resetArgs{QStringLiteral("--url"),         m_server.url(),         QStringLiteral("--json"), QStringLiteral("reset"),
+                          QStringLiteral("--base64-keys"), QStringLiteral("--yes")};
+    for (const QByteArray &key : fromJson)
+        if (!survivors.contains(key))
+            resetArgs << QString::fromLatin1(key.toBase64());
+    const CliResult reset = runCli(resetArgs);
+    QVERIFY2(reset.exitCode == 0, reset.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(reset.out).object().value(QStringLiteral("deleted")).toInt(), kAwkwardKeys.size());
+    for (const QByteArray &key : kAwkwardKeys)
+        QCOMPARE(c.command({"EXISTS", key}).toInteger(), 0);
+    for (const QByteArray &key : survivors)
+        QCOMPARE(c.command({"EXISTS", key}).toInteger(), 1);
+}
+
+void TestCliBytes::matchTakesBytes()
+{
+    Connection c(m_server.options());
+    for (const QByteArray &key : {QByteArray("u:\xff"
+                                             "1"),
+                                  QByteArray("u:\xff"
+                                             "2"),
+                                  QByteArray("u:\xfe"
+                                             "1"),
+                                  QByteArray("u:\xef\xbf\xbd"
+                                             "1")})
+        c.command({"ZADD", key, "1", "m"});
+    const CliResult r = runCliBytes(args({"--json", "keys", "--all", "--match", "u:\xff*"}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QList<QByteArray> keys;
+    for (const QJsonObject &o : jsonLines(r.out))
+        keys << keyOf(o);
+    std::sort(keys.begin(), keys.end());
+    QCOMPARE(keys, (QList<QByteArray>{"u:\xff"
+                                      "1",
+                                      "u:\xff"
+                                      "2"}));
+    // The --opt=VALUE form too.
+    const CliResult eq = runCliBytes(args({"--json", "reset", "--dry-run", "--match=u:\xfe*"}));
+    QVERIFY2(eq.exitCode == 0, eq.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(eq.out).object().value(QStringLiteral("matched")).toInt(), 1);
+}
+
+void TestCliBytes::humanOutputIsEscaped()
+{
+    Connection c(m_server.options());
+    const LimitSpec spec{Algorithm::SlidingLog, 10, kMinuteUs, 1};
+    for (const QByteArray &key : kAwkwardKeys)
+        Limiter(c).check(key, spec);
+    // A partner's log in milliseconds whose members are terminal escapes and a forged line.
+    const QByteArray nowMs = QByteArray::number(QDateTime::currentMSecsSinceEpoch());
+    c.command({"ZADD", "o:members", nowMs, "\x1b]0;pwned\x07", nowMs, "row\nFAKE"});
+
+    // keys: one line per key plus the header; no control byte reaches the terminal.
+    const CliResult keys = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("keys")});
+    QVERIFY2(keys.exitCode == 0, keys.err.constData());
+    QVERIFY(!hasRawControl(keys.out));
+    const CliResult keysJson = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("--json"), QStringLiteral("keys")});
+    QCOMPARE(keysJson.out.count('\n'), kAwkwardKeys.size() + 1); // and the partner's log
+    QCOMPARE(keys.out.count('\n'), keysJson.out.count('\n') + 1);
+    QVERIFY(keys.out.contains("\"o:\\x1b[2J\""));
+    QVERIFY(keys.out.contains("\"o:nl\\nFAKE-ROW  gcra  0 0 0 none\""));
+    QVERIFY(keys.out.contains("клиент:東京:😀"));
+
+    // inspect: the key and the members, escaped.
+    const CliResult inspect = runCliBytes(args({"inspect", "o:members", "--algo", "sliding-log", "--limit", "5", "--window", "60s"}));
+    QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
+    QVERIFY(!hasRawControl(inspect.out));
+    QVERIFY(inspect.out.contains("\\x1b]0;pwned\\x07"));
+    QVERIFY(inspect.out.contains("row\\x0aFAKE"));
+    const CliResult inspectKey = runCliBytes(args({"inspect", "o:\x1b[2J", "--algo", "sliding-log", "--limit", "5", "--window", "60s"}));
+    QVERIFY2(inspectKey.exitCode == 0, inspectKey.err.constData());
+    QVERIFY(!hasRawControl(inspectKey.out));
+    QVERIFY(inspectKey.out.contains("\"o:\\x1b[2J\""));
+
+    // Error messages quoting a key (no policy covers it) and a name as given.
+    const CliResult noPolicy = runCliBytes(args({"check", "o:\x1b]0;title\x07"}));
+    QCOMPARE(noPolicy.exitCode, 2);
+    QVERIFY(!hasRawControl(noPolicy.err));
+    QVERIFY(noPolicy.err.contains("\"o:\\x1b]0;title\\a\"")); // as redis-cli writes BEL
+    const CliResult noName = runCliBytes(args({"policy", "get", "\x1b[2J\x1b]0;x\x07"}));
+    QCOMPARE(noName.exitCode, 2);
+    QVERIFY(!hasRawControl(noName.err));
+    QVERIFY(noName.err.contains("\\x1b[2J"));
+
+    // The audit trail as another writer may have left it: actor, host and target with escapes.
+    AuditEntry forged;
+    forged.action = QStringLiteral("reset");
+    forged.target = QStringLiteral("x\nFAKE  root  reset  everything");
+    AuditLog(c, QStringLiteral("ratescope:")).append(forged, QStringLiteral("\x1b[2Jroot"));
+    const CliResult audit = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("audit")});
+    QVERIFY2(audit.exitCode == 0, audit.err.constData());
+    QVERIFY(!hasRawControl(audit.out));
+    QCOMPARE(audit.out.count('\n'), 1);
+}
+
+void TestCliBytes::standInsNeverCollide()
+{
+    // A valid key spelled like the stand-in an undecodable argument would get must stay itself.
+    Connection c(m_server.options());
+    const QByteArray lookalike = QString(QChar(0xFDD0) + QStringLiteral("5") + QChar(0xFDD1)).toUtf8();
+    c.command({"ZADD", lookalike, "1", "m"});
+    c.command({"ZADD", "u:\xff", "1", "m"});
+    // argv: [0] bash's exec name, then --url URL --json reset --dry-run LOOKALIKE u:\xff
+    const CliResult r = runCliBytes(args({"--json", "reset", "--dry-run", lookalike, "u:\xff"}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject plan = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(plan.value(QStringLiteral("matched")).toInt(), 2);
+    QList<QByteArray> planned;
+    for (const QJsonValue v : plan.value(QStringLiteral("keys_base64")).toArray())
+        planned << QByteArray::fromBase64(v.toString().toLatin1());
+    std::sort(planned.begin(), planned.end());
+    QList<QByteArray> expected{lookalike, "u:\xff"};
+    std::sort(expected.begin(), expected.end());
+    QCOMPARE(planned, expected);
+}
+
+void TestCliBytes::badBase64IsAUsageError()
+{
+    for (const QString &bad : {QStringLiteral("abc!"), QStringLiteral("dTr"), QString()}) {
+        const CliResult r = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("peek"), QStringLiteral("--base64-keys"), bad,
+                                    QStringLiteral("--algo"), QStringLiteral("gcra"), QStringLiteral("--limit"), QStringLiteral("1"),
+                                    QStringLiteral("--window"), QStringLiteral("1s")});
+        QCOMPARE(r.exitCode, 2);
+    }
+    // A command without KEY arguments does not take the option.
+    const CliResult keys = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("keys"), QStringLiteral("--base64-keys")});
+    QCOMPARE(keys.exitCode, 2);
+}
+
+QTEST_GUILESS_MAIN(TestCliBytes)
+#include "tst_clibytes.moc"

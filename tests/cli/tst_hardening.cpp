@@ -1,0 +1,964 @@
+// The CLI and core under hostile input and faults: replies this build cannot use, exit codes,
+// mutations whose audit entry cannot be written, deletes of what no limiter is, loose input.
+#include "admin/audit.h"
+#include "redis/connection.h"
+#include "base/errors.h"
+#include "limiters/limiter.h"
+#include "admin/policy.h"
+#include "keys/reset.h"
+#include "redis/sandboxserver.h"
+#include "testsupport.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTest>
+#include <QThread>
+
+#include <csignal>
+#include <functional>
+
+Q_DECLARE_METATYPE(ratescope::Algorithm)
+
+using namespace ratescope;
+using namespace ratescope::test;
+
+namespace {
+
+const QString kNs = QStringLiteral("ratescope:");
+
+QStringList args(std::initializer_list<const char *> list)
+{
+    QStringList out;
+    for (const char *a : list)
+        out << QString::fromUtf8(a);
+    return out;
+}
+
+QJsonObject lastJsonLine(const QByteArray &out)
+{
+    const QList<QByteArray> lines = out.trimmed().split('\n');
+    return QJsonDocument::fromJson(lines.last()).object();
+}
+
+} // namespace
+
+class TestHardening : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+
+    // Errors in their classes, exit codes.
+    void badPolicyRecordIsSkipped();
+    void wrongFieldsExitTwo();
+    void conflictsHaveTheirOwnExitCode();
+    void peekFromFieldsMatchesTheScripts();
+    void peekFromFieldsMatchesAfterTraffic_data();
+    void peekFromFieldsMatchesAfterTraffic();
+    void peekFromFieldsRefusesLikeTheScripts();
+    void peekWithoutScriptPermission();
+    void interruptedKeysSayIncomplete_data();
+    void interruptedKeysSayIncomplete();
+
+    // A mutation and its audit entry succeed or fail together.
+    void noChangeWithoutAnAuditEntry_data();
+    void noChangeWithoutAnAuditEntry();
+    void namespaceCollidingWithAppKeys();
+    void interruptedResetRecordsIntentAndConfirmedCount();
+    void resetWhenTheServerDiesMatchesWhatItHolds_data();
+    void resetWhenTheServerDiesMatchesWhatItHolds();
+    void burstWhenTheServerDiesMatchesWhatItHolds();
+    void clearingNothingIsNotAudited();
+    void burstAndBoundaryNeedTheirRecord();
+
+    // Deletes that must be asked for explicitly; broken globs.
+    void resetRefusesNonLimiterTypes();
+    void resetRefusesMetadata();
+    void brokenGlobsAreRejected_data();
+    void brokenGlobsAreRejected();
+    void policyGlobMustNotCoverTheNamespace();
+
+    // Input taken strictly.
+    void looseInputIsRefused_data();
+    void looseInputIsRefused();
+    void missingUnixSocketIsNamed();
+    void nowFarAheadOnAnExistingKey();
+
+    // Other services' numbers in 64-bit arithmetic.
+    void hugeForeignCountersDoNotOverflow();
+    void hugeForeignScoresDoNotOverflow();
+    void overLimitStateIsShownAsItIs();
+
+private:
+    ConnectionOptions as(const char *user, const char *password) const
+    {
+        ConnectionOptions o = m_server->options();
+        o.user = QString::fromLatin1(user);
+        o.password = QString::fromLatin1(password);
+        return o;
+    }
+    QStringList cli(const QStringList &a, const char *user = "admin", const char *password = "adminpw") const
+    {
+        return QStringList{QStringLiteral("--url"), as(user, password).toUrl(true)} + a;
+    }
+    qint64 auditLength(const QByteArray &stream = "ratescope:audit") { return m_conn->command({"XLEN", stream}).integer(); }
+    QByteArray snapshot() { return keyspaceSnapshot(*m_conn); }
+
+    std::unique_ptr<SandboxServer> m_server;
+    std::unique_ptr<Connection> m_conn;
+};
+
+void TestHardening::initTestCase()
+{
+    m_server = std::make_unique<SandboxServer>(aclConfig());
+    m_server->start();
+    m_conn = std::make_unique<Connection>(as("admin", "adminpw"));
+}
+
+void TestHardening::init()
+{
+    m_conn->command({"FLUSHALL"});
+}
+
+void TestHardening::badPolicyRecordIsSkipped()
+{
+    m_conn->command(
+        {"HSET", "ratescope:policies", "future", R"({"name":"future","match":"f:*","algorithm":"quantum","limit":5,"window_us":1000000})"});
+    m_conn->command({"HSET", "ratescope:policies", "garbage", "not json at all"});
+    Policy p;
+    p.name = QStringLiteral("api");
+    p.match = "api:*";
+    p.spec = {Algorithm::Gcra, 5, 1000000, 1};
+    PolicyStore(*m_conn, kNs).set(p, 0, QStringLiteral("t"));
+
+    QStringList skipped;
+    const auto policies = PolicyStore(*m_conn, kNs).list(&skipped);
+    QCOMPARE(policies.size(), size_t(1));
+    QCOMPARE(skipped.size(), 2);
+
+    // The other policies keep working; the bad records are named on stderr.
+    const CliResult check = runCli(cli({QStringLiteral("--json"), QStringLiteral("check"), QStringLiteral("api:1")}));
+    QVERIFY2(check.exitCode == 0, check.err.constData());
+    QVERIFY2(check.err.contains("warning: policy record 'future' skipped"), check.err.constData());
+    QCOMPARE(lastJsonLine(check.out).value(QStringLiteral("limit")).toInt(), 5);
+    const CliResult list = runCli(cli({QStringLiteral("policy"), QStringLiteral("list")}));
+    QCOMPARE(list.exitCode, 0);
+    QVERIFY(list.out.contains("api:*"));
+    QVERIFY(list.err.contains("'garbage' skipped"));
+
+    // Asking for the bad one itself: the server answered, with content this build cannot
+    // use: exit 4, not a connection error (3).
+    const CliResult get =
+        runCli(cli({QStringLiteral("--json"), QStringLiteral("policy"), QStringLiteral("get"), QStringLiteral("future")}));
+    QCOMPARE(get.exitCode, 4);
+    QCOMPARE(lastJsonLine(get.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
+             QStringLiteral("unexpected-reply"));
+}
+
+void TestHardening::wrongFieldsExitTwo()
+{
+    m_conn->command({"HSET", "h:1", "foo", "bar"});
+    m_conn->command({"SET", "s:1", "x"});
+    // The wrong type and the right type with the wrong fields are the same mistake: exit 2.
+    const CliResult type = runCli(cli(args({"check", "s:1", "--algo", "gcra", "--limit", "5", "--window", "1s"})));
+    QCOMPARE(type.exitCode, 2);
+    const CliResult fields = runCli(cli(args({"check", "h:1", "--algo", "gcra", "--limit", "5", "--window", "1s"})));
+    QVERIFY2(fields.exitCode == 2, fields.err.constData());
+    QVERIFY(fields.err.contains("is not a ratescope"));
+}
+
+void TestHardening::conflictsHaveTheirOwnExitCode()
+{
+    const QStringList set = args({"policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"});
+    // Based on a version of a policy that never existed: refused, without claiming someone deleted it.
+    const CliResult never = runCli(cli(set + args({"--based-on", "999"})));
+    QCOMPARE(never.exitCode, 6);
+    QVERIFY2(never.err.contains("does not exist"), never.err.constData());
+    QVERIFY(!never.err.contains("deleted"));
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 0);
+
+    QCOMPARE(runCli(cli(set)).exitCode, 0);
+    QCOMPARE(runCli(cli(set)).exitCode, 0); // now version 2
+    const CliResult stale = runCli(cli(QStringList{QStringLiteral("--json")} + set + args({"--based-on", "1"})));
+    QCOMPARE(stale.exitCode, 6);
+    QCOMPARE(lastJsonLine(stale.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
+             QStringLiteral("conflict"));
+    const CliResult exists = runCli(cli(set + args({"--based-on", "0"})));
+    QCOMPARE(exists.exitCode, 6);
+    QVERIFY(exists.err.contains("already exists"));
+}
+
+// The plain-read peek gives exactly the scripts' answer, over states of every kind: current,
+// previous and older windows, a window ahead of the clock, counts above a lowered limit.
+void TestHardening::peekFromFieldsMatchesTheScripts()
+{
+    Limiter limiter(*m_conn);
+    quint32 seed = 19;
+    auto next = [&](quint32 n) {
+        seed = seed * 1664525u + 1013904223u;
+        return (seed >> 8) % n;
+    };
+    const qint64 base = 1795400000000000LL;
+    int compared = 0;
+    for (int i = 0; i < 600; ++i) {
+        const bool sliding = i % 2;
+        LimitSpec spec{sliding ? Algorithm::SlidingCounter : Algorithm::FixedWindow, qint64(1 + next(i % 7 == 0 ? 1000000 : 12)),
+                       qint64(1000 + next(90000000)), 1};
+        spec.cost = 1 + qint64(next(quint32(std::min<qint64>(spec.limit, 5))));
+        const qint64 now = base + qint64(next(1000000000));
+        const qint64 id = now / spec.windowUs;
+        const QByteArray key = "pf:" + QByteArray::number(i);
+        if (next(5) != 0) {
+            const qint64 w = id - 2 + qint64(next(4)); // older, previous, current, ahead
+            const QByteArray c = QByteArray::number(next(quint32(spec.limit + 4))), p = QByteArray::number(next(quint32(spec.limit + 4)));
+            if (sliding)
+                m_conn->command({"HSET", key, "w", QByteArray::number(w), "c", c, "p", p});
+            else
+                m_conn->command({"HSET", key, "w", QByteArray::number(w), "n", c});
+        }
+        const Decision script = limiter.peek(key, spec, now);
+        const auto fields = limiter.peekFromFields(key, spec, now);
+        QVERIFY(fields);
+        QVERIFY2(*fields == script, qPrintable(QStringLiteral("%1: state %2, limit %3 window %4 cost %5 now %6")
+                                                   .arg(QString::fromUtf8(key), m_conn->command({"HGETALL", key}).debugString())
+                                                   .arg(spec.limit)
+                                                   .arg(spec.windowUs)
+                                                   .arg(spec.cost)
+                                                   .arg(now)));
+        ++compared;
+    }
+    QCOMPARE(compared, 600);
+    // Refusals in the scripts' words.
+    m_conn->command({"HSET", "pf:foreign", "w", "x1", "n", "2"});
+    QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.peekFromFields("pf:foreign", {Algorithm::FixedWindow, 5, 1000000, 1}, base));
+    m_conn->command({"SET", "pf:string", "1"});
+    QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.peekFromFields("pf:string", {Algorithm::SlidingCounter, 5, 1000000, 1}, base));
+    QVERIFY_THROWS_EXCEPTION(ReplyError, limiter.peekFromFields("pf:1", {Algorithm::Gcra, 5, 1000000, 1}, base));
+}
+
+void TestHardening::peekFromFieldsMatchesAfterTraffic_data()
+{
+    QTest::addColumn<Algorithm>("algorithm");
+    for (const Algorithm a : kAllAlgorithms)
+        QTest::newRow(qPrintable(algorithmName(a))) << a;
+}
+
+// States written by the scripts themselves (random costs, bursts, pauses, a clock that goes
+// back), then peeked at a random moment with the writers' limits or others (a lowered limit,
+// a shorter or longer window, a larger cost): the plain reads give the script's answer, field
+// for field.
+void TestHardening::peekFromFieldsMatchesAfterTraffic()
+{
+    QFETCH(Algorithm, algorithm);
+    Limiter limiter(*m_conn);
+    quint32 seed = 23 + quint32(algorithm);
+    auto next = [&](quint32 n) {
+        seed = seed * 1664525u + 1013904223u;
+        return (seed >> 8) % n;
+    };
+    const qint64 base = 1795400000000000LL;
+    int compared = 0, denied = 0, overLimit = 0;
+    for (int i = 0; i < 160; ++i) {
+        const QByteArray key = "pt:" + QByteArray::number(i);
+        LimitSpec writer{algorithm, qint64(1 + next(i % 9 == 0 ? 400 : 14)), qint64(1000 + next(20000000)), 1};
+        qint64 now = base + qint64(next(100000000));
+        const int requests = int(next(i % 9 == 0 ? 600 : 40));
+        for (int r = 0; r < requests; ++r) {
+            writer.cost = next(4) == 0 ? 1 + qint64(next(quint32(std::min<qint64>(writer.limit, 6)))) : 1;
+            const quint32 gap = next(10);
+            now += gap < 6 ? 0 : gap < 9 ? qint64(next(quint32(writer.windowUs / 3))) : -qint64(next(50000));
+            limiter.check(key, writer, now);
+        }
+        // The scripts set a real-time expiry from windows as short as 1 ms: kept, the state
+        // could expire between the two reads compared below.
+        m_conn->command({"PERSIST", key});
+        LimitSpec reader = writer;
+        switch (next(4)) {
+        case 0:
+            break;
+        case 1:
+            reader.limit = std::max<qint64>(1, writer.limit / 2);
+            break;
+        case 2:
+            reader.windowUs = std::max<qint64>(1000, writer.windowUs / qint64(2 + next(3)));
+            break;
+        case 3:
+            reader.windowUs = writer.windowUs * 2;
+            break;
+        }
+        reader.cost = 1 + qint64(next(quint32(std::min<qint64>(reader.limit, 5))));
+        const qint64 at = now - qint64(next(200000)) + qint64(next(quint32(2 * reader.windowUs)));
+        const Decision script = limiter.peek(key, reader, at);
+        const auto fields = limiter.peekFromFields(key, reader, at);
+        QVERIFY(fields);
+        QVERIFY2(
+            *fields == script,
+            qPrintable(QStringLiteral("%1: limit %2 window %3 cost %4 at %5: script %6/%7/%8/%9/%10/%11, reads %12/%13/%14/%15/%16/%17")
+                           .arg(QString::fromUtf8(key))
+                           .arg(reader.limit)
+                           .arg(reader.windowUs)
+                           .arg(reader.cost)
+                           .arg(at)
+                           .arg(script.allowed)
+                           .arg(script.limit)
+                           .arg(script.used)
+                           .arg(script.remaining)
+                           .arg(script.retryAfterUs)
+                           .arg(script.resetAfterUs)
+                           .arg(fields->allowed)
+                           .arg(fields->limit)
+                           .arg(fields->used)
+                           .arg(fields->remaining)
+                           .arg(fields->retryAfterUs)
+                           .arg(fields->resetAfterUs)));
+        ++compared;
+        denied += !script.allowed;
+        overLimit += script.used > script.limit;
+    }
+    QCOMPARE(compared, 160);
+    // The comparison covered denials (retry-after) as well as admissions.
+    QVERIFY2(denied >= 20, qPrintable(QString::number(denied)));
+    if (algorithm == Algorithm::SlidingLog || algorithm == Algorithm::FixedWindow)
+        QVERIFY2(overLimit >= 3, qPrintable(QString::number(overLimit)));
+}
+
+// States no script wrote are refused by the plain reads in the scripts' own words.
+void TestHardening::peekFromFieldsRefusesLikeTheScripts()
+{
+    Limiter limiter(*m_conn);
+    const qint64 now = 1795400000000000LL;
+    struct Case {
+        Algorithm algorithm;
+        QByteArray key;
+        std::vector<Command> setup;
+    };
+    const std::vector<Case> cases = {
+        {Algorithm::SlidingLog, "bad:member", {{"ZADD", "bad:member", "1795399999999000", "uuid-1234"}}},
+        {Algorithm::SlidingLog, "bad:score", {{"ZADD", "bad:score", "1795399999999000.5", "11"}}},
+        {Algorithm::SlidingLog, "bad:cost0", {{"ZADD", "bad:cost0", "1795399999999000", "15:0"}}},
+        {Algorithm::SlidingLog,
+         "bad:order",
+         {{"ZADD", "bad:order", "1795399999999000", "17"}, {"ZADD", "bad:order", "1795399999999500", "13"}}},
+        {Algorithm::SlidingLog, "bad:hash", {{"HSET", "bad:hash", "a", "1"}}},
+        {Algorithm::TokenBucket, "bad:tk", {{"HSET", "bad:tk", "tk", "5", "fr", "x", "ts", "1"}}},
+        {Algorithm::TokenBucket, "bad:zeros", {{"HSET", "bad:zeros", "tk", "00000000000000005", "fr", "0", "ts", "1"}}},
+        {Algorithm::TokenBucket, "bad:missing", {{"HSET", "bad:missing", "tk", "5", "fr", "0"}}},
+        {Algorithm::Gcra, "bad:tat", {{"HSET", "bad:tat", "tat", "-5", "f", "0"}}},
+        {Algorithm::Gcra, "bad:string", {{"SET", "bad:string", "1"}}},
+    };
+    for (const Case &c : cases) {
+        for (const Command &cmd : c.setup)
+            m_conn->command(cmd);
+        const LimitSpec spec{c.algorithm, 10, 60000000, 1};
+        QString scriptError, readError;
+        try {
+            limiter.peek(c.key, spec, now);
+        } catch (const ReplyError &e) {
+            scriptError = e.message();
+        }
+        try {
+            limiter.peekFromFields(c.key, spec, now);
+        } catch (const ReplyError &e) {
+            readError = e.message();
+        }
+        QVERIFY2(!scriptError.isEmpty(), c.key.constData());
+        QCOMPARE(readError, scriptError);
+    }
+}
+
+// A user with +@read but no script commands: peek still answers for what plain reads can
+// decide exactly, and says NOPERM for the rest.
+void TestHardening::peekWithoutScriptPermission()
+{
+    m_conn->command({"ACL", "SETUSER", "plainreader", "reset", "on", ">plainpw", "~*", "&*", "-@all", "+@read", "+@connection"});
+    const QStringList fixed = args({"--json", "peek", "fw:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m"});
+    QCOMPARE(runCli(cli(args({"check", "fw:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m"}))).exitCode, 0);
+    const CliResult asAdmin = runCli(cli(fixed));
+    const CliResult asReader = runCli(cli(fixed, "plainreader", "plainpw"));
+    QVERIFY2(asReader.exitCode == 0, asReader.err.constData());
+    QCOMPARE(lastJsonLine(asReader.out).value(QStringLiteral("used")), lastJsonLine(asAdmin.out).value(QStringLiteral("used")));
+    QCOMPARE(lastJsonLine(asReader.out).value(QStringLiteral("used")).toInt(), 2);
+    // Every algorithm answers, with the admin's figures.
+    for (const char *algo : {"sliding-log", "token-bucket", "gcra", "sliding-counter"}) {
+        const QString key = QStringLiteral("pr:%1").arg(QLatin1String(algo));
+        const QStringList spec = {QStringLiteral("--algo"),   QLatin1String(algo),  QStringLiteral("--limit"), QStringLiteral("5"),
+                                  QStringLiteral("--window"), QStringLiteral("1m"), QStringLiteral("--now-us")};
+        const QStringList peek =
+            QStringList{QStringLiteral("--json"), QStringLiteral("peek"), key} + spec + QStringList{QStringLiteral("1795400000500000")};
+        for (int i = 0; i < 7; ++i) // five admitted, two denied (a denial exits 0 too)
+            QCOMPARE(
+                runCli(cli(QStringList{QStringLiteral("check"), key} + spec + QStringList{QString::number(1795400000000000LL + i * 1000)}))
+                    .exitCode,
+                0);
+        const CliResult admin = runCli(cli(peek));
+        const CliResult reader = runCli(cli(peek, "plainreader", "plainpw"));
+        QVERIFY2(reader.exitCode == admin.exitCode, reader.err.constData());
+        QCOMPARE(lastJsonLine(reader.out), lastJsonLine(admin.out));
+        QCOMPARE(lastJsonLine(reader.out).value(QStringLiteral("remaining")).toInt(), 0);
+        QVERIFY(lastJsonLine(reader.out).value(QStringLiteral("retry_after_ms")).toDouble() > 0);
+    }
+    // Without script rights, a write is still refused.
+    const CliResult check =
+        runCli(cli(args({"check", "pr:gcra", "--algo", "gcra", "--limit", "5", "--window", "1m"}), "plainreader", "plainpw"));
+    QCOMPARE(check.exitCode, 4);
+    QVERIFY(check.err.contains("NOPERM"));
+}
+
+void TestHardening::interruptedKeysSayIncomplete_data()
+{
+    QTest::addColumn<bool>("json");
+    QTest::addColumn<bool>("kill");
+    QTest::newRow("ctrl-c human") << false << false;
+    QTest::newRow("ctrl-c json") << true << false;
+    QTest::newRow("server killed json") << true << true;
+}
+
+// A listing cut short by Ctrl-C or a lost server ends with a marker, never as if complete.
+void TestHardening::interruptedKeysSayIncomplete()
+{
+    QFETCH(bool, json);
+    QFETCH(bool, kill);
+    SandboxServer server;
+    server.start();
+    Connection c(server.options());
+    std::vector<Command> fill;
+    for (int i = 0; i < 50; ++i) {
+        Command mset{"MSET"};
+        for (int j = 0; j < 1000; ++j)
+            mset << "kk:" + QByteArray::number(i) + ":" + QByteArray::number(j) << "1";
+        fill.push_back(mset);
+    }
+    c.pipeline(fill);
+    QProcess cli;
+    QStringList a{QStringLiteral("--url"), server.url()};
+    if (json)
+        a << QStringLiteral("--json");
+    a << QStringLiteral("keys") << QStringLiteral("--all");
+    cli.start(QStringLiteral(RATESCOPE_CLI_PATH), a);
+    QVERIFY(cli.waitForStarted(10000));
+    // Once the first rows are out, the scan is under way (50,000 keys take a while).
+    QByteArray out;
+    for (int i = 0; i < 200 && !out.contains('\n') && cli.state() == QProcess::Running; ++i) {
+        cli.waitForReadyRead(50);
+        out += cli.readAllStandardOutput();
+    }
+    QVERIFY2(cli.state() == QProcess::Running, "the listing ended before it could be interrupted");
+    if (kill)
+        server.kill();
+    else
+        ::kill(pid_t(cli.processId()), SIGINT);
+    QVERIFY(cli.waitForFinished(30000));
+    out += cli.readAllStandardOutput();
+    const QByteArray err = cli.readAllStandardError();
+    QCOMPARE(cli.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(cli.exitCode(), kill ? 3 : 130);
+    QVERIFY2(err.trimmed().split('\n').last().startsWith("incomplete: "), err.constData());
+    if (json) {
+        const QJsonObject last = lastJsonLine(out);
+        QCOMPARE(last.value(QStringLiteral("incomplete")).toBool(), true);
+        QCOMPARE(last.value(QStringLiteral("reason")).toString(), kill ? QStringLiteral("error") : QStringLiteral("interrupted"));
+        const qint64 rows = last.value(QStringLiteral("rows")).toInteger();
+        QVERIFY2(rows > 0 && rows < 50000, out.right(200).constData());
+        QCOMPARE(out.trimmed().split('\n').size(), rows + (kill ? 2 : 1)); // the rows, the error object, the marker
+    }
+}
+
+void TestHardening::noChangeWithoutAnAuditEntry_data()
+{
+    QTest::addColumn<QStringList>("command");
+    QTest::newRow("reset") << args({"reset", "nx:1", "--yes"});
+    QTest::newRow("reset match") << args({"reset", "--match", "nx:*", "--yes"});
+    QTest::newRow("policy set") << args({"policy", "set", "p2", "--match", "p2:*", "--algo", "gcra", "--limit", "5", "--window", "1s"});
+    QTest::newRow("policy delete") << args({"policy", "delete", "p"});
+    QTest::newRow("override set") << args({"override", "set", "nx:1", "--limit", "5", "--for", "1h"});
+    QTest::newRow("override clear") << args({"override", "clear", "nx:2"});
+}
+
+void TestHardening::noChangeWithoutAnAuditEntry()
+{
+    QFETCH(QStringList, command);
+    m_conn->command({"ACL", "SETUSER", "noxadd", "reset", "on", ">noxaddpw", "~*", "&*", "+@all", "-xadd"});
+    m_conn->command({"SET", "nx:1", "1"});
+    QCOMPARE(runCli(cli(args({"policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+    QCOMPARE(runCli(cli(args({"override", "set", "nx:2", "--limit", "5", "--for", "1h"}))).exitCode, 0);
+    const QByteArray before = snapshot();
+    const CliResult r = runCli(cli(command, "noxadd", "noxaddpw"));
+    QVERIFY2(r.exitCode == 4, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    QVERIFY2(r.err.contains("NOPERM") && r.err.contains("nothing was changed"), r.err.constData());
+    QCOMPARE(snapshot(), before);
+}
+
+void TestHardening::namespaceCollidingWithAppKeys()
+{
+    m_conn->command({"SET", "app:audit", "the application's own string"});
+    const QByteArray before = snapshot();
+    const CliResult r = runCli(
+        cli(args({"--namespace", "app:", "policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"})));
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("'app:audit' is a string, not a stream"), r.err.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "app:policies"}).integer(), 0);
+    QCOMPARE(snapshot(), before);
+}
+
+void TestHardening::interruptedResetRecordsIntentAndConfirmedCount()
+{
+    // A user that may delete a:* but only read b:*: the plan (sorted: a:* first) meets the
+    // refusal in its third batch, after two batches (1000 keys) were deleted and confirmed.
+    m_conn->command({"ACL", "SETUSER", "partial", "reset", "on", ">partialpw", "~a:*", "%R~b:*", "~ratescope:*", "&*", "+@all"});
+    std::vector<Command> fill;
+    for (int i = 0; i < 1200; ++i)
+        fill.push_back({"SET", QByteArray("a:") + QByteArray::number(i).rightJustified(4, '0'), "1"});
+    for (int i = 0; i < 300; ++i)
+        fill.push_back({"SET", QByteArray("b:") + QByteArray::number(i).rightJustified(4, '0'), "1"});
+    m_conn->pipeline(fill);
+    const CliResult r = runCli(cli(args({"--json", "reset", "--match", "[ab]:*", "--yes"}), "partial", "partialpw"));
+    QCOMPARE(r.exitCode, 4);
+    QVERIFY2(r.err.contains("1000 deletions confirmed"), r.err.constData());
+    const QJsonObject result = QJsonDocument::fromJson(r.out.split('\n').first()).object();
+    QCOMPARE(result.value(QStringLiteral("deleted")).toInt(), 1000);
+    QCOMPARE(result.value(QStringLiteral("complete")).toBool(true), false);
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 500 + 1); // 200 a:*, 300 b:*, the audit stream
+    const auto entries = AuditLog(*m_conn, kNs).list(10);
+    QCOMPARE(entries.size(), size_t(2));
+    QCOMPARE(entries[1].action, QStringLiteral("reset.intent"));
+    QCOMPARE(entries[1].count, 1500);
+    QCOMPARE(entries[0].action, QStringLiteral("reset"));
+    QCOMPARE(entries[0].count, 1000);
+    const QJsonObject after = QJsonDocument::fromJson(entries[0].after.toUtf8()).object();
+    QCOMPARE(after.value(QStringLiteral("processed")).toInt(), 1000);
+    QVERIFY(after.value(QStringLiteral("error")).toString().contains(QStringLiteral("NOPERM")));
+}
+
+namespace {
+
+// A server that writes every change to its append-only file before answering: killed with
+// SIGKILL and restarted, it holds at least everything it confirmed, and what it held besides
+// was under way when it died.
+SandboxServer::Config durableServer()
+{
+    SandboxServer::Config config;
+    config.configLines = {QStringLiteral("appendonly yes"), QStringLiteral("appendfsync always")};
+    return config;
+}
+
+// Waits (bounded) until `ready` holds while the CLI runs, then kills the server (or, with
+// stall, stops it answering: SIGSTOP).
+bool killWhen(SandboxServer &server, QProcess &cli, const std::function<bool()> &ready, bool stall = false)
+{
+    for (int i = 0; i < 20000 && cli.state() == QProcess::Running; ++i) {
+        if (ready()) {
+            if (stall)
+                server.pause();
+            else
+                server.kill();
+            return true;
+        }
+        QThread::usleep(200);
+    }
+    return false;
+}
+
+} // namespace
+
+void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds_data()
+{
+    QTest::addColumn<bool>("stall");
+    QTest::newRow("killed") << false;
+    QTest::newRow("stalled") << true;
+}
+
+// The server dies (or stops answering) in the middle of `reset --match`: the CLI reports the
+// deletions confirmed and the batch in doubt, and the server agrees once it runs again
+// (confirmed <= deleted <= processed + one batch); the intent entry was written before the
+// first delete.
+void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds()
+{
+    QFETCH(bool, stall);
+    SandboxServer server(durableServer());
+    server.start();
+    struct Resume { // whatever happens below, a stalled server runs again
+        SandboxServer &server;
+        ~Resume() { server.resume(); }
+    } resume{server};
+    constexpr int kKeys = 120000;
+    {
+        Connection c(server.options());
+        std::vector<Command> fill;
+        for (int i = 0; i < kKeys / 1000; ++i) {
+            Command mset{"MSET"};
+            for (int j = 0; j < 1000; ++j)
+                mset << "dk:" + QByteArray::number(i * 1000 + j).rightJustified(6, '0') << "1";
+            fill.push_back(mset);
+        }
+        c.pipeline(fill);
+    }
+    QProcess cli;
+    cli.start(QStringLiteral(RATESCOPE_CLI_PATH),
+              {QStringLiteral("--url"), server.url() + QStringLiteral("?timeout=500ms"), QStringLiteral("--json"), QStringLiteral("reset"),
+               QStringLiteral("--match"), QStringLiteral("dk:*"), QStringLiteral("--yes")});
+    QVERIFY(cli.waitForStarted(10000));
+    Connection probe(server.options());
+    // Once a few batches are gone (the plan is the whole SCAN first: the deletes start after it).
+    const bool stopped = killWhen(
+        server, cli, [&] { return probe.command({"DBSIZE"}).integer() < kKeys - 2000; }, stall);
+    QVERIFY2(stopped, "the reset ended before the server could be stopped");
+    QVERIFY(cli.waitForFinished(60000));
+    const QByteArray err = cli.readAllStandardError();
+    QCOMPARE(cli.exitCode(), 3);
+    QVERIFY2(err.contains("deletions confirmed") && err.contains("may or may not have been deleted"), err.constData());
+    const QJsonObject o = QJsonDocument::fromJson(cli.readAllStandardOutput().split('\n').first()).object();
+    QCOMPARE(o.value(QStringLiteral("complete")).toBool(true), false);
+    const qint64 confirmed = o.value(QStringLiteral("deleted")).toInteger(-1);
+    const qint64 processed = o.value(QStringLiteral("processed")).toInteger(-1);
+    QVERIFY2(confirmed >= 1000 && confirmed == processed && processed < kKeys, err.constData()); // every planned key existed
+
+    if (stall)
+        server.resume();
+    else
+        server.restart();
+    Connection after(server.options());
+    qint64 left = 0;
+    QByteArray cursor = "0";
+    for (int page = 0; page < 10000; ++page) { // bounded SCAN
+        const Reply r = after.command({"SCAN", cursor, "MATCH", "dk:*", "COUNT", "5000"});
+        cursor = r[0].bytes();
+        left += qint64(r[1].size());
+        if (cursor == "0")
+            break;
+    }
+    const qint64 deleted = kKeys - left;
+    QVERIFY2(deleted >= confirmed && deleted <= processed + Resetter::kBatchSize,
+             qPrintable(QStringLiteral("server deleted %1, confirmed %2, processed %3").arg(deleted).arg(confirmed).arg(processed)));
+    const auto entries = AuditLog(after, kNs).list(10);
+    QVERIFY(!entries.empty());
+    QCOMPARE(entries.back().action, QStringLiteral("reset.intent"));
+    QCOMPARE(entries.back().count, kKeys);
+}
+
+// The server dies in the middle of a burst: what the restarted server holds is between the
+// admissions the CLI reports and those plus the requests whose outcome it reports unknown;
+// what was never written is counted apart, never as sent.
+void TestHardening::burstWhenTheServerDiesMatchesWhatItHolds()
+{
+    SandboxServer server(durableServer());
+    server.start();
+    constexpr qint64 kRequests = 50000000;
+    QProcess cli;
+    cli.start(QStringLiteral(RATESCOPE_CLI_PATH),
+              {QStringLiteral("--url"), server.url(), QStringLiteral("--json"), QStringLiteral("burst"), QStringLiteral("dying"),
+               QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("1000000000"),
+               QStringLiteral("--window"), QStringLiteral("1d"), QStringLiteral("--requests"), QString::number(kRequests),
+               QStringLiteral("--connections"), QStringLiteral("4"), QStringLiteral("--pipeline"), QStringLiteral("32")});
+    QVERIFY(cli.waitForStarted(10000));
+    Connection probe(server.options());
+    const bool killed = killWhen(server, cli, [&] { return probe.command({"ZCARD", "dying"}).integer() >= 3000; });
+
+    QVERIFY2(killed, "the burst ended before the server could be killed");
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 3);
+    const QJsonObject o = QJsonDocument::fromJson(cli.readAllStandardOutput().split('\n').first()).object();
+    const qint64 sent = o.value(QStringLiteral("sent")).toInteger(-1), allowed = o.value(QStringLiteral("allowed")).toInteger(-1),
+                 unknown = o.value(QStringLiteral("unknown")).toInteger(-1), notSent = o.value(QStringLiteral("not_sent")).toInteger(-1);
+    QVERIFY2(allowed > 0 && unknown > 0 && notSent > 0, QJsonDocument(o).toJson().constData());
+    // It gave up on the dead server: every request it had not written is counted as such.
+    QCOMPARE(o.value(QStringLiteral("gave_up")).toBool(), true);
+    QCOMPARE(sent + notSent, kRequests);
+    QCOMPARE(o.value(QStringLiteral("denied")).toInteger(), 0);
+    QCOMPARE(sent, allowed + unknown + o.value(QStringLiteral("errors")).toInteger());
+
+    server.restart();
+    Connection after(server.options());
+    const qint64 held = after.command({"ZCARD", "dying"}).integer();
+    QVERIFY2(held >= allowed && held <= allowed + unknown,
+             qPrintable(QStringLiteral("server holds %1, allowed %2, unknown %3").arg(held).arg(allowed).arg(unknown)));
+}
+
+void TestHardening::clearingNothingIsNotAudited()
+{
+    const CliResult r = runCli(cli(args({"override", "clear", "nothing:here"})));
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(r.out.contains("nothing audited"));
+    QCOMPARE(auditLength(), 0);
+    QCOMPARE(runCli(cli(args({"override", "set", "k", "--limit", "5", "--for", "1h"}))).exitCode, 0);
+    QCOMPARE(runCli(cli(args({"override", "clear", "k"}))).exitCode, 0);
+    QCOMPARE(auditLength(), 2);
+}
+
+void TestHardening::burstAndBoundaryNeedTheirRecord()
+{
+    m_conn->command({"ACL", "SETUSER", "noxadd", "reset", "on", ">noxaddpw", "~*", "&*", "+@all", "-xadd"});
+    const CliResult burst =
+        runCli(cli(args({"burst", "b:1", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "10"}), "noxadd", "noxaddpw"));
+    QCOMPARE(burst.exitCode, 4);
+    QCOMPARE(m_conn->command({"EXISTS", "b:1"}).integer(), 0);
+    const CliResult boundary =
+        runCli(cli(args({"boundary", "--algo", "gcra", "--limit", "5", "--window", "1s", "--key", "b:2"}), "noxadd", "noxaddpw"));
+    QCOMPARE(boundary.exitCode, 4);
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0);
+}
+
+void TestHardening::resetRefusesNonLimiterTypes()
+{
+    m_conn->command({"XADD", "q:stream", "*", "a", "1"});
+    m_conn->command({"RPUSH", "q:list", "a"});
+    m_conn->command({"SADD", "q:set", "a"});
+    m_conn->command({"SET", "q:limiter", "1"});
+    const QByteArray before = snapshot();
+    for (const QStringList &a : {args({"reset", "q:list", "--yes"}), args({"reset", "--match", "q:*", "--yes"}),
+                                 args({"reset", "--match", "q:*", "--dry-run"}), args({"reset", "q:stream", "q:limiter", "--yes"})}) {
+        const CliResult r = runCli(cli(a));
+        QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' '))));
+        QVERIFY2(r.err.contains("--force") && r.err.contains("no limiter uses"), r.err.constData());
+    }
+    const CliResult named = runCli(cli(args({"reset", "--match", "q:*", "--yes"})));
+    QVERIFY(named.err.contains("q:list") && named.err.contains("q:set") && named.err.contains("q:stream"));
+    QVERIFY(!named.err.contains("q:limiter"));
+    QCOMPARE(snapshot(), before);
+    // Limiter types go without --force; the others with it.
+    QCOMPARE(runCli(cli(args({"reset", "q:limiter", "--yes"}))).exitCode, 0);
+    QCOMPARE(runCli(cli(args({"reset", "--match", "q:*", "--yes", "--force"}))).exitCode, 0);
+    QCOMPARE(m_conn->command({"KEYS", "q:*"}).size(), size_t(0));
+}
+
+void TestHardening::resetRefusesMetadata()
+{
+    QCOMPARE(runCli(cli(args({"override", "set", "k", "--limit", "5", "--for", "1h"}))).exitCode, 0);
+    QCOMPARE(auditLength(), 1);
+    const QByteArray before = snapshot();
+    for (const QStringList &a : {args({"reset", "ratescope:audit", "--yes"}), args({"reset", "--match", "ratescope:*", "--yes"}),
+                                 args({"--namespace", "other:", "reset", "other:audit", "ratescope:override:k", "--yes"})}) {
+        const CliResult r = runCli(cli(a));
+        if (a.contains(
+                QStringLiteral("other:"))) { // another namespace's audit trail does not exist: only ratescope's keys are limiters there
+            QCOMPARE(r.exitCode, 0);
+            continue;
+        }
+        QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' '))));
+        QVERIFY2(r.err.contains("--include-metadata") && r.err.contains("ratescope:audit"), r.err.constData());
+    }
+    Q_UNUSED(before);
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:audit"}).integer(), 1);
+    // Asked for explicitly, it goes (and the reset's own entries start a new trail).
+    const CliResult r = runCli(cli(args({"reset", "ratescope:audit", "--yes", "--include-metadata", "--force"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(auditLength(), 1); // the outcome; the intent went with the old trail
+}
+
+void TestHardening::brokenGlobsAreRejected_data()
+{
+    QTest::addColumn<QStringList>("command");
+    QTest::addColumn<QByteArray>("message");
+    QTest::newRow("reset [") << args({"reset", "--match", "a[^", "--yes"}) << QByteArray("unbalanced '['");
+    QTest::newRow("reset \\") << args({"reset", "--match", "a\\", "--yes"}) << QByteArray("trailing");
+    QTest::newRow("reset dry [") << args({"reset", "--match", "a[", "--dry-run"}) << QByteArray("unbalanced '['");
+    QTest::newRow("keys [") << args({"keys", "--match", "a[b"}) << QByteArray("unbalanced '['");
+    QTest::newRow("keys \\") << args({"keys", "--match", "a\\"}) << QByteArray("trailing");
+    QTest::newRow("policy [") << args({"policy", "set", "p", "--match", "a[^", "--algo", "gcra", "--limit", "5", "--window", "1s"})
+                              << QByteArray("unbalanced '['");
+}
+
+void TestHardening::brokenGlobsAreRejected()
+{
+    QFETCH(QStringList, command);
+    QFETCH(QByteArray, message);
+    for (const char *k : {"a", "a*", "a\\", "ab", "a["})
+        m_conn->command({"SET", k, "1"});
+    const QByteArray before = snapshot();
+    const CliResult r = runCli(cli(command));
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(message), r.err.constData());
+    QCOMPARE(snapshot(), before);
+}
+
+void TestHardening::policyGlobMustNotCoverTheNamespace()
+{
+    for (const char *glob : {"*", "ratescope:*", "rate*", "ratescope:pol?cies"}) {
+        const CliResult r = runCli(cli(args({"policy", "set", "p", "--match", glob, "--algo", "gcra", "--limit", "5", "--window", "1s"})));
+        QVERIFY2(r.exitCode == 2, glob);
+        QVERIFY2(r.err.contains("covers Ratescope's own records"), r.err.constData());
+    }
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 0);
+    QCOMPARE(runCli(cli(args({"policy", "set", "p", "--match", "api:*", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+}
+
+void TestHardening::looseInputIsRefused_data()
+{
+    QTest::addColumn<QStringList>("command");
+    QTest::addColumn<QByteArray>("message");
+    const QStringList check = args({"check", "k", "--algo", "gcra", "--window", "1s"});
+    QTest::newRow("namespace empty") << args({"--namespace", "", "keys"}) << QByteArray("--namespace must be 1 to 64");
+    QTest::newRow("namespace glob") << args({"--namespace", "*", "keys"}) << QByteArray("--namespace may hold only");
+    QTest::newRow("namespace newline") << args({"--namespace", "a\nb:", "keys"}) << QByteArray("--namespace may hold only");
+    QTest::newRow("namespace 5000") << QStringList{QStringLiteral("--namespace"), QString(5000, QLatin1Char('a')), QStringLiteral("keys")}
+                                    << QByteArray("--namespace must be 1 to 64");
+    QTest::newRow("operator escape") << args({"--operator", "root\x1b[2J", "override", "set", "k", "--limit", "5", "--for", "1h"})
+                                     << QByteArray("--operator contains a control character (U+001B)");
+    QTest::newRow("operator newline") << args({"--operator", "x\nroot", "override", "set", "k", "--limit", "5", "--for", "1h"})
+                                      << QByteArray("control character (U+000A)");
+    QTest::newRow("operator bidi") << args({"--operator", "\u202Eeman", "override", "set", "k", "--limit", "5", "--for", "1h"})
+                                   << QByteArray("invisible formatting character (U+202E)");
+    QTest::newRow("operator long") << QStringList{QStringLiteral("--operator"), QString(101, QLatin1Char('o')),
+                                                  QStringLiteral("override"),   QStringLiteral("set"),
+                                                  QStringLiteral("k"),          QStringLiteral("--limit"),
+                                                  QStringLiteral("5"),          QStringLiteral("--for"),
+                                                  QStringLiteral("1h")}
+                                   << QByteArray("too long");
+    QTest::newRow("policy name control") << args({"policy", "set", "a\tb", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window",
+                                                  "1s"})
+                                         << QByteArray("control character (U+0009)");
+    QTest::newRow("description newline") << args({"policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window",
+                                                  "1s", "--description", "one\nFAKE"})
+                                         << QByteArray("description contains a control character");
+    QTest::newRow("limit space") << check + args({"--limit", " 5"}) << QByteArray("--limit must be an integer");
+    QTest::newRow("limit plus") << check + args({"--limit", "+5"}) << QByteArray("--limit must be an integer");
+    QTest::newRow("window inner space") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "60 s"})
+                                        << QByteArray("invalid duration");
+    QTest::newRow("window newline") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "60s\n"})
+                                    << QByteArray("invalid duration");
+    QTest::newRow("limit twice") << check + args({"--limit", "5", "--limit", "6"}) << QByteArray("--limit given twice");
+    QTest::newRow("flag twice") << args({"--json", "--json", "keys"}) << QByteArray("--json given twice");
+    QTest::newRow("override window 0") << args({"override", "set", "k", "--limit", "5", "--window", "0", "--for", "1h"})
+                                       << QByteArray("--window must be between 1ms");
+    QTest::newRow("keys type set") << args({"keys", "--type", "set"}) << QByteArray("--type must be");
+    QTest::newRow("now beyond 2^52") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us",
+                                              "4503599627370497"})
+                                     << QByteArray("--now-us must be between 0 and 4503599627370496");
+    QTest::newRow("peek now beyond 2^52") << args({"peek", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us",
+                                                   "9000000000000000"})
+                                          << QByteArray("--now-us must be between");
+    QTest::newRow("rate space") << args({"burst", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "1", "--rate",
+                                         " 5"})
+                                << QByteArray("--rate must be");
+}
+
+void TestHardening::looseInputIsRefused()
+{
+    QFETCH(QStringList, command);
+    QFETCH(QByteArray, message);
+    const CliResult r = runCli(cli(command));
+    QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    QVERIFY2(r.err.contains(message), r.err.constData());
+    QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0); // nothing written, under any name
+}
+
+void TestHardening::missingUnixSocketIsNamed()
+{
+    const QString path = m_server->dir() + QStringLiteral("/nothing-here.sock");
+    const CliResult r = runCli({QStringLiteral("--url"), QStringLiteral("unix://") + path, QStringLiteral("info")});
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.err.contains("no such socket: " + path.toUtf8()), r.err.constData());
+}
+
+void TestHardening::nowFarAheadOnAnExistingKey()
+{
+    const qint64 serverNow = m_conn->command({"TIME"})[0].toInteger() * 1000000;
+    const QStringList check = args({"--json", "check", "g:1", "--algo", "gcra", "--limit", "5", "--window", "1s"});
+    const QString farAhead = QString::number(serverNow + 3600LL * 1000000);
+    // A new key may be decided at any time (replays, tests).
+    QCOMPARE(runCli(cli(check + QStringList{QStringLiteral("--now-us"), farAhead})).exitCode, 0);
+    const QByteArray state = m_conn->command({"DUMP", "g:1"}).bytes();
+    // An existing one only within a minute of the server's clock, or forced.
+    const CliResult refused = runCli(cli(check + QStringList{QStringLiteral("--now-us"), farAhead}));
+    QCOMPARE(refused.exitCode, 2);
+    QVERIFY2(refused.err.contains("ahead of the server's clock") && refused.err.contains("--force"), refused.err.constData());
+    QCOMPARE(m_conn->command({"DUMP", "g:1"}).bytes(), state);
+    QCOMPARE(runCli(cli(check + QStringList{QStringLiteral("--now-us"), QString::number(serverNow + 30 * 1000000)})).exitCode, 0);
+    QCOMPARE(runCli(cli(check + QStringList{QStringLiteral("--now-us"), farAhead, QStringLiteral("--force")})).exitCode, 0);
+}
+
+void TestHardening::hugeForeignCountersDoNotOverflow()
+{
+    const qint64 nowUs = m_conn->command({"TIME"})[0].toInteger() * 1000000;
+    const QByteArray id = QByteArray::number(nowUs / 60000000);
+    // A counter at INT64_MAX: curr + cost overflowed into "allowed".
+    m_conn->command({"SET", "legacy:api:" + id, "9223372036854775807"});
+    for (const char *algo : {"fixed-window", "sliding-counter"}) {
+        const CliResult r =
+            runCli(cli(args({"--json", "peek", "legacy:api", "--algo", algo, "--limit", "10", "--window", "60s", "--now-us"}) +
+                       QStringList{QString::number(nowUs + 1000)}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = lastJsonLine(r.out);
+        QVERIFY2(!o.value(QStringLiteral("allowed")).toBool(true), r.out.constData());
+        // Shown as it is (within the 2^61 every foreign counter is capped at), never negative room.
+        QCOMPARE(o.value(QStringLiteral("used")).toInteger(), qint64(1) << 61);
+        QCOMPARE(o.value(QStringLiteral("remaining")).toInteger(), 0);
+        QVERIFY2(o.value(QStringLiteral("retry_after_ms")).toInteger() > 0, r.out.constData());
+    }
+    // A negative counter reads as empty, not as credit.
+    m_conn->command({"SET", "legacy:api:" + id, "-9223372036854775808"});
+    const CliResult r =
+        runCli(cli(args({"--json", "peek", "legacy:api", "--algo", "fixed-window", "--limit", "10", "--window", "60s", "--now-us"}) +
+                   QStringList{QString::number(nowUs + 1000)}));
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("used")).toInteger(), 1);
+}
+
+void TestHardening::hugeForeignScoresDoNotOverflow()
+{
+    // A foreign log with an absurd score in the window: the wait is huge, never negative or 0.
+    m_conn->command({"ZADD", "partner:x", "1e300", "m"});
+    const CliResult r = runCli(
+        cli(args({"--json", "peek", "partner:x", "--algo", "sliding-log", "--limit", "1", "--window", "60s", "--score-unit", "ms"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject o = lastJsonLine(r.out);
+    QVERIFY2(!o.value(QStringLiteral("allowed")).toBool(true), r.out.constData());
+    QVERIFY2(o.value(QStringLiteral("reset_after_ms")).toInteger() > 1000000000000LL, r.out.constData());
+    const CliResult inspect = runCli(cli(args({"--json", "inspect", "partner:x", "--score-unit", "ms"})));
+    QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
+    QVERIFY(lastJsonLine(inspect.out)
+                .value(QStringLiteral("state"))
+                .toObject()
+                .value(QStringLiteral("newest"))
+                .toObject()
+                .value(QStringLiteral("time_us"))
+                .toInteger() > 0);
+}
+
+// Another service's log that keeps denied attempts (14 entries against a limit of 10, as
+// rolling-rate-limiter writes them) and a counter that counts denials (14 of 10): used 14,
+// remaining 0 (never negative, never clamped) in keys and peek alike, and the retry is the
+// one that library tells.
+void TestHardening::overLimitStateIsShownAsItIs()
+{
+    const qint64 now = 1795400000000000LL;
+    std::vector<Command> fill;
+    for (int i = 0; i < 14; ++i)
+        fill.push_back({"ZADD", "rrl:u1", QByteArray::number(now - 14000 + i * 1000),
+                        "5f0c6d1e-0000-4000-8000-" + QByteArray::number(100000000000LL + i)});
+    m_conn->pipeline(fill);
+    const qint64 windowId = now / 60000000;
+    m_conn->command({"SET", "cnt:u1:" + QByteArray::number(windowId), "14"});
+    for (const char *match : {"rrl:*", "cnt:*"}) {
+        Policy p;
+        p.name = QString::fromLatin1(match).left(3);
+        p.match = match;
+        p.spec = {match[0] == 'r' ? Algorithm::SlidingLog : Algorithm::FixedWindow, 10, 60000000, 1};
+        PolicyStore(*m_conn, kNs).set(p, 0, QStringLiteral("t"));
+    }
+    const QStringList at{QStringLiteral("--now-us"), QString::number(now)};
+    const CliResult keys = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("keys")} + at));
+    QVERIFY2(keys.exitCode == 0, keys.err.constData());
+    int rows = 0;
+    for (const QByteArray &line : keys.out.trimmed().split('\n')) {
+        const QJsonObject o = QJsonDocument::fromJson(line).object();
+        QCOMPARE(o.value(QStringLiteral("used")).toInt(), 14);
+        QCOMPARE(o.value(QStringLiteral("remaining")).toInt(), 0);
+        ++rows;
+    }
+    QCOMPARE(rows, 2);
+    const CliResult log = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("rrl:u1")} + at));
+    const QJsonObject d = lastJsonLine(log.out);
+    QCOMPARE(d.value(QStringLiteral("used")).toInt(), 14);
+    QCOMPARE(d.value(QStringLiteral("remaining")).toInt(), 0);
+    QCOMPARE(d.value(QStringLiteral("allowed")).toBool(), false);
+    // Read by the rolling-rate-limiter reader (µs scores, UUID members): the library stores the
+    // refused attempt too and has it wait for timestamps[15 - 10], the 6th oldest (now - 9 ms),
+    // one window after it: 60 s - 9 ms from now.
+    QCOMPARE(d.value(QStringLiteral("retry_after_ms")).toInt(), 59991);
+    const CliResult counter = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("cnt:u1")} + at));
+    QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("used")).toInt(), 14);
+    QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("remaining")).toInt(), 0);
+}
+
+QTEST_GUILESS_MAIN(TestHardening)
+#include "tst_hardening.moc"

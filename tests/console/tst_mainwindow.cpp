@@ -1,0 +1,369 @@
+// The main window as a live monitor: what the command line asks to see (--open-key, --pin,
+// --tab) once connected, pins from a key view and from the key browser reaching the Monitor tab,
+// the Overview and Monitor tabs staying put, and a lost connection shown as lost (the banner, key
+// views and the monitor marked stale), never as live numbers. Real redis-server, offscreen.
+#include "admin/audit.h"
+#include "auditpage.h"
+#include "burstpage.h"
+#include "redis/connection.h"
+#include "connectionbanner.h"
+#include "connectionprofile.h"
+#include "keybrowser.h"
+#include "keyview.h"
+#include "limiters/limiter.h"
+#include "mainwindow.h"
+#include "monitorpage.h"
+#include "overviewpage.h"
+#include "passwordvault.h"
+#include "policiespage.h"
+#include "admin/policy.h"
+#include "profilestore.h"
+#include "redisclient.h"
+#include "resetdialog.h"
+#include "redis/sandboxserver.h"
+#include "whatifpage.h"
+
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ratescope;
+using namespace ratescope::ui;
+
+namespace {
+
+constexpr qint64 kWindowUs = 3600LL * 1000000; // an hour: nothing expires while the test looks
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void startupViewOpensKeysPinsAndTab();
+    void pinsFromKeyViewAndBrowserReachTheMonitor();
+    void overviewAndMonitorTabsStay();
+    void keyActionsOpenTheirPages();
+    void keyActionsLockedWhenReadOnly();
+    void pagesLeaveRoomForTheKeysPanel();
+    void unlockingAsksAndIsAudited();
+    void lostConnectionIsShownAsLost();
+
+private:
+    std::unique_ptr<MainWindow> openWindow(const MainWindow::StartupView &view);
+
+    std::unique_ptr<SandboxServer> m_server;
+    QTemporaryDir m_dir;
+    std::unique_ptr<QSettings> m_settings;
+    std::unique_ptr<ProfileStore> m_store;
+    std::unique_ptr<PasswordVault> m_vault;
+};
+
+void TestMainWindow::initTestCase()
+{
+    m_server = std::make_unique<SandboxServer>();
+    m_server->start();
+    Connection c(m_server->options());
+    PolicyStore policies(c, QStringLiteral("ratescope:"));
+    Policy log;
+    log.name = QStringLiteral("log");
+    log.match = "app:log:*";
+    log.spec = {Algorithm::SlidingLog, 10, kWindowUs, 1};
+    policies.set(log, 0, QStringLiteral("test"));
+    Policy gcra;
+    gcra.name = QStringLiteral("gcra");
+    gcra.match = "app:gcra:*";
+    gcra.spec = {Algorithm::Gcra, 10, kWindowUs, 1};
+    policies.set(gcra, 0, QStringLiteral("test"));
+    // The server's clock: the views draw against it.
+    const Reply t = c.command({"TIME"});
+    const qint64 now = t[0].bytes().toLongLong() * 1000000 + t[1].bytes().toLongLong();
+    Limiter limiter(c);
+    for (int i = 0; i < 4; ++i)
+        limiter.check("app:log:alice", log.spec, now - 1000 * (4 - i));
+    for (int i = 0; i < 10; ++i) // gcra at its limit: denied now
+        limiter.check("app:gcra:bob", gcra.spec, now - 1000);
+}
+
+void TestMainWindow::init()
+{
+    QFile::remove(m_dir.filePath(QStringLiteral("settings.ini")));
+    m_settings = std::make_unique<QSettings>(m_dir.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
+    m_store = std::make_unique<ProfileStore>(m_settings.get());
+    m_vault = std::make_unique<PasswordVault>(PasswordVault::Backend::SessionOnly);
+}
+
+void TestMainWindow::cleanup()
+{
+    m_store.reset();
+    m_settings.reset();
+    m_vault.reset();
+}
+
+std::unique_ptr<MainWindow> TestMainWindow::openWindow(const MainWindow::StartupView &view)
+{
+    auto window = std::make_unique<MainWindow>(*m_store, *m_vault);
+    window->setStartupView(view);
+    const ConnectionOptions options = m_server->options();
+    const ConnectionProfile profile = ConnectionProfile::fromOptions(options, options.toUrl());
+    window->addSessionProfile(profile, options);
+    QSignalSpy settled(window.get(), &MainWindow::settled);
+    window->connectProfile(profile.name);
+    window->show();
+    return settled.wait(30000) ? std::move(window) : nullptr;
+}
+
+void TestMainWindow::startupViewOpensKeysPinsAndTab()
+{
+    MainWindow::StartupView view;
+    view.openKeys = {"app:log:alice", "app:gcra:bob"};
+    view.pins = {"app:log:alice", "app:gcra:bob"};
+    view.tab = QStringLiteral("monitor");
+    const auto window = openWindow(view);
+    QVERIFY(window);
+
+    // Settled means every key view and the pinned keys have their first data drawn.
+    QCOMPARE(window->tabs()->currentWidget(), window->monitor());
+    QCOMPARE(window->monitor()->pinnedKeys(), (QList<QByteArray>{"app:log:alice", "app:gcra:bob"}));
+    QVERIFY(window->monitor()->isLoaded());
+    QStringList opened;
+    for (int i = 0; i < window->tabs()->count(); ++i)
+        if (auto *v = qobject_cast<KeyView *>(window->tabs()->widget(i))) {
+            QVERIFY(v->isLoaded());
+            opened << QString::fromUtf8(v->key());
+        }
+    QCOMPARE(opened, (QStringList{QStringLiteral("app:log:alice"), QStringLiteral("app:gcra:bob")}));
+
+    // The views show the server's state: 4 of 10 in the log, GCRA denying.
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(7)); // after the seven pages
+    QVERIFY(alice);
+    QVERIFY2(alice->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("4 of 10")),
+             qPrintable(alice->fieldText(QStringLiteral("Used"))));
+
+    // --tab KEY selects an open key, or opens it.
+    window->showTab(QStringLiteral("app:log:alice"));
+    QCOMPARE(window->tabs()->currentWidget(), alice);
+    window->showTab(QStringLiteral("overview"));
+    QCOMPARE(window->tabs()->currentWidget(), window->overview());
+    window->showTab(QStringLiteral("burst"));
+    QCOMPARE(window->tabs()->currentWidget(), window->burst());
+    window->showTab(QStringLiteral("policies"));
+    QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    window->showTab(QStringLiteral("whatif"));
+    QCOMPARE(window->tabs()->currentWidget(), window->whatIf());
+    window->showTab(QStringLiteral("audit"));
+    QCOMPARE(window->tabs()->currentWidget(), window->audit());
+}
+
+void TestMainWindow::pinsFromKeyViewAndBrowserReachTheMonitor()
+{
+    MainWindow::StartupView view;
+    view.openKeys = {"app:gcra:bob"};
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    QVERIFY(window->monitor()->pinnedKeys().isEmpty());
+
+    auto *bob = qobject_cast<KeyView *>(window->tabs()->currentWidget());
+    QVERIFY(bob);
+    emit bob->pinRequested(bob->key()); // its "Pin to monitor" button
+    QCOMPARE(window->monitor()->pinnedKeys(), QList<QByteArray>{"app:gcra:bob"});
+    emit window->keyBrowser()->pinKeyRequested("app:log:alice"); // the keys panel's context menu
+    QCOMPARE(window->monitor()->pinnedKeys(), (QList<QByteArray>{"app:gcra:bob", "app:log:alice"}));
+    // Pinning twice keeps one line.
+    emit bob->pinRequested(bob->key());
+    QCOMPARE(window->monitor()->pinnedKeys().size(), 2);
+    QTRY_VERIFY_WITH_TIMEOUT(window->monitor()->isLoaded(), 10000);
+}
+
+void TestMainWindow::overviewAndMonitorTabsStay()
+{
+    MainWindow::StartupView view;
+    view.openKeys = {"app:log:alice"};
+    view.pins = {"app:log:alice"};
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    QTabWidget *tabs = window->tabs();
+    constexpr int kPages = 7; // overview, monitor, burst, policies, what if, hot, audit
+    QCOMPARE(tabs->count(), kPages + 1);
+    const QStringList titles{QStringLiteral("Overview"), QStringLiteral("Monitor"), QStringLiteral("Burst"), QStringLiteral("Policies"),
+                             QStringLiteral("What if"),  QStringLiteral("Hot"),     QStringLiteral("Audit")};
+    // No close button on the pages; a close request for them is ignored.
+    for (int i = 0; i < kPages; ++i) {
+        QCOMPARE(tabs->tabText(i), titles[i]);
+        QVERIFY(!tabs->tabBar()->tabButton(i, QTabBar::RightSide));
+        emit tabs->tabCloseRequested(i);
+    }
+    QCOMPARE(tabs->count(), kPages + 1);
+    emit tabs->tabCloseRequested(kPages); // the key's tab closes
+    QCOMPARE(tabs->count(), kPages);
+
+    // Disconnecting closes the key tabs but keeps the monitor's pins (shown as stale).
+    window->openKey("app:log:alice");
+    QCOMPARE(tabs->count(), kPages + 1);
+    window->disconnectFromServer();
+    QCOMPARE(tabs->count(), kPages);
+    QCOMPARE(window->monitor()->pinnedKeys(), QList<QByteArray>{"app:log:alice"});
+    QVERIFY(!window->monitor()->noteText().isEmpty());
+}
+
+void TestMainWindow::keyActionsOpenTheirPages()
+{
+    const auto window = openWindow({});
+    QVERIFY(window);
+    window->runKeyAction(KeyAction::Burst, {"app:gcra:bob"});
+    QCOMPARE(window->tabs()->currentWidget(), window->burst());
+    window->runKeyAction(KeyAction::ChangeLimit, {"app:gcra:bob"});
+    QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    window->runKeyAction(KeyAction::EditPolicy, {"app:log:alice"});
+    QCOMPARE(window->tabs()->currentWidget(), window->policies());
+    // What if: the key's log, its limits in force ("now") and a copy to change ("proposed").
+    window->runKeyAction(KeyAction::WhatIf, {"app:log:alice"});
+    QCOMPARE(window->tabs()->currentWidget(), window->whatIf());
+    QTRY_VERIFY_WITH_TIMEOUT(window->whatIf()->isIdle(), 10000);
+    QCOMPARE(window->whatIf()->trace().glob, QByteArray("app:log:alice"));
+    const auto specs = window->whatIf()->specs();
+    QCOMPARE(specs.size(), size_t(2));
+    QCOMPARE(specs[0].name, QStringLiteral("now"));
+    QCOMPARE(specs[0].spec, (LimitSpec{Algorithm::SlidingLog, 10, kWindowUs, 1}));
+    // Reset opens the preview; nothing is deleted until it is confirmed there.
+    window->runKeyAction(KeyAction::Reset, {"app:log:alice"});
+    auto *dialog = window->findChild<ResetDialog *>();
+    QVERIFY(dialog);
+    QTRY_COMPARE_WITH_TIMEOUT(dialog->previewedKeys(), QList<QByteArray>{"app:log:alice"}, 10000);
+    dialog->reject();
+    Connection c(m_server->options());
+    QCOMPARE(c.command({"EXISTS", "app:log:alice"}).integer(), 1);
+}
+
+void TestMainWindow::keyActionsLockedWhenReadOnly()
+{
+    const auto window = openWindow({});
+    QVERIFY(window);
+    RedisClient *client = window->client();
+    auto enabled = [client](const QList<QByteArray> &keys) {
+        QMenu menu;
+        addKeyActions(&menu, client, keys, [](KeyAction, const QList<QByteArray> &) {});
+        QMap<QString, bool> on;
+        for (QAction *a : menu.actions())
+            if (!a->isSeparator())
+                on.insert(a->text(), a->isEnabled());
+        return on;
+    };
+    QMap<QString, bool> writable = enabled({"app:log:alice"});
+    QCOMPARE(writable.value(QStringLiteral("Burst…")), true);
+    QCOMPARE(writable.value(QStringLiteral("Reset…")), true);
+    QCOMPARE(writable.value(QStringLiteral("Change this key's limit…")), true);
+    // A selection: only reset takes several keys.
+    const QMap<QString, bool> several = enabled({"app:log:alice", "app:gcra:bob"});
+    QCOMPARE(several.value(QStringLiteral("Reset 2 keys…")), true);
+    QCOMPARE(several.value(QStringLiteral("Burst…")), false);
+
+    window->lockAction()->setChecked(true);
+    QVERIFY(client->isReadOnly());
+    const QMap<QString, bool> locked = enabled({"app:log:alice"});
+    QCOMPARE(locked.value(QStringLiteral("Burst…")), false);
+    QCOMPARE(locked.value(QStringLiteral("Reset…")), false);
+    QVERIFY(!whyReadOnly(client).isEmpty());
+}
+
+void TestMainWindow::pagesLeaveRoomForTheKeysPanel()
+{
+    // At 1280 px the keys panel keeps its columns only if no page insists on more than the rest.
+    MainWindow::StartupView view;
+    view.openKeys = {"app:log:alice", "app:gcra:bob"};
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    QStringList wide;
+    for (int i = 0; i < window->tabs()->count(); ++i) {
+        QWidget *page = window->tabs()->widget(i);
+        const int w = page->minimumSizeHint().width();
+        if (w > 850)
+            wide << QStringLiteral("%1: %2 px").arg(window->tabs()->tabText(i)).arg(w);
+    }
+    QVERIFY2(wide.isEmpty(), qPrintable(wide.join(QStringLiteral(", "))));
+    QCOMPARE(window->width(), 1280);
+}
+
+void TestMainWindow::unlockingAsksAndIsAudited()
+{
+    const auto window = openWindow({});
+    QVERIFY(window);
+    RedisClient *client = window->client();
+    Connection c(m_server->options());
+    const auto unlocks = [&c] {
+        int n = 0;
+        for (const AuditEntry &e : AuditLog(c, QStringLiteral("ratescope:")).list(1000))
+            n += e.action == QStringLiteral("readonly.unlock");
+        return n;
+    };
+    const int before = unlocks();
+    window->lockAction()->trigger(); // lock: no question
+    QVERIFY(client->isReadOnly());
+    QVERIFY(!window->findChild<QMessageBox *>(QStringLiteral("unlockQuestion")));
+
+    // Unlock, cancelled: still locked, nothing recorded.
+    window->lockAction()->trigger();
+    QVERIFY(window->lockAction()->isChecked());
+    auto *question = window->findChild<QMessageBox *>(QStringLiteral("unlockQuestion"));
+    QVERIFY(question);
+    question->button(QMessageBox::Cancel)->click();
+    QTRY_VERIFY(!window->findChild<QMessageBox *>(QStringLiteral("unlockQuestion")));
+    QVERIFY(client->isReadOnly());
+    QCOMPARE(unlocks(), before);
+
+    // Unlock, confirmed: open once the entry is written, exactly one entry.
+    window->lockAction()->trigger();
+    question = window->findChild<QMessageBox *>(QStringLiteral("unlockQuestion"));
+    QVERIFY(question);
+    question->button(QMessageBox::Yes)->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!client->isReadOnly(), 10000);
+    QVERIFY(!window->lockAction()->isChecked());
+    QCOMPARE(unlocks(), before + 1);
+}
+
+void TestMainWindow::lostConnectionIsShownAsLost()
+{
+    MainWindow::StartupView view;
+    view.openKeys = {"app:log:alice"};
+    view.pins = {"app:log:alice", "app:gcra:bob"};
+    view.tab = QStringLiteral("app:log:alice");
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->currentWidget());
+    QVERIFY(alice);
+    QVERIFY(!alice->isStale());
+    QVERIFY(window->monitor()->noteText().isEmpty());
+    QVERIFY(window->banner()->isHidden());
+
+    m_server->kill();
+    // The heartbeat notices within one beat; the banner says so, and neither the key view nor the
+    // monitor goes on looking live.
+    QTRY_VERIFY_WITH_TIMEOUT(!window->banner()->isHidden(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(alice->isStale(), 15000);
+    QVERIFY(!alice->staleText().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!window->monitor()->noteText().isEmpty(), 15000);
+
+    // A key opened while the connection is lost shows no numbers as if live either.
+    window->openKey("app:gcra:bob");
+    auto *bob = qobject_cast<KeyView *>(window->tabs()->currentWidget());
+    QVERIFY(bob && bob->key() == "app:gcra:bob");
+    QTRY_VERIFY_WITH_TIMEOUT(bob->readsStarted() > 0, 5000);
+    QVERIFY(!bob->isLoaded() || bob->isStale());
+
+    // Back on the same port: the views come back by themselves.
+    m_server->restart();
+    QTRY_VERIFY_WITH_TIMEOUT(window->banner()->isHidden(), 40000);
+    QTRY_VERIFY_WITH_TIMEOUT(!alice->isStale(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(window->monitor()->noteText().isEmpty(), 15000);
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,95 @@
+// How keys are shown to people: printable UTF-8 as itself, anything else quoted and escaped as
+// redis-cli prints it, so no key can hide bytes, forge a line or reorder text around it.
+#include "base/keytext.h"
+
+#include <QJsonObject>
+#include <QTest>
+
+using namespace ratescope;
+
+class TestKeyText : public QObject {
+    Q_OBJECT
+private slots:
+    void display_data()
+    {
+        QTest::addColumn<QByteArray>("key");
+        QTest::addColumn<QString>("shown");
+        QTest::addColumn<bool>("plain");
+        QTest::newRow("ascii") << QByteArray("api:user:42") << QStringLiteral("api:user:42") << true;
+        QTest::newRow("spaces") << QByteArray("a key with spaces") << QStringLiteral("a key with spaces") << true;
+        QTest::newRow("empty") << QByteArray() << QString() << true;
+        QTest::newRow("non-latin") << QByteArray("клиент:東京:😀") << QStringLiteral("клиент:東京:😀") << true;
+        QTest::newRow("html stays text") << QByteArray("<b>x</b>") << QStringLiteral("<b>x</b>") << true;
+        QTest::newRow("nul ff newline") << QByteArray("bin\x00\xff\nkey", 9) << QStringLiteral("\"bin\\x00\\xff\\nkey\"") << false;
+        QTest::newRow("escape sequence") << QByteArray("o:\x1b[2J") << QStringLiteral("\"o:\\x1b[2J\"") << false;
+        QTest::newRow("quote and backslash") << QByteArray("a\"b\\c\n") << QStringLiteral("\"a\\\"b\\\\c\\n\"") << false;
+        QTest::newRow("leading quote") << QByteArray("\"quoted\"") << QStringLiteral("\"\\\"quoted\\\"\"") << false;
+        QTest::newRow("tab cr bell backspace") << QByteArray("\t\r\a\b") << QStringLiteral("\"\\t\\r\\a\\b\"") << false;
+        QTest::newRow("del") << QByteArray("a\x7f") << QStringLiteral("\"a\\x7f\"") << false;
+        QTest::newRow("C1 control") << QByteArray("a\xc2\x85") << QStringLiteral("\"a\\xc2\\x85\"") << false;
+        QTest::newRow("bidi override") << QByteArray("user\xe2\x80\xaegnp.exe") << QStringLiteral("\"user\\xe2\\x80\\xaegnp.exe\"")
+                                       << false;
+        QTest::newRow("truncated sequence") << QByteArray("u:\xc3") << QStringLiteral("\"u:\\xc3\"") << false;
+        QTest::newRow("overlong slash") << QByteArray("\xc0\xaf") << QStringLiteral("\"\\xc0\\xaf\"") << false;
+        QTest::newRow("surrogate") << QByteArray("\xed\xa0\x80") << QStringLiteral("\"\\xed\\xa0\\x80\"") << false;
+        QTest::newRow("valid beside invalid") << QByteArray("é\xfe") << QStringLiteral("\"é\\xfe\"") << false;
+    }
+    void display()
+    {
+        QFETCH(QByteArray, key);
+        QFETCH(QString, shown);
+        QFETCH(bool, plain);
+        QCOMPARE(isPlainKey(key), plain);
+        QCOMPARE(displayKey(key), shown);
+    }
+
+    void distinctKeysShowDistinctly()
+    {
+        // u:\xff and u:\xfe were once both shown (and used) as u:U+FFFD.
+        QVERIFY(displayKey("u:\xff") != displayKey("u:\xfe"));
+        QVERIFY(displayKey(QByteArray("a\nb")) != displayKey(QByteArray("a\\nb")));
+        QVERIFY(displayKey(QByteArray("\"a\"")) != displayKey(QByteArray("a")));
+    }
+
+    void escapeControls_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("shown");
+        QTest::newRow("plain text stays") << QStringLiteral("no policy named 'api' (v3)") << QStringLiteral("no policy named 'api' (v3)");
+        QTest::newRow("html stays text") << QStringLiteral("<img src=x>") << QStringLiteral("<img src=x>");
+        QTest::newRow("terminal title") << QStringLiteral("o:\x1b]0;title\x07") << QStringLiteral("o:\\x1b]0;title\\x07");
+        QTest::newRow("forged row") << QStringLiteral("root\nFAKE") << QStringLiteral("root\\x0aFAKE");
+        QTest::newRow("C1 and DEL") << QStringLiteral("a\u0085b\x7f") << QStringLiteral("a\\xc2\\x85b\\x7f");
+        QTest::newRow("bidi override") << QStringLiteral("x\u202ey") << QStringLiteral("x\\xe2\\x80\\xaey");
+        QTest::newRow("non-latin stays") << QStringLiteral("東京 😀") << QStringLiteral("東京 😀");
+    }
+    void escapeControls()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, shown);
+        QCOMPARE(ratescope::escapeControls(text), shown);
+    }
+
+    void utf8AndJson()
+    {
+        QVERIFY(isUtf8("plain:key"));
+        QVERIFY(isUtf8(QByteArray("a\x00b", 3)));
+        QVERIFY(!isUtf8("u:\xff"));
+        QVERIFY(!isUtf8("\xed\xa0\x80"));
+
+        QJsonObject text, control, binary;
+        insertBytes(text, QStringLiteral("key"), "клиент:1");
+        QCOMPARE(text.value(QStringLiteral("key")).toString(), QStringLiteral("клиент:1"));
+        QVERIFY(!text.contains(QStringLiteral("key_base64")));
+        // Valid UTF-8 with a NUL: the text as it is, and base64 since no argv can carry it.
+        insertBytes(control, QStringLiteral("key"), QByteArray("a\x00\nb", 4));
+        QCOMPARE(control.value(QStringLiteral("key")).toString(), QString::fromUtf8(QByteArray("a\x00\nb", 4)));
+        QCOMPARE(QByteArray::fromBase64(control.value(QStringLiteral("key_base64")).toString().toLatin1()), QByteArray("a\x00\nb", 4));
+        insertBytes(binary, QStringLiteral("member"), "m\xff");
+        QCOMPARE(binary.value(QStringLiteral("member")).toString(), QStringLiteral("\"m\\xff\""));
+        QCOMPARE(binary.value(QStringLiteral("member_base64")).toString(), QString::fromLatin1(QByteArray("m\xff").toBase64()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKeyText)
+#include "tst_keytext.moc"
