@@ -2,6 +2,8 @@
 
 #include "base/errors.h"
 
+#include <utility>
+
 namespace ratescope {
 
 namespace {
@@ -11,74 +13,87 @@ bool isGlobChar(char c)
     return c == '*' || c == '?' || c == '[' || c == ']' || c == '\\';
 }
 
-bool match(const char *p, const char *pend, const char *s, const char *send, int depth)
+// Whether the one-character token at p ('?', a class "[...]", an escaped or a plain byte)
+// matches c; *next is where the token ends.
+bool matchToken(const char *p, const char *pend, char c, const char **next)
 {
-    if (depth > 1000)
-        return false; // pathological patterns: refuse rather than recurse without bound
-    while (p < pend) {
-        switch (*p) {
-        case '*':
-            while (p + 1 < pend && p[1] == '*')
-                ++p;
-            if (p + 1 == pend)
-                return true;
-            for (const char *t = s; t <= send; ++t)
-                if (match(p + 1, pend, t, send, depth + 1))
-                    return true;
-            return false;
-        case '?':
-            if (s == send)
-                return false;
-            ++s;
-            break;
-        case '[': {
-            if (s == send)
-                return false;
-            ++p;
-            const bool negate = p < pend && *p == '^';
-            if (negate)
-                ++p;
-            bool matched = false;
-            while (p < pend && *p != ']') {
-                if (*p == '\\' && p + 1 < pend) {
-                    ++p;
-                    matched |= *p == *s;
-                } else if (p + 2 < pend && p[1] == '-' && p[2] != ']') {
-                    char lo = p[0], hi = p[2];
-                    if (lo > hi)
-                        std::swap(lo, hi);
-                    matched |= *s >= lo && *s <= hi;
-                    p += 2;
-                } else {
-                    matched |= *p == *s;
-                }
-                ++p;
-            }
-            if (matched == negate)
-                return false;
-            ++s;
-            break;
-        }
-        case '\\':
-            if (p + 1 < pend)
-                ++p;
-            [[fallthrough]];
-        default:
-            if (s == send || *p != *s)
-                return false;
-            ++s;
-            break;
-        }
+    switch (*p) {
+    case '?':
+        *next = p + 1;
+        return true;
+    case '[': {
         ++p;
+        const bool negate = p < pend && *p == '^';
+        if (negate)
+            ++p;
+        bool matched = false;
+        while (p < pend && *p != ']') {
+            if (*p == '\\' && p + 1 < pend) {
+                ++p;
+                matched |= *p == c;
+            } else if (p + 2 < pend && p[1] == '-' && p[2] != ']') {
+                char lo = p[0], hi = p[2];
+                if (lo > hi)
+                    std::swap(lo, hi);
+                matched |= c >= lo && c <= hi;
+                p += 2;
+            } else {
+                matched |= *p == c;
+            }
+            ++p;
+        }
+        *next = p < pend ? p + 1 : pend; // past the ']' (an unclosed class ends the pattern)
+        return matched != negate;
     }
-    return s == send;
+    case '\\':
+        if (p + 1 < pend)
+            ++p;
+        [[fallthrough]];
+    default:
+        *next = p + 1;
+        return *p == c;
+    }
+}
+
+// Every token but '*' consumes exactly one byte, so on a mismatch only the last '*' seen
+// needs to take one byte more: earlier stars can gain nothing by taking more (the last one
+// could take it instead). Time O(pattern x text), whatever the pattern, where recursing at
+// every '*' is exponential in the number of stars ('*a*a*a*a*b' against "aaaa...").
+bool match(const char *p, const char *pend, const char *s, const char *send)
+{
+    const char *starP = nullptr; // the pattern just after the last '*'
+    const char *starS = nullptr; // where that '*' stopped taking bytes
+    while (s < send) {
+        if (p < pend && *p == '*') {
+            while (p < pend && *p == '*')
+                ++p;
+            if (p == pend)
+                return true;
+            starP = p;
+            starS = s;
+            continue;
+        }
+        const char *next = nullptr;
+        if (p < pend && matchToken(p, pend, *s, &next)) {
+            p = next;
+            ++s;
+        } else if (starP) {
+            p = starP;
+            s = ++starS;
+        } else {
+            return false;
+        }
+    }
+    while (p < pend && *p == '*')
+        ++p;
+    return p == pend;
 }
 
 } // namespace
 
 bool globMatch(const QByteArray &pattern, const QByteArray &text)
 {
-    return match(pattern.constData(), pattern.constData() + pattern.size(), text.constData(), text.constData() + text.size(), 0);
+    return match(pattern.constData(), pattern.constData() + pattern.size(), text.constData(), text.constData() + text.size());
 }
 
 bool isLiteralPattern(const QByteArray &pattern)

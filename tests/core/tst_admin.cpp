@@ -44,6 +44,7 @@ private Q_SLOTS:
     void init();
     void globSemantics_data();
     void globSemantics();
+    void globTimeIsBoundedOnHostilePatterns();
     void policyPrecedence();
     void policyValidation();
     void staleVersionIsRejected();
@@ -105,6 +106,13 @@ void TestAdmin::globSemantics_data()
     QTest::newRow("escaped star literal only") << QByteArray("a\\*") << QByteArray("ab") << false;
     QTest::newRow("literal") << QByteArray("exact") << QByteArray("exact") << true;
     QTest::newRow("literal prefix") << QByteArray("exact") << QByteArray("exactly") << false;
+    QTest::newRow("star takes more") << QByteArray("*a*b") << QByteArray("xaxaxb") << true;
+    QTest::newRow("last star takes more") << QByteArray("a*b*c") << QByteArray("abcbcbc") << true;
+    QTest::newRow("stars around a class") << QByteArray("*[0-9]*x") << QByteArray("ab12y3x") << true;
+    QTest::newRow("no tail after stars") << QByteArray("*a*a*b") << QByteArray("aaaaaa") << false;
+    QTest::newRow("escaped class in star") << QByteArray("*\\[x*") << QByteArray("ab[xy") << true;
+    QTest::newRow("question after star") << QByteArray("*?c") << QByteArray("abc") << true;
+    QTest::newRow("question after star needs one") << QByteArray("*?c") << QByteArray("c") << false;
 }
 
 void TestAdmin::globSemantics()
@@ -118,6 +126,25 @@ void TestAdmin::globSemantics()
     const Reply r = m_conn->command({"SCAN", "0", "MATCH", pattern, "COUNT", "1000"});
     QCOMPARE(r[1].size() == 1, matches);
     QVERIFY(globMatch(escapeGlob(text), text));
+}
+
+void TestAdmin::globTimeIsBoundedOnHostilePatterns()
+{
+    // Patterns that make a matcher recursing at every '*' take exponential time: each must
+    // answer (O(pattern x key)) on a 64 KiB key, the same as Redis's own matcher does.
+    const QByteArray key = "dos:" + QByteArray(64 * 1024, 'a');
+    QByteArray manyStars = "dos:";
+    for (int i = 0; i < 18; ++i)
+        manyStars += "*a";
+    const QByteArray patterns[] = {manyStars + "*b", manyStars + "b", QByteArray("*a").repeated(200) + "*b",
+                                   QByteArray("*?").repeated(100) + "b", QByteArray("*[a-z]").repeated(100) + "[0-9]"};
+    m_conn->command({"SET", key, "1"});
+    for (const QByteArray &pattern : patterns) {
+        QVERIFY2(!globMatch(pattern, key), pattern.left(40).constData());
+        QVERIFY(globMatch(pattern.chopped(pattern.endsWith("]") ? 5 : 1) + "a", key));
+        const Reply r = m_conn->command({"SCAN", "0", "MATCH", pattern, "COUNT", "1000"});
+        QCOMPARE(r[1].size(), size_t(0));
+    }
 }
 
 void TestAdmin::policyPrecedence()
