@@ -403,9 +403,12 @@ public:
                 continue;
             }
             // Entries by score from the last one read: a live log may lose old entries and
-            // gain new ones meanwhile; members already read at the boundary score are skipped.
-            const Reply page = m_connection.command({"ZRANGEBYSCORE", m_key, m_fromScore, "+inf", "WITHSCORES", "LIMIT", "0",
-                                                     QByteArray::number(std::max(1, std::min(max - n, 5000)))});
+            // gain new ones meanwhile; members already read at the boundary score come first
+            // (same score: by member) and are skipped, so the page asks for that many more.
+            const qsizetype want = std::max(1, std::min(max - n, 5000));
+            const qsizetype limit = want + qsizetype(m_atLastScore.size());
+            const Reply page = m_connection.command(
+                {"ZRANGEBYSCORE", m_key, m_fromScore, "+inf", "WITHSCORES", "LIMIT", "0", QByteArray::number(limit)});
             const qsizetype entries = page.size() / 2;
             int taken = 0;
             for (qsizetype i = 0; i < entries; ++i) {
@@ -431,7 +434,7 @@ public:
             }
             if (entries > 0)
                 m_fromScore = m_lastScoreText;
-            if (taken == 0) { // nothing new: this key is done
+            if (entries < limit || taken == 0) { // the page reached the end: this key is done
                 m_key = QByteArray();
                 ++m_keysDone;
             }

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <random>
+#include <tuple>
 
 using namespace ratescope;
 using namespace ratescope::test;
@@ -104,6 +105,7 @@ private Q_SLOTS:
     void compareReportsEverySpec();
     void compareSlidingBucketsWithTheirSubBuckets();
     void liveLogKeysAreReadOnly();
+    void bigLogKeysAreReadWhole();
     void badCsvRowsRunNothing_data();
     void badCsvRowsRunNothing();
     void timesGoingBackAreSorted();
@@ -408,6 +410,42 @@ void TestSimulator::liveLogKeysAreReadOnly()
     QCOMPARE(s.value(QStringLiteral("denied")).toInteger(), 0);
     QCOMPARE(keyspaceSnapshot(c), before);
     QCOMPARE(c.command({"DBSIZE"}).integer(), dbsize);
+}
+
+void TestSimulator::bigLogKeysAreReadWhole()
+{
+    // Logs longer than a page, read a page at a time whatever the caller's batch size: every
+    // entry once, also when many share a score across a page's end (ms scores, 1,500 entries
+    // in one millisecond).
+    Connection c(m_inspected.options());
+    const qint64 ms = kT0 / 1000;
+    qint64 expected = 0;
+    for (const auto &[key, entries, perScore] : {std::tuple<QByteArray, int, int>{"big:a", 600, 1}, {"big:b", 5000, 7}, {"big:c", 1500, 1500}}) {
+        Command zadd{"ZADD", key};
+        for (int i = 0; i < entries; ++i)
+            zadd << QByteArray::number(ms + i / perScore) << QByteArray::number(ms + i / perScore) + "-" + QByteArray::number(i);
+        c.command(zadd);
+        expected += entries;
+    }
+    for (int batch : {1, 7, 511, 512, 1000, 6000}) {
+        auto reader = openLogKeysTrace(c, "big:*");
+        std::vector<TraceRequest> all;
+        for (int calls = 0; calls < 100000 && reader->next(all, batch); ++calls) {
+        }
+        QCOMPARE(qint64(all.size()), expected);
+        std::map<QByteArray, qint64> perKey;
+        for (const TraceRequest &r : all)
+            ++perKey[r.key];
+        QCOMPARE(perKey["big:a"], 600);
+        QCOMPARE(perKey["big:b"], 5000);
+        QCOMPARE(perKey["big:c"], 1500);
+    }
+    const CliResult r = runCli({QStringLiteral("--url"), m_inspected.url(), QStringLiteral("--read-only"), QStringLiteral("--json"),
+                                QStringLiteral("simulate"), QStringLiteral("--from-keys"), QStringLiteral("big:*"),
+                                QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("5"),
+                                QStringLiteral("--window"), QStringLiteral("1m")});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(lastJson(r.out).value(QStringLiteral("requests")).toInteger(), expected);
 }
 
 void TestSimulator::badCsvRowsRunNothing_data()
