@@ -80,8 +80,12 @@ int runReset(Cli &cli)
     QByteArrayList exact;
     for (const QString &k : keys)
         exact << cli.keyBytes(k);
-    const ResetPlan plan =
-        byPattern ? resetter.planPattern(cli.bytes(cli.args().value(QStringLiteral("match")))) : resetter.planKeys(exact);
+    ResetPlan plan = byPattern ? resetter.planPattern(cli.bytes(cli.args().value(QStringLiteral("match")))) : resetter.planKeys(exact);
+    // A pattern deletes limiters only: keys that are no limiter (an application's strings,
+    // hashes, sets, ...) are held back and listed apart, deleted only when asked for.
+    const bool includeOthers = cli.args().isSet(QStringLiteral("include-non-limiters"));
+    if (byPattern && !includeOthers)
+        resetter.holdBackNonLimiters(plan);
 
     // Ratescope's own records and keys no limiter could be are deleted only when asked for by
     // name (the refusal says which and how); a dry run refuses alike, so it previews truly.
@@ -95,7 +99,11 @@ int runReset(Cli &cli)
         throw UsageError(
             QStringLiteral("refusing to delete Ratescope's own records under '%1': %2 (add --include-metadata to delete them too)")
                 .arg(cli.ns().text(), named(meta)));
-    if (const auto foreign = resetter.nonLimiterTypes(plan); !foreign.empty() && !cli.args().isSet(QStringLiteral("force"))) {
+    // Named keys: those of a type no limiter uses need --force (a pattern has held them back).
+    std::vector<std::pair<QByteArray, QByteArray>> foreign;
+    if (!byPattern && !cli.args().isSet(QStringLiteral("force")))
+        foreign = resetter.nonLimiterTypes(plan);
+    if (!foreign.empty()) {
         QByteArrayList keys;
         QStringList types;
         for (const auto &[k, t] : foreign) {
@@ -116,10 +124,17 @@ int runReset(Cli &cli)
         listed.append(isUtf8(k) ? QString::fromUtf8(k) : displayKey(k));
         listedBase64.append(QString::fromLatin1(k.toBase64()));
     }
+    QJsonArray heldBack;
+    for (const auto &[k, type] : plan.heldBack)
+        heldBack.append(QJsonObject{{QStringLiteral("key"), isUtf8(k) ? QString::fromUtf8(k) : displayKey(k)},
+                                    {QStringLiteral("key_base64"), QString::fromLatin1(k.toBase64())},
+                                    {QStringLiteral("type"), QString::fromUtf8(type)}});
     const auto withKeys = [&](QJsonObject o) {
         o.insert(QStringLiteral("keys"), listed);
         if (!allPlain)
             o.insert(QStringLiteral("keys_base64"), listedBase64);
+        if (byPattern)
+            o.insert(QStringLiteral("held_back"), heldBack);
         return o;
     };
     if (!cli.json()) {
@@ -130,6 +145,16 @@ int runReset(Cli &cli)
             cli.out() << "  ... and " << plan.keys.size() - shown << " more\n";
         cli.out() << plan.keys.size() << (plan.keys.size() == 1 ? " key" : " keys")
                   << (dryRun ? " would be deleted (dry run)\n" : " to delete\n");
+        if (!plan.heldBack.empty()) {
+            const bool one = plan.heldBack.size() == 1;
+            cli.out() << plan.heldBack.size() << (one ? " key matches but is no limiter" : " keys match but are no limiters")
+                      << ", held back (--include-non-limiters deletes " << (one ? "it" : "them") << " too):\n";
+            const size_t shownHeld = std::min<size_t>(plan.heldBack.size(), 50);
+            for (size_t i = 0; i < shownHeld; ++i)
+                cli.out() << "  " << displayKey(plan.heldBack[i].first) << " (" << QString::fromUtf8(plan.heldBack[i].second) << ")\n";
+            if (plan.heldBack.size() > shownHeld)
+                cli.out() << "  ... and " << plan.heldBack.size() - shownHeld << " more\n";
+        }
         cli.out().flush();
     }
     if (dryRun || plan.keys.isEmpty()) {
@@ -412,13 +437,16 @@ void registerAdministration(QList<Subcommand> &commands)
 {
     commands.append(
         {QStringLiteral("reset"),
-         QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes] [--force] [--include-metadata]"),
+         QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes] [--force] [--include-non-limiters] [--include-metadata]"),
          QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\n"
-                        "previewed first; exactly the previewed keys are deleted. Counter bases take their windows."),
+                        "previewed first; exactly the previewed keys are deleted. Counter bases take their windows.\n"
+                        "A pattern deletes limiters only: matching keys that are no limiter are listed apart."),
          {{QStringLiteral("match"), QStringLiteral("Keys matching this glob (metadata only if the glob starts with the namespace)."),
            QStringLiteral("GLOB")},
           {QStringLiteral("dry-run"), QStringLiteral("Only show what would be deleted.")},
-          {QStringLiteral("force"), QStringLiteral("Also delete keys of types no limiter uses (stream, list, set, ...).")},
+          {QStringLiteral("force"), QStringLiteral("Also delete named keys of types no limiter uses (stream, list, set, ...).")},
+          {QStringLiteral("include-non-limiters"),
+           QStringLiteral("With --match: also delete the matching keys that are no limiter (held back by default).")},
           {QStringLiteral("include-metadata"), QStringLiteral("Also delete Ratescope's own records (policies, overrides, audit trail).")},
           {QStringLiteral("yes"), QStringLiteral("Do not ask (required when not on a terminal).")}},
          false,

@@ -13,6 +13,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSet>
 
 namespace ratescope {
 
@@ -102,6 +103,47 @@ std::vector<std::pair<QByteArray, QByteArray>> Resetter::nonLimiterTypes(const R
         }
     }
     return found;
+}
+
+qint64 Resetter::holdBackNonLimiters(ResetPlan &plan)
+{
+    KeyRound round;
+    round.nowUs = nowUs();
+    round.ttl = false;
+    round.policies = &policies();
+    QSet<QByteArray> limiterKeys; // every key of a recognised limiter, its companions too
+    std::vector<std::pair<QByteArray, QByteArray>> others;
+    for (qsizetype first = 0; first < plan.keys.size(); first += kBatchSize) {
+        const QByteArrayList batch = plan.keys.mid(first, kBatchSize);
+        const KeyRoundResult read = readKeyRecords(m_connection, std::vector<QByteArray>(batch.begin(), batch.end()), round);
+        for (const KeyRecord &r : read.records) {
+            if (r.kind.isLimiter()) {
+                limiterKeys.insert(r.key);
+                if (r.kind.format == KeyFormat::Library)
+                    for (const QByteArray &k : r.kind.reader->keys(r.kind, *round.nowUs))
+                        limiterKeys.insert(k);
+            } else if (r.type != "none" && !isMetadataKey(m_ns, r.key)) {
+                others.emplace_back(r.key, r.type);
+            }
+        }
+    }
+    QSet<QByteArray> held;
+    for (auto &[key, type] : others) {
+        if (limiterKeys.contains(key))
+            continue;
+        held.insert(key);
+        plan.heldBack.emplace_back(std::move(key), std::move(type));
+    }
+    plan.keys.removeIf([&held](const QByteArray &k) { return held.contains(k); });
+    return held.size();
+}
+
+void Resetter::includeHeldBack(ResetPlan &plan)
+{
+    for (const auto &[key, type] : plan.heldBack)
+        plan.keys << key;
+    plan.heldBack.clear();
+    sortUnique(plan.keys);
 }
 
 Resetter::Resetter(Connection &connection, MetadataNamespace ns)

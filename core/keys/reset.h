@@ -22,6 +22,9 @@ struct ResetPlan {
     qint64 examined = 0;        // pattern: about how many keys SCAN looked at (pages x COUNT)
     qint64 metadataLeftOut = 0; // Ratescope's own keys matched or asked for that the plan leaves out
     bool complete = true;       // false: the scan was stopped early and keys holds what it had found
+    // Matched keys that are no limiter (holdBackNonLimiters), with their Redis type: left out
+    // of keys unless asked for explicitly.
+    std::vector<std::pair<QByteArray, QByteArray>> heldBack;
 };
 
 // How far execute() got. Deletions are counted from UNLINK's answers only, so after a lost
@@ -66,6 +69,15 @@ public:
     // are zset, string or hash, docs/key-formats.md), with their type. One pipelined TYPE
     // round per kBatchSize keys.
     std::vector<std::pair<QByteArray, QByteArray>> nonLimiterTypes(const ResetPlan &plan);
+    // Moves the planned keys that are no limiter into plan.heldBack, recognised exactly as
+    // `keys` and the console's keys panel recognise them (type, a sample, the policies'
+    // declared formats): Ratescope's formats, other libraries' (all keys of one kept in
+    // several), other services' logs and counter windows stay. A key whose type cannot be
+    // read is held back too. Ratescope's own records are left to metadataKeys(). One
+    // pipelined round pair per kBatchSize keys. Returns how many were held back.
+    qint64 holdBackNonLimiters(ResetPlan &plan);
+    // Puts the held-back keys into the plan after all (asked for explicitly).
+    static void includeHeldBack(ResetPlan &plan);
     // UNLINKs exactly the planned keys, in batches; keys created since the preview are never
     // touched. Returns how many existed and were deleted.
     qint64 execute(const ResetPlan &plan);

@@ -180,7 +180,7 @@ void TestCliBytes::matchTakesBytes()
                                       "u:\xff"
                                       "2"}));
     // The --opt=VALUE form too.
-    const CliResult eq = runCliBytes(args({"--json", "reset", "--dry-run", "--match=u:\xfe*"}));
+    const CliResult eq = runCliBytes(args({"--json", "reset", "--dry-run", "--include-non-limiters", "--match=u:\xfe*"}));
     QVERIFY2(eq.exitCode == 0, eq.err.constData());
     QCOMPARE(QJsonDocument::fromJson(eq.out).object().value(QStringLiteral("matched")).toInt(), 1);
 }

@@ -9,6 +9,7 @@
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -512,7 +513,7 @@ void TestHardening::interruptedResetRecordsIntentAndConfirmedCount()
     for (int i = 0; i < 300; ++i)
         fill.push_back({"SET", QByteArray("b:") + QByteArray::number(i).rightJustified(4, '0'), "1"});
     m_conn->pipeline(fill);
-    const CliResult r = runCli(cli(args({"--json", "reset", "--match", "[ab]:*", "--yes"}), "partial", "partialpw"));
+    const CliResult r = runCli(cli(args({"--json", "reset", "--match", "[ab]:*", "--yes", "--include-non-limiters"}), "partial", "partialpw"));
     QCOMPARE(r.exitCode, 4);
     QVERIFY2(r.err.contains("1000 deletions confirmed"), r.err.constData());
     const QJsonObject result = QJsonDocument::fromJson(r.out.split('\n').first()).object();
@@ -596,7 +597,7 @@ void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds()
     QProcess cli;
     cli.start(QStringLiteral(RATESCOPE_CLI_PATH),
               {QStringLiteral("--url"), server.url() + QStringLiteral("?timeout=500ms"), QStringLiteral("--json"), QStringLiteral("reset"),
-               QStringLiteral("--match"), QStringLiteral("dk:*"), QStringLiteral("--yes")});
+               QStringLiteral("--match"), QStringLiteral("dk:*"), QStringLiteral("--yes"), QStringLiteral("--include-non-limiters")});
     QVERIFY(cli.waitForStarted(10000));
     Connection probe(server.options());
     // Once a few batches are gone (the plan is the whole SCAN first: the deletes start after it).
@@ -700,24 +701,47 @@ void TestHardening::burstAndBoundaryNeedTheirRecord()
 
 void TestHardening::resetRefusesNonLimiterTypes()
 {
+    // An application's keys beside the limiters: a stream, a list, a set, a flag string and a
+    // session hash; and limiters: Ratescope's, another service's ms log, a counter window.
     m_conn->command({"XADD", "q:stream", "*", "a", "1"});
     m_conn->command({"RPUSH", "q:list", "a"});
     m_conn->command({"SADD", "q:set", "a"});
-    m_conn->command({"SET", "q:limiter", "1"});
+    m_conn->command({"SET", "q:flags", "on"});
+    m_conn->command({"HSET", "q:session:1", "user", "alice", "cart", "3"});
+    const qint64 nowUs = m_conn->command({"TIME"})[0].toInteger() * 1000000;
+    QVERIFY(Limiter(*m_conn).check("q:limiter", LimitSpec{Algorithm::FixedWindow, 5, 60000000, 1}).allowed);
+    m_conn->command({"ZADD", "q:log", QByteArray::number(nowUs / 1000), QByteArray::number(nowUs / 1000) + "-0.5"});
+    m_conn->command({"SET", "q:api:" + QByteArray::number(nowUs / 60000000), "4"});
     const QByteArray before = snapshot();
-    for (const QStringList &a : {args({"reset", "q:list", "--yes"}), args({"reset", "--match", "q:*", "--yes"}),
-                                 args({"reset", "--match", "q:*", "--dry-run"}), args({"reset", "q:stream", "q:limiter", "--yes"})}) {
+    // Named keys of a type no limiter uses need --force.
+    for (const QStringList &a : {args({"reset", "q:list", "--yes"}), args({"reset", "q:stream", "q:limiter", "--yes"})}) {
         const CliResult r = runCli(cli(a));
         QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' '))));
         QVERIFY2(r.err.contains("--force") && r.err.contains("no limiter uses"), r.err.constData());
     }
-    const CliResult named = runCli(cli(args({"reset", "--match", "q:*", "--yes"})));
-    QVERIFY(named.err.contains("q:list") && named.err.contains("q:set") && named.err.contains("q:stream"));
-    QVERIFY(!named.err.contains("q:limiter"));
     QCOMPARE(snapshot(), before);
-    // Limiter types go without --force; the others with it.
-    QCOMPARE(runCli(cli(args({"reset", "q:limiter", "--yes"}))).exitCode, 0);
-    QCOMPARE(runCli(cli(args({"reset", "--match", "q:*", "--yes", "--force"}))).exitCode, 0);
+    // A pattern deletes the limiters only; the rest is listed apart, held back.
+    const QList<QByteArray> others = {"q:flags", "q:list", "q:session:1", "q:set", "q:stream"};
+    const CliResult preview = runCli(cli(args({"--json", "reset", "--match", "q:*", "--dry-run"})));
+    QVERIFY2(preview.exitCode == 0, preview.err.constData());
+    const QJsonObject planned = QJsonDocument::fromJson(preview.out).object();
+    QCOMPARE(planned.value(QStringLiteral("keys")).toArray().size(), 3);
+    QList<QByteArray> held;
+    for (const QJsonValue &v : planned.value(QStringLiteral("held_back")).toArray())
+        held << v.toObject().value(QStringLiteral("key")).toString().toUtf8();
+    std::sort(held.begin(), held.end());
+    QCOMPARE(held, others);
+    const CliResult human = runCli(cli(args({"reset", "--match", "q:*", "--dry-run"})));
+    QVERIFY2(human.out.contains("5 keys match but are no limiters, held back"), human.out.constData());
+    QVERIFY2(human.out.contains("q:session:1 (hash)") && human.out.contains("--include-non-limiters"), human.out.constData());
+    const CliResult limitersOnly = runCli(cli(args({"--json", "reset", "--match", "q:*", "--yes"})));
+    QVERIFY2(limitersOnly.exitCode == 0, limitersOnly.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(limitersOnly.out).object().value(QStringLiteral("deleted")).toInt(), 3);
+    for (const QByteArray &k : others)
+        QVERIFY2(m_conn->command({"EXISTS", k}).integer() == 1, k.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "q:limiter", "q:log"}).integer(), 0);
+    // Asked for explicitly, the others go too.
+    QCOMPARE(runCli(cli(args({"reset", "--match", "q:*", "--yes", "--include-non-limiters"}))).exitCode, 0);
     QCOMPARE(m_conn->command({"KEYS", "q:*"}).size(), size_t(0));
 }
 

@@ -20,6 +20,7 @@
 #include <QApplication>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPalette>
@@ -66,11 +67,13 @@ void makeLimiters(Connection &c, const QByteArray &prefix, int n, int first = 0)
         QVERIFY2(!r.isError(), qPrintable(r.text()));
 }
 
+// Limiters to reset, each the hash of a Ratescope GCRA limiter (a pattern holds back the
+// keys that are no limiter: heldBackNonLimiters tests that).
 void setKeys(Connection &c, const QByteArrayList &keys)
 {
     std::vector<Command> batch;
     for (const QByteArray &k : keys)
-        batch.push_back({"SET", k, "1"});
+        batch.push_back({"HSET", k, "tat", "1", "f", "0"});
     for (size_t i = 0; i < batch.size(); i += 5000) {
         const std::vector<Command> part(batch.begin() + qsizetype(i), batch.begin() + qsizetype(std::min(batch.size(), i + 5000)));
         for (const Reply &r : c.pipeline(part))
@@ -203,6 +206,7 @@ private Q_SLOTS:
     void cancelMidWayReportsConfirmedCount();
     void nopermExplained();
     void lostConnectionReportsConfirmedCount();
+    void heldBackNonLimiters();
 
 private:
     std::unique_ptr<RedisClient> client(const QString &user = {}, const QString &password = {});
@@ -682,6 +686,58 @@ void TestResetDialog::nopermExplained()
         QStringLiteral("user 'default' may not write these keys (its ACL key patterns leave them out); ask for access to them or use a "
                        "profile with write access"));
     QCOMPARE(explainRefusal(QStringLiteral("WRONGTYPE x"), QStringLiteral("a")), QStringLiteral("WRONGTYPE x"));
+}
+
+void TestResetDialog::heldBackNonLimiters()
+{
+    // A group reset over a service's prefix: its limiters, and its application data beside them.
+    makeLimiters(*m_conn, "demo:api:", 3);
+    m_conn->command({"SET", "demo:feature-flags", "{\"beta\":true}"});
+    m_conn->command({"HSET", "demo:session:7f3a", "user", "alice", "cart", "3"});
+    m_conn->command({"SADD", "demo:admins", "alice"});
+    const QList<QByteArray> others = {"demo:admins", "demo:feature-flags", "demo:session:7f3a"};
+    auto c = client();
+    {
+        ResetDialog dialog(c.get(), kNs, {{}, "demo:*"});
+        QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        dialog.open();
+        QVERIFY(waitStage(dialog, Stage::Preview));
+        QCOMPARE(dialog.previewedKeys().size(), 3);
+        for (const QByteArray &k : dialog.previewedKeys())
+            QVERIFY2(k.startsWith("demo:api:"), k.constData());
+        QCOMPARE(dialog.heldBackKeys(), others);
+        QCheckBox *box = dialog.includeNonLimitersBox();
+        QVERIFY(box->isVisible() && !box->isChecked());
+        QCOMPARE(box->text(), QStringLiteral("Also delete the 3 matching keys that are no limiter"));
+        QVERIFY2(labelText(dialog, "notes").contains(QStringLiteral("Held back: 3 keys that are no limiter: demo:admins (set)")),
+                 qPrintable(labelText(dialog, "notes")));
+        QCOMPARE(button(dialog, "resetButton")->text(), QStringLiteral("Reset 3 keys"));
+        shoot(dialog, QStringLiteral("reset-heldback.png"));
+        // Ticked, they join the preview; unticked again, they leave it.
+        box->setChecked(true);
+        QCOMPARE(dialog.previewedKeys().size(), 6);
+        box->setChecked(false);
+        QCOMPARE(dialog.previewedKeys().size(), 3);
+        QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
+        QVERIFY(waitStage(dialog, Stage::Done));
+        QCOMPARE(dialog.result().deleted, 3);
+    }
+    for (const QByteArray &k : others)
+        QCOMPARE(m_conn->command({"EXISTS", k}).toInteger(), 1);
+    {
+        // Asked for explicitly, they go.
+        ResetDialog dialog(c.get(), kNs, {{}, "demo:*"});
+        dialog.open();
+        QVERIFY(waitStage(dialog, Stage::Preview));
+        QVERIFY(dialog.previewedKeys().isEmpty());
+        QCOMPARE(labelText(dialog, "subheading"), QStringLiteral("No limiter matches demo:*; what it matches is held back below."));
+        dialog.includeNonLimitersBox()->setChecked(true);
+        QCOMPARE(dialog.previewedKeys(), others);
+        QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
+        QVERIFY(waitStage(dialog, Stage::Done));
+        QCOMPARE(dialog.result().deleted, 3);
+    }
+    QCOMPARE(allKeys(*m_conn, "demo:*").size(), size_t(0));
 }
 
 void TestResetDialog::lostConnectionReportsConfirmedCount()

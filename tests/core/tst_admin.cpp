@@ -7,6 +7,7 @@
 #include "base/glob.h"
 #include "admin/policy.h"
 #include "keys/reset.h"
+#include "limiters/limiter.h"
 #include "testsupport.h"
 
 #include <QDeadlineTimer>
@@ -334,7 +335,7 @@ void TestAdmin::globCharactersInKeysAreLiteral()
 void TestAdmin::patternResetSparesMetadata()
 {
     PolicyStore(*m_conn, kNs).set(makePolicy(QStringLiteral("api"), "api:*", 10), 0, QStringLiteral("t"));
-    m_conn->command({"SET", "api:1", "1"});
+    QVERIFY(Limiter(*m_conn).check("api:1", LimitSpec{Algorithm::FixedWindow, 10, 60000000, 1}).allowed);
     CliResult r = runCli(
         cli({QStringLiteral("--json"), QStringLiteral("reset"), QStringLiteral("--match"), QStringLiteral("*"), QStringLiteral("--yes")}));
     QCOMPARE(r.exitCode, 0);
@@ -363,7 +364,7 @@ void TestAdmin::counterBaseResetTakesItsWindows()
 
 void TestAdmin::resetNeedsConsent()
 {
-    m_conn->command({"SET", "k1", "1"});
+    QVERIFY(Limiter(*m_conn).check("k1", LimitSpec{Algorithm::Gcra, 10, 60000000, 1}).allowed);
     const qint64 audits = auditLength();
     CliResult r = runCli(cli({QStringLiteral("reset"), QStringLiteral("k1")})); // stdin is no terminal
     QCOMPARE(r.exitCode, 2);
@@ -446,8 +447,8 @@ void TestAdmin::readOnlyAclUser()
 
 void TestAdmin::everyMutationLeavesItsAuditEntry()
 {
-    m_conn->command({"SET", "api:1", "1"});
-    m_conn->command({"SET", "api:2", "1"});
+    for (const char *k : {"api:1", "api:2"})
+        QVERIFY(Limiter(*m_conn).check(k, LimitSpec{Algorithm::Gcra, 10, 60000000, 1}).allowed);
     const QString op = QStringLiteral("--operator");
     const QList<std::pair<QStringList, QString>> steps = {
         {{op, QStringLiteral("Dana"), QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("api"), QStringLiteral("--match"),

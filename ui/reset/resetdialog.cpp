@@ -8,6 +8,7 @@
 #include "base/keytext.h"
 #include "resetpreviewmodel.h"
 
+#include <QCheckBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -184,6 +185,18 @@ void ResetDialog::buildUi()
     m_notes->setObjectName(QStringLiteral("notes"));
     layout->addWidget(m_notes);
 
+    // A pattern resets limiters only; what else it matches (an application's strings, hashes,
+    // sets...) goes only when asked for here.
+    m_includeOthers = new QCheckBox(this);
+    m_includeOthers->setObjectName(QStringLiteral("includeNonLimiters"));
+    m_includeOthers->setChecked(false);
+    m_includeOthers->setVisible(false);
+    connect(m_includeOthers, &QCheckBox::toggled, this, [this] {
+        if (m_stage == Stage::Preview)
+            showPreview(chosenPlan());
+    });
+    layout->addWidget(m_includeOthers);
+
     m_progressText = new QLabel(this);
     m_progressText->setTextFormat(Qt::PlainText);
     m_progressText->setObjectName(QStringLiteral("progressText"));
@@ -276,6 +289,7 @@ void ResetDialog::setStage(Stage stage)
     m_summary->setVisible(done);
     m_cancelButton->setVisible(!done);
     m_resetButton->setVisible(!done && !planning);
+    m_includeOthers->setEnabled(stage == Stage::Preview);
     m_closeButton->setVisible(done);
     if (planning || running) {
         m_poll->start();
@@ -337,6 +351,9 @@ void ResetDialog::startPlanning()
                 }
                 // Ratescope's own keys are never offered here, even to a pattern naming them.
                 resetter.leaveOutMetadata(out.plan);
+                // A pattern resets limiters only, unless the box asks for the rest too.
+                if (!pattern.isEmpty())
+                    resetter.holdBackNonLimiters(out.plan);
                 out.metadataLeftOut = out.plan.metadataLeftOut;
             } catch (const ReplyError &) {
                 rethrowExplained(c.options().user);
@@ -356,8 +373,29 @@ void ResetDialog::startPlanning()
             if (!o.value().plan.complete)
                 return; // cancelled while scanning: the dialog has closed already
             m_metadataLeftOut = o.value().metadataLeftOut;
-            showPreview(o.value().plan);
+            m_found = o.value().plan;
+            const qsizetype held = qsizetype(m_found.heldBack.size());
+            m_includeOthers->setText(held == 1 ? QStringLiteral("Also delete the 1 matching key that is no limiter")
+                                               : QStringLiteral("Also delete the %1 matching keys that are no limiter").arg(formatCount(held)));
+            m_includeOthers->setVisible(held > 0);
+            showPreview(chosenPlan());
         });
+}
+
+ResetPlan ResetDialog::chosenPlan() const
+{
+    ResetPlan plan = m_found;
+    if (m_includeOthers->isChecked())
+        Resetter::includeHeldBack(plan);
+    return plan;
+}
+
+QList<QByteArray> ResetDialog::heldBackKeys() const
+{
+    QList<QByteArray> keys;
+    for (const auto &[key, type] : m_found.heldBack)
+        keys << key;
+    return keys;
 }
 
 void ResetDialog::showPreview(const ResetPlan &plan)
@@ -376,7 +414,9 @@ void ResetDialog::showPreview(const ResetPlan &plan)
             n == 0 ? QStringLiteral("%1: no such key.").arg(targetText())
                    : QStringLiteral("%1. Limiters start again with their full quota; exactly these keys are deleted.").arg(targetText()));
     } else {
-        m_subheading->setText(n == 0 ? QStringLiteral("No key matches %1.").arg(displayKey(m_target.pattern))
+        m_subheading->setText(n == 0 ? (plan.heldBack.empty() ? QStringLiteral("No key matches %1.")
+                                                              : QStringLiteral("No limiter matches %1; what it matches is held back below."))
+                                           .arg(displayKey(m_target.pattern))
                                      : QStringLiteral("The %1 matching %2 when the scan ran. Exactly these keys are deleted; keys created "
                                                       "since are not touched. Limiters start again with their full quota.")
                                            .arg(keysText(n), displayKey(m_target.pattern)));
@@ -386,6 +426,16 @@ void ResetDialog::showPreview(const ResetPlan &plan)
         notes << QStringLiteral(
                      "Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
                      .arg(keysText(m_metadataLeftOut), displayKey(m_ns));
+    if (!plan.heldBack.empty()) {
+        QStringList named;
+        for (size_t i = 0; i < std::min<size_t>(plan.heldBack.size(), 5); ++i)
+            named << QStringLiteral("%1 (%2)").arg(displayKey(plan.heldBack[i].first), QString::fromUtf8(plan.heldBack[i].second));
+        if (plan.heldBack.size() > 5)
+            named << QStringLiteral("%1 more").arg(formatCount(qint64(plan.heldBack.size() - 5)));
+        notes << QStringLiteral("Held back: %1 that %2 no limiter: %3. Tick the box below to delete them too.")
+                     .arg(keysText(qint64(plan.heldBack.size())), plan.heldBack.size() == 1 ? QStringLiteral("is") : QStringLiteral("are"),
+                          named.join(QStringLiteral(", ")));
+    }
     if (n > kDetailedRows)
         notes << QStringLiteral("The state is shown for the first %1 keys.").arg(formatCount(kDetailedRows));
     m_notes->setText(notes.join(QLatin1Char('\n')));

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -72,6 +73,9 @@ public:
     Stage stage() const { return m_stage; }
     const Result &result() const { return m_result; }
     qint64 metadataLeftOut() const { return m_metadataLeftOut; }
+    // For tests: the matching keys that are no limiter, held back unless the box is ticked.
+    QCheckBox *includeNonLimitersBox() const { return m_includeOthers; }
+    QList<QByteArray> heldBackKeys() const;
     QString heading() const;
     ResetPreviewModel *previewModel() const { return m_model; }
     // For tests: called on the worker thread after each batch, before the Cancel flag is read,
@@ -92,6 +96,8 @@ private:
     void setStage(Stage stage);
     void startPlanning();
     void showPreview(const ResetPlan &plan);
+    // The pattern's limiters, and its other keys too when the box says so.
+    ResetPlan chosenPlan() const;
     void readDetails(qsizetype first);
     void startReset();
     void showResult();
@@ -106,6 +112,7 @@ private:
     QString m_operator;
     Stage m_stage = Stage::Planning;
     ResetPlan m_plan;
+    ResetPlan m_found; // what planning found; a pattern's keys that are no limiter held back
     qint64 m_metadataLeftOut = 0;
     Result m_result;
     std::vector<Policy> m_policies;
@@ -114,6 +121,7 @@ private:
     std::function<void(qint64)> m_afterBatchHook;
 
     ResetPreviewModel *m_model = nullptr;
+    QCheckBox *m_includeOthers = nullptr;
     QLabel *m_heading = nullptr;
     QLabel *m_subheading = nullptr;
     QProgressBar *m_progress = nullptr;
