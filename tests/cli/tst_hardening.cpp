@@ -697,6 +697,23 @@ void TestHardening::burstAndBoundaryNeedTheirRecord()
         runCli(cli(args({"boundary", "--algo", "gcra", "--limit", "5", "--window", "1s", "--key", "b:2"}), "noxadd", "noxaddpw"));
     QCOMPARE(boundary.exitCode, 4);
     QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0);
+    // Nor a deploy of the functions library: refused before it is loaded, for a user who may not
+    // append to the audit stream and for a namespace whose audit key is no stream.
+    const auto libraryLoaded = [this] {
+        const Reply r = m_conn->command({"FUNCTION", "LIST", "LIBRARYNAME", "ratescope"});
+        return r.isArray() && r.size() > 0;
+    };
+    m_conn->command({"FUNCTION", "FLUSH"});
+    const CliResult deploy = runCli(cli(args({"scripts", "deploy"}), "noxadd", "noxaddpw"));
+    QVERIFY2(deploy.exitCode == 4 && deploy.err.contains("NOPERM"), deploy.err.constData());
+    QVERIFY(!libraryLoaded());
+    m_conn->command({"SET", "odd:audit", "a string"});
+    const CliResult elsewhere = runCli(cli(args({"--namespace", "odd:", "scripts", "deploy"})));
+    QVERIFY2(elsewhere.exitCode == 2, elsewhere.err.constData());
+    QVERIFY(!libraryLoaded());
+    QCOMPARE(runCli(cli(args({"scripts", "deploy"}))).exitCode, 0);
+    QVERIFY(libraryLoaded());
+    m_conn->command({"FUNCTION", "FLUSH"});
 }
 
 void TestHardening::resetRefusesNonLimiterTypes()

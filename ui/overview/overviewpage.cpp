@@ -344,6 +344,8 @@ void OverviewPage::confirmDeploy(const DeployPlan &plan)
             DeployPlan now = planDeploy(readScriptsStatus(c), replace);
             if (now.toJson() != previewed)
                 return QStringLiteral("Not deployed: the servers changed since the preview. Look again.");
+            if (now.needsLoad())
+                AuditLog(c, ns).ensureWritable(); // no deploy without its record
             const int loaded = deployLibrary(c, now);
             if (loaded > 0)
                 AuditLog(c, ns).append(scriptsDeployAuditEntry(now, loaded), op);
