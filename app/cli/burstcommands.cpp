@@ -279,12 +279,13 @@ int runBurst(Cli &cli)
     if (cli.args().isSet(QStringLiteral("timeline")))
         checkWritable(cli.args().value(QStringLiteral("timeline")), QStringLiteral("the timeline"));
     {
-        // Another service's limiter belongs to its library: refused before anything is sent.
+        // Ratescope's records and another service's limiter are not ours to write: refused
+        // before anything is sent.
         Connection &c = cli.connection();
         const QByteArray first = config.shards > 1 ? config.shardKey(0) : config.key;
         const auto policy = matchPolicy(cli.policies(), first);
-        const QString refusal =
-            notOursToDecide(displayKey(first), classifyKey(c, first, serverTimeUs(c), policy ? policy->scoreUnit : ScoreUnit::Auto,
+        const QString refusal = notOursToWrite(displayKey(first), first, cli.ns(), policy ? &*policy : nullptr,
+                                               classifyKey(c, first, serverTimeUs(c), policy ? policy->scoreUnit : ScoreUnit::Auto,
                                                            config.spec, policy ? policy->format : QString()));
         if (!refusal.isEmpty())
             throw UsageError(refusal);

@@ -214,11 +214,16 @@ int runCheck(Cli &cli)
                                  .arg(formatDurationUs(*now - serverNow), displayKey(key), formatDurationUs(kMaxNowAheadUs)));
     }
     {
-        // Another service's limiter belongs to its library: refused before anything is written.
+        // Ratescope's records and another service's limiter are not ours to write: refused
+        // before anything is written.
+        // The policy is asked even when the command line gives every limit: it may declare the
+        // key another library's.
         Connection &c = cli.connection();
-        const QString refusal = notOursToDecide(displayKey(key), classifyKey(c, key, now ? *now : serverTimeUs(c),
-                                                                             limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto,
-                                                                             spec, limits.policy ? limits.policy->format : QString()));
+        const auto policy = limits.policy ? limits.policy : matchPolicy(cli.policies(), key);
+        const QString refusal = notOursToWrite(displayKey(key), key, cli.ns(), policy ? &*policy : nullptr,
+                                               classifyKey(c, key, now ? *now : serverTimeUs(c),
+                                                           policy ? policy->scoreUnit : ScoreUnit::Auto, spec,
+                                                           policy ? policy->format : QString()));
         if (!refusal.isEmpty())
             throw UsageError(refusal);
     }

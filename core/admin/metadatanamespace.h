@@ -39,6 +39,11 @@ public:
     QByteArray key(const QByteArray &name) const { return m_bytes + name; }
     // Whether a key lies under the prefix (an empty namespace holds none).
     bool holds(const QByteArray &key) const { return !m_bytes.isEmpty() && key.startsWith(m_bytes); }
+    // Whether a key is one of Ratescope's records: the policies hash, the audit stream, an override.
+    bool isRecord(const QByteArray &k) const
+    {
+        return holds(k) && (k == key("policies") || k == key("audit") || k.startsWith(key("override:")));
+    }
 
 private:
     QString m_text;

@@ -216,11 +216,10 @@ Policy PolicyStore::set(Policy policy, qint64 basedOnVersion, const QString &act
     policy.validate();
     // Ratescope's own records are no limiters: a policy covering them would have services
     // enforce limits on, and the console read, the policies hash itself.
-    for (const QByteArray &own : {m_ns.key("policies"), m_ns.key("audit"), m_ns.key("override:x")})
-        if (globMatch(policy.match, own))
-            throw UsageError(
-                QStringLiteral("policy '%1': the pattern '%2' covers Ratescope's own records under '%3' (%4); make it narrower")
-                    .arg(policy.name, QString::fromUtf8(policy.match), m_ns.text(), QString::fromUtf8(own)));
+    if (!m_ns.isEmpty() && globReachesPrefix(policy.match, m_ns.bytes()))
+        throw UsageError(QStringLiteral("policy '%1': the pattern '%2' covers keys under '%3', where Ratescope keeps its own "
+                                        "records (policies, overrides, audit); make it narrower")
+                             .arg(policy.name, QString::fromUtf8(policy.match), m_ns.text()));
     policy.version = basedOnVersion + 1;
     policy.updatedAt = QDateTime::currentDateTimeUtc();
     policy.updatedBy = actor;
@@ -430,6 +429,20 @@ AuditEntry auditEntry(const QString &action, const QString &target, const QStrin
 }
 
 } // namespace
+
+QString notOursToWrite(const QString &shownKey, const QByteArray &key, const MetadataNamespace &ns, const Policy *policy,
+                       const KeyKind &kind)
+{
+    if (ns.isRecord(key))
+        return QStringLiteral("'%1' is one of Ratescope's own records under '%2' (policies, overrides, audit): no limiter is written "
+                              "there")
+            .arg(shownKey, ns.text());
+    if (policy && !policy->format.isEmpty())
+        return QStringLiteral("'%1' is covered by policy '%2', which declares its keys %3 limiters: that library decides on them, and "
+                              "Ratescope's scripts never write to them (peek and inspect read them)")
+            .arg(shownKey, policy->name, policy->format);
+    return notOursToDecide(shownKey, kind);
+}
 
 AuditEntry policySetAuditEntry(const std::optional<Policy> &before, const Policy &stored)
 {

@@ -16,6 +16,7 @@
 namespace ratescope {
 
 class Connection;
+struct KeyKind;
 
 // The fields of a policy a problem belongs to, so an editor can say it next to that field.
 enum class PolicyField { Name, Match, Limit, Window, Cost, Format };
@@ -137,6 +138,13 @@ EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::
 // declares shards and n is one of them; empty otherwise. An override of the base covers
 // the whole group.
 QByteArray groupOf(const std::vector<Policy> &policies, const QByteArray &key);
+
+// Why check, burst and boundary must not write to `key` (shown as `shownKey`), or empty when
+// they may: one of Ratescope's own records under the namespace; a key whose policy declares
+// another library's format (a new key there is that library's, and a Ratescope hash or log in
+// its place would break it); a key recognised as another service's limiter (notOursToDecide).
+QString notOursToWrite(const QString &shownKey, const QByteArray &key, const MetadataNamespace &ns, const Policy *policy,
+                       const KeyKind &kind);
 
 // The one audit entry each change leaves, built here so that the CLI and the console write
 // exactly the same entries (action, target, before/after as compact JSON, count).

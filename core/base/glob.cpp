@@ -2,7 +2,9 @@
 
 #include "base/errors.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace ratescope {
 
@@ -90,6 +92,50 @@ bool match(const char *p, const char *pend, const char *s, const char *send)
 }
 
 } // namespace
+
+bool globReachesPrefix(const QByteArray &pattern, const QByteArray &prefix)
+{
+    // The pattern's tokens: a '*', or one that consumes one byte (matchToken).
+    const char *p = pattern.constData(), *pend = p + pattern.size();
+    std::vector<const char *> starts;
+    std::vector<char> star;
+    for (const char *t = p; t < pend;) {
+        starts.push_back(t);
+        star.push_back(*t == '*');
+        const char *next = t + 1;
+        if (*t != '*')
+            matchToken(t, pend, '\0', &next);
+        t = next;
+    }
+    const size_t n = starts.size();
+    // live[i]: the pattern can stand before token i (i == n: at its end) after the bytes read.
+    std::vector<char> live(n + 1, 0), next(n + 1, 0);
+    const auto close = [&](std::vector<char> &set) { // a '*' may take nothing
+        for (size_t i = 0; i < n; ++i)
+            if (set[i] && star[i])
+                set[i + 1] = 1;
+    };
+    live[0] = 1;
+    close(live);
+    for (const char c : prefix) {
+        std::fill(next.begin(), next.end(), 0);
+        bool any = false;
+        for (size_t i = 0; i < n; ++i) {
+            if (!live[i])
+                continue;
+            const char *after = nullptr;
+            if (star[i])
+                next[i] = any = 1;
+            else if (matchToken(starts[i], pend, c, &after))
+                next[i + 1] = any = 1;
+        }
+        if (!any)
+            return false;
+        close(next);
+        live.swap(next);
+    }
+    return std::any_of(live.begin(), live.end(), [](char v) { return v != 0; });
+}
 
 bool globMatch(const QByteArray &pattern, const QByteArray &text)
 {

@@ -11,6 +11,10 @@ namespace ratescope {
 // stringmatchlen().
 bool globMatch(const QByteArray &pattern, const QByteArray &text);
 
+// Whether some key that starts with `prefix` matches the pattern: exactly, by running the
+// pattern over the prefix (every position the pattern can be in after it), O(pattern x prefix).
+bool globReachesPrefix(const QByteArray &pattern, const QByteArray &prefix);
+
 // True when the pattern has no unescaped glob character: it can only match itself.
 bool isLiteralPattern(const QByteArray &pattern);
 

@@ -70,7 +70,7 @@ bool isLimiterType(const QByteArray &type)
 
 bool isMetadataKey(const MetadataNamespace &ns, const QByteArray &key)
 {
-    return key == ns.key("policies") || key == ns.key("audit") || key.startsWith(ns.key("override:"));
+    return ns.isRecord(key);
 }
 
 QByteArrayList Resetter::metadataKeys(const ResetPlan &plan) const

@@ -76,6 +76,7 @@ private Q_SLOTS:
     // Deletes that must be asked for explicitly; broken globs.
     void resetRefusesNonLimiterTypes();
     void resetRefusesMetadata();
+    void checkAndBurstWriteOnlyTheirOwnKeys();
     void brokenGlobsAreRejected_data();
     void brokenGlobsAreRejected();
     void policyGlobMustNotCoverTheNamespace();
@@ -762,6 +763,35 @@ void TestHardening::resetRefusesNonLimiterTypes()
     QCOMPARE(m_conn->command({"KEYS", "q:*"}).size(), size_t(0));
 }
 
+void TestHardening::checkAndBurstWriteOnlyTheirOwnKeys()
+{
+    // Ratescope's own records: a limiter written there would break `override get`.
+    QCOMPARE(runCli(cli(args({"override", "set", "k", "--limit", "5", "--for", "1h"}))).exitCode, 0);
+    const QByteArray before = snapshot();
+    for (const QStringList &a : {args({"check", "ratescope:override:zz", "--algo", "gcra", "--limit", "5", "--window", "1s"}),
+                                 args({"check", "ratescope:override:k", "--algo", "gcra", "--limit", "5", "--window", "1s"}),
+                                 args({"check", "ratescope:policies", "--algo", "fixed-window", "--limit", "5", "--window", "1s"}),
+                                 args({"burst", "ratescope:audit", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "3"})}) {
+        const CliResult r = runCli(cli(a));
+        QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' '))));
+        QVERIFY2(r.err.contains("one of Ratescope's own records"), r.err.constData());
+    }
+    QCOMPARE(snapshot(), before);
+    // A prefix a policy declares another library's: new keys there are that library's too.
+    QVERIFY(runCli(cli(args({"policy", "set", "cell", "--match", "cell:*", "--format", "redis-cell", "--algo", "gcra", "--limit", "5",
+                             "--window", "1s"})))
+                .exitCode == 0);
+    const QByteArray declared = snapshot();
+    for (const QStringList &a : {args({"check", "cell:new", "--algo", "gcra", "--limit", "5", "--window", "1s"}),
+                                 args({"burst", "cell:other", "--algo", "gcra", "--limit", "5", "--window", "1s", "--requests", "3"})}) {
+        const CliResult r = runCli(cli(a));
+        QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' '))));
+        QVERIFY2(r.err.contains("which declares its keys redis-cell limiters"), r.err.constData());
+    }
+    QCOMPARE(snapshot(), declared);
+    QCOMPARE(runCli(cli(args({"check", "api:new", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+}
+
 void TestHardening::resetRefusesMetadata()
 {
     QCOMPARE(runCli(cli(args({"override", "set", "k", "--limit", "5", "--for", "1h"}))).exitCode, 0);
@@ -814,13 +844,21 @@ void TestHardening::brokenGlobsAreRejected()
 
 void TestHardening::policyGlobMustNotCoverTheNamespace()
 {
-    for (const char *glob : {"*", "ratescope:*", "rate*", "ratescope:pol?cies"}) {
+    // Exactly: any glob that some key under the namespace matches, not three sample names.
+    for (const char *glob : {"*", "ratescope:*", "rate*", "ratescope:pol?cies", "ratescope:override:a*", "*:a3b:x", "ratescope:ov*b*",
+                             "[q-s]atescope:*", "*scope:*x", "r*e:\\*"}) {
         const CliResult r = runCli(cli(args({"policy", "set", "p", "--match", glob, "--algo", "gcra", "--limit", "5", "--window", "1s"})));
         QVERIFY2(r.exitCode == 2, glob);
-        QVERIFY2(r.err.contains("covers Ratescope's own records"), r.err.constData());
+        QVERIFY2(r.err.contains("where Ratescope keeps its own records"), r.err.constData());
     }
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:policies"}).integer(), 0);
-    QCOMPARE(runCli(cli(args({"policy", "set", "p", "--match", "api:*", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+    int n = 0;
+    for (const char *glob : {"api:*", "rate:*", "ratescopf*", "ratescope", "[^r]*", "?atescopex*"}) {
+        const QByteArray name = "p" + QByteArray::number(++n);
+        const CliResult r =
+            runCli(cli(args({"policy", "set", name.constData(), "--match", glob, "--algo", "gcra", "--limit", "5", "--window", "1s"})));
+        QVERIFY2(r.exitCode == 0, glob);
+    }
 }
 
 void TestHardening::looseInputIsRefused_data()

@@ -37,6 +37,13 @@ namespace ratescope::ui {
 
 namespace {
 
+// What the Burst page reads before firing: the key as the keys panel reads it, and why it
+// must not be fired at (Ratescope's records, another library's key), if so.
+struct BurstPreflight {
+    KeyDetails details;
+    QString refusal;
+};
+
 constexpr int kRedrawMs = BurstEngine::kProgressIntervalMs; // at most one redraw per engine tick
 constexpr int kPolicyDelayMs = 300;                         // typing a key: look it up once it settles
 const QColor kProblem(0xd3, 0x2f, 0x2f);                    // reads on light and dark backgrounds
@@ -687,14 +694,18 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
             KeyDetails d = readKeyDetails(c, {key}, policies, ns).front();
             if (!d.exists()) {
                 // The name of another library's limiter whose keys carry their window (Kong, Upstash...)
-                const auto policy = matchPolicy(policies, key);
+                const auto namePolicy = matchPolicy(policies, key);
                 const Reply time = c.command({"TIME"});
                 const KeyKind named = classifyKey(c, key, time[0].toInteger() * 1000000 + time[1].toInteger(),
-                                                   policy ? policy->scoreUnit : ScoreUnit::Auto, spec, policy ? policy->format : QString());
+                                                   namePolicy ? namePolicy->scoreUnit : ScoreUnit::Auto, spec,
+                                                  namePolicy ? namePolicy->format : QString());
                 if (named.format == KeyFormat::Library)
                     d.kind = named;
             }
-            if (d.kind.isLimiter()) {
+            const auto policy = matchPolicy(policies, key);
+            BurstPreflight out;
+            out.refusal = notOursToWrite(displayKey(key), key, ns, policy ? &*policy : nullptr, d.kind);
+            if (d.kind.isLimiter() && out.refusal.isEmpty()) {
                 // How full it is under the limits the burst will use, read without writing.
                 try {
                     const Reply time = c.command({"TIME"});
@@ -703,9 +714,10 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
                     // what readKeyDetails found stands
                 }
             }
-            return d;
+            out.details = std::move(d);
+            return out;
         },
-        [this, config](const Outcome<KeyDetails> &o) {
+        [this, config](const Outcome<BurstPreflight> &o) {
             if (!m_preparing)
                 return; // cancelled meanwhile
             if (!o.ok()) {
@@ -714,8 +726,8 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
                 updateStartable();
                 return;
             }
-            const KeyDetails &d = o.value();
-            if (const QString refusal = notOursToDecide(displayKey(config.key), d.kind); !refusal.isEmpty()) {
+            const KeyDetails &d = o.value().details;
+            if (const QString &refusal = o.value().refusal; !refusal.isEmpty()) {
                 m_preparing = false;
                 setStatus(QStringLiteral("Not fired: %1.").arg(refusal), true);
                 updateStartable();
