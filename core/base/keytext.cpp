@@ -7,10 +7,11 @@ namespace ratescope {
 namespace {
 
 // Characters that change how the text around them is laid out or read without being seen:
-// bidirectional embeddings, overrides and isolates, marks, and zero-width characters.
+// bidirectional embeddings, overrides and isolates, marks, zero-width characters, and the
+// line and paragraph separators (U+2028, U+2029), which terminals and labels may break on.
 bool isInvisibleFormat(char32_t c)
 {
-    return (c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x2069) || c == 0x061C || c == 0xFEFF ||
+    return (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) || (c >= 0x2060 && c <= 0x2069) || c == 0x061C || c == 0xFEFF ||
            c == 0x00AD;
 }
 

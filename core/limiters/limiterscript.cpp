@@ -2,6 +2,7 @@
 
 #include "redis/connection.h"
 #include "base/errors.h"
+#include "base/keytext.h"
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -135,7 +136,8 @@ std::optional<LoadedLibrary> LoadedLibrary::fromReply(const Reply &reply)
     if (!reply.isArray() || reply.size() != 2 || reply[0].isArray() || reply[1].isArray() || reply[0].isError() ||
         reply[0].bytes().isEmpty())
         return std::nullopt;
-    return LoadedLibrary{reply[0].text(), reply[1].bytes()};
+    // Another build's words, shown by status and deploy: no control character reaches a terminal.
+    return LoadedLibrary{escapeControls(reply[0].text()), reply[1].bytes()};
 }
 
 LibraryPresence detectLibrary(Connection &connection)

@@ -597,6 +597,14 @@ void TestFunctions::cliShowStatusAndDeploy()
 
 void TestFunctions::downgradeIsRefusedWithoutReplace()
 {
+    {
+        // A version with terminal controls in it is shown escaped.
+        loadLibrary(*m_conn, libraryVariant(QStringLiteral("9.0\\27]0;pwned\\7\\13"))); // Lua escapes: ESC, BEL, CR
+        const CliResult status = runCli(cliBase() + QStringList{QStringLiteral("scripts"), QStringLiteral("status")});
+        QCOMPARE(status.exitCode, 0);
+        QVERIFY2(!status.out.contains('\x1b') && !status.out.contains('\x07') && !status.out.contains('\r'), status.out.constData());
+        QVERIFY2(status.out.contains("9.0\\x1b]0;pwned\\x07\\x0d"), status.out.constData());
+    }
     const QByteArray newer = libraryVariant(QStringLiteral("9.0.0"));
     loadLibrary(*m_conn, newer);
     const QStringList deploy{QStringLiteral("scripts"), QStringLiteral("deploy")};

@@ -29,6 +29,8 @@ private slots:
         QTest::newRow("C1 control") << QByteArray("a\xc2\x85") << QStringLiteral("\"a\\xc2\\x85\"") << false;
         QTest::newRow("bidi override") << QByteArray("user\xe2\x80\xaegnp.exe") << QStringLiteral("\"user\\xe2\\x80\\xaegnp.exe\"")
                                        << false;
+        QTest::newRow("line separator") << QByteArray("a\xe2\x80\xa8" "b") << QStringLiteral("\"a\\xe2\\x80\\xa8b\"") << false;
+        QTest::newRow("paragraph separator") << QByteArray("a\xe2\x80\xa9") << QStringLiteral("\"a\\xe2\\x80\\xa9\"") << false;
         QTest::newRow("truncated sequence") << QByteArray("u:\xc3") << QStringLiteral("\"u:\\xc3\"") << false;
         QTest::newRow("overlong slash") << QByteArray("\xc0\xaf") << QStringLiteral("\"\\xc0\\xaf\"") << false;
         QTest::newRow("surrogate") << QByteArray("\xed\xa0\x80") << QStringLiteral("\"\\xed\\xa0\\x80\"") << false;
@@ -61,6 +63,7 @@ private slots:
         QTest::newRow("forged row") << QStringLiteral("root\nFAKE") << QStringLiteral("root\\x0aFAKE");
         QTest::newRow("C1 and DEL") << QStringLiteral("a\u0085b\x7f") << QStringLiteral("a\\xc2\\x85b\\x7f");
         QTest::newRow("bidi override") << QStringLiteral("x\u202ey") << QStringLiteral("x\\xe2\\x80\\xaey");
+        QTest::newRow("line separators") << QStringLiteral("a\u2028b\u2029") << QStringLiteral("a\\xe2\\x80\\xa8b\\xe2\\x80\\xa9");
         QTest::newRow("non-latin stays") << QStringLiteral("東京 😀") << QStringLiteral("東京 😀");
     }
     void escapeControls()
