@@ -11,14 +11,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
+source tools/ccache-env.sh
 
 export DEB_BUILD_MAINT_OPTIONS=hardening=+all
 cppflags=$(dpkg-buildflags --get CPPFLAGS)
 cxxflags=$(dpkg-buildflags --get CXXFLAGS)
 ldflags=$(dpkg-buildflags --get LDFLAGS)
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+cmake -S . -B build-pkg -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DRATESCOPE_BUILD_TESTS=OFF -DRATESCOPE_BUILD_BENCH=OFF \
       -DCMAKE_CXX_FLAGS="$cppflags $cxxflags" -DCMAKE_EXE_LINKER_FLAGS="$ldflags" >/dev/null
 cmake --build build-pkg -j"${JOBS:-2}"
