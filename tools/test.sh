@@ -3,18 +3,46 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the core suites there; then
 # packages the first build as a .deb and checks the package (tools/check-package.sh).
 # Tests start their own redis-servers on free loopback ports and stop them.
+#
+#   bash tools/test.sh            all of the above (what CI runs)
+#   bash tools/test.sh --quick    the build in build/ (the one tools/run.sh uses) and every suite
+#                                 there, TEST_JOBS (default 4) at a time: the suites wait on their
+#                                 redis-servers more than on the CPU. No sanitizer build, no
+#                                 packaging check: run the whole script before you push.
+#   bash tools/test.sh --help     this text
+#
+# JOBS (default 2) is the build's parallelism. Both builds compile through ccache when it is
+# installed (tools/ccache-env.sh), so a second run, or a run in another clone, recompiles only
+# what changed. The sanitizer build leaves out what the core suites do not run: the console and
+# its suites, the benchmarks, the man pages and their suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
+quick=0
+for arg in "$@"; do
+  case $arg in
+    --quick) quick=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "test.sh: unknown argument $arg" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
 bash tools/install-deps.sh --tests
 source tools/ccache-env.sh
 
 jobs=${JOBS:-2}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
+if [ $quick -eq 1 ]; then
+  (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-4}")
+  echo "Quick run passed: no sanitizer build, no packaging check (bash tools/test.sh runs them)."
+  exit 0
+fi
 (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600)
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRATESCOPE_SANITIZE=ON \
-      -DRATESCOPE_BUILD_GUI=OFF -DRATESCOPE_BUILD_BENCH=OFF >/dev/null
+      -DRATESCOPE_BUILD_GUI=OFF -DRATESCOPE_BUILD_BENCH=OFF -DRATESCOPE_BUILD_MANPAGES=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 # Qt's own one-time allocations are not ours to chase: leaks are checked elsewhere.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
