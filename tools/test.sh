@@ -11,9 +11,10 @@
 #                                 packaging check: run the whole script before you push.
 #   bash tools/test.sh --help     this text
 #
-# JOBS (default 2) is the build's parallelism. Both builds compile through ccache when it is
-# installed (tools/ccache-env.sh), so a second run, or a run in another clone, recompiles only
-# what changed. The sanitizer build leaves out what the core suites do not run: the console and
+# JOBS (default 2) is the build's parallelism; TEST_JOBS how many suites run at once (default 2,
+# 4 with --quick): each suite starts redis-servers of its own on free ports. Both builds compile
+# through ccache when it is installed (tools/ccache-env.sh), so a second run, or a run in another
+# clone, recompiles only what changed. The sanitizer build leaves out what the core suites do not run: the console and
 # its suites, the benchmarks, the man pages and their suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,13 +40,13 @@ if [ $quick -eq 1 ]; then
   echo "Quick run passed: no sanitizer build, no packaging check (bash tools/test.sh runs them)."
   exit 0
 fi
-(cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600)
+(cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-2}")
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRATESCOPE_SANITIZE=ON \
       -DRATESCOPE_BUILD_GUI=OFF -DRATESCOPE_BUILD_BENCH=OFF -DRATESCOPE_BUILD_MANPAGES=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 # Qt's own one-time allocations are not ours to chase: leaks are checked elsewhere.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-   QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -L core)
+   QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -L core -j"${TEST_JOBS:-2}")
 
 bash tools/check-package.sh build
