@@ -14,8 +14,8 @@
 # JOBS (default 2) is the build's parallelism; TEST_JOBS how many suites run at once (default 2,
 # 4 with --quick): each suite starts redis-servers of its own on free ports. Both builds compile
 # through ccache when it is installed (tools/ccache-env.sh), so a second run, or a run in another
-# clone, recompiles only what changed. The sanitizer build leaves out what the core suites do not run: the console and
-# its suites, the benchmarks, the man pages and their suite.
+# clone, recompiles only what changed. The sanitizer build leaves out what the core suites do
+# not run: the console and its suites, the benchmarks, the man pages and their suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
