@@ -3,6 +3,7 @@
 // Throughput ratios, and p50/p99 latency ratios (redis-benchmark's latency summary is in
 // msec with microsecond digits; ours is in microseconds). Median of five alternating runs: on a
 // small shared machine single runs of either tool vary by tens of percent.
+#include "builtpaths.h"
 #include "limiters/algorithm.h"
 #include "redis/connection.h"
 #include "limiters/limiterscript.h"
@@ -66,7 +67,7 @@ Figures redisBenchmark(quint16 port, int connections, int pipeline, int requests
 
 Figures ours(const QString &url, int connections, int pipeline, int requests, const QByteArray &key)
 {
-    const QByteArray out = runProcess(QStringLiteral(RATESCOPE_CLI_PATH),
+    const QByteArray out = runProcess(BuiltPaths::cli(),
                                       {QStringLiteral("--url"), url, QStringLiteral("--json"), QStringLiteral("burst"),
                                        QString::fromUtf8(key), QStringLiteral("--algo"), QStringLiteral("sliding-log"),
                                        QStringLiteral("--limit"), QString::number(kLimit), QStringLiteral("--window"), QStringLiteral("1h"),

@@ -9,6 +9,7 @@
 // Usage: bench_scripts [requests per run (default 1500000)] [rounds (default 1)]
 // With 10,000 keys and a limit of 100, 1,500,000 requests admit about two thirds and deny the
 // rest. With several rounds, ours and the references alternate and the best run of each counts.
+#include "builtpaths.h"
 #include "redis/connection.h"
 #include "limiters/limiter.h"
 #include "limiters/limiterscript.h"
@@ -75,7 +76,7 @@ double costWithFullWindow(Connection &c, Algorithm a, qint64 limit, int calls)
 // A reference script of tests/bench (naive/ or floor/), or nothing when there is none.
 QByteArray referenceSource(const char *dir, Algorithm a)
 {
-    QFile f(QStringLiteral(RATESCOPE_REFERENCE_SCRIPTS_DIR "/%1/%2.lua").arg(QLatin1String(dir), algorithmName(a)));
+    QFile f((BuiltPaths::sourceDir() + QStringLiteral("/tests/bench/%1/%2.lua")).arg(QLatin1String(dir), algorithmName(a)));
     if (!f.exists())
         return {};
     if (!f.open(QIODevice::ReadOnly))

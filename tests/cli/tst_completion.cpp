@@ -3,10 +3,11 @@
 // only when --url is on the line, the console's options and saved profile names. Each case
 // runs in a fresh bash, with bash-completion's _init_completion when it is installed and
 // with the script's own fallback without it.
+#include "builtpaths.h"
 #include "testsupport.h"
 
 #include "limiters/algorithm.h"
-#ifdef RATESCOPE_GUI_PATH
+#ifdef RATESCOPE_HAVE_GUI
 #include "profilestore.h"
 #endif
 
@@ -124,7 +125,7 @@ private slots:
                  QStringList());
     }
 
-#ifdef RATESCOPE_GUI_PATH
+#ifdef RATESCOPE_HAVE_GUI
     void console_data()
     {
         withModes();
@@ -212,17 +213,17 @@ private:
 
     QStringList cli(const QStringList &words, bool bashCompletion, const QList<QPair<QString, QString>> &environment = {})
     {
-        return complete(QStringLiteral(RATESCOPE_SOURCE_DIR "/packaging/completion/ratescope-cli.bash"), QStringLiteral("_ratescope_cli"),
-                        QStringLiteral(RATESCOPE_CLI_PATH), words, bashCompletion, environment);
+        return complete(BuiltPaths::sourceDir() + QStringLiteral("/packaging/completion/ratescope-cli.bash"), QStringLiteral("_ratescope_cli"),
+                        BuiltPaths::cli(), words, bashCompletion, environment);
     }
 
-#ifdef RATESCOPE_GUI_PATH
+#ifdef RATESCOPE_HAVE_GUI
     QStringList gui(const QStringList &words, bool bashCompletion)
     {
         // Key names come from the ratescope-cli on PATH: the built one.
-        const QString cliDir = QFileInfo(QStringLiteral(RATESCOPE_CLI_PATH)).absolutePath();
-        return complete(QStringLiteral(RATESCOPE_SOURCE_DIR "/packaging/completion/ratescope.bash"), QStringLiteral("_ratescope"),
-                        QStringLiteral(RATESCOPE_GUI_PATH), words, bashCompletion,
+        const QString cliDir = QFileInfo(BuiltPaths::cli()).absolutePath();
+        return complete(BuiltPaths::sourceDir() + QStringLiteral("/packaging/completion/ratescope.bash"), QStringLiteral("_ratescope"),
+                        BuiltPaths::gui(), words, bashCompletion,
                         {{QStringLiteral("PATH"), cliDir + QLatin1Char(':') + qEnvironmentVariable("PATH")}});
     }
 #endif

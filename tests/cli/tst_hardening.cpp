@@ -1,5 +1,6 @@
 // The CLI and core under hostile input and faults: replies this build cannot use, exit codes,
 // mutations whose audit entry cannot be written, deletes of what no limiter is, loose input.
+#include "builtpaths.h"
 #include "admin/audit.h"
 #include "redis/connection.h"
 #include "base/errors.h"
@@ -437,7 +438,7 @@ void TestHardening::interruptedKeysSayIncomplete()
     if (json)
         a << QStringLiteral("--json");
     a << QStringLiteral("keys") << QStringLiteral("--all");
-    cli.start(QStringLiteral(RATESCOPE_CLI_PATH), a);
+    cli.start(BuiltPaths::cli(), a);
     QVERIFY(cli.waitForStarted(10000));
     // Once the first rows are out, the scan is under way (50,000 keys take a while).
     QByteArray out;
@@ -596,7 +597,7 @@ void TestHardening::resetWhenTheServerDiesMatchesWhatItHolds()
         c.pipeline(fill);
     }
     QProcess cli;
-    cli.start(QStringLiteral(RATESCOPE_CLI_PATH),
+    cli.start(BuiltPaths::cli(),
               {QStringLiteral("--url"), server.url() + QStringLiteral("?timeout=500ms"), QStringLiteral("--json"), QStringLiteral("reset"),
                QStringLiteral("--match"), QStringLiteral("dk:*"), QStringLiteral("--yes"), QStringLiteral("--include-non-limiters")});
     QVERIFY(cli.waitForStarted(10000));
@@ -647,7 +648,7 @@ void TestHardening::burstWhenTheServerDiesMatchesWhatItHolds()
     server.start();
     constexpr qint64 kRequests = 50000000;
     QProcess cli;
-    cli.start(QStringLiteral(RATESCOPE_CLI_PATH),
+    cli.start(BuiltPaths::cli(),
               {QStringLiteral("--url"), server.url(), QStringLiteral("--json"), QStringLiteral("burst"), QStringLiteral("dying"),
                QStringLiteral("--algo"), QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("1000000000"),
                QStringLiteral("--window"), QStringLiteral("1d"), QStringLiteral("--requests"), QString::number(kRequests),

@@ -1,6 +1,7 @@
 // The man pages (built by packaging/Packaging.cmake from the executables themselves) against
 // --help: the same commands, and the same options for every command and for the console.
 // Both sides are parsed from what a user reads: the help text, and the gzipped page as installed.
+#include "builtpaths.h"
 #include "testsupport.h"
 
 #include <QMap>
@@ -28,7 +29,7 @@ QByteArray run(const QString &program, const QStringList &args)
 QString manPage(const QString &name)
 {
     return QString::fromUtf8(
-        run(QStringLiteral("gzip"), {QStringLiteral("-dc"), QStringLiteral(RATESCOPE_MAN_DIR "/") + name + QStringLiteral(".1.gz")}));
+        run(QStringLiteral("gzip"), {QStringLiteral("-dc"), BuiltPaths::manDir() + QLatin1Char('/') + name + QStringLiteral(".1.gz")}));
 }
 
 // The option names at the start of a help line ("  -h, --help  Show ...", "  --url <URL>  ...",
@@ -145,7 +146,7 @@ QStringList differences(const OptionSets &help, const OptionSets &man)
 
 QString cliHelpText(const QStringList &args)
 {
-    return QString::fromUtf8(run(QStringLiteral(RATESCOPE_CLI_PATH), args));
+    return QString::fromUtf8(run(BuiltPaths::cli(), args));
 }
 
 } // namespace
@@ -166,10 +167,10 @@ private slots:
         QCOMPARE(differences(help, manOptions(page)), QStringList());
     }
 
-#ifdef RATESCOPE_GUI_PATH
+#ifdef RATESCOPE_HAVE_GUI
     void consolePageListsWhatHelpLists()
     {
-        const QString helpText = QString::fromUtf8(run(QStringLiteral(RATESCOPE_GUI_PATH), {QStringLiteral("--help")}));
+        const QString helpText = QString::fromUtf8(run(BuiltPaths::gui(), {QStringLiteral("--help")}));
         const OptionSets help{{QString(), helpOptions(helpText, QStringLiteral("Options:"))}};
         QVERIFY(help.value(QString()).contains(QStringLiteral("--screenshot-after")));
         QVERIFY(help.value(QString()).contains(QStringLiteral("-v")));
@@ -182,7 +183,7 @@ private slots:
     {
         QVERIFY(manPage(QStringLiteral("ratescope-cli")).contains(QStringLiteral("\"Ratescope " RATESCOPE_VERSION "\"")));
         QCOMPARE(cliHelpText({QStringLiteral("--version")}), QStringLiteral("ratescope-cli " RATESCOPE_VERSION "\n"));
-#ifdef RATESCOPE_GUI_PATH
+#ifdef RATESCOPE_HAVE_GUI
         QVERIFY(manPage(QStringLiteral("ratescope")).contains(QStringLiteral("\"Ratescope " RATESCOPE_VERSION "\"")));
 #endif
     }

@@ -1,6 +1,7 @@
 // Demo mode and the main window: the demo shows its limiters with filled columns, the banner
 // comes and goes with the connection, and the built `ratescope --demo` leaves no redis-server
 // behind after a normal exit, after SIGTERM, or when it is killed with SIGKILL.
+#include "builtpaths.h"
 #include "connectionbanner.h"
 #include "demosession.h"
 #include "keybrowser.h"
@@ -56,7 +57,7 @@ qint64 startDemo(QProcess &p, const QStringList &extra, QString *dir = nullptr)
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(RATESCOPE_GUI_PATH), QStringList{QStringLiteral("--demo")} + extra);
+    p.start(BuiltPaths::gui(), QStringList{QStringLiteral("--demo")} + extra);
     if (!p.waitForStarted(10000))
         return 0;
     QByteArray out;

@@ -1,6 +1,7 @@
 // Bursts against a real redis-server: exact admission under concurrency for every
 // algorithm, the window-boundary scenario, a server dying mid-burst, NOSCRIPT recovery,
 // open-loop pacing, cancellation, the CLI; and the latency histogram's precision.
+#include "builtpaths.h"
 #include "admin/audit.h"
 #include "load/boundaryscenario.h"
 #include "load/burst.h"
@@ -414,7 +415,7 @@ void TestBurst::cliThreadThatCannotStartIsAnError()
     const QString limit = QStringLiteral("ulimit -v 600000; exec \"$0\" \"$@\"");
     auto underLimit = [&](const QStringList &args) {
         QProcess p;
-        p.start(QStringLiteral("bash"), QStringList{QStringLiteral("-c"), limit, QStringLiteral(RATESCOPE_CLI_PATH)} + args);
+        p.start(QStringLiteral("bash"), QStringList{QStringLiteral("-c"), limit, BuiltPaths::cli()} + args);
         p.waitForFinished(60000);
         return std::pair(p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardError());
     };
@@ -674,7 +675,7 @@ void TestBurst::cliExitsThreeWhenServerDies()
     SandboxServer doomed;
     doomed.start();
     QProcess cli;
-    cli.start(QStringLiteral(RATESCOPE_CLI_PATH),
+    cli.start(BuiltPaths::cli(),
               {QStringLiteral("--url"), doomed.url(), QStringLiteral("--json"), QStringLiteral("burst"), QStringLiteral("doomed"),
                QStringLiteral("--algo"), QStringLiteral("sliding-counter"), QStringLiteral("--limit"), QStringLiteral("1000000000"),
                QStringLiteral("--window"), QStringLiteral("1d"), QStringLiteral("--requests"), QStringLiteral("100000000"),

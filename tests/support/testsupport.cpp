@@ -1,5 +1,7 @@
 #include "testsupport.h"
 
+#include "builtpaths.h"
+
 #include "redis/connection.h"
 
 #include <QDeadlineTimer>
@@ -308,12 +310,12 @@ std::map<QString, QJsonObject> keysRows(const QString &url, const QStringList &e
 
 CliResult runCli(const QStringList &args, const QByteArray &stdinData, int timeoutMs)
 {
-    return runProcess(QStringLiteral(RATESCOPE_CLI_PATH), args, stdinData, timeoutMs);
+    return runProcess(BuiltPaths::cli(), args, stdinData, timeoutMs);
 }
 
 CliResult runCliBytes(const QList<QByteArray> &args, const QByteArray &stdinData, int timeoutMs)
 {
-    QString script = QStringLiteral("exec '%1'").arg(QStringLiteral(RATESCOPE_CLI_PATH));
+    QString script = QStringLiteral("exec '%1'").arg(BuiltPaths::cli());
     for (const QByteArray &a : args) {
         Q_ASSERT(!a.contains('\0'));
         script += QStringLiteral(" $'");
