@@ -10,6 +10,7 @@
 #include "keys/keyscanner.h"
 #include "base/keytext.h"
 #include "limiters/limiter.h"
+#include "admin/limitsinforce.h"
 #include "admin/policy.h"
 #include "formats/usage.h"
 
@@ -88,9 +89,7 @@ EffectiveLimits limitsFor(Cli &cli, const QByteArray &key)
 {
     if (flagsComplete(cli))
         return {};
-    Connection &c = cli.connection();
-    const std::vector<Policy> policies = cli.policies();
-    return effectiveLimits(policies, OverrideStore(c, cli.ns()).forKey(key, policies), key);
+    return readLimitsInForce(cli.connection(), cli.ns(), cli.policies(), key);
 }
 
 QByteArray keyArgument(const Cli &cli)
@@ -110,8 +109,10 @@ struct ShardPick {
     QByteArray requestId;
 };
 
+// usedNow: for a peek, how much is used before the request asked about (what `keys`, `top`
+// and the console show as used).
 void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const EffectiveLimits &limits,
-                   const std::optional<ShardPick> &shard = std::nullopt)
+                   const std::optional<ShardPick> &shard = std::nullopt, std::optional<qint64> usedNow = std::nullopt)
 {
     const bool withHeaders = cli.args().isSet(QStringLiteral("headers"));
     const auto headers =
@@ -124,7 +125,10 @@ void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const Eff
             {QStringLiteral("remaining"), d.remaining},
             {QStringLiteral("retry_after_ms"), unitsRoundedUp(d.retryAfterUs, 1000)},
             {QStringLiteral("reset_after_ms"), unitsRoundedUp(d.resetAfterUs, 1000)},
+            {QStringLiteral("limits_from"), limitSourceName(flagsComplete(cli) ? LimitSource::Arguments : limits.source)},
         };
+        if (usedNow)
+            o.insert(QStringLiteral("used_now"), *usedNow);
         if (withHeaders) {
             QJsonObject h;
             for (const auto &[name, value] : headers)
@@ -147,6 +151,8 @@ void printDecision(Cli &cli, const Decision &d, const LimitSpec &spec, const Eff
         {QStringLiteral("retry_after"), formatWaitUs(d.retryAfterUs)},
         {QStringLiteral("reset_after"), formatWaitUs(d.resetAfterUs)},
     };
+    if (usedNow)
+        fields.insert(2, {QStringLiteral("used_now"), QStringLiteral("%1 of %2 (before this request)").arg(*usedNow).arg(d.limit)});
     if (shard)
         fields.append({QStringLiteral("shard"), QStringLiteral("%1 (%2 of %3, request id %4)")
                                                     .arg(displayKey(shard->key))
@@ -250,6 +256,13 @@ int runPeek(Cli &cli)
     const bool given = limits.spec || flagsComplete(cli);
     std::optional<LimitSpec> stated = given ? std::optional<LimitSpec>(specFor(cli, key, limits)) : std::nullopt;
     const KeyKind kind = classifyKey(c, key, now, unit, stated, limits.policy ? limits.policy->format : QString());
+    // A counter window or another library's second key: the limits in force are its limiter's.
+    EffectiveLimits inForce = limits;
+    if (kind.subject(key) != key && !flagsComplete(cli)) {
+        inForce = readLimitsInForce(c, cli.ns(), cli.policies(), kind.subject(key), kind);
+        if (inForce.spec)
+            stated = specFor(cli, kind.subject(key), inForce);
+    }
     LimitSpec spec;
     if (stated) {
         spec = *stated;
@@ -258,7 +271,7 @@ int runPeek(Cli &cli)
         spec.cost = cli.integerOption(QStringLiteral("cost"), 1, kMaxLimit, 1);
         spec.validate();
     } else {
-        spec = specFor(cli, key, limits); // says which limits are missing
+        spec = specFor(cli, key, inForce); // says which limits are missing
     }
     const bool foreign =
         kind.format == KeyFormat::ForeignSlidingLog || kind.format == KeyFormat::CounterWindow || kind.format == KeyFormat::Library;
@@ -271,7 +284,7 @@ int runPeek(Cli &cli)
         spec = ratescope::limitsFor(kind, spec).value_or(spec);
     const Decision d = foreign ? peekAnyFormat(c, kind.subject(key), kind, spec, now).decision
                                : Limiter(c).peek(key, spec, explicitNow ? explicitNow : std::optional<qint64>(now));
-    printDecision(cli, d, spec, limits);
+    printDecision(cli, d, spec, inForce, std::nullopt, d.used - (d.allowed ? spec.cost : 0));
     return ExitOk;
 }
 

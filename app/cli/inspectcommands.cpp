@@ -141,6 +141,7 @@ int runKeys(Cli &cli)
 
     KeysPrinter printer(cli, options.memory);
     KeyScanner scanner(c, options);
+    LimitResolver resolver(options.policies, cli.ns()); // the limits in force, as every view has them
     std::map<QByteArray, Row> counterBases;                       // grouped and printed at the end
     std::map<QByteArray, std::pair<Row, KeyKind>> libraryRows;   // other libraries' limiters: one row each, printed at the end
     std::vector<std::pair<QByteArray, KeyKind>> shardCandidates; // <base>:<n> limiters, grouped at the end
@@ -155,10 +156,16 @@ int runKeys(Cli &cli)
             std::vector<Row> rows;
             std::vector<UsageTarget> targets;
             std::vector<size_t> targetRow;
-            for (const KeyRecord &rec : scanner.nextPage()) {
+            const std::vector<KeyRecord> page = scanner.nextPage();
+            std::vector<QByteArray> subjects;
+            for (const KeyRecord &rec : page)
+                subjects.push_back(rec.kind.subject(rec.key));
+            resolver.readOverrides(c, subjects); // one round trip per page, when there are policies
+            for (const KeyRecord &rec : page) {
                 if (!ns.isEmpty() && rec.key.startsWith(ns) && !all)
                     continue; // Ratescope's own metadata
-                const auto policy = matchPolicy(options.policies, rec.kind.subject(rec.key));
+                const LimitsInForce limits = resolver.resolve(rec.kind.subject(rec.key), rec.kind);
+                const Policy *policy = limits.policy;
                 if (!rec.kind.isLimiter() && !policy && !all)
                     continue;
                 if (rec.kind.format == KeyFormat::Library) {
@@ -172,7 +179,7 @@ int runKeys(Cli &cli)
                         kind = rec.kind;
                         if (policy)
                             row.policy = policy->name;
-                        row.spec = limitsFor(rec.kind, policy ? std::optional<LimitSpec>(policy->spec) : std::nullopt);
+                        row.spec = limits.spec;
                     }
                     row.pttlMs = std::max(row.pttlMs, rec.pttlMs);
                     row.memory = rec.memory >= 0 ? std::max<qint64>(0, row.memory) + rec.memory : -1;
@@ -186,10 +193,11 @@ int runKeys(Cli &cli)
                     base.pttlMs = std::max(base.pttlMs, rec.pttlMs);
                     base.memory = rec.memory >= 0 ? std::max<qint64>(0, base.memory) + rec.memory : -1;
                     base.windows += 1;
-                    if (policy) {
+                    if (policy)
                         base.policy = policy->name;
-                        base.spec = policy->spec;
-                        base.algorithm = policy->spec.algorithm;
+                    if (limits.spec) {
+                        base.spec = limits.spec;
+                        base.algorithm = limits.spec->algorithm;
                     }
                     continue;
                 }
@@ -214,11 +222,12 @@ int runKeys(Cli &cli)
                     shardRows.emplace(rec.key, std::move(r));
                     continue;
                 }
-                if (policy) {
+                if (policy)
                     r.policy = policy->name;
-                    r.spec = policy->spec;
+                if (limits.spec) {
+                    r.spec = limits.spec;
                     if (rec.kind.isLimiter()) {
-                        targets.push_back({rec.key, rec.kind, policy->spec});
+                        targets.push_back({rec.key, rec.kind, *limits.spec});
                         targetRow.push_back(rows.size());
                     }
                 }
@@ -286,10 +295,12 @@ int runKeys(Cli &cli)
         std::vector<UsageTarget> targets;
         std::vector<Row *> targetRows;
         for (auto &[key, row] : shardRows) {
-            if (const auto policy = matchPolicy(options.policies, key)) {
-                row.policy = policy->name;
-                row.spec = policy->spec;
-                targets.push_back({key, kinds[key], policy->spec});
+            const LimitsInForce limits = resolver.resolve(key, kinds[key]);
+            if (limits.policy)
+                row.policy = limits.policy->name;
+            if (limits.spec) {
+                row.spec = limits.spec;
+                targets.push_back({key, kinds[key], *limits.spec});
                 targetRows.push_back(&row);
             }
         }
@@ -470,7 +481,8 @@ int runInspect(Cli &cli)
     }
     const std::vector<Policy> policies = cli.policies();
     OverrideStore overrides(c, cli.ns());
-    QJsonObject state = inspectKey(c, key, policies, overrides.forKey(key, policies), o);
+    LimitResolver resolver(policies, cli.ns());
+    QJsonObject state = inspectKey(c, key, resolver, o);
     // The base of a sharded limiter (no key of its own): the group, shard by shard, under the
     // base's override and the shards' own, if any.
     if (!state.value(QStringLiteral("exists")).toBool())

@@ -9,6 +9,7 @@
 #include "keys/inspector.h"
 #include "keys/keyscanner.h"
 #include "base/keytext.h"
+#include "admin/limitsinforce.h"
 #include "admin/policy.h"
 #include "formats/usage.h"
 
@@ -92,11 +93,9 @@ std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flag
 {
     Connection &c = cli.connection();
     const std::vector<Policy> policies = flags.complete() ? std::vector<Policy>{} : cli.policies();
-    OverrideStore overrides(c, cli.ns());
     std::vector<Watched> watched;
     for (const QByteArray &key : keys) {
-        const EffectiveLimits limits =
-            flags.complete() ? EffectiveLimits{} : effectiveLimits(policies, overrides.forKey(key, policies), key);
+        const EffectiveLimits limits = flags.complete() ? EffectiveLimits{} : readLimitsInForce(c, cli.ns(), policies, key);
         std::optional<LimitSpec> spec = limits.spec;
         if (!spec && flags.complete())
             spec = LimitSpec{};

@@ -372,14 +372,28 @@ void OverrideStore::publish(const char *type, const QByteArray &key, const QStri
                               .toJson(QJsonDocument::Compact)});
 }
 
-QByteArray groupOf(const std::vector<Policy> &policies, const QByteArray &key)
+
+LimitSpec limitsOf(const Policy &policy, const std::optional<Override> &override, const QByteArray &key)
 {
+    LimitSpec spec = policy.spec;
+    // A shard of a sharded limiter gets its share of the group's limit (shard n of N: n mod N,
+    // which is n for shards numbered from 0 and n - 1 .. wrapping N to 0 from 1).
     QByteArray base;
     int n = 0;
-    const std::optional<Policy> p = matchPolicy(policies, key);
-    if (p && p->shards >= 2 && splitShardKey(key, &base, &n) && n <= p->shards)
-        return base;
-    return {};
+    const bool shard = policy.shards >= 2 && splitShardKey(key, &base, &n) && n <= policy.shards;
+    if (shard) {
+        spec.limit = std::max<qint64>(1, shardShare(spec.limit, policy.shards, n % policy.shards));
+        spec.cost = std::min(spec.cost, spec.limit);
+    }
+    if (override) {
+        // The group's override is the group's limit: this shard gets its share of it.
+        const bool groupWide = shard && override->key == base && override->key != key;
+        spec.limit = groupWide ? std::max<qint64>(1, shardShare(override->limit, policy.shards, n % policy.shards)) : override->limit;
+        if (override->windowUs)
+            spec.windowUs = override->windowUs;
+        spec.cost = std::min(spec.cost, spec.limit);
+    }
+    return spec;
 }
 
 EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::optional<Override> &override, const QByteArray &key)
@@ -388,26 +402,18 @@ EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::
     e.policy = matchPolicy(policies, key);
     e.override = override;
     if (e.policy)
-        e.spec = e.policy->spec;
-    // A shard of a sharded limiter gets its share of the group's limit (shard n of N: n mod N,
-    // which is n for shards numbered from 0 and n - 1 .. wrapping N to 0 from 1).
+        e.spec = limitsOf(*e.policy, override, key);
+    return e;
+}
+
+QByteArray groupOf(const std::vector<Policy> &policies, const QByteArray &key)
+{
     QByteArray base;
     int n = 0;
-    const bool shard = e.spec && e.policy->shards >= 2 && splitShardKey(key, &base, &n) && n <= e.policy->shards;
-    if (shard) {
-        e.spec->limit = std::max<qint64>(1, shardShare(e.spec->limit, e.policy->shards, n % e.policy->shards));
-        e.spec->cost = std::min(e.spec->cost, e.spec->limit);
-    }
-    if (override && e.spec) {
-        // The group's override is the group's limit: this shard gets its share of it.
-        const bool groupWide = shard && override->key == base && override->key != key;
-        e.spec->limit =
-            groupWide ? std::max<qint64>(1, shardShare(override->limit, e.policy->shards, n % e.policy->shards)) : override->limit;
-        if (override->windowUs)
-            e.spec->windowUs = override->windowUs;
-        e.spec->cost = std::min(e.spec->cost, e.spec->limit);
-    }
-    return e;
+    const Policy *p = findPolicy(policies, key);
+    if (p && p->shards >= 2 && splitShardKey(key, &base, &n) && n <= p->shards)
+        return base;
+    return {};
 }
 
 namespace {

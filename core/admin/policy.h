@@ -123,16 +123,29 @@ private:
     MetadataNamespace m_ns;
 };
 
+// Where the limits in force come from (admin/limitsinforce.h states the order).
+enum class LimitSource {
+    None,          // no limits apply
+    Arguments,     // given with the command
+    Override,      // the key's own override
+    GroupOverride, // its shard group's override
+    Policy,        // the matching policy
+    KeyState,      // another library's key stating its own limits
+};
 // What applies to a key right now: the override if any, else the policy's limits (a shard
-// <base>:<n> of a policy with `shards` N: its share of the limit, shard n mod N).
+// <base>:<n> of a policy with `shards` N: its share of the limit, shard n mod N). Asked of
+// LimitResolver (admin/limitsinforce.h), the one place that decides it.
 struct EffectiveLimits {
     std::optional<Policy> policy;
     std::optional<Override> override;
     std::optional<LimitSpec> spec;
+    LimitSource source = LimitSource::None;
 };
 // `override` may be the key's own or its group's (then the group's limit is shared out as the
 // policy's is).
 EffectiveLimits effectiveLimits(const std::vector<Policy> &policies, const std::optional<Override> &override, const QByteArray &key);
+// The limits of `policy` for `key` (a shard's share), with `override`'s in their place.
+LimitSpec limitsOf(const Policy &policy, const std::optional<Override> &override, const QByteArray &key);
 
 // The group a key is a shard of: <base> for <base>:<n> when the policy matching the key
 // declares shards and n is one of them; empty otherwise. An override of the base covers

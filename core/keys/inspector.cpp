@@ -247,15 +247,18 @@ QJsonObject counterState(Connection &c, const KeyKind &kind, qint64 nowUs)
 
 } // namespace
 
-QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std::vector<Policy> &policies,
-                       const std::optional<Override> &override, const InspectOptions &o)
+QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResolver &resolver, const InspectOptions &o)
 {
-    const EffectiveLimits limits = effectiveLimits(policies, override, key);
-    const ScoreUnit declared = o.scoreUnit != ScoreUnit::Auto ? o.scoreUnit : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
-    const KeyKind kind =
-        classifyKey(connection, key, o.nowUs, declared, o.spec ? o.spec : limits.spec, limits.policy ? limits.policy->format : QString());
-    // Another library's key may state its own limits or window (Python limits, Kong's period).
-    const std::optional<LimitSpec> spec = limitsFor(kind, o.spec ? o.spec : limits.spec);
+    resolver.readOverrides(connection, {key});
+    const LimitsInForce asKey = resolver.resolve(key, KeyKind{}, o.spec);
+    const ScoreUnit declared = o.scoreUnit != ScoreUnit::Auto ? o.scoreUnit : asKey.policy ? asKey.policy->scoreUnit : ScoreUnit::Auto;
+    const KeyKind kind = classifyKey(connection, key, o.nowUs, declared, asKey.spec, asKey.policy ? asKey.policy->format : QString());
+    // What is in force for the limiter the key belongs to (a counter window's base); another
+    // library's key may state its own limits or window (Python limits, Kong's period).
+    resolver.readOverrides(connection, {kind.subject(key)});
+    const LimitsInForce limits = resolver.resolve(kind.subject(key), kind, o.spec);
+    const std::optional<Override> &override = limits.override;
+    const std::optional<LimitSpec> spec = limits.spec;
     if (o.buckets > 0) { // refused before anything else is read
         if (!o.bucketSpanUs && !spec)
             throw UsageError(QStringLiteral("buckets need a span or known limits (a policy, or --limit and --window)"));
@@ -291,8 +294,10 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std:
         out.insert(QStringLiteral("policy"), limits.policy->name);
     if (override)
         out.insert(QStringLiteral("override"), override->toJson());
-    if (spec)
+    if (spec) {
         out.insert(QStringLiteral("limits"), specJson(*spec));
+        out.insert(QStringLiteral("limits_from"), limitSourceName(limits.source));
+    }
 
     switch (kind.format) {
     case KeyFormat::SlidingLog:

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "formats/recognition.h"
+#include "admin/limitsinforce.h"
 #include "admin/policy.h"
 
 #include <optional>
@@ -33,7 +34,8 @@ struct InspectOptions {
 // limits, decision (what a request would be told now), the per-format "state", and with
 // options.buckets the "buckets" [{from_us, to_us, count}] of a log over (now - span, now].
 // Throws UsageError when buckets are asked of a key that is no log, or without span or limits.
-QJsonObject inspectKey(Connection &connection, const QByteArray &key, const std::vector<Policy> &policies,
-                       const std::optional<Override> &override, const InspectOptions &options);
+// The limits are the ones in force (the resolver's; options.spec wins as given with the
+// command); the overrides it needs are read into it.
+QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResolver &limits, const InspectOptions &options);
 
 } // namespace ratescope

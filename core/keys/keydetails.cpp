@@ -3,25 +3,12 @@
 #include "redis/connection.h"
 #include "base/errors.h"
 #include "keys/keyscanner.h"
+#include "admin/limitsinforce.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
 
 namespace ratescope {
-
-namespace {
-
-std::optional<Override> parseOverride(const Reply &r)
-{
-    if (r.isNil() || r.isError() || r.type() != Reply::Type::String)
-        return std::nullopt;
-    const QJsonDocument doc = QJsonDocument::fromJson(r.bytes());
-    if (!doc.isObject())
-        return std::nullopt;
-    return Override::fromJson(doc.object());
-}
-
-} // namespace
 
 std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector<QByteArray> &keys, const std::vector<Policy> &policies,
                                        const MetadataNamespace &ns)
@@ -33,26 +20,39 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
     // Overrides are read with the rest, pipelined, in the store's own key layout: a key's
     // own with TYPE and PTTL, a counter window's base's with the samples.
     OverrideStore overrideStore(connection, ns);
+    LimitResolver resolver(policies, ns);
     KeyRound round;
     round.memory = true;
     round.policies = &policies;
-    // A shard of a sharded policy also reads its group's override (the base's), for when it
-    // has none of its own.
-    round.alsoRead = [&overrideStore, &policies](const QByteArray &key) {
-        std::vector<Command> reads{{"GET", overrideStore.storageKey(key)}};
-        if (const QByteArray group = groupOf(policies, key); !group.isEmpty())
-            reads.push_back({"GET", overrideStore.storageKey(group)});
+    // The overrides deciding a key's limits (its own; a shard's group's) go with TYPE and PTTL,
+    // a counter window's base's with the samples.
+    round.alsoRead = [&overrideStore, &resolver](const QByteArray &key) {
+        std::vector<Command> reads;
+        for (const QByteArray &k : resolver.overrideSubjects(key))
+            reads.push_back({"GET", overrideStore.storageKey(k)});
         return reads;
     };
-    round.alsoSample = [&overrideStore](const KeyRecord &r) {
-        QByteArray base;
-        qint64 id = 0;
-        if (r.type == "string" && splitCounterWindowKey(r.key, &base, &id))
-            return std::vector<Command>{{"GET", overrideStore.storageKey(base)}};
-        return std::vector<Command>{};
+    round.alsoSample = [&overrideStore, &resolver](const KeyRecord &r) {
+        std::vector<Command> reads;
+        const QByteArray subject = r.kind.subject(r.key);
+        if (subject != r.key)
+            for (const QByteArray &k : resolver.overrideSubjects(subject))
+                reads.push_back({"GET", overrideStore.storageKey(k)});
+        return reads;
     };
     const KeyRoundResult read = readKeyRecords(connection, keys, round);
     const qint64 nowUs = read.nowUs;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        const std::vector<QByteArray> own = resolver.overrideSubjects(keys[i]);
+        for (size_t k = 0; k < own.size() && k < read.alsoRead[i].size(); ++k)
+            resolver.takeOverride(own[k], read.alsoRead[i][k]);
+        const QByteArray subject = read.records[i].kind.subject(keys[i]);
+        if (subject != keys[i]) {
+            const std::vector<QByteArray> its = resolver.overrideSubjects(subject);
+            for (size_t k = 0; k < its.size() && k < read.alsoSampled[i].size(); ++k)
+                resolver.takeOverride(its[k], read.alsoSampled[i][k]);
+        }
+    }
     std::vector<UsageTarget> targets;
     std::vector<size_t> targetKey;
     for (size_t i = 0; i < keys.size(); ++i) {
@@ -71,18 +71,14 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
         // A counter window belongs to its base: "api:acme:28475638" is a window of "api:acme".
         // Another library's limiter kept in several keys belongs to its first key alike.
         const QByteArray subject = d.kind.subject(keys[i]);
-        std::optional<Override> override = parseOverride(read.alsoRead[i].front());
-        if (!override && read.alsoRead[i].size() > 1)
-            override = parseOverride(read.alsoRead[i][1]);
-        if (d.kind.format == KeyFormat::CounterWindow && !read.alsoSampled[i].empty())
-            override = parseOverride(read.alsoSampled[i].front());
-        const EffectiveLimits limits = effectiveLimits(policies, override, subject);
+        const LimitsInForce limits = resolver.resolve(subject, d.kind);
         if (limits.policy) {
             d.policy = limits.policy->name;
             d.policyMatch = limits.policy->match;
         }
-        d.spec = limitsFor(d.kind, limits.spec); // another library's key may state its own limits
-        d.overridden = limits.override.has_value() && limits.spec.has_value();
+        d.spec = limits.spec;
+        d.overridden = limits.overridden();
+        d.source = limits.source;
         if (!d.kind.isLimiter() || !d.kind.readable() || !d.spec)
             continue;
         try {

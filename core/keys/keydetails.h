@@ -4,6 +4,7 @@
 #pragma once
 
 #include "formats/recognition.h"
+#include "admin/limitsinforce.h"
 #include "admin/policy.h"
 #include "formats/usage.h"
 
@@ -24,6 +25,7 @@ struct KeyDetails {
     QByteArray policyMatch;
     std::optional<LimitSpec> spec; // the limits in force (an override applied)
     bool overridden = false;
+    LimitSource source = LimitSource::None; // where the limits come from (admin/limitsinforce.h)
     std::optional<Usage> usage; // how full it is now (read without writing)
     QString problem;            // why there is no usage, in the server's words when it gave some
     QByteArray metadata;        // under Ratescope's namespace: "policies", "override", "audit", ...

@@ -1,5 +1,7 @@
 #include "load/hotlimiters.h"
 
+#include "admin/limitsinforce.h"
+
 #include "redis/connection.h"
 #include "base/errors.h"
 #include "keys/keyscanner.h"
@@ -467,7 +469,6 @@ void HotScanner::addLimiters(KeyRoundResult &&read)
     m_pass.guessedWrong += qint64(read.retry.size());
     for (QByteArray &key : read.retry)
         m_retry.push_back(std::move(key));
-    const std::vector<Policy> &policies = m_options.policies;
     for (const KeyRecord &rec : read.records) {
         if (!rec.kind.isLimiter())
             continue;
@@ -478,16 +479,7 @@ void HotScanner::addLimiters(KeyRoundResult &&read)
             if (!m_bases.insert(l.key).second)
                 continue; // another window (or key) of a limiter already found
         }
-        const Policy *p = findPolicy(policies, l.key);
-        if (p) {
-            l.policy = p->name;
-            l.spec = p->spec;
-            if (const auto a = l.kind.algorithm())
-                l.spec->algorithm = *a;
-        }
-        if (l.kind.format == KeyFormat::Library) // its own limits or window, if the key states them
-            l.spec = l.kind.readable() ? limitsFor(l.kind, p ? std::optional<LimitSpec>(p->spec) : std::nullopt) : std::nullopt;
-        m_pass.limiters.push_back(std::move(l));
+        m_pass.limiters.push_back(std::move(l)); // its limits once the scan is over (resolveLimits)
     }
 }
 
@@ -617,9 +609,28 @@ void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps 
 // limiters are measured over about the same span (whatever page they were found on). At an
 // explicit now the pass is a snapshot: counters, which need two reads over real time, are
 // not measured, and this reads nothing.
+void HotScanner::resolveLimits(Connection &connection)
+{
+    // The overrides of every limiter found (and of shard groups): an MGET per 1,000, in one
+    // pipeline, rather than a second walk over the keyspace for the override records.
+    LimitResolver resolver(m_options.policies, m_options.ns);
+    std::vector<QByteArray> subjects;
+    subjects.reserve(m_pass.limiters.size());
+    for (const HotLimiter &l : m_pass.limiters)
+        subjects.push_back(l.key);
+    resolver.readOverrides(connection, subjects);
+    for (HotLimiter &l : m_pass.limiters) {
+        LimitsInForce in = resolver.resolve(l.key, l.kind);
+        l.policy = in.policyName();
+        l.source = in.source;
+        l.spec = l.kind.format == KeyFormat::Library && !l.kind.readable() ? std::nullopt : std::move(in.spec);
+    }
+}
+
 void HotScanner::firstRead(Connection &connection)
 {
     HotPass &pass = m_pass;
+    resolveLimits(connection);
     m_first.assign(pass.limiters.size(), {});
     m_firstAt.assign(pass.limiters.size(), 0);
     if (m_options.nowUs || pass.limiters.empty())

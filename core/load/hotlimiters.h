@@ -5,6 +5,7 @@
 
 #include "formats/recognition.h"
 #include "keys/keyscanner.h"
+#include "admin/limitsinforce.h"
 #include "admin/policy.h"
 #include "formats/usage.h"
 
@@ -44,8 +45,9 @@ struct HotLimiter {
     QByteArray key; // counter windows: the base, for the whole limiter
     KeyKind kind;
     QString master; // on a cluster, the master holding it ("host:port"); empty otherwise
-    QString policy; // the policy whose limits apply, if any
-    std::optional<LimitSpec> spec;
+    QString policy; // the policy matching it, if any
+    std::optional<LimitSpec> spec; // the limits in force (admin/limitsinforce.h), known once the scan is over
+    LimitSource source = LimitSource::None;
     // Admitted requests counted over `spanUs`, between the pass's two reads of the limiter
     // (one during the scan, another an interval later): log entries with times in between,
     // or how much a counter grew (a window's count; tokens taken beyond the refill; a GCRA's
@@ -109,7 +111,8 @@ public:
     // replies it was waiting for may still be on their way.
     bool scan(Connection &connection, const std::function<bool()> &pause = {});
     bool scanDone() const;
-    // Reads every counter-like limiter found (1,000 per pipeline, the next one sent while the
+    // Reads the limits in force of every limiter found (their overrides, an MGET per 1,000),
+    // then every counter-like limiter found (1,000 per pipeline, the next one sent while the
     // replies of one are read; times from one TIME and the steady clock). Nothing in a
     // snapshot (explicit now).
     void firstRead(Connection &connection);
@@ -152,6 +155,7 @@ private:
     std::unique_ptr<KeyRoundReader> scanPage(Connection &connection, std::optional<Reply> page);
     void readAhead(Connection &connection); // the next page and its first round, one after the other
     void addLimiters(KeyRoundResult &&read);
+    void resolveLimits(Connection &connection); // every limiter's limits in force, overrides read
     std::unique_ptr<KeyRoundReader> retryPage(); // the keys whose guessed type was wrong, as a page of their own (all asked with TYPE)
     void readRetries(Connection &connection);    // retryPage, its first round read
     bool scanExhausted() const;                  // no SCAN to send any more (the cursor is back at 0, or the sample is full)

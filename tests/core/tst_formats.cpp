@@ -369,7 +369,8 @@ void TestFormats::eachFormatReadsAsItsLibraryWrites()
     // inspect names the library and the limiter's keys, and decides alike.
     InspectOptions o;
     o.nowUs = kNow;
-    const QJsonObject in = inspectKey(*m_conn, key, policies, std::nullopt, o);
+    LimitResolver resolver(policies);
+    const QJsonObject in = inspectKey(*m_conn, key, resolver, o);
     QCOMPARE(in.value(QStringLiteral("format")).toString(), expected.label);
     QVERIFY(in.value(QStringLiteral("library_format")).toObject().contains(QStringLiteral("library")));
     QCOMPARE(in.value(QStringLiteral("decision")).toObject().value(QStringLiteral("remaining")).toInteger(), expected.remaining);
@@ -582,7 +583,8 @@ void TestFormats::declaredFormatsNeedAPolicy()
     QCOMPARE(readUsage(*m_conn, {{"b4j:user1", kinds.at("b4j:user1"), policies[1].spec}}, kNow).front(), std::nullopt);
     InspectOptions o;
     o.nowUs = kNow;
-    const QJsonObject in = inspectKey(*m_conn, "b4j:user1", policies, std::nullopt, o);
+    LimitResolver resolver(policies);
+    const QJsonObject in = inspectKey(*m_conn, "b4j:user1", resolver, o);
     QCOMPARE(in.value(QStringLiteral("state")).toObject().value(QStringLiteral("opaque")).toBool(), true);
     QVERIFY(!in.contains(QStringLiteral("decision")));
 }

@@ -317,7 +317,8 @@ void TestInspection::inspectLogPagesAndNeverPrunes()
     o.spec = LimitSpec{Algorithm::SlidingLog, 25, 20 * kSecond, 1};
     o.entryOffset = 5;
     o.entryCount = 10;
-    const QJsonObject state = inspectKey(*m_conn, "big", {}, std::nullopt, o);
+    LimitResolver unresolved;
+    const QJsonObject state = inspectKey(*m_conn, "big", unresolved, o);
     const QJsonObject s = state.value(QStringLiteral("state")).toObject();
     QCOMPARE(s.value(QStringLiteral("entries_total")).toInt(), 30);
     QCOMPARE(s.value(QStringLiteral("entries_in_window")).toInt(), 20);
@@ -341,7 +342,8 @@ void TestInspection::inspectOwnFormats()
         InspectOptions o;
         o.nowUs = kNow;
         o.spec = LimitSpec{a, 10, w, 1};
-        const QJsonObject state = inspectKey(*m_conn, "own:" + algorithmName(a).toUtf8(), {}, std::nullopt, o);
+        LimitResolver unresolved;
+        const QJsonObject state = inspectKey(*m_conn, "own:" + algorithmName(a).toUtf8(), unresolved, o);
         QCOMPARE(state.value(QStringLiteral("algorithm")).toString(), algorithmName(a));
         QCOMPARE(state.value(QStringLiteral("decision")).toObject().value(QStringLiteral("used_now")).toInt(), 3);
         QVERIFY(state.contains(QStringLiteral("state")));

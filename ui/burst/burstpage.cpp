@@ -9,6 +9,7 @@
 #include "keys/keydetails.h"
 #include "base/keytext.h"
 #include "limiters/limiter.h"
+#include "admin/limitsinforce.h"
 #include "admin/policy.h"
 #include "formats/usage.h"
 
@@ -639,7 +640,7 @@ void BurstPage::lookUpPolicy()
         this,
         [key, ns = MetadataNamespace(m_ns)](Connection &c) {
             const std::vector<Policy> policies = PolicyStore(c, ns).list();
-            return effectiveLimits(policies, OverrideStore(c, ns).forKey(key, policies), key);
+            return readLimitsInForce(c, ns, policies, key);
         },
         [this, key](const Outcome<EffectiveLimits> &o) {
             if (key != currentKey())

@@ -1,5 +1,6 @@
 #include "keyview.h"
 
+#include "admin/limitsinforce.h"
 #include "redis/connection.h"
 #include "displayformat.h"
 #include "base/errors.h"
@@ -49,16 +50,19 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
     r.nowUs = frozenNow ? *frozenNow : r.serverNowUs;
     const QString nsText = QString::fromUtf8(ns);
     const std::vector<Policy> policies = PolicyStore(c, nsText).list();
-    OverrideStore overrides(c, nsText);
-    EffectiveLimits limits = effectiveLimits(policies, overrides.forKey(key, policies), key);
-    const ScoreUnit declared = limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
-    r.kind = classifyKey(c, key, r.nowUs, declared, limits.spec, limits.policy ? limits.policy->format : QString());
-    // A counter window belongs to its base, another library's second key to its first.
-    if (!r.kind.base.isEmpty() && r.kind.base != key)
-        limits = effectiveLimits(policies, overrides.get(r.kind.base), r.kind.base);
+    LimitResolver resolver(policies, nsText);
+    resolver.readOverrides(c, {key});
+    const LimitsInForce asKey = resolver.resolve(key, KeyKind{});
+    const ScoreUnit declared = asKey.policy ? asKey.policy->scoreUnit : ScoreUnit::Auto;
+    r.kind = classifyKey(c, key, r.nowUs, declared, asKey.spec, asKey.policy ? asKey.policy->format : QString());
+    // A counter window belongs to its base, another library's second key to its first: the
+    // limits in force are its (no round trip when it is the key itself).
+    const QByteArray subject = r.kind.subject(key);
+    resolver.readOverrides(c, {subject});
+    const EffectiveLimits limits = effectiveOf(resolver.resolve(subject, r.kind));
     r.policy = limits.policy;
     r.override = limits.override;
-    r.spec = limitsFor(r.kind, limits.spec); // another library's key may state its own limits or window
+    r.spec = limits.spec;
 
     InspectOptions o;
     o.nowUs = r.nowUs;
@@ -70,14 +74,17 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
     bare.nowUs = r.nowUs;
     bare.entryCount = 1;
     const bool peekable = r.kind.format != KeyFormat::ForeignTokenBucket;
+    LimitResolver unresolved; // no policies: the key as it is stored
     try {
-        r.inspected = peekable ? inspectKey(c, key, policies, r.override, o) : inspectKey(c, key, {}, std::nullopt, bare);
+        r.inspected = peekable ? inspectKey(c, key, resolver, o) : inspectKey(c, key, unresolved, bare);
     } catch (const UsageError &e) { // limits the scripts refuse: show the key without a decision
-        r.inspected = inspectKey(c, key, {}, std::nullopt, bare);
+        r.inspected = inspectKey(c, key, unresolved, bare);
         r.inspected.insert(QStringLiteral("decision_error"), e.message());
     }
-    if (!r.inspected.value(QStringLiteral("exists")).toBool() && !r.kind.isLimiter())
-        r.shards = readShardGroup(c, key, policies, r.nowUs, &overrides); // the base of a sharded limiter?
+    if (!r.inspected.value(QStringLiteral("exists")).toBool() && !r.kind.isLimiter()) {
+        OverrideStore overrides(c, nsText);
+        r.shards = readShardGroup(c, key, policies, r.nowUs, &overrides);
+    } // the base of a sharded limiter?
     if (const auto placed = c.placementOf(key))
         r.placement = QStringLiteral("slot %1 on %2")
                           .arg(placed->slot)

@@ -2,6 +2,7 @@
 
 #include "editorfields.h"
 
+#include "admin/limitsinforce.h"
 #include "redis/connection.h"
 #include "displayformat.h"
 #include "base/errors.h"
@@ -498,7 +499,7 @@ void PoliciesPage::refreshInForce(const QByteArray &key)
         m_inForceOwner,
         [ns, key](Connection &c) {
             const auto policies = PolicyStore(c, ns).list();
-            return effectiveLimits(policies, OverrideStore(c, ns).forKey(key, policies), key);
+            return readLimitsInForce(c, ns, policies, key);
         },
         [this, key](const Outcome<EffectiveLimits> &o) {
             if (!o.ok()) {

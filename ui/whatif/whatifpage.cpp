@@ -4,6 +4,7 @@
 #include "whatifkeymodel.h"
 
 #include "chartpalette.h"
+#include "admin/limitsinforce.h"
 #include "redis/connection.h"
 #include "displayformat.h"
 #include "base/duration.h"
@@ -551,7 +552,7 @@ void WhatIfPage::previewKey(const QByteArray &key)
         m_requests,
         [key, ns = QString::fromUtf8(m_ns)](Connection &c) {
             const std::vector<Policy> policies = PolicyStore(c, ns).list();
-            return effectiveLimits(policies, OverrideStore(c, ns).forKey(key, policies), key);
+            return readLimitsInForce(c, ns, policies, key);
         },
         [this, key](const Outcome<EffectiveLimits> &o) {
             m_keyPending = false;

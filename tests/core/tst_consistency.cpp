@@ -1,0 +1,328 @@
+// One truth per limiter: every command and every query a console view makes tells the same
+// limit, used, remaining and denying for one limiter, against one real server and a matrix
+// of states. The limits in force come from one place (admin/limitsinforce.h); this suite is
+// what fails when a surface reads a limiter its own way.
+//
+// Surfaces: ratescope-cli keys, peek, inspect, top and watch; the core queries behind the
+// console's keys panel, Monitor, Reset preview and Burst page (readKeyDetails), its Hot view
+// (HotScanner), its key view (inspectKey), and the single-key look-up behind the Burst page's
+// preflight, the What-if prefill and the policy editor (readLimitsInForce).
+#include "admin/limitsinforce.h"
+#include "admin/policy.h"
+#include "keys/inspector.h"
+#include "keys/keydetails.h"
+#include "keys/keyscanner.h"
+#include "limiters/limiter.h"
+#include "load/hotlimiters.h"
+#include "redis/connection.h"
+#include "testsupport.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+#include <map>
+
+using namespace ratescope;
+using namespace ratescope::test;
+
+namespace {
+
+constexpr qint64 kSecond = 1000000;
+const MetadataNamespace kNs("ratescope:");
+
+// What one surface says of one limiter.
+struct Said {
+    qint64 limit = -1;
+    qint64 used = -1;
+    qint64 remaining = -1;
+    bool denying = false;
+    bool operator==(const Said &o) const
+    {
+        return limit == o.limit && used == o.used && remaining == o.remaining && denying == o.denying;
+    }
+};
+
+QString text(const Said &s)
+{
+    return QStringLiteral("limit %1, used %2, remaining %3, %4")
+        .arg(s.limit)
+        .arg(s.used)
+        .arg(s.remaining)
+        .arg(s.denying ? QStringLiteral("denying") : QStringLiteral("admitting"));
+}
+
+Said said(qint64 limit, qint64 used, bool denying)
+{
+    return {limit, used, std::max<qint64>(0, limit - used), denying};
+}
+
+std::vector<QJsonObject> jsonLines(const QByteArray &out)
+{
+    std::vector<QJsonObject> lines;
+    for (const QByteArray &line : out.split('\n'))
+        if (!line.trimmed().isEmpty())
+            lines.push_back(QJsonDocument::fromJson(line).object());
+    return lines;
+}
+
+} // namespace
+
+class TestConsistency : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_server.start();
+        m_conn = std::make_unique<Connection>(m_server.options());
+    }
+    void init()
+    {
+        m_conn->command({"FLUSHALL"});
+        const Reply t = m_conn->command({"TIME"});
+        m_now = t[0].toInteger() * kSecond + t[1].toInteger();
+    }
+
+    void policyOnly();
+    void policyAndOverride();
+    void overrideOfAShardGroupsBase();
+    void aPinnedForeignLogWithAHugeScore();
+    void aPolicyChangedByAnotherConnection();
+
+private:
+    QStringList cli(const QStringList &a) const { return QStringList{QStringLiteral("--url"), m_server.url()} + a; }
+    void setPolicy(Connection &c, const QString &name, const QByteArray &match, LimitSpec spec, int shards = 0,
+                   ScoreUnit unit = ScoreUnit::Auto);
+    void fill(const QByteArray &key, LimitSpec spec, int requests);
+    // Every surface's word on `key` (the limiter `subject` it belongs to), compared with each
+    // other and with what is expected.
+    void everySurfaceSays(const QByteArray &key, const Said &expected);
+
+    SandboxServer m_server;
+    std::unique_ptr<Connection> m_conn;
+    qint64 m_now = 0; // the server's clock when the test began: the explicit now of every read
+};
+
+void TestConsistency::setPolicy(Connection &c, const QString &name, const QByteArray &match, LimitSpec spec, int shards, ScoreUnit unit)
+{
+    PolicyStore store(c, kNs);
+    const auto existing = store.get(name);
+    Policy p = existing.value_or(Policy{});
+    p.name = name;
+    p.match = match;
+    p.spec = spec;
+    p.shards = shards;
+    p.scoreUnit = unit;
+    store.set(p, existing ? existing->version : 0, QStringLiteral("test"));
+}
+
+void TestConsistency::fill(const QByteArray &key, LimitSpec spec, int requests)
+{
+    Limiter limiter(*m_conn);
+    spec.limit = std::max<qint64>(spec.limit, requests); // every request admitted, whatever the limit in force
+    for (int i = 0; i < requests; ++i)
+        QVERIFY(limiter.check(key, spec, m_now - 10 * kSecond + i).allowed);
+}
+
+void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expected)
+{
+    std::vector<std::pair<QString, Said>> surfaces;
+    const QString now = QString::number(m_now);
+    const QString shown = QString::fromUtf8(key);
+
+    // ratescope-cli peek: used_now is what is used before the request it asks about.
+    {
+        const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("peek"), shown, QStringLiteral("--now-us"), now}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = jsonLines(r.out).back();
+        surfaces.emplace_back(QStringLiteral("cli peek"), said(o.value(QStringLiteral("limit")).toInteger(),
+                                                               o.value(QStringLiteral("used_now")).toInteger(),
+                                                               !o.value(QStringLiteral("allowed")).toBool()));
+    }
+    // ratescope-cli inspect
+    {
+        const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("inspect"), shown, QStringLiteral("--now-us"), now}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = jsonLines(r.out).back();
+        const QJsonObject d = o.value(QStringLiteral("decision")).toObject();
+        surfaces.emplace_back(QStringLiteral("cli inspect"),
+                              said(o.value(QStringLiteral("limits")).toObject().value(QStringLiteral("limit")).toInteger(),
+                                   d.value(QStringLiteral("used_now")).toInteger(), !d.value(QStringLiteral("allowed")).toBool()));
+    }
+    // ratescope-cli keys (a shard is listed in its group's row: compared in the test)
+    if (!key.startsWith("sh:")) {
+        const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("keys"), QStringLiteral("--now-us"), now}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        bool found = false;
+        for (const QJsonObject &o : jsonLines(r.out))
+            if (o.value(QStringLiteral("key")).toString() == shown) {
+                found = true;
+                const qint64 limit = o.value(QStringLiteral("limit")).toInteger();
+                const qint64 remaining = o.value(QStringLiteral("remaining")).toInteger();
+                surfaces.emplace_back(QStringLiteral("cli keys"),
+                                      Said{limit, o.value(QStringLiteral("used")).toInteger(), remaining, expected.denying});
+            }
+        QVERIFY2(found, r.out.constData());
+    }
+    // ratescope-cli top (a snapshot at the same now)
+    {
+        const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("top"), QStringLiteral("--by"), QStringLiteral("fill"),
+                                        QStringLiteral("--now-us"), now}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        bool found = false;
+        for (const QJsonObject &o : jsonLines(r.out))
+            if (o.value(QStringLiteral("key")).toString() == shown) {
+                found = true;
+                surfaces.emplace_back(QStringLiteral("cli top"), said(o.value(QStringLiteral("limit")).toInteger(),
+                                                                      o.value(QStringLiteral("used")).toInteger(),
+                                                                      o.value(QStringLiteral("denying")).toBool()));
+            }
+        QVERIFY2(found, r.out.constData());
+    }
+    // ratescope-cli watch, one reading (on the server's clock: the states are seconds old in
+    // windows of a minute)
+    {
+        const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("watch"), shown, QStringLiteral("--count"), QStringLiteral("1")}));
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = jsonLines(r.out).back();
+        surfaces.emplace_back(QStringLiteral("cli watch"),
+                              Said{o.value(QStringLiteral("limit")).toInteger(), o.value(QStringLiteral("used")).toInteger(),
+                                   o.value(QStringLiteral("remaining")).toInteger(),
+                                   o.value(QStringLiteral("retry_after_ms")).toInteger() > 0});
+    }
+    const std::vector<Policy> policies = PolicyStore(*m_conn, kNs).list();
+    // The keys panel, Monitor, Reset preview and Burst page: readKeyDetails.
+    {
+        const KeyDetails d = readKeyDetails(*m_conn, {key}, policies, kNs).front();
+        QVERIFY2(d.usage, qPrintable(d.problem));
+        surfaces.emplace_back(QStringLiteral("key details"), Said{d.limit(), d.used(), d.remaining(), !d.usage->decision.allowed});
+    }
+    // The Hot view: a HotScanner pass, a snapshot at the same now.
+    {
+        HotOptions o;
+        o.policies = policies;
+        o.nowUs = m_now;
+        o.ns = kNs.bytes();
+        HotScanner scanner(o);
+        const HotPass pass = scanner.run(*m_conn);
+        bool found = false;
+        for (const HotLimiter &l : pass.limiters)
+            if (l.key == key) {
+                found = true;
+                QVERIFY2(l.usage, key.constData());
+                surfaces.emplace_back(QStringLiteral("hot view"), said(l.usage->decision.limit, l.usage->usedNow, l.denyingNow()));
+            }
+        QVERIFY2(found, key.constData());
+    }
+    // The key view: inspectKey with the resolver.
+    {
+        LimitResolver resolver(policies, kNs);
+        InspectOptions o;
+        o.nowUs = m_now;
+        const QJsonObject in = inspectKey(*m_conn, key, resolver, o);
+        const QJsonObject d = in.value(QStringLiteral("decision")).toObject();
+        surfaces.emplace_back(QStringLiteral("key view"),
+                              said(in.value(QStringLiteral("limits")).toObject().value(QStringLiteral("limit")).toInteger(),
+                                   d.value(QStringLiteral("used_now")).toInteger(), !d.value(QStringLiteral("allowed")).toBool()));
+    }
+    // The Burst page's preflight, the What-if prefill, the policy editor's preview.
+    {
+        const EffectiveLimits e = readLimitsInForce(*m_conn, kNs, policies, key);
+        QVERIFY(e.spec);
+        QCOMPARE(e.spec->limit, expected.limit);
+    }
+    QStringList disagree;
+    for (const auto &[surface, s] : surfaces)
+        if (!(s == expected))
+            disagree << QStringLiteral("%1 says %2").arg(surface, text(s));
+    QVERIFY2(disagree.isEmpty(), qPrintable(QStringLiteral("on %1, expected %2: %3").arg(shown, text(expected), disagree.join(QStringLiteral("; ")))));
+}
+
+void TestConsistency::policyOnly()
+{
+    const LimitSpec api{Algorithm::SlidingLog, 20, 60 * kSecond, 1};
+    setPolicy(*m_conn, QStringLiteral("api"), "api:*", api);
+    fill("api:acme", api, 5);
+    everySurfaceSays("api:acme", said(20, 5, false));
+    fill("api:full", api, 20);
+    everySurfaceSays("api:full", said(20, 20, true));
+}
+
+void TestConsistency::policyAndOverride()
+{
+    // 30 used: over the policy's 20, within the override's 100.
+    const LimitSpec api{Algorithm::SlidingLog, 20, 60 * kSecond, 1};
+    setPolicy(*m_conn, QStringLiteral("api"), "api:*", api);
+    fill("api:globex", api, 30);
+    Override o;
+    o.key = "api:globex";
+    o.limit = 100;
+    OverrideStore(*m_conn, kNs).set(o, 3600 * kSecond, QStringLiteral("test"));
+    everySurfaceSays("api:globex", said(100, 30, false));
+    // A token bucket under an override of its limit alike.
+    const LimitSpec upload{Algorithm::TokenBucket, 20, 60 * kSecond, 1};
+    setPolicy(*m_conn, QStringLiteral("upload"), "upload:*", upload);
+    fill("upload:acme", upload, 40);
+    o.key = "upload:acme";
+    o.limit = 40;
+    OverrideStore(*m_conn, kNs).set(o, 3600 * kSecond, QStringLiteral("test"));
+    const KeyDetails d = readKeyDetails(*m_conn, {"upload:acme"}, PolicyStore(*m_conn, kNs).list(), kNs).front();
+    QVERIFY(d.usage);
+    QCOMPARE(d.limit(), 40);
+    everySurfaceSays("upload:acme", said(40, d.used(), d.usage->decision.allowed == false));
+}
+
+void TestConsistency::overrideOfAShardGroupsBase()
+{
+    // sh:grp:0..3 share 40; the group's override makes it 80, 20 a shard.
+    const LimitSpec sh{Algorithm::SlidingLog, 40, 60 * kSecond, 1};
+    setPolicy(*m_conn, QStringLiteral("sh"), "sh:*", sh, 4);
+    for (int i = 0; i < 4; ++i)
+        fill("sh:grp:" + QByteArray::number(i), sh, 7);
+    Override o;
+    o.key = "sh:grp";
+    o.limit = 80;
+    OverrideStore(*m_conn, kNs).set(o, 3600 * kSecond, QStringLiteral("test"));
+    everySurfaceSays("sh:grp:1", said(20, 7, false));
+    // keys lists the group: its limit is the override's, used the shards' sum.
+    const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("keys"), QStringLiteral("--now-us"), QString::number(m_now)}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    bool found = false;
+    for (const QJsonObject &row : jsonLines(r.out))
+        if (row.value(QStringLiteral("key")).toString() == QLatin1String("sh:grp")) {
+            found = true;
+            QCOMPARE(row.value(QStringLiteral("limit")).toInteger(), 80);
+            QCOMPARE(row.value(QStringLiteral("used")).toInteger(), 28);
+        }
+    QVERIFY2(found, r.out.constData());
+}
+
+void TestConsistency::aPinnedForeignLogWithAHugeScore()
+{
+    // Another service's log in milliseconds, one entry pinned at 1e300: counted alike by all,
+    // read without overflow (the sanitizer run checks the conversions).
+    setPolicy(*m_conn, QStringLiteral("partner"), "partner:*", {Algorithm::SlidingLog, 10, 60 * kSecond, 1}, 0, ScoreUnit::Milliseconds);
+    const qint64 ms = m_now / 1000;
+    m_conn->command({"ZADD", "partner:x", QByteArray::number(ms - 3000), "a", QByteArray::number(ms - 2000), "b",
+                     QByteArray::number(ms - 1000), "c", "1e300", "pinned"});
+    const KeyDetails d = readKeyDetails(*m_conn, {"partner:x"}, PolicyStore(*m_conn, kNs).list(), kNs).front();
+    QVERIFY2(d.usage, qPrintable(d.problem));
+    QCOMPARE(d.limit(), 10);
+    everySurfaceSays("partner:x", said(10, d.used(), !d.usage->decision.allowed));
+}
+
+void TestConsistency::aPolicyChangedByAnotherConnection()
+{
+    const LimitSpec api{Algorithm::SlidingLog, 60, 60 * kSecond, 1};
+    setPolicy(*m_conn, QStringLiteral("api"), "api:*", api);
+    fill("api:acme", api, 25);
+    everySurfaceSays("api:acme", said(60, 25, false));
+    // Someone else lowers it: every surface says so at once.
+    Connection other(m_server.options());
+    setPolicy(other, QStringLiteral("api"), "api:*", {Algorithm::SlidingLog, 20, 60 * kSecond, 1});
+    everySurfaceSays("api:acme", said(20, 25, true));
+}
+
+QTEST_GUILESS_MAIN(TestConsistency)
+#include "tst_consistency.moc"
