@@ -7,6 +7,7 @@
 #include "keybrowser.h"
 #include "limiters/limiter.h"
 #include "limiters/limiterscript.h"
+#include "admin/audit.h"
 #include "admin/policy.h"
 #include "redisclient.h"
 #include "redis/sandboxserver.h"
@@ -92,6 +93,7 @@ private Q_SLOTS:
     void pinKeysToMonitor();
     void contextMenuFollowsItsGroupDuringScan();
     void contextMenuActsOnItsOwnRowsAfterTheModelWasCleared();
+    void followsChangesMadeElsewhere();
 
 private:
     void startLarge();
@@ -645,6 +647,55 @@ void TestKeyBrowser::contextMenuActsOnItsOwnRowsAfterTheModelWasCleared()
     QCOMPARE(opened.front().front().toByteArray(), QByteArray("grp1:k5"));
     groupMenu->close();
     keyMenu->close();
+}
+
+// A policy changed, an override set, by another client (another console, the CLI): the rows
+// in view say so by themselves, with no refresh asked for (the panel checks every second).
+void TestKeyBrowser::followsChangesMadeElsewhere()
+{
+    SandboxServer server;
+    server.start();
+    Connection other(server.options());
+    const LimitSpec spec{Algorithm::SlidingLog, 60, 60LL * 1000000, 1};
+    Policy p;
+    p.name = QStringLiteral("api");
+    p.match = "api:*";
+    p.spec = spec;
+    PolicyStore policies(other, "ratescope:");
+    const Policy stored = policies.set(p, 0, QStringLiteral("test"));
+    Limiter limiter(other);
+    for (int i = 0; i < 5; ++i)
+        QVERIFY(limiter.check("api:acme", spec).allowed);
+
+    RedisClient client(server.options());
+    client.open();
+    KeyBrowser browser;
+    QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    browser.resize(1100, 700);
+    browser.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&browser));
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+    browser.setClient(&client, "ratescope:", ":");
+    QVERIFY(finished.wait(60000));
+    const KeyTreeModel *m = browser.model();
+    const QModelIndex api = childNamed(m, {}, QStringLiteral("api"));
+    QVERIFY(api.isValid());
+    browser.view()->expand(api);
+    const QModelIndex acme = childNamed(m, api, QStringLiteral("acme"));
+    QVERIFY(acme.isValid());
+    auto usage = [&] { return m->index(acme.row(), KeyTreeModel::UsageColumn, api).data().toString(); };
+    QTRY_COMPARE_WITH_TIMEOUT(usage(), QStringLiteral("5 / 60"), 15000);
+
+    p.spec.limit = 20;
+    policies.set(p, stored.version, QStringLiteral("someone else"));
+    QTRY_COMPARE_WITH_TIMEOUT(usage(), QStringLiteral("5 / 20"), 10000);
+
+    Override o;
+    o.key = "api:acme";
+    o.limit = 100;
+    OverrideStore(other, "ratescope:").set(o, 3600LL * 1000000, QStringLiteral("someone else"));
+    AuditLog(other, "ratescope:").append(overrideSetAuditEntry(o.key, std::nullopt, o), QStringLiteral("someone else"));
+    QTRY_COMPARE_WITH_TIMEOUT(usage(), QStringLiteral("5 / 100"), 10000);
 }
 
 QTEST_MAIN(TestKeyBrowser)

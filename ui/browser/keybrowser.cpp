@@ -1,5 +1,6 @@
 #include "keybrowser.h"
 
+#include "admin/audit.h"
 #include "redis/connection.h"
 #include "displayformat.h"
 #include "base/errors.h"
@@ -139,6 +140,8 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetailsSoon);
     m_liveTimer.setInterval(kLiveRefreshMs);
     connect(&m_liveTimer, &QTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
+    m_policyTimer.setInterval(kPolicyCheckMs);
+    connect(&m_policyTimer, &QTimer::timeout, this, &KeyBrowser::checkPolicies);
     m_flushTimer.setSingleShot(true);
     connect(&m_flushTimer, &QTimer::timeout, this, &KeyBrowser::flush);
 
@@ -193,6 +196,7 @@ void KeyBrowser::refresh()
     m_wasSettled = false;
     m_problem->hide();
     m_liveTimer.stop();
+    m_policyTimer.stop();
     if (m_client)
         startScan();
     updateProgress();
@@ -242,6 +246,7 @@ void KeyBrowser::startScan()
             updateProgress();
         });
     m_liveTimer.start();
+    m_policyTimer.start();
 }
 
 void KeyBrowser::requestPage()
@@ -530,10 +535,16 @@ void KeyBrowser::fetchVisibleDetails()
         m_client->request(
             &m_detailsOwner,
             [keys = std::move(keys), policies = m_policies, ns = m_ns](Connection &c) { return readKeyDetails(c, keys, *policies, ns); },
-            [this, ids, generation](const Outcome<std::vector<KeyDetails>> &o) {
+            [this, ids, generation, policies = m_policies](const Outcome<std::vector<KeyDetails>> &o) {
                 --m_detailsInFlight;
                 if (generation != m_model->generation())
                     return;
+                if (policies != m_policies) { // read under policies changed since: read again
+                    m_model->releaseClaims(ids);
+                    scheduleDetailsSoon();
+                    checkSettled();
+                    return;
+                }
                 if (o.ok()) {
                     m_model->setDetails(ids, o.value());
                 } else {
@@ -547,6 +558,62 @@ void KeyBrowser::fetchVisibleDetails()
             });
     }
     checkSettled();
+}
+
+namespace {
+
+// The same policies, at the same versions (in whatever order the store lists them).
+bool samePolicies(const std::vector<Policy> &a, const std::vector<Policy> &b)
+{
+    if (a.size() != b.size())
+        return false;
+    QHash<QString, qint64> versions;
+    for (const Policy &p : a)
+        versions.insert(p.name, p.version);
+    for (const Policy &p : b)
+        if (versions.value(p.name, -1) != p.version)
+            return false;
+    return true;
+}
+
+} // namespace
+
+void KeyBrowser::checkPolicies()
+{
+    if (m_policyCheckInFlight || !m_client || m_client->state() != RedisClient::State::Connected || !m_policies || !isVisible())
+        return;
+    m_policyCheckInFlight = true;
+    struct Marks {
+        std::vector<Policy> policies;
+        QString lastChange; // the newest audit entry's id: overrides set or cleared, keys reset
+    };
+    m_client->request(
+        &m_detailsOwner,
+        [ns = MetadataNamespace(m_ns)](Connection &c) {
+            Marks m;
+            m.policies = PolicyStore(c, ns).list();
+            try {
+                const auto newest = AuditLog(c, ns).list(1);
+                m.lastChange = newest.empty() ? QString() : newest.front().id;
+            } catch (const ReplyError &) {
+                // no right to read the audit: policies are still followed
+            }
+            return m;
+        },
+        [this](const Outcome<Marks> &o) {
+            m_policyCheckInFlight = false;
+            if (!o.ok() || !m_policies)
+                return; // unreadable now: asked again on the next tick
+            const bool policiesChanged = !samePolicies(o.value().policies, *m_policies);
+            const bool somethingChanged = !m_lastChange.isNull() && o.value().lastChange != m_lastChange;
+            m_lastChange = o.value().lastChange.isNull() ? QStringLiteral("") : o.value().lastChange;
+            if (!policiesChanged && !somethingChanged)
+                return;
+            if (policiesChanged)
+                m_policies = std::make_shared<const std::vector<Policy>>(o.value().policies);
+            m_model->expireDetails();
+            fetchVisibleDetails();
+        });
 }
 
 bool KeyBrowser::isSettled() const

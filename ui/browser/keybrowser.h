@@ -74,6 +74,7 @@ public:
     // Rows read per pipelined batch when filling columns, and how long they stay fresh.
     static constexpr int kDetailsBatch = 100;
     static constexpr int kLiveRefreshMs = 2000;
+    static constexpr int kPolicyCheckMs = 1000; // a policy changed elsewhere shows within this
     static constexpr int kDetailsDelayMs = 40; // after scrolling: where the view comes to rest
 
     // The selected keys (groups left out), top to bottom.
@@ -108,6 +109,10 @@ private:
     void scheduleDetails();     // soon after scrolling, resizing, expanding
     void scheduleDetailsSoon(); // the next turn of the event loop: rows were added
     void fetchVisibleDetails();
+    // The policies and the newest audit entry, read again every kPolicyCheckMs: when anyone
+    // changed a policy, set or cleared an override or reset keys (this console, another one,
+    // the CLI), the rows in view are read again, under the new policies.
+    void checkPolicies();
     void autoExpand();
     void checkSettled();
     void showContextMenu(const QPoint &pos);
@@ -130,6 +135,8 @@ private:
     QObject m_detailsOwner;
 
     std::shared_ptr<const std::vector<Policy>> m_policies; // set once the scan has started
+    bool m_policyCheckInFlight = false;
+    QString m_lastChange; // the newest audit entry's id at the last check; null before the first
     ScanState m_scan = ScanState::Idle;
     QByteArray m_cursor = "0";
     qint64 m_scanned = 0;
@@ -147,6 +154,7 @@ private:
     bool m_wasSettled = false;
     QTimer m_detailsTimer;
     QTimer m_liveTimer;
+    QTimer m_policyTimer;
 };
 
 } // namespace ratescope::ui

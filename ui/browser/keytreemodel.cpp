@@ -321,6 +321,12 @@ const KeyDetails *KeyTreeModel::details(quint32 id) const
     return s.readAtMs >= 0 ? &s.details : nullptr;
 }
 
+void KeyTreeModel::expireDetails()
+{
+    for (DetailsSlot &s : m_slots)
+        s.readAtMs = -1;
+}
+
 void KeyTreeModel::trimDetails(size_t limit, const std::vector<quint32> &keep)
 {
     if (detailsCount() <= limit)

@@ -58,6 +58,7 @@ public:
     std::vector<quint32> claimStale(const std::vector<quint32> &ids, qint64 maxAgeMs);
     void setDetails(const std::vector<quint32> &ids, std::vector<KeyDetails> details);
     void releaseClaims(const std::vector<quint32> &ids); // the read failed: try again later
+    void expireDetails(); // every row's details are old (the policies changed): claimed again, shown until then
     const KeyDetails *details(quint32 id) const;
     size_t detailsCount() const { return m_slots.size() - m_freeSlots.size(); }
     // Drops details of keys not in `keep`, when more than `limit` are held.
