@@ -148,76 +148,123 @@ Usage counterWindowUsage(const UsageTarget &t, const Reply &current, const Reply
     return {d.used - (d.allowed ? t.spec.cost : 0), d};
 }
 
+std::vector<Command> foreignLogCommands(const UsageTarget &t, qint64 nowUs)
+{
+    const double unit = double(scoreUnitUs(t.kind.unit));
+    const QByteArray lo = "(" + scoreText(double(nowUs - t.spec.windowUs) / unit);
+    const QByteArray offset = QByteArray::number(std::max<qint64>(0, t.spec.limit - t.spec.cost));
+    return {logCount(t.key, t.kind, t.spec, nowUs),
+            {"ZRANGE", t.key, "-1", "-1", "WITHSCORES"},
+            {"ZRANGE", t.key, "+inf", lo, "BYSCORE", "REV", "LIMIT", offset, "1", "WITHSCORES"}};
+}
+
+Usage foreignLogUsage(const UsageTarget &t, const Reply &count, const Reply &newest, const Reply &freeing, qint64 nowUs)
+{
+    const LimitSpec &spec = t.spec;
+    const double unit = double(scoreUnitUs(t.kind.unit));
+    const qint64 used = saneCount(count.orThrow().toInteger());
+    newest.orThrow();
+    freeing.orThrow();
+    Decision d;
+    d.limit = spec.limit;
+    d.allowed = used + spec.cost <= spec.limit;
+    // A log that keeps denied attempts (rolling-rate-limiter) holds more than the limit: used
+    // is shown as it is, remaining 0, never negative and never clamped.
+    d.used = used + (d.allowed ? spec.cost : 0);
+    d.remaining = std::max<qint64>(0, spec.limit - d.used);
+    // Scores are another service's doubles (1e300, inf, nan): clamped before any integer arithmetic.
+    auto expiresIn = [&](double score) { return std::max<qint64>(0, scoreToUs(std::ceil(score * unit), 1.0) + spec.windowUs - nowUs); };
+    if (d.allowed)
+        d.resetAfterUs = spec.windowUs;
+    else if (newest.size() == 2)
+        d.resetAfterUs = expiresIn(newest[1].bytes().toDouble());
+    // Over the limit, the entry whose expiry lets a request of `cost` pass: the (used + cost -
+    // limit)-th oldest in the window, which is the (limit - cost + 1)-th newest (read without
+    // knowing `used` first, so in the same round).
+    if (!d.allowed)
+        d.retryAfterUs = freeing.size() == 2 ? std::max<qint64>(1, expiresIn(freeing[1].bytes().toDouble())) : 0;
+    return {used, d};
+}
+
+std::vector<Command> usageCommands(Connection &connection, const UsageTarget &t, qint64 nowUs, std::optional<ScriptCalls> &calls)
+{
+    t.spec.validate();
+    if (isScriptFormat(t.kind.format)) {
+        LimitSpec spec = t.spec;
+        spec.algorithm = t.kind.algorithm().value_or(t.spec.algorithm);
+        if (!calls)
+            calls = LimiterScript::callsOn(connection);
+        return {LimiterScript::forAlgorithm(spec.algorithm).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true, *calls)};
+    }
+    if (t.kind.format == KeyFormat::SlidingBuckets)
+        return {{"HGETALL", t.key}};
+    if (t.kind.format == KeyFormat::ForeignSlidingLog)
+        return foreignLogCommands(t, nowUs);
+    if (t.kind.format == KeyFormat::CounterWindow)
+        return counterWindowCommands(t, nowUs);
+    if (t.kind.format == KeyFormat::Library && t.kind.readable()) {
+        const LimitSpec spec = limitsAsRead(t.kind, t.spec);
+        return t.kind.reader->read(t.kind, &spec, nowUs);
+    }
+    throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(displayKey(t.key), t.kind.label()));
+}
+
+Usage usageFromReplies(Connection &connection, const UsageTarget &t, const Reply *replies, size_t n, qint64 nowUs)
+{
+    static const Reply kNone;
+    const Reply &r = n > 0 ? replies[0] : kNone; // another library's reader may need no read
+    if (isScriptFormat(t.kind.format)) {
+        Decision d;
+        if (LimiterScript::notLoaded(r)) {
+            LimitSpec spec = t.spec;
+            spec.algorithm = t.kind.algorithm().value_or(t.spec.algorithm);
+            d = Limiter(connection).peek(t.key, spec, nowUs); // loads it (EVAL_RO) for the next time
+        } else {
+            d = Decision::fromReply(r);
+        }
+        return Usage{d.used - (d.allowed ? t.spec.cost : 0), d};
+    }
+    if (t.kind.format == KeyFormat::SlidingBuckets)
+        return bucketsUsage(t.key, t.spec, r, nowUs);
+    if (t.kind.format == KeyFormat::ForeignSlidingLog && n == 3)
+        return foreignLogUsage(t, replies[0], replies[1], replies[2], nowUs);
+    if (t.kind.format == KeyFormat::CounterWindow && n == 2)
+        return counterWindowUsage(t, replies[0], replies[1], nowUs);
+    if (t.kind.format == KeyFormat::Library) {
+        const std::vector<Reply> mine(replies, replies + n);
+        for (const Reply &m : mine)
+            m.orThrow();
+        return t.kind.reader->usage(t.kind, mine, limitsAsRead(t.kind, t.spec), nowUs);
+    }
+    throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(displayKey(t.key), t.kind.label()));
+}
+
 std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs)
 {
     std::vector<std::optional<Usage>> result(targets.size());
     std::vector<Command> commands;
-    std::vector<std::pair<size_t, int>> owner; // target index, commands it owns
-    std::optional<ScriptCalls> calls;          // asked once, and only when a script is run
+    std::vector<std::pair<size_t, size_t>> owned(targets.size(), {0, 0}); // first command, count
+    std::vector<bool> readable(targets.size(), false);
+    std::optional<ScriptCalls> calls; // asked once, and only when a script is run
     for (size_t i = 0; i < targets.size(); ++i) {
-        const UsageTarget &t = targets[i];
         try {
-            t.spec.validate();
+            std::vector<Command> mine = usageCommands(connection, targets[i], nowUs, calls);
+            owned[i] = {commands.size(), mine.size()};
+            readable[i] = true;
+            for (Command &c : mine)
+                commands.push_back(std::move(c));
         } catch (const UsageError &) {
-            continue; // unreadable with these limits: std::nullopt, the others still read
-        }
-        if (isScriptFormat(t.kind.format)) {
-            const Algorithm a = t.kind.algorithm().value_or(t.spec.algorithm);
-            LimitSpec spec = t.spec;
-            spec.algorithm = a;
-            if (!calls)
-                calls = LimiterScript::callsOn(connection);
-            commands.push_back(LimiterScript::forAlgorithm(a).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true, *calls));
-            owner.emplace_back(i, 1);
-        } else if (t.kind.format == KeyFormat::SlidingBuckets) {
-            commands.push_back({"HGETALL", t.key});
-            owner.emplace_back(i, 1);
-        } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
-            commands.push_back(logCount(t.key, t.kind, t.spec, nowUs));
-            owner.emplace_back(i, 1);
-        } else if (t.kind.format == KeyFormat::CounterWindow) {
-            for (Command &c : counterWindowCommands(t, nowUs))
-                commands.push_back(std::move(c));
-            owner.emplace_back(i, 2);
-        } else if (t.kind.format == KeyFormat::Library && t.kind.reader->readable()) {
-            const LimitSpec spec = limitsAsRead(t.kind, t.spec);
-            std::vector<Command> reads = t.kind.reader->read(t.kind, &spec, nowUs);
-            owner.emplace_back(i, int(reads.size()));
-            for (Command &c : reads)
-                commands.push_back(std::move(c));
+            // unreadable with these limits, or no limiter: std::nullopt, the others still read
         }
     }
     const auto replies = connection.pipeline(commands);
-    size_t at = 0;
-    static const Reply kNone;
-    for (const auto &[i, n] : owner) {
-        const UsageTarget &t = targets[i];
-        const Reply &r = n > 0 ? replies[at] : kNone; // a reader may need no read (no window to read)
-        at += size_t(n);
+    for (size_t i = 0; i < targets.size(); ++i) {
+        if (!readable[i])
+            continue;
         try {
-            if (t.kind.format == KeyFormat::Library) {
-                const std::vector<Reply> mine(replies.begin() + qsizetype(at - size_t(n)), replies.begin() + qsizetype(at));
-                for (const Reply &m : mine)
-                    m.orThrow();
-                result[i] = t.kind.reader->usage(t.kind, mine, limitsAsRead(t.kind, t.spec), nowUs);
-            } else if (isScriptFormat(t.kind.format)) {
-                Decision d;
-                if (LimiterScript::notLoaded(r)) {
-                    LimitSpec spec = t.spec;
-                    spec.algorithm = t.kind.algorithm().value_or(t.spec.algorithm);
-                    d = Limiter(connection).peek(t.key, spec, nowUs); // loads it (EVAL_RO) for the next time
-                } else {
-                    d = Decision::fromReply(r);
-                }
-                result[i] = Usage{d.used - (d.allowed ? t.spec.cost : 0), d};
-            } else if (t.kind.format == KeyFormat::SlidingBuckets) {
-                result[i] = bucketsUsage(t.key, t.spec, r, nowUs);
-            } else if (t.kind.format == KeyFormat::ForeignSlidingLog) {
-                result[i] = peekAnyFormat(connection, t.key, t.kind, t.spec, nowUs);
-                Q_UNUSED(r);
-            } else {
-                result[i] = counterWindowUsage(t, r, replies[at - 1], nowUs);
-            }
+            result[i] = usageFromReplies(connection, targets[i], replies.data() + owned[i].first, owned[i].second, nowUs);
+        } catch (const ConnectionError &) {
+            throw;
         } catch (const Error &) {
             result[i] = std::nullopt; // changed type or vanished meanwhile
         }
@@ -252,32 +299,10 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyKind
     if (kind.format != KeyFormat::ForeignSlidingLog)
         throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(displayKey(key), kind.label()));
 
-    // A foreign log: entries in the window by ZCOUNT; never pruned on read.
-    const double unit = double(scoreUnitUs(kind.unit));
-    const double lo = double(nowUs - spec.windowUs) / unit;
-    const auto r = connection.pipeline({logCount(key, kind, spec, nowUs), {"ZRANGE", key, "-1", "-1", "WITHSCORES"}});
-    const qint64 used = saneCount(r[0].toInteger());
-    Decision d;
-    d.limit = spec.limit;
-    d.allowed = used + spec.cost <= spec.limit;
-    // A log that keeps denied attempts (rolling-rate-limiter) holds more than the limit: used
-    // is shown as it is, remaining 0, never negative and never clamped.
-    d.used = used + (d.allowed ? spec.cost : 0);
-    d.remaining = std::max<qint64>(0, spec.limit - d.used);
-    // Scores are another service's doubles (1e300, inf, nan): clamped before any integer arithmetic.
-    auto expiresIn = [&](double score) { return std::max<qint64>(0, scoreToUs(std::ceil(score * unit), 1.0) + spec.windowUs - nowUs); };
-    if (d.allowed)
-        d.resetAfterUs = spec.windowUs;
-    else if (r[1].size() == 2)
-        d.resetAfterUs = expiresIn(r[1][1].bytes().toDouble());
-    if (!d.allowed) {
-        // The (used + cost - limit)-th oldest entry in the window must expire first.
-        const qint64 k = used + spec.cost - spec.limit;
-        const Reply e = connection.command(
-            {"ZRANGE", key, "(" + scoreText(lo), "+inf", "BYSCORE", "LIMIT", QByteArray::number(k - 1), "1", "WITHSCORES"});
-        d.retryAfterUs = e.size() == 2 ? std::max<qint64>(1, expiresIn(e[1].bytes().toDouble())) : 0;
-    }
-    return {used, d};
+    // A foreign log: entries in the window by ZCOUNT, never pruned on read; one round.
+    const UsageTarget t{key, kind, spec};
+    const auto r = connection.pipeline(foreignLogCommands(t, nowUs));
+    return foreignLogUsage(t, r[0], r[1], r[2], nowUs);
 }
 
 } // namespace ratescope

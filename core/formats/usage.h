@@ -12,6 +12,7 @@
 namespace ratescope {
 
 class Connection;
+enum class ScriptCalls;
 
 // Another service's numbers, made safe for 64-bit arithmetic. A score (double) in
 // microseconds as an integer clamped to +-2^62 (NaN: 0), so that adding a window or a time to
@@ -39,9 +40,22 @@ struct Usage {
     Decision decision;  // what check would answer for one request of spec.cost
 };
 
-// One pipelined round (plus a second for foreign logs that are over their limit).
-// A target whose state cannot be read gets std::nullopt (wrong type meanwhile, unknown format).
+// One pipelined round. A target whose state cannot be read gets std::nullopt (wrong type
+// meanwhile, unknown format).
 std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs);
+
+// readUsage in two halves, for callers that read many limiters in one round of their own
+// (the console's Monitor puts TIME in front): the commands that read one target (throws
+// UsageError for limits the scripts refuse, or a key that is no readable limiter; `calls` is
+// asked of the server once and kept), then its usage from their replies (throws the server's
+// error, e.g. WRONGTYPE when the key changed). A script not loaded is loaded by a peek of its own.
+std::vector<Command> usageCommands(Connection &connection, const UsageTarget &t, qint64 nowUs, std::optional<ScriptCalls> &calls);
+Usage usageFromReplies(Connection &connection, const UsageTarget &t, const Reply *replies, size_t n, qint64 nowUs);
+
+// A foreign sorted-set log in one round: the entries in the window, the newest entry, and the
+// one whose expiry lets a request of the cost pass. Scores are clamped (scoreToUs).
+std::vector<Command> foreignLogCommands(const UsageTarget &t, qint64 nowUs);
+Usage foreignLogUsage(const UsageTarget &t, const Reply &count, const Reply &newest, const Reply &freeing, qint64 nowUs);
 
 // A counter limiter (<base>:<window id> strings): the GETs of its current and previous window,
 // for a caller's pipeline, and its usage from their two replies. readUsage and peekAnyFormat
