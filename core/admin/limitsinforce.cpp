@@ -31,19 +31,32 @@ LimitResolver::LimitResolver(std::vector<Policy> policies, MetadataNamespace ns)
     : m_policies(std::move(policies))
     , m_ns(std::move(ns))
 {
+    for (const Policy &p : m_policies)
+        m_sharded = m_sharded || p.shards >= 2;
 }
 
 std::vector<QByteArray> LimitResolver::overrideSubjects(const QByteArray &subject) const
 {
     std::vector<QByteArray> keys{subject};
+    appendGroup(subject, keys);
+    return keys;
+}
+
+void LimitResolver::appendGroup(const QByteArray &subject, std::vector<QByteArray> &keys) const
+{
+    // Only a policy that declares shards makes groups: the policy walk only then.
+    if (!m_sharded)
+        return;
     if (QByteArray group = groupOf(m_policies, subject); !group.isEmpty())
         keys.push_back(std::move(group));
-    return keys;
 }
 
 void LimitResolver::setOverride(const QByteArray &key, std::optional<Override> override)
 {
-    m_overrides.insert(key, std::move(override));
+    if (override)
+        m_overrides.insert(key, std::move(*override));
+    else
+        m_overrides.remove(key);
 }
 
 void LimitResolver::takeOverride(const QByteArray &key, const Reply &storedValue)
@@ -79,12 +92,14 @@ LimitsInForce LimitResolver::resolve(const QByteArray &subject, const KeyKind &k
     // The key's own override, else its group's (a shard <base>:<n> of a sharded policy).
     std::optional<Override> override;
     bool groupWide = false;
-    if (const auto own = m_overrides.constFind(subject); own != m_overrides.cend() && own->has_value()) {
-        override = **own;
-    } else if (in.policy && in.policy->shards >= 2) {
+    if (!in.policy || m_overrides.isEmpty()) {
+        // none to apply: an override only changes a policy's limits
+    } else if (const auto own = m_overrides.constFind(subject); own != m_overrides.cend()) {
+        override = *own;
+    } else if (in.policy->shards >= 2) {
         const QByteArray group = groupOf(m_policies, subject);
-        if (const auto g = m_overrides.constFind(group); !group.isEmpty() && g != m_overrides.cend() && g->has_value()) {
-            override = **g;
+        if (const auto g = m_overrides.constFind(group); !group.isEmpty() && g != m_overrides.cend()) {
+            override = *g;
             groupWide = true;
         }
     }
@@ -112,43 +127,50 @@ void LimitResolver::readOverrides(Connection &connection, const std::vector<QByt
 {
     if (m_policies.empty())
         return; // an override changes a policy's limits: without policies it has none to change
-    LimitResolver &resolver = *this;
-    const MetadataNamespace &ns = m_ns;
+    // Subjects and their groups' bases; a key asked twice is harmless (and rare: SCAN may
+    // return a key twice, shards share a base), so no set is built for a million keys.
     std::vector<QByteArray> keys;
-    QSet<QByteArray> asked;
-    for (const QByteArray &subject : subjects)
-        for (QByteArray &k : resolver.overrideSubjects(subject))
-            if (!resolver.overrideKnown(k) && !asked.contains(k)) {
-                asked.insert(k);
-                keys.push_back(std::move(k));
+    keys.reserve(subjects.size());
+    for (const QByteArray &subject : subjects) {
+        keys.push_back(subject);
+        appendGroup(subject, keys);
+    }
+    // Pipelines of at most kPerPipeline keys, so that a pass over millions holds a bounded
+    // share of the commands and replies at once.
+    constexpr size_t kPerMget = 1000, kPerPipeline = 100000;
+    const QByteArray prefix = m_ns.key("override:");
+    const bool cluster = connection.isCluster();
+    for (size_t from = 0; from < keys.size(); from += kPerPipeline) {
+        const size_t to = std::min(keys.size(), from + kPerPipeline);
+        std::vector<Command> commands;
+        if (cluster) {
+            // Keys of many slots: one GET each, routed by the pipeline.
+            for (size_t i = from; i < to; ++i)
+                commands.push_back({"GET", prefix + keys[i]});
+        } else {
+            for (size_t at = from; at < to; at += kPerMget) {
+                Command mget{"MGET"};
+                mget.reserve(qsizetype(std::min(to - at, kPerMget) + 1));
+                for (size_t i = at; i < std::min(to, at + kPerMget); ++i)
+                    mget.push_back(prefix + keys[i]);
+                commands.push_back(std::move(mget));
             }
-    if (keys.empty())
-        return;
-    constexpr size_t kPerMget = 1000;
-    std::vector<Command> commands;
-    if (connection.isCluster()) {
-        // Keys of many slots: one GET each, routed by the pipeline.
-        for (const QByteArray &k : keys)
-            commands.push_back({"GET", ns.key("override:" + k)});
-    } else {
-        for (size_t from = 0; from < keys.size(); from += kPerMget) {
-            Command mget{"MGET"};
-            for (size_t i = from; i < std::min(keys.size(), from + kPerMget); ++i)
-                mget.push_back(ns.key("override:" + keys[i]));
-            commands.push_back(std::move(mget));
         }
-    }
-    const std::vector<Reply> replies = connection.pipeline(commands);
-    if (connection.isCluster()) {
-        for (size_t i = 0; i < keys.size(); ++i)
-            resolver.takeOverride(keys[i], replies[i]);
-        return;
-    }
-    for (size_t c = 0; c < replies.size(); ++c) {
-        const Reply &r = replies[c];
-        r.orThrow(); // NOPERM on the namespace: the caller says so, rather than showing wrong limits
-        for (size_t i = 0; i < r.size() && c * kPerMget + i < keys.size(); ++i)
-            resolver.takeOverride(keys[c * kPerMget + i], r[i]);
+        const std::vector<Reply> replies = connection.pipeline(commands);
+        if (cluster) {
+            for (size_t i = from; i < to; ++i)
+                if (!replies[i - from].orThrow().isNil())
+                    takeOverride(keys[i], replies[i - from]);
+            continue;
+        }
+        for (size_t c = 0; c < replies.size(); ++c) {
+            const Reply &r = replies[c];
+            r.orThrow(); // NOPERM on the namespace: said, rather than showing wrong limits
+            const size_t first = from + c * kPerMget;
+            for (size_t i = 0; i < r.size() && first + i < to; ++i)
+                if (!r[i].isNil())
+                    takeOverride(keys[first + i], r[i]);
+        }
     }
 }
 

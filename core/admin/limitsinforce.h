@@ -61,17 +61,17 @@ public:
     // The keys whose overrides decide the limits of `subject`: itself, and for a shard of a
     // sharded policy its group's base. Read them (readOverrides, or a caller's own pipeline and
     // takeOverride) before asking resolve() about the subject.
-    // Reads the overrides deciding these subjects' limits: one pipelined round (on one server an
-    // MGET per 1,000 keys; on a cluster a GET each), nothing for those already read. Throws the
-    // server's refusal (NOPERM on the namespace) rather than answer without them.
-    void readOverrides(Connection &connection, const std::vector<QByteArray> &subjects);
     std::vector<QByteArray> overrideSubjects(const QByteArray &subject) const;
+    // Reads the overrides deciding these subjects' limits: pipelined (on one server an MGET per
+    // 1,000 keys; on a cluster a GET each), nothing at all without policies (an override only
+    // changes a policy's limits). Throws the server's refusal (NOPERM on the namespace) rather
+    // than answer without them.
+    void readOverrides(Connection &connection, const std::vector<QByteArray> &subjects);
     // Records what the store holds for a key (nullopt: no override); a reply that is not an
-    // override record (nil, an error, malformed) counts as none.
+    // override record (nil, an error, malformed) counts as none. Only overrides are kept, so
+    // that a pass over a million keys holds no more than the overrides it found.
     void setOverride(const QByteArray &key, std::optional<Override> override);
     void takeOverride(const QByteArray &key, const Reply &storedValue);
-    // Whether the override of `key` has been read (set or taken), as an override or as none.
-    bool overrideKnown(const QByteArray &key) const { return m_overrides.contains(key); }
 
     // The limits in force for `subject` (a key, or the limiter a key belongs to) of this kind.
     // Overrides not read count as none.
@@ -80,9 +80,11 @@ public:
     LimitsInForce resolve(const QByteArray &subject, const KeyKind &kind, const std::optional<LimitSpec> &arguments) const;
 
 private:
+    void appendGroup(const QByteArray &subject, std::vector<QByteArray> &keys) const; // its group's base, if it is a shard
     std::vector<Policy> m_policies;
+    bool m_sharded = false; // some policy declares shards
     MetadataNamespace m_ns;
-    QHash<QByteArray, std::optional<Override>> m_overrides;
+    QHash<QByteArray, Override> m_overrides; // the overrides read; a key not here has none
 };
 
 // The same as EffectiveLimits, the policy copied out (to outlive the resolver).

@@ -255,7 +255,8 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResol
     const KeyKind kind = classifyKey(connection, key, o.nowUs, declared, asKey.spec, asKey.policy ? asKey.policy->format : QString());
     // What is in force for the limiter the key belongs to (a counter window's base); another
     // library's key may state its own limits or window (Python limits, Kong's period).
-    resolver.readOverrides(connection, {kind.subject(key)});
+    if (kind.subject(key) != key)
+        resolver.readOverrides(connection, {kind.subject(key)});
     const LimitsInForce limits = resolver.resolve(kind.subject(key), kind, o.spec);
     const std::optional<Override> &override = limits.override;
     const std::optional<LimitSpec> spec = limits.spec;

@@ -294,6 +294,7 @@ HotScanner::HotScanner(HotOptions options)
     m_round.ttl = false;
     m_round.policies = &m_options.policies;
     m_round.guesser = &m_guesser;
+    m_overridePrefix = MetadataNamespace(m_options.ns).key("override:");
 }
 
 HotScanner::~HotScanner() = default;
@@ -456,8 +457,11 @@ std::unique_ptr<KeyRoundReader> HotScanner::scanPage(Connection &connection, std
         if (pass.sampled && pass.scanned >= m_options.sampleAbove)
             break;
         ++pass.scanned;
-        if (!m_options.ns.isEmpty() && k.bytes().startsWith(m_options.ns))
+        if (!m_options.ns.isEmpty() && k.bytes().startsWith(m_options.ns)) {
+            if (k.bytes().startsWith(m_overridePrefix))
+                m_overrideKeys.push_back(k.bytes()); // an override record: resolveLimits reads it
             continue; // Ratescope's own metadata
+        }
         keys.push_back(k.bytes());
     }
     return std::make_unique<KeyRoundReader>(std::move(keys), m_round, typed);
@@ -611,14 +615,28 @@ void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps 
 // not measured, and this reads nothing.
 void HotScanner::resolveLimits(Connection &connection)
 {
-    // The overrides of every limiter found (and of shard groups): an MGET per 1,000, in one
-    // pipeline, rather than a second walk over the keyspace for the override records.
     LimitResolver resolver(m_options.policies, m_options.ns);
-    std::vector<QByteArray> subjects;
-    subjects.reserve(m_pass.limiters.size());
-    for (const HotLimiter &l : m_pass.limiters)
-        subjects.push_back(l.key);
-    resolver.readOverrides(connection, subjects);
+    if (m_options.match == "*" && !m_pass.sampled) {
+        // The scan met every key, so every override record: those are read, no more.
+        std::vector<Command> gets;
+        gets.reserve(m_overrideKeys.size());
+        for (const QByteArray &k : m_overrideKeys)
+            gets.push_back({"GET", k});
+        const std::vector<Reply> values = gets.empty() ? std::vector<Reply>{} : connection.pipeline(gets);
+        for (size_t i = 0; i < values.size(); ++i)
+            if (!values[i].orThrow().isNil()) // expired since the scan
+                resolver.takeOverride(m_overrideKeys[i].mid(m_overridePrefix.size()), values[i]);
+    } else if (!m_options.policies.empty()) {
+        // A part of the keyspace: the overrides of the limiters found that a policy covers (an
+        // override changes only a policy's limits), an MGET per 1,000.
+        std::vector<QByteArray> subjects;
+        subjects.reserve(m_pass.limiters.size());
+        for (const HotLimiter &l : m_pass.limiters)
+            if (findPolicy(m_options.policies, l.key))
+                subjects.push_back(l.key);
+        resolver.readOverrides(connection, subjects);
+    }
+    m_overrideKeys = {};
     for (HotLimiter &l : m_pass.limiters) {
         LimitsInForce in = resolver.resolve(l.key, l.kind);
         l.policy = in.policyName();

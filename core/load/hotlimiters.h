@@ -111,7 +111,8 @@ public:
     // replies it was waiting for may still be on their way.
     bool scan(Connection &connection, const std::function<bool()> &pause = {});
     bool scanDone() const;
-    // Reads the limits in force of every limiter found (their overrides, an MGET per 1,000),
+    // Reads the limits in force of every limiter found (the override records the scan met, when
+    // it met every key; else the overrides of the limiters a policy covers, an MGET per 1,000),
     // then every counter-like limiter found (1,000 per pipeline, the next one sent while the
     // replies of one are read; times from one TIME and the steady clock). Nothing in a
     // snapshot (explicit now).
@@ -178,6 +179,8 @@ private:
         }
     };
     std::unordered_set<QByteArray, KeyHash> m_bases; // counter windows: one limiter per base
+    QByteArray m_overridePrefix;             // "<ns>override:"
+    std::vector<QByteArray> m_overrideKeys;  // the override records the scan met
     std::vector<CounterState> m_first;
     std::vector<qint64> m_firstAt;
 };

@@ -260,8 +260,9 @@ void TestConsistency::policyAndOverride()
     o.limit = 100;
     OverrideStore(*m_conn, kNs).set(o, 3600 * kSecond, QStringLiteral("test"));
     everySurfaceSays("api:globex", said(100, 30, false));
-    // A token bucket under an override of its limit alike.
-    const LimitSpec upload{Algorithm::TokenBucket, 20, 60 * kSecond, 1};
+    // A token bucket under an override of its limit alike: refilling over a day, so that the
+    // surfaces reading on the server's clock (watch, key details) a moment later see the same.
+    const LimitSpec upload{Algorithm::TokenBucket, 20, 86400 * kSecond, 1};
     setPolicy(*m_conn, QStringLiteral("upload"), "upload:*", upload);
     fill("upload:acme", upload, 40);
     o.key = "upload:acme";

@@ -58,7 +58,8 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
     // A counter window belongs to its base, another library's second key to its first: the
     // limits in force are its (no round trip when it is the key itself).
     const QByteArray subject = r.kind.subject(key);
-    resolver.readOverrides(c, {subject});
+    if (subject != key)
+        resolver.readOverrides(c, {subject});
     const EffectiveLimits limits = effectiveOf(resolver.resolve(subject, r.kind));
     r.policy = limits.policy;
     r.override = limits.override;
