@@ -86,6 +86,7 @@ private Q_SLOTS:
     void slidingCounter();
     void slidingBuckets();
     void override();
+    void followsAPolicyChangedElsewhere();
     void fixedWindow();
     void tokenBucket();
     void gcra();
@@ -232,6 +233,24 @@ void TestKeyView::override()
              qPrintable(text));
     QVERIFY2(text.endsWith(QStringLiteral("(set by tst_keyview)")), qPrintable(text));
     QCOMPARE(view.titleText(), QStringLiteral("Sliding counter: 70 of 100 used"));
+}
+
+// Another client lowers the policy while the view is open: the next read, on the view's own
+// interval (1 s here), shows the new limit with no refresh asked for.
+void TestKeyView::followsAPolicyChangedElsewhere()
+{
+    const LimitSpec policy{Algorithm::SlidingLog, 60, 60 * kSecond, 1};
+    declare(*m_c, QStringLiteral("follow"), "t:follow:*", policy);
+    const QByteArray key = "t:follow:acme";
+    admit(*m_c, key, policy, 5, kBase + kSecond);
+    KeyView view(m_client.get(), key, kNs);
+    view.setRefreshInterval(1000);
+    view.show();
+    QVERIFY(drawnAt(view, kBase + 2 * kSecond));
+    QCOMPARE(view.fieldText(QStringLiteral("Used")), QStringLiteral("5 of 60"));
+    Connection other(m_server.options());
+    declare(other, QStringLiteral("follow"), "t:follow:*", {Algorithm::SlidingLog, 20, 60 * kSecond, 1});
+    QTRY_COMPARE_WITH_TIMEOUT(view.fieldText(QStringLiteral("Used")), QStringLiteral("5 of 20"), 10000);
 }
 
 void TestKeyView::fixedWindow()
