@@ -1,4 +1,5 @@
 #include "burstcharts.h"
+#include "chartscale.h"
 #include "chartpalette.h"
 
 #include "displayformat.h"
@@ -42,18 +43,6 @@ QPen linePen(const QColor &c, qreal width, Qt::PenStyle style = Qt::SolidLine)
 }
 
 // 1, 2 or 5 times a power of ten: tick steps a person reads at a glance.
-double niceStep(double span, int ticks)
-{
-    const double raw = span / ticks;
-    if (raw <= 0)
-        return 1;
-    const double p = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (raw <= m * p)
-            return m * p;
-    return 10 * p;
-}
-
 void setNiceRange(QValueAxis *axis, double from, double to, int ticks)
 {
     const double step = niceStep(std::max(to - from, 1e-9), ticks);

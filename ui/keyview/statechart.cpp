@@ -1,4 +1,5 @@
 #include "statechart.h"
+#include "chartscale.h"
 #include "chartpalette.h"
 
 #include <QAreaSeries>
@@ -31,18 +32,6 @@ bool isBar(const QString &role)
 }
 
 // 1, 2 or 5 times a power of ten: tick steps a person reads at a glance.
-double niceStep(double span, int ticks)
-{
-    const double raw = span / ticks;
-    if (raw <= 0)
-        return 1;
-    const double p = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (raw <= m * p)
-            return m * p;
-    return 10 * p;
-}
-
 } // namespace
 
 StateChart::StateChart(QWidget *parent)

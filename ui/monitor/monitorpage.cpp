@@ -75,11 +75,6 @@ QString clockText(qint64 us)
     return QDateTime::fromMSecsSinceEpoch(us / 1000).toString(QStringLiteral("HH:mm:ss"));
 }
 
-qint64 msRoundedUp(qint64 us)
-{
-    return (us + 999) / 1000;
-}
-
 QString intervalText(int ms)
 {
     return ms < 1000 ? QStringLiteral("%1 ms").arg(ms) : QStringLiteral("%1 s").arg(ms / 1000);
@@ -1036,7 +1031,7 @@ bool MonitorPage::exportCsv(const QString &path, QString *error)
             key = QLatin1Char('"') + key.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"');
         const MonitorSample &s = *r.sample;
         out += QByteArray::number(s.timeUs) + ',' + key.toUtf8() + ',' + QByteArray::number(s.used) + ',' + QByteArray::number(s.limit) +
-               ',' + QByteArray::number(s.remaining()) + ',' + QByteArray::number(msRoundedUp(s.retryAfterUs)) + '\n';
+               ',' + QByteArray::number(s.remaining()) + ',' + QByteArray::number(unitsRoundedUp(s.retryAfterUs, 1000)) + '\n';
     }
     file.write(out);
     if (!file.commit()) {

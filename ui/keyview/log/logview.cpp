@@ -1,4 +1,5 @@
 #include "logview.h"
+#include "chartscale.h"
 #include "chartpalette.h"
 
 #include "redis/connection.h"
@@ -119,16 +120,6 @@ AxisUnit axisUnitFor(qint64 spanUs)
 }
 
 // 1, 2 or 5 times a power of ten: at most about `ticks` labels over the range.
-double niceStep(double range, int ticks)
-{
-    const double raw = std::max(range, 1e-9) / ticks;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    for (double m : {1.0, 2.0, 5.0})
-        if (raw <= m * magnitude)
-            return m * magnitude;
-    return 10 * magnitude;
-}
-
 // Ticks on round values, anchored at `anchor` (now, on the time axis), labelled without
 // needless decimals.
 void setNiceTicks(QValueAxis *axis, double anchor, int ticks, double minStep = 0)
