@@ -336,16 +336,30 @@ int runKeys(Cli &cli)
             break;
         printer.print(entry.first);
     }
-    for (auto &[base, row] : counterBases) {
-        if (printed++ >= max)
-            break;
-        if (row.spec && !failure) {
+    // Counter windows: the usage of every base listed, in one pipelined round.
+    if (!failure) {
+        std::vector<UsageTarget> targets;
+        std::vector<Row *> targetRows;
+        qint64 listed = printed;
+        for (auto &[base, row] : counterBases) {
+            if (listed++ >= max)
+                break;
+            if (!row.spec)
+                continue;
             KeyKind kind;
             kind.format = KeyFormat::CounterWindow;
             kind.base = base;
             kind.windowSeconds = row.spec->windowUs / 1000000;
-            row.usage = readUsage(c, {{base, kind, *row.spec}}, scanner.nowUs()).front();
+            targets.push_back({base, kind, *row.spec});
+            targetRows.push_back(&row);
         }
+        const auto usage = readUsage(c, targets, scanner.nowUs());
+        for (size_t i = 0; i < usage.size(); ++i)
+            targetRows[i]->usage = usage[i];
+    }
+    for (const auto &[base, row] : counterBases) {
+        if (printed++ >= max)
+            break;
         printer.print(row);
     }
     if (complete) {
