@@ -58,15 +58,6 @@ Said said(qint64 limit, qint64 used, bool denying)
     return {limit, used, std::max<qint64>(0, limit - used), denying};
 }
 
-std::vector<QJsonObject> jsonLines(const QByteArray &out)
-{
-    std::vector<QJsonObject> lines;
-    for (const QByteArray &line : out.split('\n'))
-        if (!line.trimmed().isEmpty())
-            lines.push_back(QJsonDocument::fromJson(line).object());
-    return lines;
-}
-
 } // namespace
 
 class TestConsistency : public QObject {
@@ -135,7 +126,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
     {
         const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("peek"), shown, QStringLiteral("--now-us"), now}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        const QJsonObject o = jsonLines(r.out).back();
+        const QJsonObject o = jsonObjects(r.out).back();
         surfaces.emplace_back(QStringLiteral("cli peek"), said(o.value(QStringLiteral("limit")).toInteger(),
                                                                o.value(QStringLiteral("used_now")).toInteger(),
                                                                !o.value(QStringLiteral("allowed")).toBool()));
@@ -144,7 +135,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
     {
         const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("inspect"), shown, QStringLiteral("--now-us"), now}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        const QJsonObject o = jsonLines(r.out).back();
+        const QJsonObject o = jsonObjects(r.out).back();
         const QJsonObject d = o.value(QStringLiteral("decision")).toObject();
         surfaces.emplace_back(QStringLiteral("cli inspect"),
                               said(o.value(QStringLiteral("limits")).toObject().value(QStringLiteral("limit")).toInteger(),
@@ -155,7 +146,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
         const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("keys"), QStringLiteral("--now-us"), now}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
         bool found = false;
-        for (const QJsonObject &o : jsonLines(r.out))
+        for (const QJsonObject &o : jsonObjects(r.out))
             if (o.value(QStringLiteral("key")).toString() == shown) {
                 found = true;
                 const qint64 limit = o.value(QStringLiteral("limit")).toInteger();
@@ -171,7 +162,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
                                         QStringLiteral("--now-us"), now}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
         bool found = false;
-        for (const QJsonObject &o : jsonLines(r.out))
+        for (const QJsonObject &o : jsonObjects(r.out))
             if (o.value(QStringLiteral("key")).toString() == shown) {
                 found = true;
                 surfaces.emplace_back(QStringLiteral("cli top"), said(o.value(QStringLiteral("limit")).toInteger(),
@@ -185,7 +176,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
     {
         const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("watch"), shown, QStringLiteral("--count"), QStringLiteral("1")}));
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        const QJsonObject o = jsonLines(r.out).back();
+        const QJsonObject o = jsonObjects(r.out).back();
         surfaces.emplace_back(QStringLiteral("cli watch"),
                               Said{o.value(QStringLiteral("limit")).toInteger(), o.value(QStringLiteral("used")).toInteger(),
                                    o.value(QStringLiteral("remaining")).toInteger(),
@@ -290,7 +281,7 @@ void TestConsistency::overrideOfAShardGroupsBase()
     const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("keys"), QStringLiteral("--now-us"), QString::number(m_now)}));
     QVERIFY2(r.exitCode == 0, r.err.constData());
     bool found = false;
-    for (const QJsonObject &row : jsonLines(r.out))
+    for (const QJsonObject &row : jsonObjects(r.out))
         if (row.value(QStringLiteral("key")).toString() == QLatin1String("sh:grp")) {
             found = true;
             QCOMPARE(row.value(QStringLiteral("limit")).toInteger(), 80);

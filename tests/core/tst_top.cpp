@@ -31,15 +31,6 @@ QStringList args(std::initializer_list<const char *> list)
     return out;
 }
 
-std::vector<QJsonObject> jsonLines(const QByteArray &out)
-{
-    std::vector<QJsonObject> lines;
-    for (const QByteArray &line : out.split('\n'))
-        if (!line.trimmed().isEmpty())
-            lines.push_back(QJsonDocument::fromJson(line).object());
-    return lines;
-}
-
 } // namespace
 
 class TestTop : public QObject {
@@ -567,7 +558,7 @@ void TestTop::cliJsonAndTable()
         runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("top"), QStringLiteral("--now-us"), QString::number(now)} +
                    args({"--interval", "5s", "--max", "3"})));
     QVERIFY2(r.exitCode == 0, r.err.constData());
-    const auto lines = jsonLines(r.out);
+    const auto lines = jsonObjects(r.out);
     QCOMPARE(lines.size(), size_t(4));
     const char *order[] = {"t:1", "t:4", "t:2"};
     const qint64 admitted[] = {40, 25, 12};

@@ -308,6 +308,15 @@ std::map<QString, QJsonObject> keysRows(const QString &url, const QStringList &e
     return rows;
 }
 
+std::vector<QJsonObject> jsonObjects(const QByteArray &out)
+{
+    std::vector<QJsonObject> lines;
+    for (const QByteArray &line : out.split('\n'))
+        if (!line.trimmed().isEmpty())
+            lines.push_back(QJsonDocument::fromJson(line).object());
+    return lines;
+}
+
 CliResult runCli(const QStringList &args, const QByteArray &stdinData, int timeoutMs)
 {
     return runProcess(BuiltPaths::cli(), args, stdinData, timeoutMs);

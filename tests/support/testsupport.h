@@ -79,6 +79,9 @@ struct CliResult {
     QByteArray err;
 };
 // Runs the built ratescope-cli with a bounded wait.
+// ratescope-cli --json output, one object per line.
+std::vector<QJsonObject> jsonObjects(const QByteArray &out);
+
 CliResult runCli(const QStringList &args, const QByteArray &stdinData = {}, int timeoutMs = 60000);
 // The same with arguments as bytes (keys that are not UTF-8, such as u:\xff), passed through
 // bash's $'\xNN' quoting so that they reach the CLI's argv exactly. A NUL cannot be in argv.
