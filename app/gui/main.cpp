@@ -6,6 +6,7 @@
 #include "demosession.h"
 #include "base/duration.h"
 #include "base/errors.h"
+#include "base/keytext.h"
 #include "keybrowser.h"
 #include "mainwindow.h"
 #include "passwordvault.h"
@@ -17,6 +18,8 @@
 #include <QDir>
 #include <QFile>
 #include <QIcon>
+#include <QRegularExpression>
+#include <QSize>
 #include <QTimer>
 
 #include <cstdio>
@@ -85,12 +88,16 @@ int main(int argc, char **argv)
                                              QStringLiteral("With --screenshot: keep running this long after the data has loaded "
                                                             "(e.g. 60s, so the monitor has a minute of history), then render."),
                                              QStringLiteral("DURATION"));
+    const QCommandLineOption windowSize(QStringLiteral("window-size"),
+                                        QStringLiteral("The main window's size in pixels, e.g. 1024x700 (default 1280x800; "
+                                                       "640x480 to 7680x4320): how a smaller desk, or a screenshot of one, looks."),
+                                        QStringLiteral("WxH"));
     const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
     const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")}, QStringLiteral("Show the version."));
     // The man page: the frame's prose with these very options (packaging/Packaging.cmake).
     QCommandLineOption helpMan(QStringLiteral("help-man"), QStringLiteral("Print the man page (troff)."));
     helpMan.setFlags(QCommandLineOption::HiddenFromHelp);
-    QList<QCommandLineOption> options{url, profile, demo, readOnly, openKey, pin, tab, screenshot, screenshotAfter, help, version};
+    QList<QCommandLineOption> options{url, profile, demo, readOnly, openKey, pin, tab, screenshot, screenshotAfter, windowSize, help, version};
     options.append(helpMan); // hidden: neither in --help nor in the page
     parser.addOptions(options);
     if (!parser.parse(arguments(argc, argv))) {
@@ -137,6 +144,18 @@ int main(int argc, char **argv)
             print(stderr, QStringLiteral("ratescope: --screenshot-after: %1\n").arg(e.message()));
             return kExitUsage;
         }
+    }
+    std::optional<QSize> size;
+    if (parser.isSet(windowSize)) {
+        static const QRegularExpression form(QRegularExpression::anchoredPattern(QStringLiteral("([0-9]{1,5})x([0-9]{1,5})")));
+        const QRegularExpressionMatch m = form.match(parser.value(windowSize));
+        const int w = m.hasMatch() ? m.captured(1).toInt() : 0, h = m.hasMatch() ? m.captured(2).toInt() : 0;
+        if (w < 640 || h < 480 || w > 7680 || h > 4320) {
+            print(stderr, QStringLiteral("ratescope: --window-size must be WIDTHxHEIGHT in pixels, from 640x480 to 7680x4320, not '%1'\n")
+                              .arg(escapeControls(parser.value(windowSize))));
+            return kExitUsage;
+        }
+        size = QSize(w, h);
     }
     std::optional<ConnectionOptions> urlOptions;
     if (parser.isSet(url)) {
@@ -186,6 +205,8 @@ int main(int argc, char **argv)
     ProfileStore profiles;
     PasswordVault vault;
     MainWindow window(profiles, vault);
+    if (size)
+        window.resize(*size);
     if (parser.isSet(readOnly))
         window.setReadOnly(true);
     // Key names are taken as the bytes given (a key is bytes, not text).
