@@ -11,6 +11,7 @@
 #include "limiters/limiterscript.h"
 #include "admin/policy.h"
 #include "redisclient.h"
+#include "refusal.h"
 #include "resetdialog.h"
 #include "resetpreviewmodel.h"
 #include "redis/sandboxserver.h"

@@ -2,7 +2,6 @@
 
 #include "auditdetails.h"
 #include "auditformat.h"
-#include "redis/connection.h"
 #include "displayformat.h"
 #include "base/errors.h"
 #include "base/keytext.h"
@@ -26,10 +25,8 @@
 
 namespace ratescope::ui {
 
-struct AuditPage::Read {
+struct AuditPage::Read : AuditRead {
     bool ok = false; // read, and a stream (or none yet)
-    std::vector<AuditEntry> entries;
-    QString wrongType; // <ns>audit holds this type, not a stream
 };
 
 namespace {
@@ -278,34 +275,18 @@ void AuditPage::showEvent(QShowEvent *event)
     continueSearch();
 }
 
-template <typename Work> void AuditPage::read(Work work, std::function<void(Read &)> done)
+void AuditPage::read(const AuditSlice &slice, std::function<void(Read &)> done)
 {
     m_client->request(
-        &m_requests,
-        [work, ns = QString::fromUtf8(m_ns)](Connection &c) {
-            Read r;
-            AuditLog log(c, ns);
-            try {
-                r.entries = work(log);
-            } catch (const ReplyError &e) {
-                if (e.prefix() != QLatin1String("WRONGTYPE"))
-                    throw;
-                try {
-                    r.wrongType = c.command({"TYPE", log.streamKey()}).text();
-                } catch (const ReplyError &) {
-                    r.wrongType = QStringLiteral("key of another type");
-                }
-            }
-            return r;
-        },
-        [this, done](const Outcome<Read> &o) {
+        &m_requests, [slice, ns = MetadataNamespace(m_ns)](Connection &c) { return readAuditSlice(c, ns, slice); },
+        [this, done](const Outcome<AuditRead> &o) {
             Read r;
             if (!o.ok()) {
                 done(r); // nothing read: lets the caller finish its request
                 failed(o.failure());
                 return;
             }
-            r = o.value();
+            static_cast<AuditRead &>(r) = o.value();
             r.ok = r.wrongType.isEmpty();
             if (!r.ok) {
                 const QString key = displayKey(m_ns + "audit");
@@ -350,7 +331,7 @@ void AuditPage::load()
     if (!m_client || m_loading)
         return;
     m_loading = true;
-    read([](AuditLog &log) { return log.olderThan(QString(), kPageSize); },
+    read({AuditSlice::Direction::Newest, QString(), kPageSize},
          [this](Read &r) {
              m_loading = false;
              if (!r.ok)
@@ -382,7 +363,7 @@ void AuditPage::poll()
     if (m_polling)
         return;
     m_polling = true;
-    read([after = m_model->newestId()](AuditLog &log) { return log.newerThan(after, kFollowMax); },
+    read({AuditSlice::Direction::NewerThan, m_model->newestId(), kFollowMax},
          [this](Read &r) {
              m_polling = false;
              if (!r.ok)
@@ -407,7 +388,7 @@ void AuditPage::fetchOlder()
     }
     // A filter may match few rows: read bigger pages while searching for them.
     const int count = m_filter.isEmpty() ? kPageSize : kPageSize * 5;
-    read([before = m_model->oldestId(), count](AuditLog &log) { return log.olderThan(before, count); },
+    read({AuditSlice::Direction::OlderThan, m_model->oldestId(), count},
          [this, count](Read &r) {
              if (!r.ok) {
                  m_model->olderFailed();

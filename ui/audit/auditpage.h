@@ -4,8 +4,8 @@
 // actor, target and time, shows a change's before and after, and exports what it shows as CSV.
 #pragma once
 
-#include "admin/audit.h"
 #include "auditmodel.h"
+#include "auditqueries.h"
 #include "outcome.h"
 #include "redisclient.h"
 
@@ -76,7 +76,7 @@ private:
     void poll();
     void fetchOlder();
     void continueSearch(); // page back while the filtered rows do not fill the view
-    template <typename Work> void read(Work work, std::function<void(Read &)> done);
+    void read(const AuditSlice &slice, std::function<void(Read &)> done);
     void failed(const Failure &failure);
     void showProblem(const QString &problem);
     void applyFilter();

@@ -1,7 +1,7 @@
 #include "keybrowser.h"
 
 #include "admin/audit.h"
-#include "redis/connection.h"
+#include "browserqueries.h"
 #include "displayformat.h"
 #include "base/errors.h"
 #include "base/glob.h"
@@ -39,17 +39,6 @@ constexpr size_t kSortGroupLimit = 100000; // bigger ones group by group as they
 constexpr int kAutoExpandRows = 60;        // groups open by themselves while this many rows fit
 constexpr size_t kDetailsKept = 20000;     // details held for keys scrolled past
 constexpr int kMaxPinsAtOnce = 20;         // lines the monitor's chart can still tell apart
-
-struct ScanStart {
-    qint64 dbSize = 0;
-    std::vector<Policy> policies;
-    QString policyProblem;
-};
-
-struct ScanPage {
-    QByteArray cursor;
-    ScannedNames names;
-};
 
 bool hasGlobCharacters(const QString &text)
 {
@@ -207,28 +196,9 @@ void KeyBrowser::startScan()
     m_scan = ScanState::Starting;
     m_scanClock.start();
     m_sinceFlush.start();
-    const MetadataNamespace ns(m_ns);
     m_client->request(
-        &m_scanOwner,
-        [ns](Connection &c) {
-            ScanStart s;
-            try {
-                s.dbSize = c.command({"DBSIZE"}).toInteger();
-            } catch (const ReplyError &) {
-                s.dbSize = -1; // only the estimate is lost (a cluster master out of reach)
-            }
-            try {
-                QStringList skipped;
-                s.policies = PolicyStore(c, ns).list(&skipped);
-                s.policyProblem = skipped.join(QLatin1Char('\n')); // unreadable records, skipped
-            } catch (const ReplyError &e) {
-                s.policyProblem = e.message(); // e.g. NOPERM: columns stay empty, keys still list
-            } catch (const UnexpectedReplyError &e) {
-                s.policyProblem = e.message(); // a malformed policy record
-            }
-            return s;
-        },
-        [this](const Outcome<ScanStart> &o) {
+        &m_scanOwner, [ns = MetadataNamespace(m_ns)](Connection &c) { return readListingStart(c, ns); },
+        [this](const Outcome<ListingStart> &o) {
             if (!o.ok()) {
                 interrupted(o.failure().message, o.failure().isConnectionLoss());
                 return;
@@ -251,40 +221,14 @@ void KeyBrowser::startScan()
 
 void KeyBrowser::requestPage()
 {
-    const QByteArray cursor = m_cursor, match = m_match;
     // The first page small, for the first rows at once; then big ones, for throughput.
-    const qsizetype pageKeys = m_scanned == 0 ? kScanCount : kPageKeys;
+    const NamesPageRequest page{m_cursor, m_match, m_scanned == 0 ? kScanCount : kPageKeys, kScanCount, kPageSliceMs};
     // The background lane: the columns of the rows in view, and every other view's reads,
     // go first; a page also ends early when one of them is waiting.
-    const RedisClient *client = m_client.data(); // outlives the work it runs on its worker
     m_client->request(
         &m_scanOwner, RedisClient::Lane::Background,
-        [cursor, match, pageKeys, client](Connection &c) {
-            ScanPage page{cursor, {}};
-            QElapsedTimer slice;
-            slice.start();
-            do {
-                Reply r;
-                try {
-                    r = c.command({"SCAN", page.cursor, "MATCH", match, "COUNT", QByteArray::number(kScanCount)});
-                } catch (const Error &) {
-                    if (page.names.empty())
-                        throw;
-                    break; // keep what was read (a cluster master out of reach comes later in
-                           // the walk): the next page, from this cursor, meets the error again
-                }
-                if (r.size() != 2 || !r[1].isArray())
-                    throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(r.debugString()));
-                page.cursor = r[0].bytes();
-                if (page.names.empty())
-                    page.names.reserve(size_t(pageKeys), pageKeys * 32);
-                for (const Reply &k : r[1].elements())
-                    page.names.append(k.bytes());
-            } while (page.cursor != "0" && qsizetype(page.names.size()) < pageKeys && slice.elapsed() < kPageSliceMs &&
-                     !client->interactiveWaiting());
-            return page;
-        },
-        [this](const Outcome<ScanPage> &o) {
+        [page, yield = m_client->interactiveWaitingProbe()](Connection &c) { return scanNamesPage(c, page, yield); },
+        [this](const Outcome<NamesPage> &o) {
             if (!o.ok()) {
                 interrupted(o.failure().message, o.failure().isConnectionLoss());
                 return;
@@ -583,24 +527,9 @@ void KeyBrowser::checkPolicies()
     if (m_policyCheckInFlight || !m_client || m_client->state() != RedisClient::State::Connected || !m_policies || !isVisible())
         return;
     m_policyCheckInFlight = true;
-    struct Marks {
-        std::vector<Policy> policies;
-        QString lastChange; // the newest audit entry's id: overrides set or cleared, keys reset
-    };
     m_client->request(
-        &m_detailsOwner,
-        [ns = MetadataNamespace(m_ns)](Connection &c) {
-            Marks m;
-            m.policies = PolicyStore(c, ns).list();
-            try {
-                const auto newest = AuditLog(c, ns).list(1);
-                m.lastChange = newest.empty() ? QString() : newest.front().id;
-            } catch (const ReplyError &) {
-                // no right to read the audit: policies are still followed
-            }
-            return m;
-        },
-        [this](const Outcome<Marks> &o) {
+        &m_detailsOwner, [ns = MetadataNamespace(m_ns)](Connection &c) { return readChangeMarks(c, ns); },
+        [this](const Outcome<ChangeMarks> &o) {
             m_policyCheckInFlight = false;
             if (!o.ok() || !m_policies)
                 return; // unreadable now: asked again on the next tick

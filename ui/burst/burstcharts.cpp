@@ -1,7 +1,7 @@
 #include "burstcharts.h"
-#include "chartscale.h"
-#include "chartpalette.h"
 
+#include "chartpalette.h"
+#include "chartscale.h"
 #include "displayformat.h"
 
 #include <QAreaSeries>
@@ -42,80 +42,12 @@ QPen linePen(const QColor &c, qreal width, Qt::PenStyle style = Qt::SolidLine)
     return pen;
 }
 
-// 1, 2 or 5 times a power of ten: tick steps a person reads at a glance.
-void setNiceRange(QValueAxis *axis, double from, double to, int ticks)
-{
-    const double step = niceStep(std::max(to - from, 1e-9), ticks);
-    axis->setTickType(QValueAxis::TicksDynamic);
-    axis->setTickAnchor(0);
-    axis->setTickInterval(step);
-    axis->setRange(from, std::ceil(to / step - 1e-9) * step);
-}
-
 } // namespace
-
-BurstChartView::BurstChartView(QWidget *parent)
-    : QChartView(parent)
-{
-    setRenderHint(QPainter::Antialiasing);
-    chart()->legend()->setAlignment(Qt::AlignBottom);
-    chart()->setBackgroundRoundness(0);
-    chart()->setMargins(QMargins(4, 4, 4, 4));
-    QFont f = chart()->titleFont();
-    f.setBold(true);
-    chart()->setTitleFont(f);
-}
-
-QValueAxis *BurstChartView::addValueAxis(Qt::Alignment alignment, const QString &title)
-{
-    auto *axis = new QValueAxis(this);
-    axis->setTitleText(title);
-    axis->setLabelFormat(QStringLiteral("%g"));
-    chart()->addAxis(axis, alignment);
-    return axis;
-}
-
-void BurstChartView::changeEvent(QEvent *event)
-{
-    QChartView::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange)
-        applyPalette();
-}
-
-// The theme first (it resets colours), then the palette's own colours over it, then the
-// series' colours again (the theme resets those too).
-void BurstChartView::applyPalette()
-{
-    const QPalette pal = palette();
-    QChart *c = chart();
-    std::vector<std::pair<QAbstractSeries *, std::pair<QPen, QBrush>>> kept;
-    for (QAbstractSeries *s : c->series()) {
-        if (auto *area = qobject_cast<QAreaSeries *>(s))
-            kept.push_back({s, {area->pen(), area->brush()}});
-        else if (auto *line = qobject_cast<QLineSeries *>(s))
-            kept.push_back({s, {line->pen(), QBrush()}});
-    }
-    applyChartPalette(c, pal);
-    for (auto &[s, style] : kept) {
-        if (auto *area = qobject_cast<QAreaSeries *>(s)) {
-            area->setPen(style.first);
-            area->setBrush(style.second);
-        } else if (auto *line = qobject_cast<QLineSeries *>(s)) {
-            line->setPen(style.first);
-        }
-    }
-    setBackgroundBrush(pal.color(QPalette::Window));
-    QColor minor = pal.color(QPalette::WindowText);
-    minor.setAlpha(18);
-    for (QAbstractAxis *axis : c->axes())
-        axis->setMinorGridLinePen(QPen(minor, 1));
-    legendChanged();
-}
 
 // ---- the live timeline ---------------------------------------------------------------------
 
 TimelineChart::TimelineChart(QWidget *parent)
-    : BurstChartView(parent)
+    : ThemedChartView(parent)
 {
     setMinimumHeight(230);
     QChart *c = chart();
@@ -252,7 +184,7 @@ TimelineChart::Totals TimelineChart::drawnTotals() const
 // ---- the latency histogram -----------------------------------------------------------------
 
 LatencyChart::LatencyChart(QWidget *parent)
-    : BurstChartView(parent)
+    : ThemedChartView(parent)
 {
     setMinimumHeight(200);
     QChart *c = chart();
@@ -362,7 +294,7 @@ QString formatLatency(qint64 us)
 // ---- the boundary test ---------------------------------------------------------------------
 
 BoundaryChart::BoundaryChart(QWidget *parent)
-    : BurstChartView(parent)
+    : ThemedChartView(parent)
 {
     setMinimumHeight(230);
     QChart *c = chart();

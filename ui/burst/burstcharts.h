@@ -5,7 +5,7 @@
 #include "load/boundaryscenario.h"
 #include "load/burst.h"
 
-#include <QChartView>
+#include "themedchartview.h"
 
 #include <vector>
 
@@ -19,23 +19,9 @@ namespace ratescope::ui {
 // A latency as an operator reads it: "850 µs", "1.25 ms", "12.5 ms", "1.20 s".
 QString formatLatency(qint64 us);
 
-// Follows the widget's palette (light or dark) for the chart's background, text and grid.
-class BurstChartView : public QChartView {
-    Q_OBJECT
-public:
-    explicit BurstChartView(QWidget *parent = nullptr);
-
-protected:
-    void changeEvent(QEvent *event) override;
-    void applyPalette();
-    // After a theme change (which shows every legend marker again): hide what should be hidden.
-    virtual void legendChanged() {}
-    QValueAxis *addValueAxis(Qt::Alignment alignment, const QString &title);
-};
-
 // Allowed, denied and errors per 100 ms slice as stacked areas, and the key's remaining
 // quota (peeked on the side) as a line on a second axis.
-class TimelineChart : public BurstChartView {
+class TimelineChart : public ThemedChartView {
     Q_OBJECT
 public:
     explicit TimelineChart(QWidget *parent = nullptr);
@@ -71,7 +57,7 @@ private:
 
 // The latency histogram of a finished burst: LatencyHistogram's log-spaced bars on a
 // logarithmic time axis, with p50 and p99 marked.
-class LatencyChart : public BurstChartView {
+class LatencyChart : public ThemedChartView {
     Q_OBJECT
 public:
     explicit LatencyChart(QWidget *parent = nullptr);
@@ -90,7 +76,7 @@ private:
 
 // The boundary test: admitted requests over time around the window boundary, one line per
 // algorithm, with the limit and the boundary drawn.
-class BoundaryChart : public BurstChartView {
+class BoundaryChart : public ThemedChartView {
     Q_OBJECT
 public:
     explicit BoundaryChart(QWidget *parent = nullptr);

@@ -1,7 +1,7 @@
 #include "burstpage.h"
 
 #include "burstcharts.h"
-#include "redis/connection.h"
+#include "burstqueries.h"
 #include "displayformat.h"
 #include "base/duration.h"
 #include "base/errors.h"
@@ -40,11 +40,6 @@ namespace {
 
 // What the Burst page reads before firing: the key as the keys panel reads it, and why it
 // must not be fired at (Ratescope's records, another library's key), if so.
-struct BurstPreflight {
-    KeyDetails details;
-    QString refusal;
-};
-
 constexpr int kRedrawMs = BurstEngine::kProgressIntervalMs; // at most one redraw per engine tick
 constexpr int kPolicyDelayMs = 300;                         // typing a key: look it up once it settles
 const QColor kProblem(0xd3, 0x2f, 0x2f);                    // reads on light and dark backgrounds
@@ -638,10 +633,7 @@ void BurstPage::lookUpPolicy()
     m_policy->setText(QStringLiteral("Reading the policy for this key…"));
     m_client->request(
         this,
-        [key, ns = MetadataNamespace(m_ns)](Connection &c) {
-            const std::vector<Policy> policies = PolicyStore(c, ns).list();
-            return readLimitsInForce(c, ns, policies, key);
-        },
+        [key, ns = MetadataNamespace(m_ns)](Connection &c) { return readLimitsInForceAt(c, ns, key); },
         [this, key](const Outcome<EffectiveLimits> &o) {
             if (key != currentKey())
                 return; // typed on meanwhile: a later look-up is on its way
@@ -690,33 +682,8 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
     updateStartable();
     m_client->request(
         this,
-        [key = config.key, spec = config.spec, ns = m_ns](Connection &c) {
-            const std::vector<Policy> policies = PolicyStore(c, ns).list();
-            KeyDetails d = readKeyDetails(c, {key}, policies, ns).front();
-            if (!d.exists()) {
-                // The name of another library's limiter whose keys carry their window (Kong, Upstash...)
-                const auto namePolicy = matchPolicy(policies, key);
-                const Reply time = c.command({"TIME"});
-                const KeyKind named = classifyKey(c, key, time[0].toInteger() * 1000000 + time[1].toInteger(),
-                                                   namePolicy ? namePolicy->scoreUnit : ScoreUnit::Auto, spec,
-                                                  namePolicy ? namePolicy->format : QString());
-                if (named.format == KeyFormat::Library)
-                    d.kind = named;
-            }
-            const auto policy = matchPolicy(policies, key);
-            BurstPreflight out;
-            out.refusal = notOursToWrite(displayKey(key), key, ns, policy ? &*policy : nullptr, d.kind);
-            if (d.kind.isLimiter() && out.refusal.isEmpty()) {
-                // How full it is under the limits the burst will use, read without writing.
-                try {
-                    const Reply time = c.command({"TIME"});
-                    d.usage = peekAnyFormat(c, key, d.kind, spec, time[0].toInteger() * 1000000 + time[1].toInteger());
-                } catch (const Error &) {
-                    // what readKeyDetails found stands
-                }
-            }
-            out.details = std::move(d);
-            return out;
+        [key = config.key, spec = config.spec, ns = MetadataNamespace(m_ns)](Connection &c) {
+            return readBurstPreflight(c, ns, key, spec);
         },
         [this, config](const Outcome<BurstPreflight> &o) {
             if (!m_preparing)
@@ -908,7 +875,7 @@ void BurstPage::peekRemaining()
         return;
     m_peekPending = true;
     m_client->request(
-        this, [key = m_config->key, spec = m_config->spec](Connection &c) { return Limiter(c).peek(key, spec).remaining; },
+        this, [key = m_config->key, spec = m_config->spec](Connection &c) { return readRemainingQuota(c, key, spec); },
         [this, key = m_config->key](const Outcome<qint64> &o) {
             m_peekPending = false;
             if (!o.ok() || !m_config || m_config->key != key || m_engineOffsetUs < 0)

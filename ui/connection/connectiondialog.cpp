@@ -1,10 +1,9 @@
 #include "connectiondialog.h"
 
-#include "redis/connection.h"
 #include "displayformat.h"
 #include "passwordvault.h"
 #include "profilestore.h"
-#include "serverstatusbar.h"
+#include "servertext.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -359,10 +358,7 @@ void ConnectionDialog::run(bool thenSave)
         m_result->setText(QStringLiteral("Connecting to %1…").arg(p.endpoint()));
         m_client->request(
             this,
-            [](Connection &c) {
-                c.connect();
-                return RedisClient::probe(c);
-            },
+            &RedisClient::connectAndProbe,
             [this, thenSave](const Outcome<RedisClient::Status> &o) { finishTest(o, thenSave); });
     });
 }
@@ -400,8 +396,8 @@ void ConnectionDialog::finishTest(const Outcome<RedisClient::Status> &o, bool th
         const ServerInfo &info = o.value().info;
         const bool cluster = info.mode == QLatin1String("cluster");
         // What answered: the role of one server, or the shape of a cluster or replicated set.
-        const QString shape = cluster                 ? QStringLiteral("cluster: %1").arg(ServerStatusBar::nodesSummary(info, true))
-                              : info.nodes.size() > 1 ? ServerStatusBar::nodesSummary(info, false)
+        const QString shape = cluster                 ? QStringLiteral("cluster: %1").arg(nodesSummary(info, true))
+                              : info.nodes.size() > 1 ? nodesSummary(info, false)
                                                       : info.role;
         QString text =
             info.version.isEmpty() ? QStringLiteral("Connected") : QStringLiteral("Connected to Redis %1 (%2)").arg(info.version, shape);

@@ -4,6 +4,7 @@
 #include "base/errors.h"
 #include "base/glob.h"
 #include "hotmodel.h"
+#include "hotqueries.h"
 #include "usagebardelegate.h"
 
 #include <QCheckBox>
@@ -32,13 +33,6 @@ const std::pair<qint64, const char *> kIntervals[] = {
 };
 
 // What one scan step brought back.
-struct ScanStep {
-    bool done = false;
-    qint64 scanned = 0;
-    qint64 keys = 0;
-    qint64 sampleAbove = 0;
-};
-
 QLabel *plainLabel(QWidget *parent)
 {
     auto *l = new QLabel(parent);
@@ -332,7 +326,7 @@ void HotPage::refresh()
     updateControls();
     // The policies first (their limits give fill and denying), then the scan in steps.
     m_client->request(
-        &m_requests, [ns = QString::fromUtf8(m_ns)](Connection &c) { return PolicyStore(c, ns).list(); },
+        &m_requests, [ns = MetadataNamespace(m_ns)](Connection &c) { return readPolicies(c, ns); },
         [this, generation](const Outcome<std::vector<Policy>> &o) {
             if (generation != m_generation)
                 return;
@@ -355,20 +349,18 @@ void HotPage::scanStep()
     const int generation = m_generation;
     m_client->request(
         &m_requests, RedisClient::Lane::Background,
-        [scanner = m_scanner, client = QPointer<RedisClient>(m_client)](Connection &c) {
-            int pages = 0;
-            // A few pages per request, fewer when the console waits for a read of its own.
-            const bool done = scanner->scan(c, [&] { return ++pages >= kPagesPerStep || (client && client->interactiveWaiting()); });
-            return ScanStep{done, scanner->scanned(), scanner->keysInDatabase(), scanner->sampleAbove()};
+        // A few pages per request, fewer when the console waits for a read of its own.
+        [scanner = m_scanner, yield = m_client->interactiveWaitingProbe()](Connection &c) {
+            return hotScanStep(c, *scanner, kPagesPerStep, yield);
         },
-        [this, generation](const Outcome<ScanStep> &o) {
+        [this, generation](const Outcome<HotScanStep> &o) {
             if (generation != m_generation)
                 return;
             if (!o.ok()) {
                 failed(o.failure().message);
                 return;
             }
-            const ScanStep &s = o.value();
+            const HotScanStep &s = o.value();
             const qint64 target = std::max<qint64>(1, std::min(s.keys, s.sampleAbove));
             m_progress->setValue(int(std::min<qint64>(900, s.scanned * 900 / target)));
             setStatus(QStringLiteral("Scanning: %1 of %2…").arg(formatCount(s.scanned), formatKeys(target)));
@@ -386,10 +378,7 @@ void HotPage::readFirst()
     setStatus(QStringLiteral("Reading every limiter found…"));
     m_client->request(
         &m_requests, RedisClient::Lane::Background,
-        [scanner = m_scanner](Connection &c) {
-            scanner->firstRead(c);
-            return true;
-        },
+        [scanner = m_scanner](Connection &c) { return hotFirstRead(c, *scanner); },
         [this, generation](const Outcome<bool> &o) {
             if (generation != m_generation)
                 return;
@@ -408,14 +397,7 @@ void HotPage::readSecond()
     const int generation = m_generation;
     m_client->request(
         &m_requests, RedisClient::Lane::Background,
-        [scanner = m_scanner, order = m_runOrder, max = m_runMax](Connection &c) {
-            HotPass pass = scanner->secondRead(c);
-            const qint64 found = qint64(pass.limiters.size());
-            HotScanner::rank(pass.limiters, order, max);
-            if (!pass.usageRead)
-                HotScanner::readUsage(c, pass.limiters, pass.nowUs);
-            return std::make_pair(found, std::move(pass));
-        },
+        [scanner = m_scanner, order = m_runOrder, max = m_runMax](Connection &c) { return hotSecondRead(c, *scanner, order, max); },
         [this, generation](const Outcome<std::pair<qint64, HotPass>> &o) {
             if (generation != m_generation)
                 return;

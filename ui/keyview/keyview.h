@@ -5,12 +5,9 @@
 
 #include "keyactions.h"
 
-#include "formats/recognition.h"
 #include "base/keytext.h" // displayKey: how the view and its tab name the key
-#include "limiters/limiter.h"
-#include "admin/policy.h"
+#include "keyviewqueries.h"
 #include "redisclient.h"
-#include "keys/shards.h"
 
 #include <QJsonObject>
 #include <QPointer>
@@ -31,20 +28,6 @@ namespace ratescope::ui {
 class LogView;
 class ShardChart;
 class StateChart;
-
-// What one refresh read, on the worker, for one now.
-struct KeyRead {
-    qint64 nowUs = 0;       // the time the state is shown for (frozen, or the server's)
-    qint64 serverNowUs = 0; // the server's clock: overrides expire in real time
-    KeyKind kind;          // at nowUs
-    std::optional<Policy> policy;
-    std::optional<Override> override;
-    std::optional<LimitSpec> spec; // the limits in force (override applied)
-    QJsonObject inspected;         // inspectKey: type, ttl, memory, encoding, state, decision
-    QString placement;             // a cluster's key: "slot 1234 on 127.0.0.1:7001"
-    // A key that does not exist but is the base of a sharded limiter: the group, read whole.
-    std::optional<ShardGroupState> shards;
-};
 
 class KeyView : public QWidget {
     Q_OBJECT

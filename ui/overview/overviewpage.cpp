@@ -1,14 +1,13 @@
 #include "overviewpage.h"
 
-#include "admin/audit.h"
-#include "redis/connection.h"
 #include "displayformat.h"
 #include "base/errors.h"
 #include "keyactions.h"
+#include "overviewqueries.h"
 #include "policytablemodel.h"
 #include "redisclient.h"
 #include "redis/serverinfo.h"
-#include "serverstatusbar.h"
+#include "servertext.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -21,33 +20,6 @@
 namespace ratescope::ui {
 
 namespace {
-
-struct Overview {
-    ServerInfo info;       // in a cluster, summed over the masters
-    bool haveInfo = false; // a read-only ACL user may not run INFO
-    QString eviction;      // maxmemory-policy ("a/b" when masters differ); empty when CONFIG is not allowed
-    std::vector<Policy> policies;
-    QString policyProblem;
-    std::optional<ScriptsStatus> scripts;
-    QString scriptsProblem;
-};
-
-// What the Deploy button will load: the plan, or why it cannot (no functions, a master down).
-struct DeployPreview {
-    std::optional<DeployPlan> plan;
-    QString problem;
-};
-
-DeployPreview previewDeploy(Connection &c, bool replace)
-{
-    DeployPreview p;
-    try {
-        p.plan = planDeploy(readScriptsStatus(c), replace);
-    } catch (const ReplyError &e) {
-        p.problem = e.message();
-    }
-    return p;
-}
 
 QString planHtml(const DeployPlan &plan)
 {
@@ -163,37 +135,7 @@ void OverviewPage::refresh()
         return;
     m_client->request(
         &m_requests,
-        [ns = m_ns](Connection &c) {
-            Overview o;
-            try {
-                o.info = ServerInfo::fetch(c);
-                o.haveInfo = true;
-            } catch (const ReplyError &) {
-                // a read-only ACL user may not run INFO
-                o.info = ServerInfo::fetchWithoutInfo(c);
-            }
-            // Every master's (a cluster's may differ); nothing when CONFIG is not allowed.
-            QStringList policies;
-            for (const auto &replies : c.onEachMaster({{"CONFIG", "GET", "maxmemory-policy"}}))
-                if (!replies.front().isError() && replies.front().size() == 2 && !policies.contains(replies.front()[1].text()))
-                    policies << replies.front()[1].text();
-            o.eviction = policies.join(QLatin1Char('/'));
-            try {
-                QStringList skipped;
-                o.policies = PolicyStore(c, ns).list(&skipped);
-                o.policyProblem = skipped.join(QLatin1Char('\n'));
-            } catch (const ReplyError &e) {
-                o.policyProblem = e.message();
-            } catch (const UnexpectedReplyError &e) {
-                o.policyProblem = e.message();
-            }
-            try {
-                o.scripts = readScriptsStatus(c);
-            } catch (const ReplyError &e) {
-                o.scriptsProblem = e.message();
-            }
-            return o;
-        },
+        [ns = MetadataNamespace(m_ns)](Connection &c) { return readOverview(c, ns); },
         [this](const Outcome<Overview> &outcome) {
             if (!outcome.ok()) {
                 if (!outcome.failure().isConnectionLoss())
@@ -225,9 +167,9 @@ void OverviewPage::refresh()
                     lines << QStringLiteral("%1 %2").arg(n.address.toString(), n.describe()).toHtmlEscaped();
                 rows << QStringLiteral("<tr><td style='padding-right:14px; color:#666' "
                                        "valign='top'>Nodes</td><td>%1<br>%2</td></tr>")
-                            .arg(ServerStatusBar::nodesSummary(i, cluster).toHtmlEscaped(), lines.join(QStringLiteral("<br>")));
+                            .arg(nodesSummary(i, cluster).toHtmlEscaped(), lines.join(QStringLiteral("<br>")));
             }
-            const QString acrossMasters = cluster ? QStringLiteral(" (%1)").arg(ServerStatusBar::overMasters(i)) : QString();
+            const QString acrossMasters = cluster ? QStringLiteral(" (%1)").arg(overMasters(i)) : QString();
             if (o.haveInfo) {
                 row(QStringLiteral("Memory"),
                     QStringLiteral("%1 used%2%3%4")
@@ -339,17 +281,8 @@ void OverviewPage::confirmDeploy(const DeployPlan &plan)
     updateDeployable();
     m_client->request(
         &m_requests,
-        [previewed = plan.toJson(), replace, ns = m_ns, op = m_operator](Connection &c) -> QString {
-            // Exactly what was previewed, or nothing: the servers may have changed meanwhile.
-            DeployPlan now = planDeploy(readScriptsStatus(c), replace);
-            if (now.toJson() != previewed)
-                return QStringLiteral("Not deployed: the servers changed since the preview. Look again.");
-            if (now.needsLoad())
-                AuditLog(c, ns).ensureWritable(); // no deploy without its record
-            const int loaded = deployLibrary(c, now);
-            if (loaded > 0)
-                AuditLog(c, ns).append(scriptsDeployAuditEntry(now, loaded), op);
-            return {};
+        [previewed = plan.toJson(), replace, ns = MetadataNamespace(m_ns), op = m_operator](Connection &c) {
+            return deployAsPreviewed(c, ns, previewed, replace, op);
         },
         [this](const Outcome<QString> &o) {
             m_deploying = false;

@@ -3,7 +3,6 @@
 #include "editorfields.h"
 
 #include "admin/limitsinforce.h"
-#include "redis/connection.h"
 #include "displayformat.h"
 #include "base/errors.h"
 #include "base/glob.h"
@@ -13,6 +12,8 @@
 #include "overrideeditor.h"
 #include "overridetablemodel.h"
 #include "policyeditor.h"
+#include "policyqueries.h"
+#include "refusal.h"
 #include "policytablemodel.h"
 #include "formats/usage.h"
 
@@ -34,28 +35,6 @@
 #include <set>
 
 namespace ratescope::ui {
-
-struct PoliciesPage::PreviewResult {
-    QByteArray glob;
-    std::vector<QByteArray> keys; // the first kPreviewKeys found
-    qint64 matched = 0;
-    qint64 excluded = 0; // Ratescope's own metadata keys the glob also matched
-    qint64 scanned = 0;
-    qint64 total = 0;
-    bool complete = false; // the walk reached the end of the keyspace
-    bool stopped = false;  // the bound stopped it: matched is a lower bound
-    QByteArray cursor = "0";
-    qint64 pages = 0;
-};
-
-struct PoliciesPage::EffectResult {
-    qint64 read = 0;    // limiters read under the proposed limits
-    qint64 atLimit = 0; // of those, the ones a request of the proposed cost would be refused by
-    qint64 otherPolicy = 0;
-    qint64 overridden = 0;
-    qint64 notLimiters = 0;
-    qint64 unreadable = 0;
-};
 
 namespace {
 
@@ -354,28 +333,8 @@ QString PoliciesPage::explain(const Failure &failure, bool duringChange) const
 QString PoliciesPage::explainFailure(const Failure &failure, bool duringChange, const QString &user)
 {
     const QString &text = failure.message;
-    if (failure.kind == Failure::Kind::Reply && text.startsWith(QLatin1String("NOPERM"))) {
-        static const QRegularExpression command(
-            QStringLiteral("NOPERM (?:User (\\S+)|this user) has no permissions to run the '([^']+)' command"),
-            QRegularExpression::CaseInsensitiveOption);
-        const QRegularExpressionMatch m = command.match(text);
-        if (m.hasMatch()) {
-            const QString name = m.captured(1).isEmpty() ? user : m.captured(1);
-            const QString who = name.isEmpty() ? QStringLiteral("this user") : QStringLiteral("user '%1'").arg(name);
-            const QString cmd = m.captured(2);
-            return QStringLiteral("%1 may not run %2; ask for +%3 or use a profile with write access.")
-                .arg(who, cmd.toUpper(), cmd.toLower());
-        }
-        if (text.contains(QLatin1String("channel"), Qt::CaseInsensitive))
-            return QStringLiteral(
-                       "This user may not publish change events; ask for access to the events channel, or use a profile with write "
-                       "access. (%1)")
-                .arg(text);
-        return QStringLiteral(
-                   "This user may not write Ratescope's metadata keys; ask for write access to the namespace's keys, or use a profile "
-                   "with write access. (%1)")
-            .arg(text);
-    }
+    if (failure.kind == Failure::Kind::Reply && text.startsWith(QLatin1String("NOPERM")))
+        return explainRefusal(text, user, QStringLiteral("Ratescope's metadata keys")) + QLatin1Char('.');
     if (failure.kind == Failure::Kind::Connection && duringChange)
         return QStringLiteral("The connection was lost during the change (%1). It may or may not have been made, and it is not retried: "
                               "reload to see what the server holds.")
@@ -392,7 +351,7 @@ void PoliciesPage::reload()
     }
     const MetadataNamespace ns(m_ns);
     m_client->request(
-        m_requests, [ns](Connection &c) { return std::pair(PolicyStore(c, ns).list(), OverrideStore(c, ns).list()); },
+        m_requests, [ns](Connection &c) { return readPoliciesAndOverrides(c, ns); },
         [this](const Outcome<std::pair<std::vector<Policy>, std::vector<Override>>> &o) {
             if (!o.ok()) {
                 showMessage(QStringLiteral("Could not read the policies: %1").arg(explain(o.failure(), false)), true);
@@ -452,7 +411,7 @@ void PoliciesPage::editPolicyOf(const QByteArray &key)
         return;
     const MetadataNamespace ns(m_ns);
     m_client->request(
-        m_requests, [ns](Connection &c) { return PolicyStore(c, ns).list(); },
+        m_requests, [ns](Connection &c) { return readPolicies(c, ns); },
         [this, key](const Outcome<std::vector<Policy>> &o) {
             if (!o.ok()) {
                 showMessage(explain(o.failure(), false), true);
@@ -497,10 +456,7 @@ void PoliciesPage::refreshInForce(const QByteArray &key)
     const MetadataNamespace ns(m_ns);
     m_client->request(
         m_inForceOwner,
-        [ns, key](Connection &c) {
-            const auto policies = PolicyStore(c, ns).list();
-            return readLimitsInForce(c, ns, policies, key);
-        },
+        [ns, key](Connection &c) { return readLimitsInForceAt(c, ns, key); },
         [this, key](const Outcome<EffectiveLimits> &o) {
             if (!o.ok()) {
                 m_overrideEditor->setStatus(explain(o.failure(), false), true);
@@ -562,52 +518,27 @@ void PoliciesPage::runPreview()
     m_previewOwner = new QObject(this);
     m_previewCancel = std::make_shared<std::atomic<bool>>(false);
     m_previewRunning = true;
-    PreviewResult start;
+    PolicyPreview start;
     start.glob = glob;
     previewStep(std::move(start));
 }
 
-void PoliciesPage::previewStep(PreviewResult soFar)
+void PoliciesPage::previewStep(PolicyPreview soFar)
 {
     // A few SCAN pages per request: other views' reads get the worker in between.
     constexpr int kPagesPerStep = 10;
     m_client->request(
         m_previewOwner,
-        [r = std::move(soFar), ns = m_ns, cancel = m_previewCancel, budget = m_scanBudget](Connection &c) mutable {
-            const qint64 count = std::min<qint64>(1000, budget);
-            if (r.pages == 0)
-                r.total = c.command({"DBSIZE"}).integer();
-            for (int step = 0; step < kPagesPerStep; ++step) {
-                const Reply page = c.command({"SCAN", r.cursor, "MATCH", r.glob, "COUNT", QByteArray::number(count)});
-                if (page.size() != 2 || !page[1].isArray())
-                    throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
-                r.cursor = page[0].bytes();
-                ++r.pages;
-                for (const Reply &k : page[1].elements()) {
-                    // Ratescope's own policies, overrides and audit are not limiters a policy governs.
-                    if (!ns.isEmpty() && k.bytes().startsWith(ns)) {
-                        ++r.excluded;
-                        continue;
-                    }
-                    ++r.matched;
-                    if (r.keys.size() < size_t(kPreviewKeys))
-                        r.keys.push_back(k.bytes());
-                }
-                r.complete = r.cursor == "0";
-                r.scanned = r.complete ? r.total : std::min(r.total, r.pages * count);
-                r.stopped = !r.complete && r.pages * count >= budget;
-                if (r.complete || r.stopped || cancel->load())
-                    break;
-            }
-            return r;
+        [r = std::move(soFar), ns = MetadataNamespace(m_ns), cancel = m_previewCancel, budget = m_scanBudget](Connection &c) {
+            return previewPolicyStep(c, ns, r, budget, kPagesPerStep, kPreviewKeys, *cancel);
         },
-        [this](const Outcome<PreviewResult> &o) {
+        [this](const Outcome<PolicyPreview> &o) {
             if (!o.ok()) {
                 m_previewRunning = false;
                 m_policyEditor->setPreview(QStringLiteral("Could not read the keys: %1").arg(explain(o.failure(), false)), {});
                 return;
             }
-            PreviewResult r = o.value();
+            PolicyPreview r = o.value();
             if (!r.complete && !r.stopped) {
                 m_policyEditor->setPreview(QStringLiteral("Reading… %1 so far; scanned %2 of about %3 keys.")
                                                .arg(formatKeys(r.matched), formatCount(r.scanned), formatCount(r.total)),
@@ -621,7 +552,7 @@ void PoliciesPage::previewStep(PreviewResult soFar)
         });
 }
 
-void PoliciesPage::showPreview(const PreviewResult &r)
+void PoliciesPage::showPreview(const PolicyPreview &r)
 {
     m_previewGlob = r.glob;
     m_previewKeys = r.keys;
@@ -679,77 +610,14 @@ void PoliciesPage::runEffect()
     m_client->request(
         m_effectOwner,
         [keys = m_previewKeys, policies, proposed, name = proposal.name, nowFrozen = m_frozenNowUs,
-         ns = MetadataNamespace(m_ns)](Connection &c) {
-            EffectResult r;
-            const qint64 nowUs = nowFrozen ? *nowFrozen : serverTimeUs(c);
-            std::vector<Command> types;
-            for (const QByteArray &k : keys)
-                types.push_back({"TYPE", k});
-            const auto typeReplies = c.pipeline(types);
-            std::vector<Command> samples;
-            std::vector<std::pair<size_t, size_t>> ranges;
-            for (size_t i = 0; i < keys.size(); ++i) {
-                const auto commands = sampleCommands(keys[i], typeReplies[i].bytes());
-                ranges.emplace_back(samples.size(), commands.size());
-                samples.insert(samples.end(), commands.begin(), commands.end());
-            }
-            const auto sampleReplies = c.pipeline(samples);
-            std::vector<UsageTarget> targets;
-            std::set<QByteArray> seen; // a counter's windows are one limiter: its base
-            for (size_t i = 0; i < keys.size(); ++i) {
-                const auto [first, n] = ranges[i];
-                const std::vector<Reply> mine(sampleReplies.begin() + qsizetype(first), sampleReplies.begin() + qsizetype(first + n));
-                const auto winner = matchPolicy(policies, keys[i]);
-                const KeyKind kind = classify(keys[i], typeReplies[i].bytes(), mine, nowUs, winner ? winner->scoreUnit : ScoreUnit::Auto,
-                                               winner ? winner->format : QString());
-                if (!kind.isLimiter()) {
-                    ++r.notLimiters;
-                    continue;
-                }
-                const QByteArray subject = kind.subject(keys[i]); // a counter's windows, a library's two keys: one limiter
-                if (!seen.insert(subject).second)
-                    continue;
-                const auto governing = matchPolicy(policies, subject);
-                if (!governing || governing->name != name) {
-                    ++r.otherPolicy;
-                    continue;
-                }
-                if (!kind.readable()) {
-                    ++r.notLimiters; // recognised, never decoded: nothing to tell
-                    continue;
-                }
-                targets.push_back({subject, kind, limitsFor(kind, proposed).value_or(proposed)});
-            }
-            // A key with an override keeps it whatever the policy says.
-            std::vector<Command> gets;
-            for (const UsageTarget &t : targets)
-                gets.push_back({"EXISTS", OverrideStore(c, ns).storageKey(t.key)});
-            const auto exists = c.pipeline(gets);
-            std::vector<UsageTarget> governed;
-            for (size_t i = 0; i < targets.size(); ++i) {
-                if (exists[i].isInteger() && exists[i].integer() > 0)
-                    ++r.overridden;
-                else
-                    governed.push_back(targets[i]);
-            }
-            for (const auto &u : readUsage(c, governed, nowUs)) {
-                if (!u) {
-                    ++r.unreadable;
-                    continue;
-                }
-                ++r.read;
-                if (!u->decision.allowed)
-                    ++r.atLimit;
-            }
-            return r;
-        },
-        [this, proposed](const Outcome<EffectResult> &o) {
+         ns = MetadataNamespace(m_ns)](Connection &c) { return readPolicyEffect(c, ns, keys, policies, name, proposed, nowFrozen); },
+        [this, proposed](const Outcome<PolicyEffect> &o) {
             m_effectRunning = false;
             if (!o.ok()) {
                 m_policyEditor->setEffect(QStringLiteral("Could not read these keys: %1").arg(explain(o.failure(), false)));
                 return;
             }
-            const EffectResult &r = o.value();
+            const PolicyEffect &r = o.value();
             QString text =
                 QStringLiteral("%1 would be at %2 limit under %3")
                     .arg(formatKeys(r.atLimit), r.atLimit == 1 ? QStringLiteral("its") : QStringLiteral("their"), formatLimit(proposed));
@@ -774,16 +642,6 @@ void PoliciesPage::runEffect()
 
 // ---- changes ---------------------------------------------------------------------------------
 
-namespace {
-
-struct PolicySave {
-    std::optional<Policy> stored;
-    QString conflict;
-    std::optional<Policy> theirs;
-};
-
-} // namespace
-
 void PoliciesPage::savePolicy(bool onTopOfTheirs)
 {
     if (!writable()) {
@@ -807,28 +665,14 @@ void PoliciesPage::savePolicy(bool onTopOfTheirs)
     const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests,
-        [ns, p, basedOn, actor = actor(), op = m_operator](Connection &c) {
-            PolicySave r;
-            AuditLog(c, ns).ensureWritable(); // no change without its record
-            PolicyStore store(c, ns);
-            const auto current = store.get(p.name);
-            try {
-                const Policy stored = store.set(p, basedOn, actor);
-                AuditLog(c, ns).append(policySetAuditEntry(current, stored), op);
-                r.stored = stored;
-            } catch (const ConflictError &e) {
-                r.conflict = e.message();
-                r.theirs = store.get(p.name);
-            }
-            return r;
-        },
-        [this, basedOn](const Outcome<PolicySave> &o) {
+        [ns, p, basedOn, actor = actor(), op = m_operator](Connection &c) { return storePolicy(c, ns, p, basedOn, actor, op); },
+        [this, basedOn](const Outcome<PolicyChange> &o) {
             m_busy = false;
             if (!o.ok()) {
                 m_policyEditor->setStatus(explain(o.failure(), true), true);
                 return;
             }
-            const PolicySave &r = o.value();
+            const PolicyChange &r = o.value();
             if (!r.stored) {
                 // Who and when in the operator's own time; the core's words when it was deleted.
                 const QString why =
@@ -875,21 +719,8 @@ void PoliciesPage::deletePolicy()
     const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests,
-        [ns, name, basedOn, actor = actor(), op = m_operator](Connection &c) {
-            PolicySave r;
-            AuditLog(c, ns).ensureWritable(); // no change without its record
-            PolicyStore store(c, ns);
-            try {
-                const Policy removed = store.remove(name, basedOn, actor);
-                AuditLog(c, ns).append(policyDeleteAuditEntry(removed), op);
-                r.stored = removed;
-            } catch (const ConflictError &e) {
-                r.conflict = e.message();
-                r.theirs = store.get(name);
-            }
-            return r;
-        },
-        [this, name](const Outcome<PolicySave> &o) {
+        [ns, name, basedOn, actor = actor(), op = m_operator](Connection &c) { return removePolicy(c, ns, name, basedOn, actor, op); },
+        [this, name](const Outcome<PolicyChange> &o) {
             m_busy = false;
             if (!o.ok()) {
                 m_policyEditor->setStatus(explain(o.failure(), true), true);
@@ -922,14 +753,7 @@ void PoliciesPage::saveOverride()
     const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests,
-        [ns, o = *o, forUs = *forUs, actor = actor(), op = m_operator](Connection &c) {
-            AuditLog(c, ns).ensureWritable(); // no change without its record
-            OverrideStore store(c, ns);
-            const auto previous = store.set(o, forUs, actor);
-            const auto stored = store.get(o.key);
-            AuditLog(c, ns).append(overrideSetAuditEntry(o.key, previous, stored), op);
-            return stored;
-        },
+        [ns, o = *o, forUs = *forUs, actor = actor(), op = m_operator](Connection &c) { return storeOverride(c, ns, o, forUs, actor, op); },
         [this](const Outcome<std::optional<Override>> &r) {
             m_busy = false;
             if (!r.ok()) {
@@ -958,13 +782,7 @@ void PoliciesPage::clearOverride(const QByteArray &key)
     const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests,
-        [ns, key, actor = actor(), op = m_operator](Connection &c) {
-            AuditLog(c, ns).ensureWritable(); // no change without its record
-            const auto removed = OverrideStore(c, ns).clear(key, actor);
-            if (removed) // clearing nothing changed nothing: no entry
-                AuditLog(c, ns).append(overrideClearAuditEntry(key, removed), op);
-            return removed.has_value();
-        },
+        [ns, key, actor = actor(), op = m_operator](Connection &c) { return removeOverride(c, ns, key, actor, op); },
         [this, key](const Outcome<bool> &r) {
             m_busy = false;
             if (!r.ok()) {

@@ -4,7 +4,7 @@
 // saving; the read-only lock disables every change before anything is sent.
 #pragma once
 
-#include "admin/policy.h"
+#include "policyqueries.h"
 #include "redisclient.h"
 
 #include <QPointer>
@@ -81,8 +81,6 @@ signals:
     void previewRequested(const std::optional<ratescope::Policy> &stored, const ratescope::Policy &edited);
 
 private:
-    struct PreviewResult;
-    struct EffectResult;
 
     bool writable() const;
     QString whyNotWritable() const;
@@ -94,8 +92,8 @@ private:
     void stopPreview();
     void schedulePreview();
     void runPreview();
-    void previewStep(PreviewResult soFar);
-    void showPreview(const PreviewResult &r);
+    void previewStep(PolicyPreview soFar);
+    void showPreview(const PolicyPreview &r);
     void scheduleEffect();
     void runEffect();
     void savePolicy(bool onTopOfTheirs);

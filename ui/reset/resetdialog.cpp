@@ -1,12 +1,11 @@
 #include "resetdialog.h"
 
-#include "admin/audit.h"
-#include "redis/connection.h"
 #include "displayformat.h"
 #include "base/errors.h"
 #include "keys/keydetails.h"
 #include "base/keytext.h"
 #include "resetpreviewmodel.h"
+#include "resetqueries.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -24,67 +23,10 @@
 
 namespace ratescope::ui {
 
-// Written by the worker, read by the poll timer on the GUI thread: no object crosses threads,
-// so a dialog closed mid-way leaves the worker nothing dangling to call.
-struct ResetDialog::Shared {
-    std::atomic<qint64> total{-1}; // planning: about how many keys the server holds; running: keys planned
-    std::atomic<qint64> done{0};   // planning: about how many keys SCAN looked at; running: keys processed
-    std::atomic<qint64> found{0};  // planning: keys matched; running: keys deleted
-    std::atomic<bool> stop{false}; // Cancel: stop the scan, or stop between batches
-    std::atomic<bool> noMoreDetails{false};
-};
-
 namespace {
 
 constexpr int kDetailBatch = 200;
 constexpr int kPollMs = 100;
-
-struct PlanOutcome {
-    ResetPlan plan;
-    qint64 metadataLeftOut = 0;
-};
-
-struct RunOutcome {
-    ResetRun run;
-    bool interrupted = false;
-    bool audited = false;
-    QString problem;
-    QString auditProblem;
-};
-
-struct DetailsOutcome {
-    std::vector<Policy> policies;
-    bool policiesRead = false;
-    std::vector<KeyDetails> details;
-};
-
-// Refusals explained where they are caught, on the worker, which knows the connection's user.
-[[noreturn]] void rethrowExplained(const QString &user)
-{
-    try {
-        throw;
-    } catch (const ReplyError &e) {
-        if (e.prefix() == QLatin1String("NOPERM"))
-            throw ReplyError(explainRefusal(e.message(), user));
-        throw;
-    }
-}
-
-QString explained(const std::exception_ptr &failure, const QString &user, bool *connectionLost)
-{
-    try {
-        std::rethrow_exception(failure);
-    } catch (const ConnectionError &e) {
-        *connectionLost = true;
-        return e.message();
-    } catch (const ReplyError &e) {
-        return explainRefusal(e.message(), user);
-    } catch (const std::exception &e) {
-        return QString::fromUtf8(e.what());
-    } catch (...) {
-        return QStringLiteral("unexpected failure");
-    }
-}
 
 QString keysText(qint64 n)
 {
@@ -93,34 +35,12 @@ QString keysText(qint64 n)
 
 } // namespace
 
-QString explainRefusal(const QString &serverText, const QString &user)
-{
-    if (!serverText.startsWith(QLatin1String("NOPERM")))
-        return serverText;
-    const QString who = user.isEmpty() ? QStringLiteral("default") : user;
-    static const QRegularExpression commandName(QStringLiteral("'([^']+)' command"));
-    const QRegularExpressionMatch m = commandName.match(serverText);
-    if (m.hasMatch()) {
-        const QString command = m.captured(1).toLower();
-        const bool writes = command == QLatin1String("unlink") || command == QLatin1String("del") || command == QLatin1String("xadd");
-        return QStringLiteral("user '%1' may not run %2; ask for +%3%4")
-            .arg(who, command.toUpper().replace(QLatin1Char('|'), QLatin1Char(' ')), command,
-                 writes ? QStringLiteral(" or use a profile with write access") : QString());
-    }
-    if (serverText.contains(QLatin1String("key")))
-        return QStringLiteral("user '%1' may not write these keys (its ACL key patterns leave them out); ask for access to them or use "
-                              "a profile with write access")
-            .arg(who);
-    return QStringLiteral("user '%1' is not allowed this (%2); ask for the permission or use a profile with write access")
-        .arg(who, serverText);
-}
-
 ResetDialog::ResetDialog(RedisClient *client, const QByteArray &ns, const Target &target, QWidget *parent)
     : QDialog(parent)
     , m_client(client)
     , m_ns(ns)
     , m_target(target)
-    , m_shared(std::make_shared<Shared>())
+    , m_shared(std::make_shared<ResetProgress>())
 {
     setWindowTitle(QStringLiteral("Reset limiter keys"));
     buildUi();
@@ -325,41 +245,12 @@ void ResetDialog::startPlanning()
         return;
     }
 
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     const QByteArray pattern = m_target.pattern;
-    std::shared_ptr<Shared> shared = m_shared;
+    std::shared_ptr<ResetProgress> shared = m_shared;
     m_client->request(
         this,
-        [ns, pattern, exact, shared](Connection &c) {
-            PlanOutcome out;
-            try {
-                Resetter resetter(c, ns);
-                if (pattern.isEmpty()) {
-                    out.plan = resetter.planKeys(exact);
-                } else {
-                    // About how many keys there are, for the progress bar; users without DBSIZE go without.
-                    qint64 total = 0;
-                    for (const auto &node : c.onEachMaster({{"DBSIZE"}}))
-                        if (!node.empty() && node[0].isInteger())
-                            total += node[0].integer();
-                    shared->total = total > 0 ? total : -1;
-                    out.plan = resetter.planPattern(pattern, [&](qint64 examined, qint64 matched) {
-                        shared->done = total > 0 ? std::min(examined, total) : examined;
-                        shared->found = matched;
-                        return !shared->stop.load();
-                    });
-                }
-                // Ratescope's own keys are never offered here, even to a pattern naming them.
-                resetter.leaveOutMetadata(out.plan);
-                // A pattern resets limiters only, unless the box asks for the rest too.
-                if (!pattern.isEmpty())
-                    resetter.holdBackNonLimiters(out.plan);
-                out.metadataLeftOut = out.plan.metadataLeftOut;
-            } catch (const ReplyError &) {
-                rethrowExplained(c.options().user);
-            }
-            return out;
-        },
+        [ns, pattern, exact, shared](Connection &c) { return planReset(c, ns, pattern, exact, *shared); },
         [this](const Outcome<PlanOutcome> &o) {
             if (!o.ok()) {
                 m_result.problem = o.failure().message;
@@ -460,27 +351,12 @@ void ResetDialog::readDetails(qsizetype first)
     const std::vector<QByteArray> keys(m_plan.keys.begin() + first, m_plan.keys.begin() + end);
     const bool needPolicies = !m_policiesRead;
     const std::vector<Policy> policies = m_policies;
-    std::shared_ptr<Shared> shared = m_shared;
-    const QString ns = QString::fromUtf8(m_ns);
+    std::shared_ptr<ResetProgress> shared = m_shared;
+    const MetadataNamespace ns(m_ns);
     // A batch at a time, so other views' requests get their turn on the worker in between.
     m_client->request(
         this,
-        [keys, needPolicies, policies, shared, ns](Connection &c) {
-            DetailsOutcome out;
-            if (shared->noMoreDetails)
-                return out;
-            out.policies = policies;
-            if (needPolicies) {
-                try {
-                    out.policies = PolicyStore(c, ns).list();
-                } catch (const ReplyError &) {
-                    // No policies readable: the state shows without limits.
-                }
-                out.policiesRead = true;
-            }
-            out.details = readKeyDetails(c, keys, out.policies, ns.toUtf8());
-            return out;
-        },
+        [keys, needPolicies, policies, shared, ns](Connection &c) { return readResetDetails(c, ns, keys, needPolicies, policies, *shared); },
         [this, first](const Outcome<DetailsOutcome> &o) {
             if (!o.ok() || m_stage != Stage::Preview || o.value().details.empty())
                 return; // the state is a courtesy: the preview stands without it
@@ -540,51 +416,14 @@ void ResetDialog::startReset()
     m_cancelButton->setEnabled(true);
     setStage(Stage::Running);
 
-    const QString ns = QString::fromUtf8(m_ns);
+    const MetadataNamespace ns(m_ns);
     const ResetPlan plan = m_plan;
     const QString op = m_operator;
-    std::shared_ptr<Shared> shared = m_shared;
+    std::shared_ptr<ResetProgress> shared = m_shared;
     std::function<void(qint64)> hook = m_afterBatchHook;
     m_client->request(
         this,
-        [ns, plan, op, shared, hook](Connection &c) {
-            RunOutcome out;
-            const QString user = c.options().user;
-            try {
-                AuditLog log(c, ns);
-                log.ensureWritable(); // before anything is deleted: no reset without its record
-                // The intent first, as the CLI: a reset cut short still leaves a trace.
-                log.append(resetIntentAuditEntry(plan), op);
-            } catch (const ConnectionError &) {
-                throw; // not sent at all
-            } catch (...) {
-                bool lost = false;
-                out.problem = explained(std::current_exception(), user, &lost); // refused: nothing deleted
-                return out;
-            }
-            Resetter resetter(c, ns);
-            out.run = resetter.execute(plan, [&](const ResetRun &run) {
-                shared->done = run.processed;
-                shared->found = run.deleted;
-                if (hook)
-                    hook(run.processed);
-                return !shared->stop.load();
-            });
-            if (out.run.failure)
-                out.problem = explained(out.run.failure, user, &out.interrupted);
-            // One entry per reset, unless the server refused the very first batch (nothing
-            // deleted, nothing to record). A batch without an answer may have deleted keys.
-            if (out.run.processed > 0 || out.interrupted) {
-                try {
-                    AuditLog(c, ns).append(resetAuditEntry(plan, out.run), op);
-                    out.audited = true;
-                } catch (...) {
-                    bool lost = false;
-                    out.auditProblem = explained(std::current_exception(), user, &lost);
-                }
-            }
-            return out;
-        },
+        [ns, plan, op, shared, hook](Connection &c) { return runReset(c, ns, plan, op, *shared, hook); },
         [this](const Outcome<RunOutcome> &o) {
             if (!o.ok()) {
                 // Not sent at all (the connection was down): nothing was deleted.

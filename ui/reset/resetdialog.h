@@ -4,9 +4,8 @@
 // core's Resetter; leaves the same one audit entry as `ratescope-cli reset`.
 #pragma once
 
-#include "admin/policy.h"
 #include "redisclient.h"
-#include "keys/reset.h"
+#include "resetqueries.h"
 
 #include <QDialog>
 
@@ -90,7 +89,6 @@ signals:
     void stageChanged(ratescope::ui::ResetDialog::Stage stage);
 
 private:
-    struct Shared; // what the worker reports while planning or deleting, read on a timer here
 
     void buildUi();
     void setStage(Stage stage);
@@ -117,7 +115,7 @@ private:
     Result m_result;
     std::vector<Policy> m_policies;
     bool m_policiesRead = false;
-    std::shared_ptr<Shared> m_shared;
+    std::shared_ptr<ResetProgress> m_shared;
     std::function<void(qint64)> m_afterBatchHook;
 
     ResetPreviewModel *m_model = nullptr;
@@ -138,10 +136,5 @@ private:
     QPushButton *m_closeButton = nullptr;
     QTimer *m_poll = nullptr;
 };
-
-// A refusal from the server in words an operator can act on: NOPERM names the user, the
-// command and what to ask for ("user 'support' may not run UNLINK; ask for +unlink or use a
-// profile with write access"). Other texts come back as they are.
-QString explainRefusal(const QString &serverText, const QString &user);
 
 } // namespace ratescope::ui

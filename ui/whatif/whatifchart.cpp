@@ -1,5 +1,4 @@
 #include "whatifchart.h"
-#include "chartscale.h"
 
 #include "chartpalette.h"
 #include "displayformat.h"
@@ -14,16 +13,6 @@
 namespace ratescope::ui {
 
 namespace {
-
-// 1, 2 or 5 times a power of ten: tick steps a person reads at a glance.
-void setNiceRange(QValueAxis *axis, double to, int ticks)
-{
-    const double step = niceStep(std::max(to, 1e-9), ticks);
-    axis->setTickType(QValueAxis::TicksDynamic);
-    axis->setTickAnchor(0);
-    axis->setTickInterval(step);
-    axis->setRange(0, std::max(step, std::ceil(to / step - 1e-9) * step));
-}
 
 // The unit the time axis counts in, for a trace this long: seconds, minutes or hours.
 std::pair<double, QString> timeUnit(qint64 spanUs)
@@ -41,7 +30,7 @@ constexpr qint64 kEpochLikeUs = 1000000000LL * 1000000;
 } // namespace
 
 WhatIfChart::WhatIfChart(QWidget *parent)
-    : BurstChartView(parent)
+    : ThemedChartView(parent)
 {
     setMinimumHeight(180);
     // No title (the page says what the run was): the legend on top, in one row, gives the plot
@@ -69,8 +58,8 @@ void WhatIfChart::clear()
     removeSeries();
     m_x->setTitleText(QStringLiteral("time into the trace (s)"));
     m_y->setTitleText(QStringLiteral("requests"));
-    setNiceRange(m_x, 10, 5);
-    setNiceRange(m_y, 10, 5);
+    setNiceRange(m_x, 0, 10, 5);
+    setNiceRange(m_y, 0, 10, 5);
 }
 
 void WhatIfChart::show(const SimResult &result, const QStringList &names)
@@ -145,8 +134,8 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
                    .arg(QDateTime::fromMSecsSinceEpoch(startUs / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
     m_x->setTitleText(QStringLiteral("time into the trace (%1%2)").arg(unitName, from));
     m_y->setTitleText(QStringLiteral("requests per %1").arg(formatSpan(qint64(group) * binUs)));
-    setNiceRange(m_x, std::max(double(endUs - startUs) / unitUs, 1e-3), 8);
-    setNiceRange(m_y, peak * 1.1, 5);
+    setNiceRange(m_x, 0, std::max(double(endUs - startUs) / unitUs, 1e-3), 8);
+    setNiceRange(m_y, 0, peak * 1.1, 5);
     applyPalette(); // the new series' axes and legend in the palette's colours
 }
 

@@ -2,7 +2,7 @@
 // lines per spec in the console's series colours (allowed solid, denied dashed).
 #pragma once
 
-#include "burstcharts.h"
+#include "themedchartview.h"
 #include "load/simulator.h"
 
 #include <vector>
@@ -12,7 +12,7 @@ class QValueAxis;
 
 namespace ratescope::ui {
 
-class WhatIfChart : public BurstChartView {
+class WhatIfChart : public ThemedChartView {
     Q_OBJECT
 public:
     explicit WhatIfChart(QWidget *parent = nullptr);

@@ -5,7 +5,7 @@
 
 #include "chartpalette.h"
 #include "admin/limitsinforce.h"
-#include "redis/connection.h"
+#include "limitqueries.h"
 #include "displayformat.h"
 #include "base/duration.h"
 #include "base/errors.h"
@@ -550,10 +550,7 @@ void WhatIfPage::previewKey(const QByteArray &key)
     m_keyPending = true;
     m_client->request(
         m_requests,
-        [key, ns = QString::fromUtf8(m_ns)](Connection &c) {
-            const std::vector<Policy> policies = PolicyStore(c, ns).list();
-            return readLimitsInForce(c, ns, policies, key);
-        },
+        [key, ns = MetadataNamespace(m_ns)](Connection &c) { return readLimitsInForceAt(c, ns, key); },
         [this, key](const Outcome<EffectiveLimits> &o) {
             m_keyPending = false;
             if (!o.ok()) {

@@ -3,7 +3,7 @@
 #include "admin/audit.h"
 #include "auditpage.h"
 #include "burstpage.h"
-#include "redis/connection.h"
+#include "auditqueries.h"
 #include "connectionbanner.h"
 #include "connectiondialog.h"
 #include "hotpage.h"
@@ -535,7 +535,7 @@ void MainWindow::askUnlock()
         entry.after = QStringLiteral("{\"read_only\":false}");
         entry.count = 1;
         m_client->request(
-            this, [entry, ns = m_current.ns](Connection &c) { return AuditLog(c, ns).append(entry); },
+            this, [entry, ns = MetadataNamespace(m_current.ns)](Connection &c) { return appendAuditEntry(c, ns, entry); },
             [this](const Outcome<QString> &o) {
                 if (!o.ok()) {
                     statusBar()->showMessage(

@@ -20,10 +20,6 @@ public:
     QString summary() const;
     // The nodes and their roles, one per line (the nodes label's tooltip as plain text).
     QString nodesText() const { return m_nodesText; }
-    // "3 masters · 3 replicas", "master 127.0.0.1:6380 · 1 replica"
-    static QString nodesSummary(const ServerInfo &info, bool cluster);
-    // What cluster sums cover: "all masters", "the 2 of 3 masters that answered".
-    static QString overMasters(const ServerInfo &info);
 
 private:
     void update();

@@ -2,7 +2,6 @@
 #include "chartscale.h"
 #include "chartpalette.h"
 
-#include "redis/connection.h"
 #include "displayformat.h"
 #include "base/duration.h"
 #include "base/errors.h"
@@ -391,65 +390,17 @@ void LogView::startRead()
     }
     m_inFlight = true;
     ++m_reads;
-    const Context ctx = *m_context;
-    const bool history = m_history;
-    const auto filter = m_filter;
-    const qint64 offset = m_pageOffset;
-    const int pageSize = m_pageSize;
+    LogReadRequest request;
+    request.key = m_key;
+    request.spec = m_context->spec;
+    request.unit = m_context->unit;
+    request.nowUs = m_context->nowUs;
+    request.history = m_history;
+    request.filter = m_filter;
+    request.pageOffset = m_pageOffset;
+    request.pageSize = m_pageSize;
     m_client->request(
-        this,
-        [key = m_key, ctx, history, filter, offset, pageSize](Connection &c) {
-            LogRead r;
-            r.nowUs = ctx.nowUs;
-            r.spec = ctx.spec;
-            r.type = c.command({"TYPE", key}).text();
-            r.kind = classifyKey(c, key, ctx.nowUs, ctx.unit, ctx.spec);
-            if (r.type != QLatin1String("zset") && r.type != QLatin1String("none"))
-                throw UsageError(QStringLiteral("'%1' is a %2, not a sliding log").arg(QString::fromUtf8(key), r.type));
-            const ScoreUnit unit = r.kind.unit != ScoreUnit::Auto ? r.kind.unit
-                                   : ctx.unit != ScoreUnit::Auto  ? ctx.unit
-                                                                  : ScoreUnit::Microseconds;
-            LogWindowQuery q;
-            q.key = key;
-            q.unit = unit;
-            q.toUs = ctx.nowUs + 1; // an entry admitted at now is in the window
-            q.entryCap = kEntryCap;
-            if (ctx.spec) {
-                const qint64 w = ctx.spec->windowUs;
-                r.axisFromUs = ctx.nowUs - (history ? 2 : 1) * w;
-                // One window more, for the rolling count at the axis start: (t - window, t].
-                r.readFromUs = r.axisFromUs - w + 1;
-                q.buckets = kBucketsPerWindow * (history ? 3 : 2);
-            } else {
-                // No window to go by: from the oldest entry (at least a minute) to now.
-                const Reply oldest = c.command({"ZRANGE", key, "0", "0", "WITHSCORES"});
-                const qint64 per = scoreUnitUs(unit);
-                const qint64 oldestUs = oldest.size() == 2 ? qint64(std::llround(oldest[1].bytes().toDouble() * double(per))) : ctx.nowUs;
-                r.axisFromUs = std::min(oldestUs, ctx.nowUs - 60 * 1000000LL);
-                r.readFromUs = r.axisFromUs;
-                q.buckets = 300;
-            }
-            q.fromUs = r.readFromUs;
-            r.window = readLogWindow(c, q);
-            if (ctx.spec && r.kind.isLimiter()) {
-                try {
-                    LimitSpec one = *ctx.spec;
-                    one.cost = 1;
-                    r.forOne = peekAnyFormat(c, key, r.kind, one, ctx.nowUs);
-                    if (ctx.spec->cost != 1)
-                        r.forCost = peekAnyFormat(c, key, r.kind, *ctx.spec, ctx.nowUs);
-                } catch (const UsageError &e) {
-                    r.peekProblem = e.message();
-                } catch (const ReplyError &e) {
-                    r.peekProblem = e.message();
-                }
-            }
-            // (axis start, now] with limits (an entry at the start has expired), else from the oldest.
-            const qint64 pageFrom = filter ? filter->first : ctx.spec ? r.axisFromUs + 1 : r.axisFromUs;
-            const qint64 pageTo = filter ? filter->second : ctx.nowUs + 1;
-            r.page = readLogPage(c, key, unit, pageFrom, pageTo, offset, pageSize);
-            return r;
-        },
+        this, [request](Connection &c) { return readLog(c, request); },
         [this](const Outcome<LogRead> &o) {
             m_inFlight = false;
             ++m_readsDone;

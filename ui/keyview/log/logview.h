@@ -4,12 +4,8 @@
 // counts read on the server. Read-only: plain reads and peeks, one read in flight at most.
 #pragma once
 
-#include "limiters/algorithm.h"
-#include "formats/recognition.h"
-#include "keys/logwindow.h"
-#include "admin/policy.h"
+#include "logqueries.h"
 #include "redisclient.h"
-#include "formats/usage.h"
 
 #include <QByteArray>
 #include <QDateTime>
@@ -35,26 +31,11 @@ namespace ratescope::ui {
 
 class LogEntriesModel;
 
-// What one read brought back from the worker.
-struct LogRead {
-    qint64 nowUs = 0;
-    std::optional<LimitSpec> spec;
-    KeyKind kind;
-    QString type;          // the Redis type ("zset", "none", ...)
-    qint64 axisFromUs = 0; // the chart's time axis starts here...
-    qint64 readFromUs = 0; // ...and the read one window earlier, for the rolling count at its start
-    LogWindow window;
-    std::optional<Usage> forOne;  // a request of cost 1 now
-    std::optional<Usage> forCost; // a request of the policy's cost now (when it is not 1)
-    QString peekProblem;
-    LogPage page;
-};
-
 class LogView : public QWidget {
     Q_OBJECT
 public:
-    static constexpr qint64 kEntryCap = 10000; // entries read for one chart, at most
-    static constexpr int kBucketsPerWindow = 200;
+    static constexpr qint64 kEntryCap = LogReadRequest::kEntryCap;
+    static constexpr int kBucketsPerWindow = LogReadRequest::kBucketsPerWindow;
 
     LogView(RedisClient *client, const QByteArray &key, QWidget *parent = nullptr);
     ~LogView() override;

@@ -3,13 +3,8 @@
 #include "redis/connection.h"
 
 #include <QHash>
-#include <QMetaObject>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 namespace ratescope::ui {
 
@@ -21,53 +16,10 @@ qint64 WhatIfKey::mostDenied() const
     return most;
 }
 
-// What the run's thread and the GUI-thread object share. `owner` is cleared (under the mutex)
-// when the object goes away, so the thread never posts to a destroyed object.
-struct WhatIfRun::Shared {
-    std::mutex mutex;
-    std::condition_variable endedChanged;
-    bool ended = false;
-    WhatIfRun *owner = nullptr;
-    bool progressQueued = false;
-    std::atomic<double> progress{0};
-    std::atomic<bool> cancelled{false};
-
-    void notifyProgress()
-    {
-        std::lock_guard lock(mutex);
-        if (progressQueued || !owner)
-            return;
-        progressQueued = true;
-        WhatIfRun *o = owner;
-        QMetaObject::invokeMethod(
-            o,
-            [o] {
-                if (o->m_shared) {
-                    std::lock_guard lock(o->m_shared->mutex);
-                    o->m_shared->progressQueued = false;
-                }
-                emit o->progressed();
-            },
-            Qt::QueuedConnection);
-    }
-};
-
 WhatIfRun::WhatIfRun(QObject *parent)
-    : QObject(parent)
+    : BackgroundRun(parent)
 {
     qRegisterMetaType<WhatIfOutcome>();
-}
-
-WhatIfRun::~WhatIfRun()
-{
-    if (!m_shared)
-        return;
-    {
-        std::lock_guard lock(m_shared->mutex);
-        m_shared->owner = nullptr;
-    }
-    cancel();
-    wait(kCloseWaitMs);
 }
 
 namespace {
@@ -97,11 +49,8 @@ std::vector<WhatIfKey> topKeys(QHash<QByteArray, WhatIfKey> &all, size_t max)
 
 void WhatIfRun::start(const ConnectionOptions &inspected, const WhatIfTrace &trace, const std::vector<LimitSpec> &specs)
 {
-    Q_ASSERT(!m_running);
-    m_shared = std::make_shared<Shared>();
-    m_shared->owner = this;
-    m_running = true;
-    std::thread([shared = m_shared, inspected, trace, specs] {
+    m_progress->store(0);
+    launch([run = this, progress = m_progress, inspected, trace, specs](Thread &thread) {
         WhatIfOutcome outcome;
         QHash<QByteArray, WhatIfKey> affected; // keys some spec denied (this thread only)
         try {
@@ -133,11 +82,10 @@ void WhatIfRun::start(const ConnectionOptions &inspected, const WhatIfTrace &tra
                 if (spec >= 0 && size_t(spec) < n)
                     k.specs[size_t(spec)] = {r.denied, r.firstDenialUs, r.longestDeniedUs};
             };
-            Shared *s = shared.get();
-            options.onProgress = [s](double p) {
-                s->progress.store(std::clamp(p, 0.0, 1.0));
-                s->notifyProgress();
-                return !s->cancelled.load();
+            options.onProgress = [&progress, &thread](double p) {
+                progress->store(std::clamp(p, 0.0, 1.0));
+                thread.notifyProgress();
+                return !thread.cancelled();
             };
             outcome.result = simulate(*reader, options);
         } catch (const std::exception &e) {
@@ -147,37 +95,14 @@ void WhatIfRun::start(const ConnectionOptions &inspected, const WhatIfTrace &tra
         // first result was a denial may have missed earlier zero results: they are zero anyway.
         outcome.affectedKeys = affected.size();
         outcome.keys = topKeys(affected, kMaxKeys);
-        std::lock_guard lock(shared->mutex);
-        if (WhatIfRun *o = shared->owner)
-            QMetaObject::invokeMethod(
-                o,
-                [o, outcome = std::move(outcome)] {
-                    o->m_running = false;
-                    emit o->finished(outcome);
-                },
-                Qt::QueuedConnection);
-        shared->ended = true;
-        shared->endedChanged.notify_all();
-    }).detach(); // joined through wait(); a run outliving its page ends by itself
-}
-
-void WhatIfRun::cancel()
-{
-    if (m_shared)
-        m_shared->cancelled.store(true);
-}
-
-bool WhatIfRun::wait(int timeoutMs)
-{
-    if (!m_shared)
-        return true;
-    std::unique_lock lock(m_shared->mutex);
-    return m_shared->endedChanged.wait_for(lock, std::chrono::milliseconds(timeoutMs), [this] { return m_shared->ended; });
+        // `run` is only used on the GUI thread, and only while it exists.
+        thread.finish([run, outcome = std::move(outcome)] { emit run->finished(outcome); });
+    });
 }
 
 double WhatIfRun::progress() const
 {
-    return m_shared ? m_shared->progress.load() : 0.0;
+    return m_progress->load();
 }
 
 } // namespace ratescope::ui

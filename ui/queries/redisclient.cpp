@@ -6,12 +6,44 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QMutex>
 #include <QThread>
 
 #include <algorithm>
 #include <cmath>
 
 namespace ratescope::ui {
+
+struct RedisClient::Link {
+    std::atomic<bool> closing{false};
+    std::atomic<bool> online{true}; // the worker's view: false after a connection error
+    QMutex mutex;
+    RedisClient *client = nullptr; // under mutex: cleared when the client goes away
+};
+
+bool RedisClient::runnable(const Link &link, const Token &token)
+{
+    return !link.closing.load() && !token->load();
+}
+
+bool RedisClient::online(const Link &link)
+{
+    return link.online.load();
+}
+
+void RedisClient::setOnline(Link &link, bool online)
+{
+    link.online.store(online);
+}
+
+void RedisClient::deliver(const std::shared_ptr<Link> &link, std::function<void()> answer)
+{
+    // Posted while the client exists; Qt drops the call if the client is destroyed before it
+    // runs.
+    QMutexLocker lock(&link->mutex);
+    if (link->client)
+        QMetaObject::invokeMethod(link->client, std::move(answer), Qt::QueuedConnection);
+}
 
 RedisClient::Status RedisClient::probe(Connection &c)
 {
@@ -38,6 +70,12 @@ RedisClient::Status RedisClient::probe(Connection &c)
     return s;
 }
 
+RedisClient::Status RedisClient::connectAndProbe(Connection &c)
+{
+    c.connect();
+    return probe(c);
+}
+
 namespace {
 
 // 0.5 s, 1 s, 2 s, ... 30 s: quick after a blip, patient with a server that is down.
@@ -52,7 +90,9 @@ RedisClient::RedisClient(ConnectionOptions options, QObject *parent)
     : QObject(parent)
     , m_endpoint(options.endpoint())
     , m_url(options.toUrl())
+    , m_link(std::make_shared<Link>())
 {
+    m_link->client = this;
     m_thread = new QThread(this);
     m_thread->setObjectName(QStringLiteral("redis %1").arg(m_endpoint));
     // Raised by the destructor: the request under way stops waiting on the network.
@@ -74,20 +114,27 @@ RedisClient::~RedisClient()
 {
     // The request under way gives up its network waits (a silent cluster master, a chain of
     // connect timeouts) within a slice, so the join is short; queued requests never start.
-    m_closing.store(true);
+    m_link->closing.store(true);
     m_abort.raise();
     m_thread->quit();
+    {
+        QMutexLocker lock(&m_link->mutex);
+        m_link->client = nullptr; // answers from now on are dropped
+    }
     if (!m_thread->wait(QDeadlineTimer(kJoinLimitMs))) {
         // Every network wait (lookups and connects included) is sliced, so this is a worker
-        // busy elsewhere than on the network. It still uses this object: waited for, and said.
-        qWarning("ratescope: the connection to %s is still busy %d ms after closing; waiting for it", qPrintable(m_endpoint), kJoinLimitMs);
-        m_thread->wait();
+        // busy elsewhere than on the network. Its jobs hold only the link, never this object:
+        // the thread is left to end by itself and deletes itself then (its worker with it).
+        qWarning("ratescope: the connection to %s is still busy %d ms after closing; leaving it to finish", qPrintable(m_endpoint),
+                 kJoinLimitMs);
+        m_thread->setParent(nullptr);
+        connect(m_thread, &QThread::finished, m_thread, &QObject::deleteLater);
     }
 }
 
 void RedisClient::retire()
 {
-    m_closing.store(true);
+    m_link->closing.store(true);
     m_heartbeat.stop();
     m_retry.stop();
     QObject::disconnect(this, nullptr, nullptr, nullptr);
@@ -123,7 +170,7 @@ void RedisClient::cancel(QObject *owner)
 
 void RedisClient::enqueue(std::function<void(Connection &)> job, Lane lane, const void *ownerKey)
 {
-    if (m_closing.load())
+    if (m_link->closing.load())
         return; // retired: the worker may be gone already, and nothing would run anyway
     m_worker->post(std::move(job), lane == Lane::Interactive ? ConnectionWorker::Lane::Interactive : ConnectionWorker::Lane::Background,
                    ownerKey);
@@ -131,15 +178,13 @@ void RedisClient::enqueue(std::function<void(Connection &)> job, Lane lane, cons
 
 bool RedisClient::interactiveWaiting() const
 {
-    // The worker outlives every job it runs, and this object outlives its worker.
     return m_worker->interactiveWaiting() > 0;
 }
 
-void RedisClient::deliver(std::function<void()> answer)
+std::function<bool()> RedisClient::interactiveWaitingProbe() const
 {
-    // Safe from the worker thread: this object outlives its worker thread (the destructor
-    // and retire() both wait for the thread to finish before it is destroyed).
-    QMetaObject::invokeMethod(this, std::move(answer), Qt::QueuedConnection);
+    // The worker outlives every job it runs.
+    return [worker = m_worker] { return worker->interactiveWaiting() > 0; };
 }
 
 void RedisClient::setReadOnly(bool readOnly)
@@ -175,25 +220,26 @@ int RedisClient::secondsUntilRetry() const
 
 void RedisClient::attempt()
 {
-    if (m_attemptPending || m_closing.load())
+    if (m_attemptPending || m_link->closing.load())
         return;
     m_attemptPending = true;
     const Token token = tokenFor(this);
     const void *ownerKey = token.get();
     enqueue(
-        [this, token](Connection &c) {
-            if (!runnable(token))
+        [this, link = m_link, token](Connection &c) {
+            // On the worker: `this` only inside the answer, which runs while this object exists.
+            if (!runnable(*link, token))
                 return;
             std::optional<Outcome<Status>> outcome;
             try {
                 c.connect();
                 outcome.emplace(probe(c));
-                m_online.store(true);
+                setOnline(*link, true);
             } catch (...) {
                 outcome.emplace(Failure::from(std::current_exception()));
-                m_online.store(false);
+                setOnline(*link, false);
             }
-            deliver([this, o = std::move(*outcome)] {
+            deliver(link, [this, o = std::move(*outcome)] {
                 m_attemptPending = false;
                 if (o.ok()) {
                     m_failedAttempts = 0;

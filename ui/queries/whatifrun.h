@@ -4,13 +4,14 @@
 // Nothing is ever written to the inspected server, so it runs under the read-only lock too.
 #pragma once
 
+#include "backgroundrun.h"
 #include "redis/connectionoptions.h"
 #include "admin/policy.h"
 #include "load/simulator.h"
 
-#include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -49,35 +50,26 @@ struct WhatIfOutcome {
     qint64 affectedKeys = 0;     // all keys denied under some spec (keys.size() when not truncated)
 };
 
-// Lives on the GUI thread; the work runs on a detached thread that shares only its state with
-// this object, so a run that outlasts the page ends by itself.
-class WhatIfRun : public QObject {
+// Lives on the GUI thread; the work runs on a thread of its own (BackgroundRun), so a run that
+// outlasts the page ends by itself. cancel() stops it at the simulator's next progress report
+// (the run then ends as cancelled).
+class WhatIfRun : public BackgroundRun {
     Q_OBJECT
 public:
-    static constexpr int kCloseWaitMs = 3000;
     static constexpr size_t kMaxKeys = 10000; // affected keys kept for the table
 
     explicit WhatIfRun(QObject *parent = nullptr);
-    // Cancels and waits at most kCloseWaitMs.
-    ~WhatIfRun() override;
 
     // inspected: how to reach the inspected server (a log trace opens its own connection with
     // it); unused for a file.
     void start(const ConnectionOptions &inspected, const WhatIfTrace &trace, const std::vector<LimitSpec> &specs);
-    // Stops at the simulator's next progress report (the run then ends as cancelled).
-    void cancel();
-    bool isRunning() const { return m_running; }
-    bool wait(int timeoutMs); // blocks at most timeoutMs; true when the run has ended
-    double progress() const;  // 0..1, as the simulator last reported it
+    double progress() const; // 0..1, as the simulator last reported it
 
 signals:
-    void progressed(); // at most one queued at a time
     void finished(const ratescope::ui::WhatIfOutcome &outcome);
 
 private:
-    struct Shared;
-    std::shared_ptr<Shared> m_shared;
-    bool m_running = false;
+    std::shared_ptr<std::atomic<double>> m_progress = std::make_shared<std::atomic<double>>(0);
 };
 
 } // namespace ratescope::ui

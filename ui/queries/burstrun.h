@@ -3,10 +3,10 @@
 // written by the run itself so that closing the console mid-run can never lose it.
 #pragma once
 
+#include "backgroundrun.h"
 #include "load/boundaryscenario.h"
 #include "load/burst.h"
 
-#include <QObject>
 #include <QString>
 
 #include <memory>
@@ -42,27 +42,19 @@ struct BurstSnapshot {
     int boundaryDone = 0;              // boundary test: algorithms finished so far
 };
 
-// Lives on the GUI thread; the work runs on a detached thread that shares only its state with
-// this object, so a run that outlasts the page (a stalled server) ends by itself, audited.
-class BurstRun : public QObject {
+// Lives on the GUI thread; the work runs on a thread of its own (BackgroundRun), so a run that
+// outlasts the page (a stalled server) ends by itself, audited.
+class BurstRun : public BackgroundRun {
     Q_OBJECT
 public:
     // ns: the metadata namespace of the audit stream.
     BurstRun(ConnectionOptions options, QString ns, QObject *parent = nullptr);
-    // Cancels and waits at most kCloseWaitMs; a run still going then finishes on its own.
-    ~BurstRun() override;
-
-    static constexpr int kCloseWaitMs = 3000;
 
     void startBurst(const BurstConfig &config);
     // The window-boundary test on each spec in turn, each on a scratch key of its own.
     void startBoundary(const std::vector<LimitSpec> &specs);
-    // No new requests go out; those in flight are still counted, then the run ends as usual.
-    // A boundary test ends after the algorithm under way (it takes about a window).
-    void cancel();
-    bool isRunning() const { return m_running; }
-    // Blocks the calling thread at most timeoutMs; true when the run has ended.
-    bool wait(int timeoutMs);
+    // cancel(): no new requests go out; those in flight are still counted, then the run ends as
+    // usual. A boundary test ends after the algorithm under way (it takes about a window).
 
     // A scratch key for the boundary test, named so it cannot collide with a service's key:
     // "ratescope-scratch:boundary:<algorithm>:<random hex>".
@@ -72,17 +64,15 @@ public:
     BurstSnapshot takeSnapshot();
 
 signals:
-    void progressed(); // at most one queued at a time; call takeSnapshot()
+    // progressed(): call takeSnapshot()
     void finished(const ratescope::ui::BurstOutcome &outcome);
 
 private:
-    struct Shared;
-    void launch(std::function<void(Shared &)> work);
+    struct Progress;
 
     ConnectionOptions m_options;
     QString m_ns;
-    std::shared_ptr<Shared> m_shared;
-    bool m_running = false;
+    std::shared_ptr<Progress> m_progress;
 };
 
 } // namespace ratescope::ui

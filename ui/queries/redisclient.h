@@ -51,11 +51,14 @@ public:
     static constexpr int kHeartbeatMs = 2000;
     // PING (timed) and INFO/DBSIZE on a connection: what the heartbeat and tests run.
     static Status probe(Connection &connection);
+    // Connects first (a connection dialog's test).
+    static Status connectAndProbe(Connection &connection);
 
     explicit RedisClient(ConnectionOptions options, QObject *parent = nullptr);
     // Stops the worker thread: the request under way is given up (its network waits end
-    // within a slice, ConnectionOptions::abort), then joined, normally well within
-    // kJoinLimitMs whatever the timeouts.
+    // within a slice, ConnectionOptions::abort), then joined for at most kJoinLimitMs. A worker
+    // still busy then (work that is not on the network) is left to finish on its own: it
+    // shares nothing with this object but the state its jobs hold, and its answers are dropped.
     ~RedisClient() override;
     static constexpr int kJoinLimitMs = 2000;
 
@@ -93,9 +96,11 @@ public:
         request(owner, Lane::Interactive, std::move(work), std::move(done));
     }
     template <typename Work, typename Done> void request(QObject *owner, Lane lane, Work work, Done done);
-    // Any thread (background work reads it on the worker): interactive requests are queued
-    // and waiting for the worker.
+    // Interactive requests are queued and waiting for the worker.
     bool interactiveWaiting() const;
+    // The same question for background work to ask from the worker, while it runs there
+    // (it holds no pointer to this object, which may be gone by then).
+    std::function<bool()> interactiveWaitingProbe() const;
     // Skips owner's queued requests and drops its answers not delivered yet.
     void cancel(QObject *owner);
 
@@ -106,12 +111,17 @@ signals:
 
 private:
     using Token = std::shared_ptr<std::atomic<bool>>; // true: cancelled
+    // What the worker's jobs share with this object: they hold it, never the object itself.
+    struct Link;
 
     Token tokenFor(QObject *owner);
     // ownerKey: the owner's token, which keeps its requests in order across the lanes.
     void enqueue(std::function<void(Connection &)> job, Lane lane, const void *ownerKey);
-    void deliver(std::function<void()> answer); // from the worker thread to this one
-    bool runnable(const Token &token) const { return !m_closing.load() && !token->load(); }
+    // From the worker thread: runs answer on this object's thread if this object still exists.
+    static void deliver(const std::shared_ptr<Link> &link, std::function<void()> answer);
+    static bool runnable(const Link &link, const Token &token);
+    static bool online(const Link &link);
+    static void setOnline(Link &link, bool online);
     void noteFailure(const Failure &failure);
     void attempt();
     void heartbeat();
@@ -122,9 +132,8 @@ private:
     QString m_url;
     QThread *m_thread = nullptr;
     ConnectionWorker *m_worker = nullptr; // lives on m_thread
-    std::atomic<bool> m_closing{false};
+    std::shared_ptr<Link> m_link;
     AbortSignal m_abort;
-    std::atomic<bool> m_online{true}; // the worker's view: false after a connection error
     QHash<QObject *, Token> m_tokens;
     State m_state = State::Idle;
     QString m_lastError;
@@ -145,11 +154,12 @@ template <typename Work, typename Done> void RedisClient::request(QObject *owner
     QPointer<QObject> guard(owner);
     const void *ownerKey = token.get();
     enqueue(
-        [this, token, guard, work = std::move(work), done = std::move(done)](Connection &c) mutable {
-            if (!runnable(token))
+        [this, link = m_link, token, guard, work = std::move(work), done = std::move(done)](Connection &c) mutable {
+            // On the worker: `this` only inside the answer, which runs while this object exists.
+            if (!runnable(*link, token))
                 return; // the owner is gone or has cancelled: skip the work
             std::optional<Outcome<T>> outcome;
-            if (!m_online.load()) {
+            if (!online(*link)) {
                 outcome.emplace(Failure{Failure::Kind::Connection, QStringLiteral("not connected (waiting to reconnect)")});
             } else {
                 try {
@@ -157,11 +167,11 @@ template <typename Work, typename Done> void RedisClient::request(QObject *owner
                 } catch (...) {
                     outcome.emplace(Failure::from(std::current_exception()));
                     if (outcome->failure().isConnectionLoss())
-                        m_online.store(false);
+                        setOnline(*link, false);
                 }
             }
             // The guard is read on the GUI thread only, where owners live and die.
-            deliver([this, token, guard, done, o = std::move(*outcome)]() {
+            deliver(link, [this, token, guard, done, o = std::move(*outcome)]() {
                 if (!o.ok())
                     noteFailure(o.failure());
                 if (guard && !token->load())

@@ -1,0 +1,71 @@
+#include "browserqueries.h"
+
+#include "admin/audit.h"
+#include "base/errors.h"
+#include "redis/connection.h"
+
+#include <QElapsedTimer>
+
+namespace ratescope::ui {
+
+ListingStart readListingStart(Connection &c, const MetadataNamespace &ns)
+{
+    ListingStart s;
+    try {
+        s.dbSize = c.command({"DBSIZE"}).toInteger();
+    } catch (const ReplyError &) {
+        s.dbSize = -1; // only the estimate is lost (a cluster master out of reach)
+    }
+    try {
+        QStringList skipped;
+        s.policies = PolicyStore(c, ns).list(&skipped);
+        s.policyProblem = skipped.join(QLatin1Char('\n')); // unreadable records, skipped
+    } catch (const ReplyError &e) {
+        s.policyProblem = e.message(); // e.g. NOPERM: columns stay empty, keys still list
+    } catch (const UnexpectedReplyError &e) {
+        s.policyProblem = e.message(); // a malformed policy record
+    }
+    return s;
+}
+
+NamesPage scanNamesPage(Connection &c, const NamesPageRequest &request, const std::function<bool()> &yield)
+{
+    NamesPage page{request.cursor, {}};
+    QElapsedTimer slice;
+    slice.start();
+    do {
+        Reply r;
+        try {
+            r = c.command({"SCAN", page.cursor, "MATCH", request.match, "COUNT", QByteArray::number(request.scanCount)});
+        } catch (const Error &) {
+            if (page.names.empty())
+                throw;
+            break; // keep what was read (a cluster master out of reach comes later in the
+                   // walk): the next page, from this cursor, meets the error again
+        }
+        if (r.size() != 2 || !r[1].isArray())
+            throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(r.debugString()));
+        page.cursor = r[0].bytes();
+        if (page.names.empty())
+            page.names.reserve(size_t(request.pageKeys), request.pageKeys * 32);
+        for (const Reply &k : r[1].elements())
+            page.names.append(k.bytes());
+    } while (page.cursor != "0" && qsizetype(page.names.size()) < request.pageKeys && slice.elapsed() < request.sliceMs &&
+             !(yield && yield()));
+    return page;
+}
+
+ChangeMarks readChangeMarks(Connection &c, const MetadataNamespace &ns)
+{
+    ChangeMarks m;
+    m.policies = PolicyStore(c, ns).list();
+    try {
+        const auto newest = AuditLog(c, ns).list(1);
+        m.lastChange = newest.empty() ? QString() : newest.front().id;
+    } catch (const ReplyError &) {
+        // no right to read the audit: policies are still followed
+    }
+    return m;
+}
+
+} // namespace ratescope::ui

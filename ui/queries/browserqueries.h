@@ -1,0 +1,49 @@
+// The keys panel's reads: what a listing starts from, a page of key names, and the marks that
+// tell whether limits changed elsewhere (policies, and the audit stream's newest entry).
+#pragma once
+
+#include "admin/metadatanamespace.h"
+#include "admin/policy.h"
+#include "scannednames.h"
+
+#include <functional>
+#include <vector>
+
+namespace ratescope {
+class Connection;
+}
+
+namespace ratescope::ui {
+
+struct ListingStart {
+    qint64 dbSize = -1; // -1: unknown (a cluster master out of reach)
+    std::vector<Policy> policies;
+    QString policyProblem; // why some or all policies could not be read (columns stay empty)
+};
+ListingStart readListingStart(Connection &c, const MetadataNamespace &ns);
+
+struct NamesPage {
+    QByteArray cursor; // "0": the walk is complete
+    ScannedNames names;
+};
+// SCAN from cursor, `scanCount` per call, until about pageKeys names, sliceMs spent, the walk's
+// end, or yield() says interactive reads are waiting. A failure after some names ends the page
+// early (the next page meets it again from its cursor); before any, it is thrown.
+struct NamesPageRequest {
+    QByteArray cursor;
+    QByteArray match;
+    qsizetype pageKeys = 10000;
+    int scanCount = 1000;
+    int sliceMs = 100;
+};
+NamesPage scanNamesPage(Connection &c, const NamesPageRequest &request, const std::function<bool()> &yield);
+
+// What says that limits may have changed: the policies (with their versions) and the newest
+// audit entry's id (overrides set or cleared, keys reset; null when the audit is unreadable).
+struct ChangeMarks {
+    std::vector<Policy> policies;
+    QString lastChange;
+};
+ChangeMarks readChangeMarks(Connection &c, const MetadataNamespace &ns);
+
+} // namespace ratescope::ui
