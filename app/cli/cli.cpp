@@ -97,6 +97,14 @@ QByteArray Cli::keyBytes(const QString &argument) const
     return key;
 }
 
+void Cli::reportOnStandardError()
+{
+    m_out.flush();
+    if (!m_reportFile.isOpen() && !m_reportFile.open(stderr, QIODevice::WriteOnly))
+        return;
+    m_out.setDevice(&m_reportFile);
+}
+
 // QCommandLineParser works on text; an argument that is not valid UTF-8 is given to it as a
 // stand-in of noncharacters that cannot occur in the other arguments, and bytes() maps the
 // stand-in back. "--opt=VALUE" keeps its option name readable.

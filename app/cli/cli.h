@@ -9,6 +9,7 @@
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
+#include <QFile>
 #include <QHash>
 #include <QJsonObject>
 #include <QTextStream>
@@ -105,6 +106,9 @@ public:
     // and returns its exit code: for commands that still have something to say after it.
     int fail(const std::exception &e);
     QTextStream &out() { return m_out; }
+    // From now on what the command prints (its report, JSON, errors) goes to standard error:
+    // for a command whose file output is standard output (`--decisions -`).
+    void reportOnStandardError();
     QTextStream &err() { return m_err; }
     void printJson(const QJsonObject &object);
     // Aligned "name  value" lines for human output.
@@ -128,6 +132,7 @@ private:
     QList<Subcommand> m_commands;
     QList<QCommandLineOption> m_globalOptions;
     QCommandLineParser m_parser;
+    QFile m_reportFile; // standard error once reportOnStandardError() moved m_out there (outlives m_out)
     QTextStream m_out;
     QTextStream m_err;
     bool m_json = false;
