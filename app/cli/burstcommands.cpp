@@ -1,5 +1,6 @@
 // `ratescope-cli burst` and `boundary`: load tests against one limiter, audited as mutations.
 #include "cli.h"
+#include "commandfiles.h"
 #include "limitoptions.h"
 
 #include "admin/audit.h"
@@ -14,7 +15,6 @@
 
 #include <QRandomGenerator>
 #include <QRegularExpression>
-#include <QSaveFile>
 
 #include <atomic>
 #include <csignal>
@@ -40,8 +40,10 @@ const QCommandLineOption kConnections(QStringLiteral("connections"), QStringLite
                                       QStringLiteral("C"));
 const QCommandLineOption kPipeline(QStringLiteral("pipeline"), QStringLiteral("Requests per round trip on each connection (default 1)."),
                                    QStringLiteral("P"));
-const QCommandLineOption kTimeline(QStringLiteral("timeline"), QStringLiteral("Write allowed/denied/errors per 100 ms as CSV to FILE."),
-                                   QStringLiteral("FILE"));
+const QCommandLineOption
+    kTimeline(QStringLiteral("timeline"),
+              QStringLiteral("Write allowed/denied/errors per 100 ms as CSV to FILE (- for standard output), whole or not at all."),
+              QStringLiteral("FILE"));
 const QCommandLineOption kKey(QStringLiteral("key"),
                               QStringLiteral("Key to use; it must not exist (default: a new key under the namespace)."),
                               QStringLiteral("K"));
@@ -216,25 +218,15 @@ void printSummary(Cli &cli, const BurstSummary &s)
     printHistogram(cli, l);
 }
 
-// Before anything is sent: a timeline that cannot be written fails the command then, not
-// after a burst that changed the limiter. Leaves nothing behind (the temporary file is removed).
-void checkWritable(const QString &path, const QString &what)
+// After the burst: the timeline, whole (its target was checked and opened before anything was
+// sent). Returns the exit code (the summary is out already, so a failure is reported, not thrown).
+int writeTimeline(Cli &cli, OutputTarget &target, const BurstSummary &s)
 {
-    QSaveFile probe(path);
-    if (!probe.open(QIODevice::WriteOnly))
-        throw UsageError(QStringLiteral("cannot write %1 to '%2': %3").arg(what, path, probe.errorString()));
-    probe.cancelWriting();
-}
-
-// Never half-written: QSaveFile writes a temporary file and renames it on commit. Returns
-// the exit code (the summary is out already, so a failure is reported, not thrown).
-int writeTimeline(Cli &cli, const QString &path, const BurstSummary &s)
-{
-    QSaveFile file(path);
-    if (file.open(QIODevice::WriteOnly) && file.write(timelineCsv(s.timeline)) >= 0 && file.commit())
+    if (target.open().write(timelineCsv(s.timeline)) >= 0 && target.commit())
         return ExitOk;
-    cli.err() << "ratescope-cli: cannot write the timeline to '" << path << "': " << file.errorString() << '\n';
+    cli.err() << "ratescope-cli: " << target.describe() << " was not written: " << target.errorString() << '\n';
     cli.err().flush();
+    target.discard();
     return ExitUsage;
 }
 
@@ -276,8 +268,15 @@ void showProgress(Cli &cli, const BurstProgress &p)
 int runBurst(Cli &cli)
 {
     const BurstConfig config = burstConfig(cli);
-    if (cli.args().isSet(QStringLiteral("timeline")))
-        checkWritable(cli.args().value(QStringLiteral("timeline")), QStringLiteral("the timeline"));
+    // Checked and opened before anything is sent: a timeline that cannot be written fails the
+    // command then, not after a burst that changed the limiter.
+    std::unique_ptr<OutputTarget> timeline;
+    if (cli.args().isSet(QStringLiteral("timeline"))) {
+        timeline = std::make_unique<OutputTarget>(QStringLiteral("timeline"), cli.bytes(cli.args().value(QStringLiteral("timeline"))));
+        if (timeline->isStandardOutput())
+            cli.reportOnStandardError();
+        timeline->open();
+    }
     {
         // Ratescope's records and another service's limiter are not ours to write: refused
         // before anything is sent.
@@ -303,8 +302,7 @@ int runBurst(Cli &cli)
     if (live)
         cli.err() << '\n';
     printSummary(cli, summary);
-    const int written =
-        cli.args().isSet(QStringLiteral("timeline")) ? writeTimeline(cli, cli.args().value(QStringLiteral("timeline")), summary) : ExitOk;
+    const int written = timeline ? writeTimeline(cli, *timeline, summary) : ExitOk;
     const int audited = audit(cli, burstAuditEntry(config, summary));
     const int code = exitCodeFor(summary);
     if (code != ExitOk) {

@@ -97,6 +97,47 @@ QByteArray Cli::keyBytes(const QString &argument) const
     return key;
 }
 
+const QStringList &Cli::byteOptions()
+{
+    static const QStringList options = {QStringLiteral("match"),      QStringLiteral("from-keys"), QStringLiteral("key"),
+                                        QStringLiteral("request-id"), QStringLiteral("trace"),     QStringLiteral("timeline"),
+                                        QStringLiteral("decisions")};
+    return options;
+}
+
+QString Cli::shown(const QString &argument) const
+{
+    return m_rawArguments.contains(argument) ? displayKey(bytes(argument)) : argument;
+}
+
+// Names, descriptions, the operator, the namespace, URLs, numbers and words are text: a value
+// that is not UTF-8 would reach them as the stand-in of decodeArguments(), so it is refused.
+void Cli::requireTextArguments(const Subcommand &command) const
+{
+    if (m_rawArguments.isEmpty())
+        return;
+    for (const QString &option : m_parser.optionNames())
+        if (!byteOptions().contains(option))
+            for (const QString &value : m_parser.values(option))
+                if (m_rawArguments.contains(value))
+                    throw UsageError(QStringLiteral("--%1: not valid UTF-8 (%2); only keys, globs and file paths are taken as bytes")
+                                         .arg(option, shown(value)));
+    if (command.synopsis.contains(QLatin1String("KEY")))
+        return; // its arguments are keys (an action word that is not UTF-8 is unknown anyway)
+    for (const QString &argument : positional())
+        if (m_rawArguments.contains(argument))
+            throw UsageError(QStringLiteral("%1: the argument %2 is not valid UTF-8 (only keys, globs and file paths are taken as bytes)")
+                                 .arg(command.name, shown(argument)));
+}
+
+void Cli::reportOnStandardError()
+{
+    m_out.flush();
+    if (!m_reportFile.isOpen() && !m_reportFile.open(stderr, QIODevice::WriteOnly))
+        return;
+    m_out.setDevice(&m_reportFile);
+}
+
 // QCommandLineParser works on text; an argument that is not valid UTF-8 is given to it as a
 // stand-in of noncharacters that cannot occur in the other arguments, and bytes() maps the
 // stand-in back. "--opt=VALUE" keeps its option name readable.
@@ -354,7 +395,8 @@ int Cli::dispatch(const QStringList &arguments)
         return ExitUsage;
     }
     if (!command)
-        throw UsageError(QStringLiteral("unknown command '%1' (see ratescope-cli --help)").arg(name));
+        throw UsageError(QStringLiteral("unknown command '%1' (see ratescope-cli --help)").arg(shown(name)));
+    requireTextArguments(*command);
 
     m_readOnly = m_parser.isSet(QStringLiteral("read-only"));
     if (m_parser.isSet(QStringLiteral("namespace")))

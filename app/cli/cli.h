@@ -9,6 +9,7 @@
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
+#include <QFile>
 #include <QHash>
 #include <QJsonObject>
 #include <QTextStream>
@@ -81,7 +82,12 @@ public:
     QStringList positional() const;
     // The exact bytes of a positional argument or option value taken from positional() or
     // args().value(): its UTF-8 when it was valid UTF-8 on the command line, else the bytes given.
+    // Only KEY arguments and the options of byteOptions() may be other than UTF-8: every other
+    // value is refused (exit 2, "--operator: not valid UTF-8") before the command runs.
     QByteArray bytes(const QString &argument) const;
+    // Options whose values are bytes, not text: globs and keys (--match, --from-keys, --key,
+    // --request-id) and file paths (--trace, --timeline, --decisions).
+    static const QStringList &byteOptions();
     // KEY arguments as Redis keys: their exact bytes, or decoded from base64 with --base64-keys
     // (a command that takes KEY lists base64KeysOption()). Empty keys and bad base64 are usage errors.
     QByteArray keyBytes(const QString &argument) const;
@@ -105,6 +111,9 @@ public:
     // and returns its exit code: for commands that still have something to say after it.
     int fail(const std::exception &e);
     QTextStream &out() { return m_out; }
+    // From now on what the command prints (its report, JSON, errors) goes to standard error:
+    // for a command whose file output is standard output (`--decisions -`).
+    void reportOnStandardError();
     QTextStream &err() { return m_err; }
     void printJson(const QJsonObject &object);
     // Aligned "name  value" lines for human output.
@@ -117,6 +126,10 @@ public:
 private:
     int dispatch(const QStringList &arguments);
     QStringList decodeArguments(const QList<QByteArray> &arguments);
+    // Throws UsageError for a value that had to be text but was not valid UTF-8.
+    void requireTextArguments(const Subcommand &command) const;
+    // An argument for a message: itself, or its bytes escaped when it was not UTF-8.
+    QString shown(const QString &argument) const;
     QString globalHelp() const;
     QString commandHelp(const Subcommand &c) const;
     // `help` and its forms for tools (--man, --commands, --options [COMMAND], --algorithms):
@@ -128,6 +141,7 @@ private:
     QList<Subcommand> m_commands;
     QList<QCommandLineOption> m_globalOptions;
     QCommandLineParser m_parser;
+    QFile m_reportFile; // standard error once reportOnStandardError() moved m_out there (outlives m_out)
     QTextStream m_out;
     QTextStream m_err;
     bool m_json = false;

@@ -1,6 +1,7 @@
 // `ratescope-cli simulate`: what if — a trace replayed through limits on a private sandbox
 // server (core/simulator); the inspected server is only read, for --from-keys.
 #include "cli.h"
+#include "commandfiles.h"
 #include "limitoptions.h"
 
 #include "base/duration.h"
@@ -10,7 +11,6 @@
 
 #include <QFile>
 #include <QJsonArray>
-#include <QSaveFile>
 
 #include <atomic>
 #include <csignal>
@@ -36,9 +36,11 @@ const QCommandLineOption
              QStringLiteral("Also replay through ALGO:LIMIT/WINDOW, e.g. token-bucket:40/10s; sliding-buckets:300/1m/12 with its "
                             "sub-buckets (repeatable)."),
              QStringLiteral("SPEC"));
-const QCommandLineOption kDecisions(QStringLiteral("decisions"),
-                                    QStringLiteral("Write every decision as CSV time_us,key,allowed,used,remaining,retry_after_us."),
-                                    QStringLiteral("FILE"));
+const QCommandLineOption
+    kDecisions(QStringLiteral("decisions"),
+               QStringLiteral("Write every decision as CSV time_us,key,allowed,used,remaining,retry_after_us to FILE (- for standard "
+                              "output), whole or not at all."),
+               QStringLiteral("FILE"));
 const QCommandLineOption kPerKey(QStringLiteral("per-key"), QStringLiteral("Also report each key (JSON: one object per key)."));
 const QCommandLineOption kTraceKey(QStringLiteral("key"), QStringLiteral("The key a burst timeline is replayed on (default burst)."),
                                    QStringLiteral("K"));
@@ -103,10 +105,9 @@ std::vector<LimitSpec> specsFromOptions(const Cli &cli)
     return specs;
 }
 
-bool isBurstTimeline(const QString &path)
+bool isBurstTimeline(QFile &trace)
 {
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) && f.readLine(64).startsWith("elapsed_ms,");
+    return trace.peek(64).startsWith("elapsed_ms,"); // peeked: the reader reads it again
 }
 
 int runSimulate(Cli &cli)
@@ -121,14 +122,12 @@ int runSimulate(Cli &cli)
     const TraceTimeUnit unit = cli.args().isSet(QStringLiteral("time-unit"))
                                    ? parseTraceTimeUnit(cli.args().value(QStringLiteral("time-unit")))
                                    : TraceTimeUnit::Auto;
-    const QString decisionsPath = cli.args().value(QStringLiteral("decisions"));
-    std::unique_ptr<QSaveFile> decisions;
-    if (!decisionsPath.isEmpty()) { // before anything runs
-        decisions = std::make_unique<QSaveFile>(decisionsPath);
-        if (!decisions->open(QIODevice::WriteOnly))
-            throw UsageError(QStringLiteral("cannot write the decisions to '%1': %2").arg(decisionsPath, decisions->errorString()));
-        decisions->write(specs.size() > 1 ? "time_us,key,allowed,used,remaining,retry_after_us,spec\n"
-                                          : "time_us,key,allowed,used,remaining,retry_after_us\n");
+    std::unique_ptr<OutputTarget> decisionsTarget;
+    if (cli.args().isSet(QStringLiteral("decisions"))) { // checked before anything runs or is read
+        decisionsTarget =
+            std::make_unique<OutputTarget>(QStringLiteral("decisions"), cli.bytes(cli.args().value(QStringLiteral("decisions"))));
+        if (decisionsTarget->isStandardOutput())
+            cli.reportOnStandardError();
     }
 
     qint64 smallestLimit = kMaxLimit;
@@ -141,14 +140,22 @@ int runSimulate(Cli &cli)
             throw UsageError(QStringLiteral("--from-keys needs a glob such as 'api:*'"));
         trace = openLogKeysTrace(cli.connection(), glob);
     } else {
-        const QString path = cli.args().value(QStringLiteral("trace"));
-        if (isBurstTimeline(path)) {
+        InputFile file(QStringLiteral("trace"), cli.bytes(cli.args().value(QStringLiteral("trace"))));
+        if (decisionsTarget)
+            decisionsTarget->requireDistinctFrom(file); // never the trace overwritten with its decisions
+        if (isBurstTimeline(file.file())) {
             const QByteArray key = cli.args().isSet(QStringLiteral("key")) ? cli.keyBytes(cli.args().value(QStringLiteral("key")))
                                                                            : QByteArrayLiteral("burst");
-            trace = openBurstTimelineTrace(path, key, 0);
+            trace = openBurstTimelineTrace(file.file(), file.name(), key, 0);
         } else {
-            trace = openCsvTrace(path, unit, smallestLimit); // the whole file is checked here
+            trace = openCsvTrace(file.file(), file.name(), unit, smallestLimit); // the whole file is checked here
         }
+    }
+    QIODevice *decisions = nullptr;
+    if (decisionsTarget) {
+        decisions = &decisionsTarget->open();
+        decisions->write(specs.size() > 1 ? "time_us,key,allowed,used,remaining,retry_after_us,spec\n"
+                                          : "time_us,key,allowed,used,remaining,retry_after_us\n");
     }
 
     const bool perKey = cli.args().isSet(QStringLiteral("per-key"));
@@ -219,12 +226,20 @@ int runSimulate(Cli &cli)
     cli.out().flush();
 
     int code = ExitOk;
-    if (decisions) {
-        if (writeFailed || !decisions->commit()) {
-            cli.err() << "ratescope-cli: cannot write the decisions to '" << decisionsPath << "': " << decisions->errorString() << '\n';
+    if (decisionsTarget && result.cancelled) {
+        decisionsTarget->discard(); // no partial file: a regular file keeps what it held
+        cli.err() << "ratescope-cli: " << decisionsTarget->describe() << " was not written (interrupted)\n";
+    } else if (decisionsTarget) {
+        const QString why = writeFailed ? decisions->errorString() : QString();
+        if (writeFailed) // what was written stays in the temporary file, which goes
+            decisionsTarget->discard();
+        if (writeFailed || !decisionsTarget->commit()) {
+            cli.err() << "ratescope-cli: " << decisionsTarget->describe()
+                      << " was not written: " << (writeFailed ? why : decisionsTarget->errorString()) << '\n';
             code = ExitUsage;
         }
     }
+    cli.err().flush();
     if (cli.json()) {
         QJsonObject o = specJson(result.specs[0], true);
         o.insert(QStringLiteral("trace"), result.traceDescription);

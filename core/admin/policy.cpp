@@ -30,6 +30,10 @@ std::vector<PolicyProblem> Policy::problems() const
         found.push_back({PolicyField::Name, QStringLiteral("the description %1").arg(bad)});
     if (match.isEmpty())
         found.push_back({PolicyField::Match, QStringLiteral("policy '%1' needs a key pattern (--match)").arg(name)});
+    else if (!isUtf8(match)) // stored in JSON text, it would come back with U+FFFD and match other keys
+        found.push_back({PolicyField::Match, QStringLiteral("key pattern: not valid UTF-8 (%1); a policy is stored as JSON text, "
+                                                            "which cannot hold it: a ? matches any one byte")
+                                                 .arg(displayKey(match))});
     else if (const QString glob = globSyntaxProblem(match); !glob.isEmpty())
         found.push_back({PolicyField::Match, QStringLiteral("key pattern: %1").arg(glob)});
     // LimitSpec::validate's own words, each checked alone so that each lands on its field.

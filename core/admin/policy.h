@@ -32,7 +32,7 @@ inline constexpr int kMaxPolicyShards = 1024;
 
 struct Policy {
     QString name;
-    QByteArray match; // key glob (Redis semantics); a literal key is an exact match
+    QByteArray match; // key glob (Redis semantics), valid UTF-8 (stored as JSON text); a literal key is an exact match
     LimitSpec spec;   // algorithm, limit, window, default cost
     ScoreUnit scoreUnit = ScoreUnit::Auto;
     QString description;

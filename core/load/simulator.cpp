@@ -199,19 +199,17 @@ bool digitsOnly(const QByteArray &s)
 
 class CsvTraceReader : public TraceReader {
 public:
-    CsvTraceReader(const QString &path, TraceTimeUnit unit, qint64 maxCost)
-        : m_name(QFileInfo(path).fileName())
+    // file: open for reading; name: what messages call it.
+    CsvTraceReader(QFile &file, const QString &name, TraceTimeUnit unit, qint64 maxCost)
+        : m_name(name)
     {
-        QFile file(path);
-        if (!file.open(QIODevice::ReadOnly))
-            throw UsageError(QStringLiteral("cannot read the trace %1: %2").arg(path, file.errorString()));
         qint64 line = 0, recordLine = 0;
         QByteArray record;
         QList<QByteArray> fields;
         while (!file.atEnd()) {
             QByteArray text = file.readLine();
             if (text.isEmpty() && file.error() != QFileDevice::NoError)
-                throw IoError(QStringLiteral("cannot read the trace %1: %2").arg(path, file.errorString()));
+                throw IoError(QStringLiteral("cannot read the trace %1: %2").arg(name, file.errorString()));
             ++line;
             if (text.endsWith('\n'))
                 text.chop(1);
@@ -538,8 +536,9 @@ private:
 
 class BurstTimelineTraceReader : public TraceReader {
 public:
-    BurstTimelineTraceReader(const QString &path, const QByteArray &key, qint64 startUs)
-        : m_name(QFileInfo(path).fileName())
+    // file: open for reading; name: what messages call it.
+    BurstTimelineTraceReader(QFile &file, const QString &name, const QByteArray &key, qint64 startUs)
+        : m_name(name)
         , m_key(key)
         , m_startUs(startUs)
     {
@@ -547,9 +546,6 @@ public:
             throw UsageError(QStringLiteral("a burst timeline needs the key to replay it on"));
         if (startUs < 0 || startUs > kMaxNowUs)
             throw UsageError(QStringLiteral("the burst's start must be in 0..2^52 µs"));
-        QFile file(path);
-        if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
-            throw UsageError(QStringLiteral("cannot read the burst timeline %1: %2").arg(path, file.errorString()));
         qint64 line = 0;
         qint64 previousEndUs = 0;
         while (!file.atEnd()) {
@@ -774,7 +770,15 @@ TraceTimeUnit parseTraceTimeUnit(const QString &name)
 
 std::unique_ptr<TraceReader> openCsvTrace(const QString &path, TraceTimeUnit unit, qint64 maxCost)
 {
-    return std::make_unique<CsvTraceReader>(path, unit, maxCost);
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw UsageError(QStringLiteral("cannot read the trace %1: %2").arg(path, file.errorString()));
+    return openCsvTrace(file, QFileInfo(path).fileName(), unit, maxCost);
+}
+
+std::unique_ptr<TraceReader> openCsvTrace(QFile &file, const QString &name, TraceTimeUnit unit, qint64 maxCost)
+{
+    return std::make_unique<CsvTraceReader>(file, name, unit, maxCost);
 }
 
 std::unique_ptr<TraceReader> openLogKeysTrace(Connection &inspected, const QByteArray &glob, ScoreUnit unit)
@@ -784,7 +788,15 @@ std::unique_ptr<TraceReader> openLogKeysTrace(Connection &inspected, const QByte
 
 std::unique_ptr<TraceReader> openBurstTimelineTrace(const QString &path, const QByteArray &key, qint64 startUs)
 {
-    return std::make_unique<BurstTimelineTraceReader>(path, key, startUs);
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw UsageError(QStringLiteral("cannot read the burst timeline %1: %2").arg(path, file.errorString()));
+    return openBurstTimelineTrace(file, QFileInfo(path).fileName(), key, startUs);
+}
+
+std::unique_ptr<TraceReader> openBurstTimelineTrace(QFile &file, const QString &name, const QByteArray &key, qint64 startUs)
+{
+    return std::make_unique<BurstTimelineTraceReader>(file, name, key, startUs);
 }
 
 SimResult simulate(TraceReader &trace, const SimOptions &options)

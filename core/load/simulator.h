@@ -15,6 +15,8 @@
 #include <optional>
 #include <vector>
 
+class QFile;
+
 namespace ratescope {
 
 class Connection;
@@ -50,6 +52,9 @@ public:
 // The whole file is read and checked here, before anything runs: a bad row throws
 // UsageError "FILE line N: why". maxCost > 0 refuses costs above it (the smallest limit).
 std::unique_ptr<TraceReader> openCsvTrace(const QString &path, TraceTimeUnit unit, qint64 maxCost = 0);
+// The same from a file opened already (the CLI opens a path by its exact bytes, which a QString
+// path cannot always carry); name is what the description and messages call it.
+std::unique_ptr<TraceReader> openCsvTrace(QFile &file, const QString &name, TraceTimeUnit unit, qint64 maxCost = 0);
 // The sorted-set logs matching `glob` on `inspected`, read only (SCAN + ZRANGE, nothing is
 // written): each entry is an admitted request at its score (s, ms or µs, as detected or as
 // `unit` declares); Ratescope's own members carry their cost ("245:4"). Sorted sets that
@@ -59,6 +64,7 @@ std::unique_ptr<TraceReader> openLogKeysTrace(Connection &inspected, const QByte
 // --timeline` writes it): the requests of each slice (allowed + denied + unknown), spread
 // evenly over the slice, all on `key`, the burst starting at `startUs`.
 std::unique_ptr<TraceReader> openBurstTimelineTrace(const QString &path, const QByteArray &key, qint64 startUs);
+std::unique_ptr<TraceReader> openBurstTimelineTrace(QFile &file, const QString &name, const QByteArray &key, qint64 startUs);
 
 struct SimKeyResult {
     QByteArray key;

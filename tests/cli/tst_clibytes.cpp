@@ -14,7 +14,13 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScopeGuard>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ratescope;
 using namespace ratescope::test;
@@ -77,6 +83,9 @@ private Q_SLOTS:
     void humanOutputIsEscaped();
     void standInsNeverCollide();
     void badBase64IsAUsageError();
+    void textMustBeUtf8();
+    void policyGlobMustBeUtf8();
+    void pathsAreBytes();
 
 private:
     QList<QByteArray> args(const QList<QByteArray> &rest) const { return QList<QByteArray>{"--url", m_server.url().toUtf8()} + rest; }
@@ -270,6 +279,103 @@ void TestCliBytes::badBase64IsAUsageError()
     // A command without KEY arguments does not take the option.
     const CliResult keys = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("keys"), QStringLiteral("--base64-keys")});
     QCOMPARE(keys.exitCode, 2);
+}
+
+// Names, descriptions, the operator and the namespace are text: a value that is not UTF-8 is
+// refused before anything is sent, never recorded as a stand-in or a replacement character.
+void TestCliBytes::textMustBeUtf8()
+{
+    Connection c(m_server.options());
+    c.command({"ZADD", "u:1", "1", "m"});
+    const QList<QByteArray> policy = {"--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"};
+    const struct {
+        QList<QByteArray> command;
+        QByteArray message;
+    } cases[] = {
+        {{"--operator", "ops\xff", "reset", "u:1", "--yes"}, "--operator: not valid UTF-8 (\"ops\\xff\")"},
+        {{"--operator=ops\xfe", "reset", "u:1", "--yes"}, "--operator: not valid UTF-8"},
+        {{"--namespace", "ns\xff:", "reset", "u:1", "--yes"}, "--namespace: not valid UTF-8"},
+        {QList<QByteArray>{"policy", "set", "p", "--description", "d\xff"} + policy, "--description: not valid UTF-8"},
+        {QList<QByteArray>{"policy", "set", "p\xff"} + policy, "policy: the argument \"p\\xff\" is not valid UTF-8"},
+        {{"policy", "delete", "p\xff"}, "is not valid UTF-8"},
+        {{"check", "u:2", "--algo", "gcra\xff", "--limit", "5", "--window", "1s"}, "--algo: not valid UTF-8"},
+    };
+    for (const auto &k : cases) {
+        const CliResult r = runCliBytes(args(k.command));
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(k.message), r.err.constData());
+        QVERIFY2(!r.err.contains("\xef\xb7\x90"), r.err.constData()); // no stand-in (U+FDD0) shown
+    }
+    QCOMPARE(c.command({"EXISTS", "u:1"}).toInteger(), 1);
+    QCOMPARE(c.command({"DBSIZE"}).toInteger(), 1); // no policy, no audit entry, no u:2
+}
+
+// A policy is stored as JSON text: a glob that is not UTF-8 would come back with U+FFFD and
+// match other keys than those meant, so it is refused; ? matches any one byte instead.
+void TestCliBytes::policyGlobMustBeUtf8()
+{
+    Connection c(m_server.options());
+    const CliResult bad =
+        runCliBytes(args({"policy", "set", "k", "--match", "k:\xff*", "--algo", "gcra", "--limit", "5", "--window", "1m"}));
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY2(bad.err.contains("key pattern: not valid UTF-8 (\"k:\\xff*\")"), bad.err.constData());
+    QCOMPARE(c.command({"DBSIZE"}).toInteger(), 0);
+
+    const CliResult good = runCliBytes(args({"policy", "set", "k", "--match", "k:?*", "--algo", "gcra", "--limit", "5", "--window", "1m"}));
+    QVERIFY2(good.exitCode == 0, good.err.constData());
+    const CliResult check = runCliBytes(args({"--json", "check", "k:\xff"}));
+    QVERIFY2(check.exitCode == 0, check.err.constData());
+    QCOMPARE(QJsonDocument::fromJson(check.out).object().value(QStringLiteral("limit")).toInt(), 5);
+}
+
+// File paths are bytes: the timeline is written to the file of exactly the name given (not one
+// with U+FFFD, not one named after the stand-in in the current folder), read back as a trace by
+// that name, and the decisions written beside it by theirs.
+void TestCliBytes::pathsAreBytes()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QByteArray folder = QFile::encodeName(dir.path());
+    const QByteArray timeline = folder + "/t\xff.csv";
+    const QByteArray decisions = folder + "/d\xfe.csv";
+    // QDir cannot name these files (it decodes their names to U+FFFD): they are counted and
+    // removed by their bytes.
+    const auto names = [&folder] {
+        QList<QByteArray> found;
+        if (DIR *d = ::opendir(folder.constData())) {
+            while (const dirent *e = ::readdir(d))
+                if (qstrcmp(e->d_name, ".") != 0 && qstrcmp(e->d_name, "..") != 0)
+                    found << QByteArray(e->d_name);
+            ::closedir(d);
+        }
+        std::sort(found.begin(), found.end());
+        return found;
+    };
+    const auto cleanup = qScopeGuard([&] {
+        ::unlink(timeline.constData());
+        ::unlink(decisions.constData());
+    });
+    const CliResult burst = runCliBytes(
+        args({"burst", "b:1", "--algo", "fixed-window", "--limit", "3", "--window", "1m", "--requests", "5", "--timeline", timeline}));
+    QVERIFY2(burst.exitCode == 0, burst.err.constData());
+    struct stat st = {};
+    QCOMPARE(::stat(timeline.constData(), &st), 0);
+    QVERIFY(S_ISREG(st.st_mode) && st.st_size > 0);
+    QCOMPARE(names(), QList<QByteArray>{"t\xff.csv"});
+
+    const CliResult sim = runCliBytes(
+        args({"simulate", "--trace", timeline, "--algo", "fixed-window", "--limit", "3", "--window", "1m", "--decisions=" + decisions}));
+    QVERIFY2(sim.exitCode == 0, sim.err.constData());
+    QVERIFY2(sim.out.contains("t\\xff.csv"), sim.out.constData()); // the trace named, escaped
+    QCOMPARE(::stat(decisions.constData(), &st), 0);
+    QCOMPARE(names(), (QList<QByteArray>{"d\xfe.csv", "t\xff.csv"}));
+
+    // A missing one is named as given, escaped.
+    const CliResult missing =
+        runCliBytes(args({"simulate", "--trace", folder + "/n\xff.csv", "--algo", "gcra", "--limit", "3", "--window", "1m"}));
+    QCOMPARE(missing.exitCode, 2);
+    QVERIFY2(missing.err.contains("--trace: cannot read \"" + folder + "/n\\xff.csv\": No such file or directory"),
+             missing.err.constData());
 }
 
 QTEST_GUILESS_MAIN(TestCliBytes)

@@ -10,15 +10,20 @@
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 
 #include <csignal>
+#include <fcntl.h>
 #include <functional>
+#include <sys/stat.h>
+#include <unistd.h>
 
 Q_DECLARE_METATYPE(ratescope::Algorithm)
 
@@ -41,6 +46,57 @@ QJsonObject lastJsonLine(const QByteArray &out)
 {
     const QList<QByteArray> lines = out.trimmed().split('\n');
     return QJsonDocument::fromJson(lines.last()).object();
+}
+
+QByteArray readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("(unreadable)");
+}
+
+void writeFile(const QString &path, const QByteArray &content, mode_t mode = 0644)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    QCOMPARE(f.write(content), content.size());
+    f.close();
+    QCOMPARE(::chmod(QFile::encodeName(path).constData(), mode), 0);
+}
+
+struct stat statOf(const QString &path)
+{
+    struct stat st = {};
+    if (::lstat(QFile::encodeName(path).constData(), &st) != 0)
+        st.st_mode = 0;
+    return st;
+}
+
+// A simulate trace: `keys` keys of `each` requests, a millisecond apart.
+QByteArray traceCsv(int keys, int each)
+{
+    QByteArray csv = "time,key\n";
+    for (int k = 0; k < keys; ++k)
+        for (int i = 0; i < each; ++i)
+            csv += QByteArray::number(1795400000000000LL + i * 1000) + ",t:" + QByteArray::number(k) + '\n';
+    return csv;
+}
+
+QStringList burstTo(const QString &timeline)
+{
+    return args({"burst", "fb:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m", "--requests", "8", "--timeline"}) +
+           QStringList{timeline};
+}
+
+QStringList simulateTo(const QString &trace, const QString &decisions)
+{
+    return QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), trace} +
+           args({"--algo", "fixed-window", "--limit", "5", "--window", "1m", "--decisions"}) + QStringList{decisions};
+}
+
+// A folder's entries, hidden ones included: a temporary file left behind would show.
+QStringList entries(const QString &dir)
+{
+    return QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot, QDir::Name);
 }
 
 } // namespace
@@ -87,6 +143,15 @@ private Q_SLOTS:
     void looseInputIsRefused();
     void missingUnixSocketIsNamed();
     void nowFarAheadOnAnExistingKey();
+
+    // Files written (--timeline, --decisions): checked first, never destroying what they replace.
+    void outputPathsAreCheckedFirst_data();
+    void outputPathsAreCheckedFirst();
+    void regularFilesAreReplacedWholeWithTheirMode();
+    void devicesAndFifosAreWrittenInPlace();
+    void dashIsStandardOutput();
+    void theTraceIsNeverTheDecisions();
+    void failedOrInterruptedRunsKeepTheOldFile();
 
     // Other services' numbers in 64-bit arithmetic.
     void hugeForeignCountersDoNotOverflow();
@@ -1038,6 +1103,242 @@ void TestHardening::overLimitStateIsShownAsItIs()
     const CliResult counter = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("cnt:u1")} + at));
     QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("used")).toInt(), 14);
     QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("remaining")).toInt(), 0);
+}
+
+void TestHardening::outputPathsAreCheckedFirst_data()
+{
+    QTest::addColumn<QString>("what");
+    QTest::addColumn<QString>("shown"); // in the message
+    QTest::newRow("empty") << QString() << QStringLiteral("the path is empty");
+    QTest::newRow("missing folder") << QStringLiteral("no/such/folder/out.csv") << QStringLiteral("no/such/folder");
+    QTest::newRow("read-only file") << QStringLiteral("readonly.csv") << QStringLiteral("is read-only (mode 0444)");
+    QTest::newRow("folder") << QStringLiteral("folder") << QStringLiteral("is a folder");
+    QTest::newRow("dangling link") << QStringLiteral("dangling.csv") << QStringLiteral("symbolic link to nothing");
+    QTest::newRow("unwritable folder") << QStringLiteral("locked/out.csv") << QStringLiteral("no new file can be made");
+}
+
+// Whatever the path's trouble, it is named (option and path) before anything is sent: against
+// a port where nothing listens the command says 2, not 3 (it never connected), and against the
+// server nothing was written: no key, no audit entry. The file there is left as it was.
+void TestHardening::outputPathsAreCheckedFirst()
+{
+    QFETCH(QString, what);
+    QFETCH(QString, shown);
+    if (what.startsWith(QLatin1String("locked")) && ::geteuid() == 0)
+        QSKIP("root writes into any folder");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    writeFile(dir.filePath(QStringLiteral("readonly.csv")), "old\n", 0444);
+    QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("folder")));
+    QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("locked")));
+    QCOMPARE(::chmod(QFile::encodeName(dir.filePath(QStringLiteral("locked"))).constData(), 0555), 0);
+    QVERIFY(QFile::link(dir.filePath(QStringLiteral("nowhere/x.csv")), dir.filePath(QStringLiteral("dangling.csv"))));
+    const QString path = what.isEmpty() ? QString() : dir.filePath(what);
+    const QString trace = dir.filePath(QStringLiteral("trace.csv"));
+    writeFile(trace, traceCsv(2, 3));
+    const QStringList before = entries(dir.path());
+    const QString dead = QStringLiteral("redis://127.0.0.1:1/0");
+
+    for (const bool live : {false, true}) {
+        for (const QString &option : {QStringLiteral("timeline"), QStringLiteral("decisions")}) {
+            const QStringList command =
+                option == QLatin1String("timeline")
+                    ? burstTo(path)
+                    : QStringList{QStringLiteral("simulate"), QStringLiteral("--from-keys"), QStringLiteral("t:*")} +
+                          args({"--algo", "gcra", "--limit", "5", "--window", "1m", "--decisions"}) + QStringList{path};
+            const CliResult r = live ? runCli(cli(command)) : runCli(QStringList{QStringLiteral("--url"), dead} + command);
+            QVERIFY2(r.exitCode == 2, r.err.constData());
+            QVERIFY2(r.err.contains(("--" + option).toUtf8()), r.err.constData());
+            QVERIFY2(r.err.contains(shown.toUtf8()), r.err.constData());
+            if (!what.isEmpty())
+                QVERIFY2(r.err.contains(path.toUtf8()) || r.err.contains(QFileInfo(path).path().toUtf8()), r.err.constData());
+        }
+    }
+    QCOMPARE(snapshot(), QByteArray());
+    QCOMPARE(auditLength(), 0);
+    QCOMPARE(entries(dir.path()), before);
+    QCOMPARE(readAll(dir.filePath(QStringLiteral("readonly.csv"))), QByteArray("old\n"));
+    QCOMPARE(statOf(dir.filePath(QStringLiteral("readonly.csv"))).st_mode & 07777, mode_t(0444));
+    // The trace given as a --decisions file that cannot be written: refused before it is read.
+    const CliResult sim = runCli(cli(simulateTo(trace, dir.filePath(QStringLiteral("readonly.csv")))));
+    QCOMPARE(sim.exitCode, 2);
+}
+
+// A regular file is replaced whole: its mode stays (not the 0600 of a temporary file, not the
+// umask's), a symbolic link to it stays a link, and no temporary file is left beside it.
+void TestHardening::regularFilesAreReplacedWholeWithTheirMode()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString timeline = dir.filePath(QStringLiteral("timeline.csv"));
+    writeFile(timeline, "old\n", 0640);
+    const CliResult burst = runCli(cli(burstTo(timeline)));
+    QVERIFY2(burst.exitCode == 0, burst.err.constData());
+    QVERIFY2(readAll(timeline).startsWith("elapsed_ms,allowed,denied,errors,unknown\n"), readAll(timeline).constData());
+    QCOMPARE(statOf(timeline).st_mode & 07777, mode_t(0640));
+
+    // Through a symbolic link: the file it names gets the content, the link stays.
+    const QString link = dir.filePath(QStringLiteral("link.csv"));
+    const QString decisions = dir.filePath(QStringLiteral("decisions.csv"));
+    writeFile(decisions, "old\n", 0604);
+    QVERIFY(QFile::link(decisions, link));
+    const QString trace = dir.filePath(QStringLiteral("trace.csv"));
+    writeFile(trace, traceCsv(2, 7));
+    const CliResult sim = runCli(cli(simulateTo(trace, link)));
+    QVERIFY2(sim.exitCode == 0, sim.err.constData());
+    QVERIFY(S_ISLNK(statOf(link).st_mode));
+    const QByteArray written = readAll(decisions);
+    QVERIFY2(written.startsWith("time_us,key,allowed,used,remaining,retry_after_us\n"), written.constData());
+    QCOMPARE(written.count('\n'), 1 + 14);
+    QCOMPARE(statOf(decisions).st_mode & 07777, mode_t(0604));
+
+    // A new file: 0666 less the umask (022 here, as the tests run).
+    const QString fresh = dir.filePath(QStringLiteral("fresh.csv"));
+    const mode_t umask = ::umask(0);
+    ::umask(umask);
+    QCOMPARE(runCli(cli(burstTo(fresh))).exitCode, 0);
+    QCOMPARE(statOf(fresh).st_mode & 07777, mode_t(0666 & ~umask));
+    QCOMPARE(entries(dir.path()), (QStringList{QStringLiteral("decisions.csv"), QStringLiteral("fresh.csv"), QStringLiteral("link.csv"),
+                                               QStringLiteral("timeline.csv"), QStringLiteral("trace.csv")}));
+}
+
+// A character device or a FIFO is written, never replaced by a regular file. The FIFO's reader
+// is this test, opened read-write first (so the command's open does not wait) and read once the
+// command is done: what it wrote is in the pipe's buffer, far below its 64 KiB.
+void TestHardening::devicesAndFifosAreWrittenInPlace()
+{
+    const CliResult null = runCli(cli(burstTo(QStringLiteral("/dev/null"))));
+    QVERIFY2(null.exitCode == 0, null.err.constData());
+    QVERIFY(S_ISCHR(statOf(QStringLiteral("/dev/null")).st_mode));
+
+    // A device that refuses the bytes: said after the summary (exit 2), and still a device.
+    if (QFileInfo::exists(QStringLiteral("/dev/full"))) {
+        const CliResult full = runCli(cli(burstTo(QStringLiteral("/dev/full"))));
+        QCOMPARE(full.exitCode, 2);
+        QVERIFY2(full.err.contains("--timeline '/dev/full' was not written"), full.err.constData());
+        QVERIFY(full.out.contains("sent"));
+        QVERIFY(S_ISCHR(statOf(QStringLiteral("/dev/full")).st_mode));
+    }
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString fifo = dir.filePath(QStringLiteral("pipe"));
+    QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+    const int reader = ::open(QFile::encodeName(fifo).constData(), O_RDWR | O_NONBLOCK);
+    QVERIFY(reader >= 0);
+    auto drain = [reader] {
+        QByteArray got;
+        char buffer[4096];
+        for (int i = 0; i < 64; ++i) { // 256 KiB at most: bounded
+            const ssize_t n = ::read(reader, buffer, sizeof buffer);
+            if (n <= 0)
+                break;
+            got.append(buffer, n);
+        }
+        return got;
+    };
+    const CliResult burst = runCli(cli(burstTo(fifo)));
+    QVERIFY2(burst.exitCode == 0, burst.err.constData());
+    QVERIFY2(drain().startsWith("elapsed_ms,allowed,denied,errors,unknown\n"), "the timeline did not come through the FIFO");
+    const QString trace = dir.filePath(QStringLiteral("trace.csv"));
+    writeFile(trace, traceCsv(1, 6));
+    const CliResult sim = runCli(cli(simulateTo(trace, fifo)));
+    QVERIFY2(sim.exitCode == 0, sim.err.constData());
+    const QByteArray decisions = drain();
+    QCOMPARE(decisions.count('\n'), 1 + 6);
+    QCOMPARE(decisions.count(",t:0,0,"), 1); // the sixth request, denied
+    ::close(reader);
+    QVERIFY(S_ISFIFO(statOf(fifo).st_mode));
+}
+
+// `-` (and /dev/stdout, standard output under another name) is standard output: the CSV has it
+// to itself, and what the command reports goes to standard error.
+void TestHardening::dashIsStandardOutput()
+{
+    const CliResult burst = runCli(cli(burstTo(QStringLiteral("-"))));
+    QVERIFY2(burst.exitCode == 0, burst.err.constData());
+    QVERIFY2(burst.out.startsWith("elapsed_ms,allowed,denied,errors,unknown\n"), burst.out.constData());
+    QVERIFY(!burst.out.contains("sent"));
+    QVERIFY2(burst.err.contains("allowed     5"), burst.err.constData());
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString trace = dir.filePath(QStringLiteral("trace.csv"));
+    writeFile(trace, traceCsv(3, 7));
+    for (const QString &target : {QStringLiteral("-"), QStringLiteral("/dev/stdout")}) {
+        const CliResult sim = runCli(cli(QStringList{QStringLiteral("--json")} + simulateTo(trace, target)));
+        QVERIFY2(sim.exitCode == 0, sim.err.constData());
+        QVERIFY2(sim.out.startsWith("time_us,key,allowed,used,remaining,retry_after_us\n"), sim.out.constData());
+        QCOMPARE(sim.out.count('\n'), 1 + 21);
+        QCOMPARE(lastJsonLine(sim.err).value(QStringLiteral("denied")).toInt(), 6); // the summary, on stderr
+    }
+}
+
+// The trace given as --decisions, by its name, a symbolic link or a hard link: refused before
+// anything runs, the trace intact.
+void TestHardening::theTraceIsNeverTheDecisions()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString trace = dir.filePath(QStringLiteral("trace.csv"));
+    const QByteArray csv = traceCsv(2, 3);
+    writeFile(trace, csv);
+    QVERIFY(QFile::link(trace, dir.filePath(QStringLiteral("symlink.csv"))));
+    QCOMPARE(::link(QFile::encodeName(trace).constData(), QFile::encodeName(dir.filePath(QStringLiteral("hardlink.csv"))).constData()), 0);
+    for (const QString &name : {QStringLiteral("trace.csv"), QStringLiteral("symlink.csv"), QStringLiteral("hardlink.csv")}) {
+        const CliResult r = runCli(cli(simulateTo(trace, dir.filePath(name))));
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("is the --trace file"), r.err.constData());
+        QCOMPARE(readAll(trace), csv);
+    }
+    QCOMPARE(entries(dir.path()).size(), 3);
+}
+
+// A run that fails once the file is open, or is interrupted, leaves the old file as it was and
+// nothing beside it.
+void TestHardening::failedOrInterruptedRunsKeepTheOldFile()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString decisions = dir.filePath(QStringLiteral("decisions.csv"));
+    writeFile(decisions, "old\n", 0640);
+    const QString trace = dir.filePath(QStringLiteral("trace.csv"));
+
+    // Failed: no redis-server on PATH for the sandbox, after the decisions file was opened.
+    writeFile(trace, traceCsv(2, 3));
+    {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), dir.filePath(QStringLiteral("nothing-here")));
+        p.setProcessEnvironment(env);
+        p.start(BuiltPaths::cli(), cli(simulateTo(trace, decisions)));
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 3);
+        QCOMPARE(readAll(decisions), QByteArray("old\n"));
+        QCOMPARE(entries(dir.path()), (QStringList{QStringLiteral("decisions.csv"), QStringLiteral("trace.csv")}));
+    }
+
+    // Interrupted: once the first key's line is out the replay is under way; Ctrl-C ends it.
+    writeFile(trace, traceCsv(40000, 2));
+    QProcess p;
+    p.start(BuiltPaths::cli(), cli(QStringList{QStringLiteral("--json")} + simulateTo(trace, decisions) + args({"--per-key"})));
+    QVERIFY(p.waitForStarted(10000));
+    QByteArray out;
+    for (int i = 0; i < 1200 && !out.contains('\n') && p.state() == QProcess::Running; ++i) {
+        p.waitForReadyRead(50);
+        out += p.readAllStandardOutput();
+    }
+    QVERIFY2(p.state() == QProcess::Running, "the replay ended before it could be interrupted");
+    ::kill(pid_t(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(30000));
+    out += p.readAllStandardOutput();
+    const QByteArray err = p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 130);
+    QVERIFY2(err.contains("--decisions '" + QFile::encodeName(decisions) + "' was not written (interrupted)"), err.constData());
+    QCOMPARE(lastJsonLine(out).value(QStringLiteral("cancelled")).toBool(), true);
+    QCOMPARE(readAll(decisions), QByteArray("old\n"));
+    QCOMPARE(statOf(decisions).st_mode & 07777, mode_t(0640));
+    QCOMPARE(entries(dir.path()), (QStringList{QStringLiteral("decisions.csv"), QStringLiteral("trace.csv")}));
 }
 
 QTEST_GUILESS_MAIN(TestHardening)
