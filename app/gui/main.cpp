@@ -220,16 +220,14 @@ int main(int argc, char **argv)
     if (session) {
         window.addSessionProfile(session->profile(), session->options());
         window.connectProfile(session->profile().name);
-        // The What-if view comes prefilled: the API policy as it is against a tighter one, on
-        // the API keys' logs; shown first, it runs once the traffic has filled a window.
-        const Policy api = DemoTraffic::policies().front();
-        Policy tighter = api;
-        tighter.spec.limit = api.spec.limit / 3;
+        // The What-if view comes prefilled, on the API keys' logs; shown first, it runs once
+        // the traffic has filled a window.
+        const DemoSession::WhatIfPreset preset = DemoSession::whatIfPreset();
         const bool whatIfFirst = startup.tab.compare(QLatin1String("whatif"), Qt::CaseInsensitive) == 0 ||
                                  startup.tab.compare(QLatin1String("what-if"), Qt::CaseInsensitive) == 0;
-        window.whatIf()->previewPolicy(api, tighter, false);
+        window.whatIf()->previewPolicy(preset.now, preset.proposed, false);
         if (whatIfFirst)
-            window.whatIf()->runAfter(int(api.spec.windowUs / 1000) + 1000);
+            window.whatIf()->runAfter(int(preset.now.spec.windowUs / 1000) + 1000);
     } else if (urlOptions) {
         window.addSessionProfile(ConnectionProfile::fromOptions(*urlOptions, urlOptions->toUrl()), *urlOptions);
         window.connectProfile(urlOptions->toUrl());

@@ -344,7 +344,7 @@ void TestBurstPage::validationInPlace()
               QStringLiteral("100"), 1, 1);
     auto *start = child<QPushButton>(page, "start");
     QVERIFY(!start->isEnabled());
-    QCOMPARE(note(page, "limitNote"), QStringLiteral("not a whole number"));
+    QCOMPARE(note(page, "limitNote"), QStringLiteral("the limit must be a whole number"));
     QVERIFY2(note(page, "windowNote").contains(QStringLiteral("5x")), qPrintable(note(page, "windowNote")));
     QCOMPARE(child<QLabel>(page, "limitNote")->textFormat(), Qt::PlainText);
 

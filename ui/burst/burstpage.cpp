@@ -3,6 +3,7 @@
 #include "burstcharts.h"
 #include "burstqueries.h"
 #include "displayformat.h"
+#include "limittext.h"
 #include "base/duration.h"
 #include "base/errors.h"
 #include "keys/inspector.h"
@@ -47,16 +48,6 @@ const QColor kProblem(0xd3, 0x2f, 0x2f);                    // reads on light an
 QString problemStyle()
 {
     return QStringLiteral("QLabel { color: %1; }").arg(kProblem.name());
-}
-
-// A whole number typed by a person: "20000", "20,000" and "20 000" alike.
-std::optional<qint64> parseCount(const QString &text)
-{
-    QString t = text.trimmed();
-    t.remove(QLatin1Char(',')).remove(QLatin1Char(' ')).remove(QLatin1Char('_'));
-    bool ok = false;
-    const qint64 v = t.toLongLong(&ok);
-    return ok ? std::optional<qint64>(v) : std::nullopt;
 }
 
 // How long a burst should take when that is known: its duration, or its requests at its rate.
@@ -423,24 +414,24 @@ BurstPage::FormResult BurstPage::readForm(bool showNotes)
         }
     } else {
         spec.algorithm = boundary ? Algorithm::FixedWindow : Algorithm(m_algo->currentData().toInt());
-        const auto limit = parseCount(m_limit->text());
-        if (!limit) {
-            notes.insert(QStringLiteral("limit"),
-                         m_limit->text().trimmed().isEmpty() ? QStringLiteral("a limit is needed") : QStringLiteral("not a whole number"));
+        const FieldValue limit = parseLimitField(m_limit->text());
+        if (!limit.value) {
+            notes.insert(QStringLiteral("limit"), limit.problem);
             specOk = false;
         } else {
             try {
-                LimitSpec{spec.algorithm, *limit, kMinWindowUs, 1}.validate();
-                spec.limit = *limit;
+                LimitSpec{spec.algorithm, *limit.value, kMinWindowUs, 1}.validate();
+                spec.limit = *limit.value;
             } catch (const UsageError &e) {
                 notes.insert(QStringLiteral("limit"), e.message());
                 specOk = false;
             }
         }
         try {
-            if (m_window->text().trimmed().isEmpty())
-                throw UsageError(QStringLiteral("a window is needed"));
-            spec.windowUs = parseDurationUs(m_window->text());
+            const FieldValue window = parseWindowField(m_window->text());
+            if (!window.value)
+                throw UsageError(window.problem);
+            spec.windowUs = *window.value;
             LimitSpec{spec.algorithm, 1, spec.windowUs, 1}.validate();
         } catch (const UsageError &e) {
             notes.insert(QStringLiteral("window"), e.message());
@@ -448,12 +439,12 @@ BurstPage::FormResult BurstPage::readForm(bool showNotes)
         }
     }
     if (!boundary && !m_cost->text().trimmed().isEmpty()) {
-        const auto cost = parseCount(m_cost->text());
-        if (!cost) {
-            notes.insert(QStringLiteral("cost"), QStringLiteral("not a whole number"));
+        const FieldValue cost = parseCostField(m_cost->text());
+        if (!cost.value) {
+            notes.insert(QStringLiteral("cost"), cost.problem);
             specOk = false;
         } else {
-            spec.cost = *cost;
+            spec.cost = *cost.value;
         }
     } else if (!fromPolicy) {
         spec.cost = 1;

@@ -36,4 +36,12 @@ ConnectionProfile DemoSession::profile() const
     return p;
 }
 
+DemoSession::WhatIfPreset DemoSession::whatIfPreset()
+{
+    const Policy api = DemoTraffic::policies().front();
+    Policy tighter = api;
+    tighter.spec.limit = api.spec.limit / 3;
+    return {api, tighter};
+}
+
 } // namespace ratescope::ui

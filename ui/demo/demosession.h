@@ -31,6 +31,13 @@ public:
     quint16 port() const { return m_server.port(); }
     const DemoTraffic *traffic() const { return m_traffic.get(); }
 
+    // What the What-if view comes prefilled with in the demo: the API policy as it is, against
+    // a tighter one (a third of its limit).
+    struct WhatIfPreset {
+        Policy now, proposed;
+    };
+    static WhatIfPreset whatIfPreset();
+
 private:
     SandboxServer m_server;
     std::unique_ptr<DemoTraffic> m_traffic;

@@ -3,6 +3,7 @@
 #include "editorfields.h"
 
 #include "displayformat.h"
+#include "limittext.h"
 #include "base/duration.h"
 #include "base/errors.h"
 #include "base/keytext.h"
@@ -32,20 +33,6 @@ QString policySummary(const Policy &p)
         s += QStringLiteral(" · “%1”").arg(p.description);
     return s;
 }
-
-namespace {
-
-// A number field: empty or not a number reads as 0, which the core's validation names.
-qint64 numberIn(const QLineEdit *e, bool *ok = nullptr)
-{
-    bool parsed = false;
-    const qint64 v = e->text().trimmed().remove(QLatin1Char(',')).remove(QLatin1Char('_')).toLongLong(&parsed);
-    if (ok)
-        *ok = parsed;
-    return parsed ? v : 0;
-}
-
-} // namespace
 
 PolicyEditor::PolicyEditor(QWidget *parent)
     : QWidget(parent)
@@ -235,13 +222,9 @@ Policy PolicyEditor::proposed() const
     p.name = m_name->text();
     p.match = m_match->text().toUtf8();
     p.spec.algorithm = Algorithm(m_algorithm->currentData().toInt());
-    p.spec.limit = numberIn(m_limit);
-    try {
-        p.spec.windowUs = parseDurationUs(m_window->text().trimmed());
-    } catch (const UsageError &) {
-        p.spec.windowUs = 0;
-    }
-    p.spec.cost = numberIn(m_cost);
+    p.spec.limit = parseLimitField(m_limit->text()).value.value_or(0);
+    p.spec.windowUs = parseWindowField(m_window->text()).value.value_or(0);
+    p.spec.cost = parseCostField(m_cost->text()).value.value_or(0);
     p.spec.buckets = m_buckets->value();
     p.scoreUnit = ScoreUnit(m_scoreUnit->currentData().toInt());
     p.format = m_format->currentData().toString();
@@ -259,21 +242,11 @@ std::vector<PolicyProblem> PolicyEditor::problems() const
         std::erase_if(found, [&](const PolicyProblem &p) { return p.field == field; });
         found.push_back({field, message});
     };
-    bool ok = false;
-    if (numberIn(m_limit, &ok), !ok)
-        replace(PolicyField::Limit, m_limit->text().trimmed().isEmpty() ? QStringLiteral("a limit is needed")
-                                                                        : QStringLiteral("the limit must be a whole number"));
-    if (numberIn(m_cost, &ok), !ok)
-        replace(PolicyField::Cost, QStringLiteral("the cost must be a whole number"));
-    if (m_window->text().trimmed().isEmpty()) {
-        replace(PolicyField::Window, QStringLiteral("a window is needed, e.g. 10s, 1m, 1h"));
-    } else {
-        try {
-            parseDurationUs(m_window->text().trimmed());
-        } catch (const UsageError &e) {
-            replace(PolicyField::Window, e.message());
-        }
-    }
+    for (const auto &[field, value] : {std::pair(PolicyField::Limit, parseLimitField(m_limit->text())),
+                                       std::pair(PolicyField::Cost, parseCostField(m_cost->text())),
+                                       std::pair(PolicyField::Window, parseWindowField(m_window->text()))})
+        if (!value.value)
+            replace(field, value.problem);
     return found;
 }
 

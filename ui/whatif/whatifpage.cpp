@@ -6,6 +6,7 @@
 #include "chartpalette.h"
 #include "admin/limitsinforce.h"
 #include "limitqueries.h"
+#include "limittext.h"
 #include "displayformat.h"
 #include "base/duration.h"
 #include "base/errors.h"
@@ -45,16 +46,6 @@ QLabel *textLabel(const QString &text = {}, QWidget *parent = nullptr)
     l->setTextFormat(Qt::PlainText); // keys and globs come from the server
     l->setWordWrap(true);
     return l;
-}
-
-// A whole number typed by a person: "20000", "20,000" and "20 000" alike.
-std::optional<qint64> parseCount(const QString &text)
-{
-    QString t = text.trimmed();
-    t.remove(QLatin1Char(',')).remove(QLatin1Char(' ')).remove(QLatin1Char('_'));
-    bool ok = false;
-    const qint64 v = t.toLongLong(&ok);
-    return ok ? std::optional<qint64>(v) : std::nullopt;
 }
 
 // A small square in a spec's chart colour, so its row, summary line and lines go together.
@@ -369,21 +360,20 @@ std::vector<WhatIfPage::Spec> WhatIfPage::specs(QString *problem) const
             why = QStringLiteral("Another spec is named %1: give each its own name.").arg(s.name);
         names << s.name;
         s.spec.algorithm = Algorithm(r.algorithm->currentData().toInt());
-        const auto limit = parseCount(r.limit->text());
-        const auto cost = r.cost->text().trimmed().isEmpty() ? std::optional<qint64>(1) : parseCount(r.cost->text());
-        s.spec.limit = limit.value_or(0);
-        s.spec.cost = cost.value_or(0);
-        if (why.isEmpty() && !limit)
-            why = r.limit->text().trimmed().isEmpty() ? QStringLiteral("Give the limit (requests per window).")
-                                                      : QStringLiteral("The limit is not a whole number: %1").arg(r.limit->text());
-        if (why.isEmpty() && !cost)
-            why = QStringLiteral("The cost is not a whole number: %1").arg(r.cost->text());
+        const FieldValue limit = parseLimitField(r.limit->text());
+        const FieldValue window = parseWindowField(r.window->text());
+        const FieldValue cost = parseCostField(r.cost->text());
+        s.spec.limit = limit.value.value_or(0);
+        s.spec.windowUs = window.value.value_or(0);
+        s.spec.cost = cost.value.value_or(0);
+        for (const FieldValue *f : {&limit, &window, &cost})
+            if (why.isEmpty() && !f->value)
+                why = f->problem;
         if (why.isEmpty()) {
             try {
-                s.spec.windowUs = parseDurationUs(r.window->text());
                 s.spec.validate();
             } catch (const Error &e) {
-                why = r.window->text().trimmed().isEmpty() ? QStringLiteral("Give the window (10s, 1m, 1h).") : e.message();
+                why = e.message();
             }
         }
         // A row not filled in yet is no mistake to point at: Run's note says what is missing.
