@@ -94,6 +94,7 @@ private Q_SLOTS:
     void contextMenuFollowsItsGroupDuringScan();
     void contextMenuActsOnItsOwnRowsAfterTheModelWasCleared();
     void followsChangesMadeElsewhere();
+    void followsTheKeyspace();
 
 private:
     void startLarge();
@@ -696,6 +697,58 @@ void TestKeyBrowser::followsChangesMadeElsewhere()
     OverrideStore(other, "ratescope:").set(o, 3600LL * 1000000, QStringLiteral("someone else"));
     AuditLog(other, "ratescope:").append(overrideSetAuditEntry(o.key, std::nullopt, o), QStringLiteral("someone else"));
     QTRY_COMPARE_WITH_TIMEOUT(usage(), QStringLiteral("5 / 100"), 10000);
+}
+
+// Keys come and go on their own: a counter's next window is listed as soon as it exists, a key
+// that expired leaves the listing (and its emptied group with it), and one that comes back
+// (a limiter reset, then used again) is listed again, all with no refresh asked for.
+void TestKeyBrowser::followsTheKeyspace()
+{
+    SandboxServer server;
+    server.start();
+    Connection other(server.options());
+    const qint64 window = other.command({"TIME"})[0].toInteger() / 60; // 1-minute windows
+    const QByteArray current = "ctr:acme:" + QByteArray::number(window);
+    const QByteArray next = "ctr:acme:" + QByteArray::number(window + 1);
+    other.command({"SET", current, "7", "EX", "120"});
+    other.command({"SET", "solo:once", "1"});
+    other.command({"SET", "keep:a", "1"});
+
+    RedisClient client(server.options());
+    client.open();
+    KeyBrowser browser;
+    QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    browser.resize(1100, 700);
+    browser.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&browser));
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+    browser.setClient(&client, "ratescope:", ":");
+    QVERIFY(finished.wait(60000));
+    const KeyTreeModel *m = browser.model();
+    QCOMPARE(m->keyCount(), 3);
+    for (const char *group : {"ctr", "solo"})
+        browser.view()->expand(childNamed(m, {}, QString::fromLatin1(group)));
+    const QModelIndex ctr = childNamed(m, {}, QStringLiteral("ctr"));
+    browser.view()->expand(childNamed(m, ctr, QStringLiteral("acme")));
+    const quint32 currentId = m->findKey(current);
+    QVERIFY(currentId != KeyTreeModel::kNoKey);
+    QTRY_VERIFY_WITH_TIMEOUT(m->details(currentId) != nullptr, 10000);
+    QCOMPARE(m->details(currentId)->kind.format, KeyFormat::CounterWindow);
+
+    // The window turns: the service writes the next one.
+    other.command({"SET", next, "1", "EX", "120"});
+    QTRY_VERIFY_WITH_TIMEOUT(m->findKey(next) != KeyTreeModel::kNoKey, 10000);
+
+    // A key expires: it leaves, and so does the group it leaves empty.
+    other.command({"PEXPIRE", "solo:once", "1"});
+    QTRY_VERIFY_WITH_TIMEOUT(m->findKey("solo:once") == KeyTreeModel::kNoKey, 10000);
+    QVERIFY(!childNamed(m, {}, QStringLiteral("solo")).isValid());
+    QCOMPARE(m->keyCount(), 3); // the two windows and keep:a
+
+    // It comes back: listed again.
+    other.command({"SET", "solo:once", "2"});
+    QTRY_VERIFY_WITH_TIMEOUT(m->findKey("solo:once") != KeyTreeModel::kNoKey, 10000);
+    QCOMPARE(m->keyCount(), 4);
 }
 
 QTEST_MAIN(TestKeyBrowser)

@@ -42,6 +42,12 @@ public:
     // Heap bytes held.
     size_t heapBytes() const { return onHeap() ? size_t(m_capacity) * sizeof(quint32) : 0; }
 
+    void erase(size_t i)
+    {
+        quint32 *d = data();
+        std::memmove(d + i, d + i + 1, (m_size - i - 1) * sizeof(quint32));
+        --m_size;
+    }
     void push_back(quint32 id)
     {
         if (m_size == m_capacity)

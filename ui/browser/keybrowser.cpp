@@ -5,6 +5,7 @@
 #include "displayformat.h"
 #include "base/errors.h"
 #include "base/glob.h"
+#include "formats/keyshapes.h"
 #include "redisclient.h"
 #include "usagebardelegate.h"
 
@@ -127,6 +128,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this, &KeyBrowser::scheduleDetails);
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &KeyBrowser::scheduleDetailsSoon);
     connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetailsSoon);
+    m_goneClock.start();
     m_liveTimer.setInterval(kLiveRefreshMs);
     connect(&m_liveTimer, &QTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
     m_policyTimer.setInterval(kPolicyCheckMs);
@@ -171,6 +173,8 @@ void KeyBrowser::refresh()
         m_client->cancel(&m_detailsOwner);
     }
     m_model->clear(m_separator);
+    m_gone.clear();
+    m_lookingFor = false;
     m_flushTimer.stop();
     m_pending.clear();
     m_pendingAt = 0;
@@ -490,7 +494,7 @@ void KeyBrowser::fetchVisibleDetails()
                     return;
                 }
                 if (o.ok()) {
-                    m_model->setDetails(ids, o.value());
+                    followKeyspace(ids, o.value());
                 } else {
                     m_model->releaseClaims(ids);
                     if (!o.failure().isConnectionLoss()) {
@@ -502,6 +506,56 @@ void KeyBrowser::fetchVisibleDetails()
             });
     }
     checkSettled();
+}
+
+void KeyBrowser::followKeyspace(const std::vector<quint32> &ids, const std::vector<KeyDetails> &details)
+{
+    // Keys gone from the server leave the listing, remembered for a while in case they come
+    // back (a limiter reset, then used again); a counter's next window is looked for as soon as
+    // its current one is listed, so windows are listed as they turn.
+    std::vector<quint32> gone;
+    std::vector<QByteArray> lookFor;
+    const qint64 now = m_goneClock.elapsed();
+    for (size_t i = 0; i < ids.size() && i < details.size(); ++i) {
+        const KeyDetails &d = details[i];
+        if (!d.exists()) {
+            gone.push_back(ids[i]);
+            if (m_gone.size() < kGoneKept)
+                m_gone.insert(m_model->fullKey(ids[i]), now);
+        } else if (d.kind.format == KeyFormat::CounterWindow && d.kind.windowSeconds > 0) {
+            const QByteArray next = counterWindowKey(d.kind.base, d.kind.windowId + 1);
+            if (m_model->findKey(next) == KeyTreeModel::kNoKey && globMatch(m_match, next))
+                lookFor.push_back(next);
+        }
+    }
+    m_model->setDetails(ids, details);
+    m_model->removeKeys(gone);
+    for (auto it = m_gone.begin(); it != m_gone.end();) {
+        if (now - it.value() > kGoneKeptMs) {
+            it = m_gone.erase(it);
+        } else {
+            lookFor.push_back(it.key());
+            ++it;
+        }
+    }
+    if (lookFor.empty() || m_lookingFor)
+        return;
+    m_lookingFor = true;
+    m_client->request(
+        &m_detailsOwner, [keys = std::move(lookFor)](Connection &c) { return existingKeys(c, keys); },
+        [this, generation = m_model->generation()](const Outcome<std::vector<QByteArray>> &o) {
+            m_lookingFor = false;
+            if (!o.ok() || generation != m_model->generation() || o.value().empty())
+                return;
+            QByteArrayList back;
+            for (const QByteArray &k : o.value()) {
+                m_gone.remove(k);
+                if (m_model->findKey(k) == KeyTreeModel::kNoKey)
+                    back << k;
+            }
+            m_model->addKeys(back);
+            scheduleDetailsSoon();
+        });
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "scannednames.h"
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
@@ -113,6 +114,9 @@ private:
     // changed a policy, set or cleared an override or reset keys (this console, another one,
     // the CLI), the rows in view are read again, under the new policies.
     void checkPolicies();
+    // After a details read: gone keys leave, counters' next windows and keys that came back
+    // are listed.
+    void followKeyspace(const std::vector<quint32> &ids, const std::vector<KeyDetails> &details);
     void autoExpand();
     void checkSettled();
     void showContextMenu(const QPoint &pos);
@@ -136,6 +140,11 @@ private:
 
     std::shared_ptr<const std::vector<Policy>> m_policies; // set once the scan has started
     bool m_policyCheckInFlight = false;
+    static constexpr int kGoneKept = 1000;          // keys remembered after they left the listing...
+    static constexpr qint64 kGoneKeptMs = 600000;   // ...for at most this long
+    QHash<QByteArray, qint64> m_gone;               // name -> when it left (m_goneClock)
+    QElapsedTimer m_goneClock;
+    bool m_lookingFor = false;
     QString m_lastChange; // the newest audit entry's id at the last check; null before the first
     ScanState m_scan = ScanState::Idle;
     QByteArray m_cursor = "0";

@@ -20,6 +20,7 @@ void KeyTree::clear(QByteArray separator)
     std::deque<Key>().swap(m_keys);
     m_groupIndex.clear();
     m_keyIndex.clear();
+    m_removedKeys = 0;
     m_groups.emplace_back(); // the root
 }
 
@@ -99,6 +100,47 @@ quint32 KeyTree::addKey(quint32 group, QByteArrayView name)
         ++m_groups[a].keyCount;
     m_keyIndex.insert(keyHash(group, name), id);
     return id;
+}
+
+void KeyTree::removeKey(quint32 key)
+{
+    Key &k = m_keys[key];
+    if (k.group == kNone)
+        return;
+    Group &g = m_groups[k.group];
+    g.keys.erase(k.pos);
+    for (size_t i = k.pos; i < g.keys.size(); ++i)
+        m_keys[g.keys[i]].pos = quint32(i);
+    for (quint32 a = k.group; a != kNone; a = m_groups[a].parent)
+        --m_groups[a].keyCount;
+    k.group = kNone; // findKey no longer matches it
+    ++m_removedKeys;
+}
+
+void KeyTree::removeGroup(quint32 group)
+{
+    Group &g = m_groups[group];
+    if (group == kRoot || g.parent == kNone || !g.keys.empty() || !g.groups.empty())
+        return;
+    Group &parent = m_groups[g.parent];
+    parent.groups.erase(g.row);
+    for (size_t i = g.row; i < parent.groups.size(); ++i)
+        m_groups[parent.groups[i]].row = quint32(i);
+    g.parent = kNone; // findGroup no longer matches it
+}
+
+quint32 KeyTree::findFullKey(QByteArrayView key) const
+{
+    quint32 group = kRoot;
+    qsizetype from = 0;
+    if (!m_separator.isEmpty()) {
+        for (qsizetype next; (next = key.indexOf(QByteArrayView(m_separator), from)) >= 0; from = next + m_separator.size()) {
+            group = findGroup(group, key.sliced(from, next - from));
+            if (group == kNone)
+                return kNone;
+        }
+    }
+    return findKey(group, key.sliced(from));
 }
 
 QByteArray KeyTree::groupPath(quint32 group) const

@@ -48,8 +48,12 @@ public:
     void reserve(size_t keys);
     const QByteArray &separator() const { return m_separator; }
 
-    quint32 groupCount() const { return quint32(m_groups.size()); }
-    quint32 keyCount() const { return quint32(m_keys.size()); }
+    // Ids are handed out in order and never reused: a removed key or group keeps its record,
+    // out of every list and index lookup.
+    quint32 groupCount() const { return quint32(m_groups.size()); } // ids handed out
+    quint32 keyIds() const { return quint32(m_keys.size()); }       // ids handed out
+    quint32 keyCount() const { return keyIds() - m_removedKeys; }   // keys listed now
+    bool isRemoved(quint32 key) const { return m_keys[key].group == kNone; }
     const Group &group(quint32 id) const { return m_groups[id]; }
     Group &group(quint32 id) { return m_groups[id]; }
     const Key &key(quint32 id) const { return m_keys[id]; }
@@ -63,6 +67,13 @@ public:
     quint32 findKey(quint32 group, QByteArrayView name) const;
     // Appends a key and counts it in every ancestor; kNone when the name cannot be stored.
     quint32 addKey(quint32 group, QByteArrayView name);
+
+    // Takes a key out of its group (a key that no longer exists).
+    void removeKey(quint32 key);
+    // Takes an empty group (no keys, no groups) out of its parent; never the root.
+    void removeGroup(quint32 group);
+    // The key listed under this full name, or kNone.
+    quint32 findFullKey(QByteArrayView key) const;
 
     // The key as Redis knows it: the group path, the separator, the last segment.
     QByteArray fullKey(quint32 key) const;
@@ -93,6 +104,7 @@ private:
     std::deque<Key> m_keys;
     IdIndex m_groupIndex;
     IdIndex m_keyIndex;
+    quint32 m_removedKeys = 0;
 };
 
 } // namespace ratescope::ui

@@ -242,7 +242,7 @@ int KeyTreeModel::keyRow(quint32 id) const
 
 QModelIndex KeyTreeModel::indexOfKey(quint32 id, int column) const
 {
-    if (id >= m_tree.keyCount())
+    if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
         return {};
     return createIndex(keyRow(id), column, keyTag(id));
 }
@@ -275,7 +275,7 @@ std::vector<quint32> KeyTreeModel::claimStale(const std::vector<quint32> &ids, q
     std::vector<quint32> stale;
     const qint64 now = steadyNowMs();
     for (quint32 id : ids) {
-        if (id >= m_tree.keyCount())
+        if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
             continue;
         DetailsSlot &s = slotFor(id);
         if (s.reading || (s.readAtMs >= 0 && now - s.readAtMs < maxAgeMs))
@@ -291,7 +291,7 @@ void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDe
     const qint64 now = steadyNowMs();
     for (size_t i = 0; i < ids.size() && i < details.size(); ++i) {
         const quint32 id = ids[i];
-        if (id >= m_tree.keyCount())
+        if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
             continue;
         DetailsSlot &s = slotFor(id);
         s.details = std::move(details[i]);
@@ -306,16 +306,50 @@ void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDe
     }
 }
 
+void KeyTreeModel::removeKeys(const std::vector<quint32> &ids)
+{
+    for (quint32 id : ids) {
+        if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
+            continue;
+        quint32 group = m_tree.key(id).group;
+        const int row = keyRow(id);
+        beginRemoveRows(groupIndex(group), row, row);
+        KeyTree::Key &k = m_tree.key(id);
+        if (k.details != KeyTree::kNone) {
+            m_slots[k.details] = DetailsSlot{};
+            m_freeSlots.push_back(k.details);
+            k.details = KeyTree::kNone;
+        }
+        m_tree.removeKey(id);
+        endRemoveRows();
+        // Groups left empty go too, up to the first that still holds something.
+        while (group != KeyTree::kRoot && m_tree.group(group).keys.empty() && m_tree.group(group).groups.empty()) {
+            const quint32 parent = m_tree.group(group).parent;
+            const int groupRow = int(m_tree.group(group).row);
+            beginRemoveRows(groupIndex(parent), groupRow, groupRow);
+            m_tree.removeGroup(group);
+            endRemoveRows();
+            group = parent;
+        }
+    }
+}
+
+quint32 KeyTreeModel::findKey(const QByteArray &key) const
+{
+    const quint32 id = m_tree.findFullKey(key);
+    return id == KeyTree::kNone ? kNoKey : id;
+}
+
 void KeyTreeModel::releaseClaims(const std::vector<quint32> &ids)
 {
     for (quint32 id : ids)
-        if (id < m_tree.keyCount() && m_tree.key(id).details != KeyTree::kNone)
+        if (id < m_tree.keyIds() && m_tree.key(id).details != KeyTree::kNone)
             m_slots[m_tree.key(id).details].reading = false;
 }
 
 const KeyDetails *KeyTreeModel::details(quint32 id) const
 {
-    if (id >= m_tree.keyCount() || m_tree.key(id).details == KeyTree::kNone)
+    if (id >= m_tree.keyIds() || m_tree.key(id).details == KeyTree::kNone)
         return nullptr;
     const DetailsSlot &s = m_slots[m_tree.key(id).details];
     return s.readAtMs >= 0 ? &s.details : nullptr;
@@ -331,11 +365,11 @@ void KeyTreeModel::trimDetails(size_t limit, const std::vector<quint32> &keep)
 {
     if (detailsCount() <= limit)
         return;
-    std::vector<bool> kept(m_tree.keyCount(), false);
+    std::vector<bool> kept(m_tree.keyIds(), false);
     for (quint32 id : keep)
         if (id < kept.size())
             kept[id] = true;
-    for (quint32 id = 0; id < m_tree.keyCount(); ++id) {
+    for (quint32 id = 0; id < m_tree.keyIds(); ++id) {
         KeyTree::Key &k = m_tree.key(id);
         if (k.details == KeyTree::kNone || kept[id] || m_slots[k.details].reading)
             continue;

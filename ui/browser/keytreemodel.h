@@ -58,6 +58,10 @@ public:
     std::vector<quint32> claimStale(const std::vector<quint32> &ids, qint64 maxAgeMs);
     void setDetails(const std::vector<quint32> &ids, std::vector<KeyDetails> details);
     void releaseClaims(const std::vector<quint32> &ids); // the read failed: try again later
+    // Keys that no longer exist leave the listing (and groups they leave empty).
+    void removeKeys(const std::vector<quint32> &ids);
+    // The id of a listed key, or kNoKey.
+    quint32 findKey(const QByteArray &key) const;
     void expireDetails(); // every row's details are old (the policies changed): claimed again, shown until then
     const KeyDetails *details(quint32 id) const;
     size_t detailsCount() const { return m_slots.size() - m_freeSlots.size(); }

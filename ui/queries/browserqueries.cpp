@@ -55,6 +55,20 @@ NamesPage scanNamesPage(Connection &c, const NamesPageRequest &request, const st
     return page;
 }
 
+std::vector<QByteArray> existingKeys(Connection &c, const std::vector<QByteArray> &keys)
+{
+    std::vector<Command> commands;
+    commands.reserve(keys.size());
+    for (const QByteArray &k : keys)
+        commands.push_back({"EXISTS", k});
+    const std::vector<Reply> replies = c.pipeline(commands);
+    std::vector<QByteArray> existing;
+    for (size_t i = 0; i < keys.size() && i < replies.size(); ++i)
+        if (replies[i].isInteger() && replies[i].integer() > 0)
+            existing.push_back(keys[i]);
+    return existing;
+}
+
 ChangeMarks readChangeMarks(Connection &c, const MetadataNamespace &ns)
 {
     ChangeMarks m;

@@ -38,6 +38,9 @@ struct NamesPageRequest {
 };
 NamesPage scanNamesPage(Connection &c, const NamesPageRequest &request, const std::function<bool()> &yield);
 
+// Which of these keys exist now: one pipelined round of EXISTS.
+std::vector<QByteArray> existingKeys(Connection &c, const std::vector<QByteArray> &keys);
+
 // What says that limits may have changed: the policies (with their versions) and the newest
 // audit entry's id (overrides set or cleared, keys reset; null when the audit is unreadable).
 struct ChangeMarks {
