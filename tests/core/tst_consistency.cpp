@@ -3,10 +3,12 @@
 // of states. The limits in force come from one place (admin/limitsinforce.h); this suite is
 // what fails when a surface reads a limiter its own way.
 //
-// Surfaces: ratescope-cli keys, peek, inspect, top and watch; the core queries behind the
-// console's keys panel, Monitor, Reset preview and Burst page (readKeyDetails), its Hot view
-// (HotScanner), its key view (inspectKey), and the single-key look-up behind the Burst page's
-// preflight, the What-if prefill and the policy editor (readLimitsInForce).
+// Surfaces: ratescope-cli keys, peek, inspect, top and watch; and the console's own queries
+// (ui/queries, widget-free), each as its view asks it: the keys panel (readKeyDetails), the
+// Monitor (classifyPins, then readMonitorRound), the Hot view (hotScanStep, hotFirstRead,
+// hotSecondRead), the key view (readKey), the Reset preview (readResetDetails), the Burst
+// page's preflight (readBurstPreflight under the limits in force), and the What-if prefill and
+// the policy editor's "in force" (readLimitsInForceAt).
 #include "admin/limitsinforce.h"
 #include "admin/policy.h"
 #include "keys/inspector.h"
@@ -16,6 +18,13 @@
 #include "load/hotlimiters.h"
 #include "redis/connection.h"
 #include "testsupport.h"
+
+#include "burstqueries.h"
+#include "hotqueries.h"
+#include "keyviewqueries.h"
+#include "limitqueries.h"
+#include "monitorround.h"
+#include "resetqueries.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -183,45 +192,73 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
                                    o.value(QStringLiteral("retry_after_ms")).toInteger() > 0});
     }
     const std::vector<Policy> policies = PolicyStore(*m_conn, kNs).list();
-    // The keys panel, Monitor, Reset preview and Burst page: readKeyDetails.
+    auto fromDetails = [](const KeyDetails &d) { return Said{d.limit(), d.used(), d.remaining(), !d.usage->decision.allowed}; };
+    // The keys panel's rows.
     {
         const KeyDetails d = readKeyDetails(*m_conn, {key}, policies, kNs).front();
         QVERIFY2(d.usage, qPrintable(d.problem));
-        surfaces.emplace_back(QStringLiteral("key details"), Said{d.limit(), d.used(), d.remaining(), !d.usage->decision.allowed});
+        surfaces.emplace_back(QStringLiteral("keys panel"), fromDetails(d));
     }
-    // The Hot view: a HotScanner pass, a snapshot at the same now.
+    // The Monitor: a pin classified, then one round at the same now.
+    {
+        const ui::PinClassification pinned = ui::classifyPins(*m_conn, {key}, kNs.bytes());
+        const KeyDetails &d = pinned.details.front();
+        QVERIFY2(d.spec, key.constData());
+        const ui::MonitorRound round = ui::readMonitorRound(*m_conn, {{d.kind.subject(key), d.kind, *d.spec}}, m_now);
+        QVERIFY2(round.usage.front(), qPrintable(round.problems.front()));
+        const Usage &u = *round.usage.front();
+        surfaces.emplace_back(QStringLiteral("monitor"), said(u.decision.limit, u.usedNow, !u.decision.allowed));
+    }
+    // The Hot view: its steps, a snapshot at the same now.
     {
         HotOptions o;
-        o.policies = policies;
+        o.policies = ui::readPolicies(*m_conn, kNs);
         o.nowUs = m_now;
         o.ns = kNs.bytes();
         HotScanner scanner(o);
-        const HotPass pass = scanner.run(*m_conn);
-        bool found = false;
+        for (int step = 0; step < 1000 && !ui::hotScanStep(*m_conn, scanner, 10, {}).done; ++step) {
+        }
+        ui::hotFirstRead(*m_conn, scanner);
+        const auto [found, pass] = ui::hotSecondRead(*m_conn, scanner, HotOrder::Fill, 1000);
+        bool listed = false;
         for (const HotLimiter &l : pass.limiters)
             if (l.key == key) {
-                found = true;
+                listed = true;
                 QVERIFY2(l.usage, key.constData());
                 surfaces.emplace_back(QStringLiteral("hot view"), said(l.usage->decision.limit, l.usage->usedNow, l.denyingNow()));
             }
-        QVERIFY2(found, key.constData());
+        QVERIFY2(listed, qPrintable(QStringLiteral("%1 not among the %2 found").arg(shown).arg(found)));
     }
-    // The key view: inspectKey with the resolver.
+    // The key view.
     {
-        LimitResolver resolver(policies, kNs);
-        InspectOptions o;
-        o.nowUs = m_now;
-        const QJsonObject in = inspectKey(*m_conn, key, resolver, o);
-        const QJsonObject d = in.value(QStringLiteral("decision")).toObject();
+        const ui::KeyRead r = ui::readKey(*m_conn, key, kNs.bytes(), m_now);
+        const QJsonObject d = r.inspected.value(QStringLiteral("decision")).toObject();
         surfaces.emplace_back(QStringLiteral("key view"),
-                              said(in.value(QStringLiteral("limits")).toObject().value(QStringLiteral("limit")).toInteger(),
+                              said(r.inspected.value(QStringLiteral("limits")).toObject().value(QStringLiteral("limit")).toInteger(),
                                    d.value(QStringLiteral("used_now")).toInteger(), !d.value(QStringLiteral("allowed")).toBool()));
     }
-    // The Burst page's preflight, the What-if prefill, the policy editor's preview.
+    // The Reset preview's rows.
     {
-        const EffectiveLimits e = readLimitsInForce(*m_conn, kNs, policies, key);
+        ui::ResetProgress progress;
+        const ui::DetailsOutcome out = ui::readResetDetails(*m_conn, kNs, {key}, true, {}, progress);
+        const KeyDetails &d = out.details.front();
+        QVERIFY2(d.usage, qPrintable(d.problem));
+        surfaces.emplace_back(QStringLiteral("reset preview"), fromDetails(d));
+    }
+    // The What-if prefill and the policy editor's "in force"; the Burst page's preflight
+    // under those limits.
+    {
+        const EffectiveLimits e = ui::readLimitsInForceAt(*m_conn, kNs, key);
         QVERIFY(e.spec);
         QCOMPARE(e.spec->limit, expected.limit);
+        if (!key.startsWith("sh:")) { // a shard's limits are its share: the burst fires at the group's
+            // (Another service's log is refused, not read: a burst never writes into it.)
+            const ui::BurstPreflight pre = ui::readBurstPreflight(*m_conn, kNs, key, *e.spec);
+            if (pre.refusal.isEmpty()) {
+                QVERIFY2(pre.details.usage, qPrintable(pre.details.problem));
+                surfaces.emplace_back(QStringLiteral("burst preflight"), fromDetails(pre.details));
+            }
+        }
     }
     QStringList disagree;
     for (const auto &[surface, s] : surfaces)
