@@ -3,6 +3,7 @@
 #include "formats/keyshapes.h"
 
 #include "redis/connection.h"
+#include "redis/scan.h"
 #include "base/duration.h"
 #include "base/errors.h"
 #include "base/glob.h"
@@ -354,11 +355,11 @@ std::vector<Override> OverrideStore::list()
     QByteArray cursor = "0";
     int rounds = 0;
     do {
-        const Reply page = m_connection.command({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
-        cursor = page[0].bytes();
+        const ScanStep page = scanStep(m_connection, cursor, pattern, 1000);
+        cursor = page.cursor;
         std::vector<Command> gets;
-        for (const Reply &k : page[1].elements())
-            gets.push_back({"GET", k.bytes()});
+        for (const QByteArray &k : page.names)
+            gets.push_back({"GET", k});
         for (const Reply &v : m_connection.pipeline(gets))
             if (!v.isNil() && !v.isError())
                 result.push_back(Override::fromJson(QJsonDocument::fromJson(v.bytes()).object()));

@@ -1,6 +1,7 @@
 #include "keys/keyscanner.h"
 
 #include "redis/connection.h"
+#include "redis/scan.h"
 #include "base/errors.h"
 
 #include <QDateTime>
@@ -326,19 +327,10 @@ std::vector<KeyRecord> KeyScanner::nextPage()
         return {};
     if (!m_started)
         m_nowUs = m_options.nowUs ? *m_options.nowUs : serverTimeUs(m_connection);
-    Command scan{"SCAN", m_cursor, "MATCH", m_options.match, "COUNT", QByteArray::number(m_options.count)};
-    if (!m_options.type.isEmpty())
-        scan << "TYPE" << m_options.type;
-    const Reply page = m_connection.command(scan);
-    if (page.size() != 2 || !page[1].isArray())
-        throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
+    ScanStep page = scanStep(m_connection, m_cursor, m_options.match, m_options.count, m_options.type);
     m_started = true;
-    m_cursor = page[0].bytes();
-
-    std::vector<QByteArray> keys;
-    keys.reserve(page[1].size());
-    for (const Reply &k : page[1].elements())
-        keys.push_back(k.bytes());
+    m_cursor = page.cursor;
+    std::vector<QByteArray> keys = std::move(page.names);
     m_scanned += qint64(keys.size());
     if (keys.empty())
         return {};

@@ -1,6 +1,7 @@
 #include "keys/reset.h"
 
 #include "redis/connection.h"
+#include "redis/scan.h"
 #include "base/errors.h"
 #include "base/glob.h"
 #include "keys/inspector.h"
@@ -34,11 +35,9 @@ template <typename Visit> bool scanAll(Connection &c, const QByteArray &pattern,
     QByteArray cursor = "0";
     qint64 rounds = 0;
     do {
-        const Reply page = c.command({"SCAN", cursor, "MATCH", pattern, "COUNT", QByteArray::number(kScanCount)});
-        cursor = page[0].bytes();
-        QByteArrayList keys;
-        for (const Reply &k : page[1].elements())
-            keys << k.bytes();
+        const ScanStep page = scanStep(c, cursor, pattern, kScanCount);
+        cursor = page.cursor;
+        const QByteArrayList keys(page.names.begin(), page.names.end());
         if (!visit(keys))
             return false;
     } while (cursor != "0" && ++rounds < kMaxScanRounds);

@@ -1,6 +1,7 @@
 #include "keys/shards.h"
 
 #include "redis/connection.h"
+#include "redis/scan.h"
 #include "base/errors.h"
 #include "base/glob.h"
 #include "keys/keyscanner.h"
@@ -163,17 +164,15 @@ std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByt
     QByteArray cursor = "0";
     qint64 scanned = 0;
     do {
-        const Reply page = connection.command({"SCAN", cursor, "MATCH", escapeGlob(base) + ":*", "COUNT", "1000"});
-        if (page.size() != 2 || !page[1].isArray())
-            throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
-        cursor = page[0].bytes();
-        for (const Reply &k : page[1].elements()) {
+        const ScanStep page = scanStep(connection, cursor, escapeGlob(base) + ":*", 1000);
+        cursor = page.cursor;
+        for (const QByteArray &k : page.names) {
             QByteArray b;
             int n = 0;
-            if (splitShardKey(k.bytes(), &b, &n) && b == base)
-                candidates.push_back(k.bytes());
+            if (splitShardKey(k, &b, &n) && b == base)
+                candidates.push_back(k);
         }
-        scanned += qint64(page[1].size()) + 1;
+        scanned += qint64(page.names.size()) + 1;
     } while (cursor != "0" && scanned < kMaxShardScan);
     if (candidates.size() < 2 && !matchPolicy(policies, base + ":0"))
         return std::nullopt;

@@ -3,6 +3,7 @@
 #include "admin/limitsinforce.h"
 
 #include "redis/connection.h"
+#include "redis/scan.h"
 #include "base/errors.h"
 #include "keys/keyscanner.h"
 
@@ -437,23 +438,20 @@ void HotScanner::readAhead(Connection &connection)
 
 Command HotScanner::scanCommand() const
 {
-    return {"SCAN", m_cursor, "MATCH", m_options.match, "COUNT", QByteArray::number(m_options.scanCount)};
+    return ratescope::scanCommand(m_cursor, m_options.match, m_options.scanCount);
 }
 
 std::unique_ptr<KeyRoundReader> HotScanner::scanPage(Connection &connection, std::optional<Reply> page)
 {
     if (!page)
         page = connection.command(scanCommand());
-    page->orThrow(); // a refused SCAN (NOPERM) says so
-    if (page->size() != 2 || !(*page)[1].isArray())
-        throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page->debugString()));
+    const std::vector<Reply> &names = scanReplyNames(*page, &m_cursor); // a refused SCAN (NOPERM) says so
     HotPass &pass = m_pass;
-    m_cursor = (*page)[0].bytes();
     m_scanOver = m_cursor == "0";
     // Keys guessed wrong on an earlier page go first, to be typed.
     std::vector<QByteArray> keys = std::exchange(m_retry, {});
     const size_t typed = keys.size();
-    for (const Reply &k : (*page)[1].elements()) {
+    for (const Reply &k : names) {
         if (pass.sampled && pass.scanned >= m_options.sampleAbove)
             break;
         ++pass.scanned;

@@ -2,6 +2,7 @@
 
 #include "auditdetails.h"
 #include "auditformat.h"
+#include "refusal.h"
 #include "displayformat.h"
 #include "base/errors.h"
 #include "base/keytext.h"
@@ -21,6 +22,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
+#include <QUrl>
 #include <QVBoxLayout>
 
 namespace ratescope::ui {
@@ -311,10 +313,11 @@ void AuditPage::failed(const Failure &failure)
         return;
     }
     if (failure.message.startsWith(QLatin1String("NOPERM"))) {
-        showProblem(QStringLiteral("This connection's user may not read the audit trail (%1). Ask an administrator to allow "
-                                   "XRANGE and XREVRANGE on %2 for it (ACL SETUSER <user> +xrange +xrevrange ~%2), or "
-                                   "connect with a profile whose user can.")
-                        .arg(auditText(failure.message), displayKey(m_ns + "audit")));
+        const QString user = m_client ? QUrl(m_client->url()).userName() : QString();
+        showProblem(QStringLiteral("This connection's user may not read the audit trail: %1. An administrator allows it with "
+                                   "ACL SETUSER <user> +xrange +xrevrange ~%2.")
+                        .arg(auditText(explainRefusal(failure.message, user, QStringLiteral("the audit trail"))),
+                             displayKey(m_ns + "audit")));
         return;
     }
     showProblem(QStringLiteral("Reading the audit trail failed: %1").arg(auditText(failure.message)));

@@ -3,6 +3,7 @@
 #include "admin/audit.h"
 #include "base/errors.h"
 #include "redis/connection.h"
+#include "redis/scan.h"
 
 #include <QElapsedTimer>
 
@@ -36,19 +37,19 @@ NamesPage scanNamesPage(Connection &c, const NamesPageRequest &request, const st
     do {
         Reply r;
         try {
-            r = c.command({"SCAN", page.cursor, "MATCH", request.match, "COUNT", QByteArray::number(request.scanCount)});
+            r = c.command(scanCommand(page.cursor, request.match, request.scanCount));
         } catch (const Error &) {
             if (page.names.empty())
                 throw;
             break; // keep what was read (a cluster master out of reach comes later in the
                    // walk): the next page, from this cursor, meets the error again
         }
-        if (r.size() != 2 || !r[1].isArray())
-            throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(r.debugString()));
-        page.cursor = r[0].bytes();
+        QByteArray next;
+        const std::vector<Reply> &names = scanReplyNames(r, &next);
+        page.cursor = next;
         if (page.names.empty())
             page.names.reserve(size_t(request.pageKeys), request.pageKeys * 32);
-        for (const Reply &k : r[1].elements())
+        for (const Reply &k : names)
             page.names.append(k.bytes());
     } while (page.cursor != "0" && qsizetype(page.names.size()) < request.pageKeys && slice.elapsed() < request.sliceMs &&
              !(yield && yield()));

@@ -6,6 +6,7 @@
 #include "formats/usage.h"
 #include "keys/keyscanner.h"
 #include "redis/connection.h"
+#include "redis/scan.h"
 
 #include <set>
 
@@ -24,20 +25,18 @@ PolicyPreview previewPolicyStep(Connection &c, const MetadataNamespace &ns, Poli
     if (r.pages == 0)
         r.total = c.command({"DBSIZE"}).integer();
     for (int step = 0; step < pagesPerStep; ++step) {
-        const Reply page = c.command({"SCAN", r.cursor, "MATCH", r.glob, "COUNT", QByteArray::number(count)});
-        if (page.size() != 2 || !page[1].isArray())
-            throw UnexpectedReplyError(QStringLiteral("unexpected SCAN reply %1").arg(page.debugString()));
-        r.cursor = page[0].bytes();
+        const ScanStep page = scanStep(c, r.cursor, r.glob, count);
+        r.cursor = page.cursor;
         ++r.pages;
-        for (const Reply &k : page[1].elements()) {
+        for (const QByteArray &k : page.names) {
             // Ratescope's own policies, overrides and audit are not limiters a policy governs.
-            if (ns.holds(k.bytes())) {
+            if (ns.holds(k)) {
                 ++r.excluded;
                 continue;
             }
             ++r.matched;
             if (r.keys.size() < size_t(listed))
-                r.keys.push_back(k.bytes());
+                r.keys.push_back(k);
         }
         r.complete = r.cursor == "0";
         r.scanned = r.complete ? r.total : std::min(r.total, r.pages * count);
