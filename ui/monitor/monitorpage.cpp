@@ -537,17 +537,12 @@ void MonitorPage::requestClassification()
                 p->needsClassify = false;
                 p->classifiedAtUs = localNowUs();
                 const bool wasDrawing = p->status == MonitorPin::Status::Drawing;
-                p->kind = d.kind;
+                p->kind = pinKind(d); // a key gone: what its policy says it is, at full quota
                 p->spec = d.spec;
                 p->policy = d.policy;
                 p->type = d.type;
                 p->problem.clear();
                 p->absent = !d.exists();
-                if (!d.exists() && d.spec) {
-                    // Gone, or not created yet: what its policy says it is, at full quota.
-                    p->kind = KeyKind{};
-                    p->kind.format = ownFormat(d.spec->algorithm);
-                }
                 if (p->kind.isLimiter() && !p->kind.readable()) {
                     p->status = MonitorPin::Status::Problem;
                     p->problem = QStringLiteral("%1: its state is not read").arg(p->kind.label());

@@ -24,6 +24,15 @@ std::optional<qint64> parseTime(const Reply &r)
 
 } // namespace
 
+KeyKind pinKind(const KeyDetails &d)
+{
+    if (d.exists() || !d.spec)
+        return d.kind;
+    KeyKind k;
+    k.format = ownFormat(d.spec->algorithm);
+    return k;
+}
+
 MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs)
 {
     MonitorRound round;

@@ -28,6 +28,10 @@ struct MonitorRound {
 // not cached yet take one round trip more each (core's peekAnyFormat / Limiter::peek).
 MonitorRound readMonitorRound(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs);
 
+// The kind a pinned key is read as: its own; for a key gone (or not created yet) under limits,
+// what its policy says it is, at full quota.
+KeyKind pinKind(const KeyDetails &details);
+
 struct PinClassification {
     std::vector<KeyDetails> details;
     std::optional<qint64> serverTimeUs;
