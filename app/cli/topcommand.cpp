@@ -172,7 +172,7 @@ int runTop(Cli &cli)
         const qint64 found = qint64(pass.limiters.size());
         HotScanner::rank(pass.limiters, order, max);
         if (!options.readUsage)
-            HotScanner::readUsage(c, pass.limiters, pass.nowUs);
+            scanner.readUsage(c, pass.limiters, pass.nowUs);
         if (cli.json()) {
             for (const HotLimiter &l : pass.limiters)
                 cli.printJson(limiterJson(l));

@@ -214,6 +214,22 @@ std::optional<qint64> admittedBetween(const HotLimiter &l, const CounterState &b
     }
 }
 
+// Token buckets and GCRA count what they admitted from their limits (the refill, the
+// emission interval); the others from their state alone.
+bool countingNeedsLimits(KeyFormat f)
+{
+    return f == KeyFormat::TokenBucket || f == KeyFormat::Gcra;
+}
+
+// The limits in force at l, as the resolver has them.
+void applyLimits(HotLimiter &l, const LimitResolver &resolver)
+{
+    LimitsInForce in = resolver.resolve(l.key, l.kind);
+    l.policy = in.policyName();
+    l.source = in.source;
+    l.spec = l.kind.format == KeyFormat::Library && !l.kind.readable() ? std::nullopt : std::move(in.spec);
+}
+
 UsageTarget usageTarget(const HotLimiter &l)
 {
     UsageTarget t{l.key, l.kind, *l.spec};
@@ -626,21 +642,23 @@ void HotScanner::resolveLimits(Connection &connection)
                 resolver.takeOverride(m_overrideKeys[i].mid(m_overridePrefix.size()), values[i]);
     } else if (!m_options.policies.empty()) {
         // A part of the keyspace: the overrides of the limiters found that a policy covers (an
-        // override changes only a policy's limits), an MGET per 1,000.
+        // override changes only a policy's limits), an MGET per 1,000. Ranked by rate, only
+        // where counting needs the limits; readUsage reads the rest for those shown.
         std::vector<QByteArray> subjects;
         subjects.reserve(m_pass.limiters.size());
-        for (const HotLimiter &l : m_pass.limiters)
-            if (findPolicy(m_options.policies, l.key))
+        for (const HotLimiter &l : m_pass.limiters) {
+            if (!findPolicy(m_options.policies, l.key))
+                continue;
+            if (m_options.readUsage || countingNeedsLimits(l.kind.format))
                 subjects.push_back(l.key);
+            else
+                m_overridesPending = true;
+        }
         resolver.readOverrides(connection, subjects);
     }
     m_overrideKeys = {};
-    for (HotLimiter &l : m_pass.limiters) {
-        LimitsInForce in = resolver.resolve(l.key, l.kind);
-        l.policy = in.policyName();
-        l.source = in.source;
-        l.spec = l.kind.format == KeyFormat::Library && !l.kind.readable() ? std::nullopt : std::move(in.spec);
-    }
+    for (HotLimiter &l : m_pass.limiters)
+        applyLimits(l, resolver);
 }
 
 void HotScanner::firstRead(Connection &connection)
@@ -843,6 +861,16 @@ void HotScanner::rank(std::vector<HotLimiter> &limiters, HotOrder order, qint64 
 
 void HotScanner::readUsage(Connection &connection, std::vector<HotLimiter> &limiters, qint64 nowUs)
 {
+    if (m_overridesPending) {
+        LimitResolver resolver(m_options.policies, m_options.ns);
+        std::vector<QByteArray> subjects;
+        for (const HotLimiter &l : limiters)
+            if (findPolicy(m_options.policies, l.key))
+                subjects.push_back(l.key);
+        resolver.readOverrides(connection, subjects);
+        for (HotLimiter &l : limiters)
+            applyLimits(l, resolver);
+    }
     std::vector<UsageTarget> targets;
     std::vector<size_t> targetOf;
     for (size_t i = 0; i < limiters.size(); ++i) {

@@ -136,8 +136,10 @@ public:
     // Sorts busiest first for the order (ties: by key), keeping at most max; denied-now keeps
     // only the limiters denying now (by rate).
     static void rank(std::vector<HotLimiter> &limiters, HotOrder order, qint64 max);
-    // Peeks the limiters that have limits (for a pass made without readUsage).
-    static void readUsage(Connection &connection, std::vector<HotLimiter> &limiters, qint64 nowUs);
+    // Peeks the limiters that have limits (for a pass made without readUsage: the ones shown
+    // after ranking by rate). A part of the keyspace ranked by rate reads overrides only where
+    // counting needs limits (token buckets, GCRA); the others' are read here first, for these.
+    void readUsage(Connection &connection, std::vector<HotLimiter> &limiters, qint64 nowUs);
 
     // One read of a counter-like limiter's state, as far as its admitted count needs it
     // (fixed window / sliding counter: w, n|c; counter window: current, previous (0 when not
@@ -181,6 +183,7 @@ private:
     std::unordered_set<QByteArray, KeyHash> m_bases; // counter windows: one limiter per base
     QByteArray m_overridePrefix;             // "<ns>override:"
     std::vector<QByteArray> m_overrideKeys;  // the override records the scan met
+    bool m_overridesPending = false;          // some limiters' overrides left for readUsage
     std::vector<CounterState> m_first;
     std::vector<qint64> m_firstAt;
 };

@@ -149,7 +149,7 @@ int main(int argc, char **argv)
         const double secondS = double(t.nsecsElapsed()) / 1e9, secondCpu = clientCpu() - client0 - scanCpu - firstCpu,
                      secondServer = serverCpu(c) - server0 - scanServer - firstServer;
         HotScanner::rank(pass.limiters, HotOrder::Rate, 20);
-        HotScanner::readUsage(c, pass.limiters, pass.nowUs);
+        hot.readUsage(c, pass.limiters, pass.nowUs);
         const double seconds = double(t.nsecsElapsed()) / 1e9;
         const double client = clientCpu() - client0, serverSide = serverCpu(c) - server0;
         std::printf("  CPU: client %.2f s, server %.2f s (the server alone allows at most %.0f keys/s)\n", client, serverSide,

@@ -54,6 +54,7 @@ private Q_SLOTS:
     void aPassOfMixedShapesFindsEveryLimiter();
     void theKeyScannerGuessesAsItWouldType();
     void fillAndDenyingNow();
+    void overridesOfAPartRankedByRate();
     void cliJsonAndTable();
     void cliRefusesBadInput_data();
     void cliRefusesBadInput();
@@ -538,6 +539,52 @@ void TestTop::fillAndDenyingNow()
     QCOMPARE(pass.limiters.size(), size_t(2));
     QCOMPARE(pass.limiters[0].key, QByteArray("api:1"));
     QCOMPARE(pass.limiters[1].key, QByteArray("api:3"));
+}
+
+// A part of the keyspace ranked by rate reads overrides only where counting needs the limits
+// (token buckets); those shown get theirs before their usage is read: no view of them shows a
+// policy's limit where an override is in force.
+void TestTop::overridesOfAPartRankedByRate()
+{
+    Policy api;
+    api.name = QStringLiteral("api");
+    api.match = "api:*";
+    api.spec = {Algorithm::SlidingLog, 10, 60 * kSecond, 1};
+    Policy tb = api;
+    tb.name = QStringLiteral("tb");
+    tb.match = "tb:*";
+    tb.spec = {Algorithm::TokenBucket, 10, 60 * kSecond, 1};
+    PolicyStore store(*m_conn, QStringLiteral("ratescope:"));
+    store.set(api, 0, QStringLiteral("t"));
+    store.set(tb, 0, QStringLiteral("t"));
+    Limiter limiter(*m_conn);
+    for (int i = 0; i < 4; ++i) {
+        limiter.check("api:a", api.spec);
+        limiter.check("tb:a", tb.spec);
+    }
+    OverrideStore overrides(*m_conn, QStringLiteral("ratescope:"));
+    for (const char *key : {"api:a", "tb:a"}) {
+        Override o;
+        o.key = key;
+        o.limit = 50;
+        overrides.set(o, 3600 * kSecond, QStringLiteral("t"));
+    }
+    HotOptions options;
+    options.match = "*:a"; // a part of the keyspace
+    options.intervalUs = 1000;
+    options.readUsage = false;
+    options.policies = store.list();
+    HotScanner scanner(options);
+    HotPass pass = scanner.run(*m_conn, [] {});
+    QCOMPARE(pass.limiters.size(), size_t(2));
+    HotScanner::rank(pass.limiters, HotOrder::Rate, 10);
+    scanner.readUsage(*m_conn, pass.limiters, pass.nowUs);
+    for (const HotLimiter &l : pass.limiters) {
+        QVERIFY2(l.spec && l.usage, l.key.constData());
+        QCOMPARE(l.spec->limit, 50);
+        QCOMPARE(l.usage->decision.limit, 50);
+        QCOMPARE(l.source, LimitSource::Override);
+    }
 }
 
 // The CLI at an explicit now: log entries in the interval before it, busiest first, one JSON

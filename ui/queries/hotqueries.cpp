@@ -23,7 +23,7 @@ std::pair<qint64, HotPass> hotSecondRead(Connection &c, HotScanner &scanner, Hot
     const qint64 found = qint64(pass.limiters.size());
     HotScanner::rank(pass.limiters, order, max);
     if (!pass.usageRead)
-        HotScanner::readUsage(c, pass.limiters, pass.nowUs);
+        scanner.readUsage(c, pass.limiters, pass.nowUs);
     return {found, std::move(pass)};
 }
 
