@@ -90,6 +90,7 @@ private Q_SLOTS:
     void aPinnedForeignLogWithAHugeScore();
     void aPolicyChangedByAnotherConnection();
     void aKeyThatExpired();
+    void aCounterWindowTurningOver();
 
 private:
     QStringList cli(const QStringList &a) const { return QStringList{QStringLiteral("--url"), m_server.url()} + a; }
@@ -100,7 +101,9 @@ private:
     // other and with what is expected.
     // listed false: a key that no longer exists, which the listings (keys, top, the Hot view,
     // the keys panel, the Reset preview) leave out while the one-key surfaces read it as empty.
-    void everySurfaceSays(const QByteArray &key, const Said &expected, bool listed = true);
+    // stored: the key the console's one-key views open for it (a counter's current window),
+    // when that is not `key` itself (the limiter, as the CLI and the listings name it).
+    void everySurfaceSays(const QByteArray &key, const Said &expected, bool listed = true, const QByteArray &stored = {});
 
     SandboxServer m_server;
     std::unique_ptr<Connection> m_conn;
@@ -128,8 +131,10 @@ void TestConsistency::fill(const QByteArray &key, LimitSpec spec, int requests)
         QVERIFY(limiter.check(key, spec, m_now - 10 * kSecond + i).allowed);
 }
 
-void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expected, bool listed)
+void TestConsistency::everySurfaceSays(const QByteArray &limiter, const Said &expected, bool listed, const QByteArray &stored)
 {
+    const QByteArray &key = limiter;                             // what the CLI and the listings name
+    const QByteArray &opened = stored.isEmpty() ? limiter : stored; // what the console's views open
     std::vector<std::pair<QString, Said>> surfaces;
     const QString now = QString::number(m_now);
     const QString shown = QString::fromUtf8(key);
@@ -198,7 +203,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
     auto fromDetails = [](const KeyDetails &d) { return Said{d.limit(), d.used(), d.remaining(), !d.usage->decision.allowed}; };
     // The keys panel's rows (a key gone leaves the panel).
     {
-        const KeyDetails d = readKeyDetails(*m_conn, {key}, policies, kNs).front();
+        const KeyDetails d = readKeyDetails(*m_conn, {opened}, policies, kNs).front();
         QCOMPARE(d.exists(), listed);
         if (listed) {
             QVERIFY2(d.usage, qPrintable(d.problem));
@@ -207,11 +212,11 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
     }
     // The Monitor: a pin classified, then one round at the same now.
     {
-        const ui::PinClassification pinned = ui::classifyPins(*m_conn, {key}, kNs.bytes());
+        const ui::PinClassification pinned = ui::classifyPins(*m_conn, {opened}, kNs.bytes());
         const KeyDetails &d = pinned.details.front();
-        QVERIFY2(d.spec, key.constData());
+        QVERIFY2(d.spec, opened.constData());
         const KeyKind kind = ui::pinKind(d);
-        const ui::MonitorRound round = ui::readMonitorRound(*m_conn, {{kind.subject(key), kind, *d.spec}}, m_now);
+        const ui::MonitorRound round = ui::readMonitorRound(*m_conn, {{kind.subject(opened), kind, *d.spec}}, m_now);
         QVERIFY2(round.usage.front(), qPrintable(round.problems.front()));
         const Usage &u = *round.usage.front();
         surfaces.emplace_back(QStringLiteral("monitor"), said(u.decision.limit, u.usedNow, !u.decision.allowed));
@@ -238,7 +243,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
     }
     // The key view.
     {
-        const ui::KeyRead r = ui::readKey(*m_conn, key, kNs.bytes(), m_now);
+        const ui::KeyRead r = ui::readKey(*m_conn, opened, kNs.bytes(), m_now);
         const QJsonObject d = r.inspected.value(QStringLiteral("decision")).toObject();
         surfaces.emplace_back(QStringLiteral("key view"),
                               said(r.inspected.value(QStringLiteral("limits")).toObject().value(QStringLiteral("limit")).toInteger(),
@@ -247,7 +252,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
     // The Reset preview's rows.
     {
         ui::ResetProgress progress;
-        const ui::DetailsOutcome out = ui::readResetDetails(*m_conn, kNs, {key}, true, {}, progress);
+        const ui::DetailsOutcome out = ui::readResetDetails(*m_conn, kNs, {opened}, true, {}, progress);
         const KeyDetails &d = out.details.front();
         QCOMPARE(d.exists(), listed);
         if (listed) {
@@ -263,7 +268,7 @@ void TestConsistency::everySurfaceSays(const QByteArray &key, const Said &expect
         QCOMPARE(e.spec->limit, expected.limit);
         if (!key.startsWith("sh:")) { // a shard's limits are its share: the burst fires at the group's
             // (Another service's log is refused, not read: a burst never writes into it.)
-            const ui::BurstPreflight pre = ui::readBurstPreflight(*m_conn, kNs, key, *e.spec);
+            const ui::BurstPreflight pre = ui::readBurstPreflight(*m_conn, kNs, opened, *e.spec);
             if (pre.refusal.isEmpty() && listed) {
                 QVERIFY2(pre.details.usage, qPrintable(pre.details.problem));
                 surfaces.emplace_back(QStringLiteral("burst preflight"), fromDetails(pre.details));
@@ -379,6 +384,23 @@ void TestConsistency::aKeyThatExpired()
     m_conn->command({"DEL", "api:gone"});
     everySurfaceSays("api:gone", said(20, 0, false), false);
     everySurfaceSays("api:here", said(20, 3, false));
+}
+
+void TestConsistency::aCounterWindowTurningOver()
+{
+    // Another service's counters, a key per 3-hour window (<base>:<epoch seconds / 10800>): the
+    // window turned a moment ago, the previous one holds 8 and the new one 3. Under a fixed
+    // window of 10 the limiter has used 3, whether asked by its base (the CLI, the listings)
+    // or by the window key the console's views open.
+    constexpr qint64 window = 10800;
+    const qint64 seconds = m_now / kSecond;
+    if (seconds % window > window - 60)
+        QSKIP("a 3-hour window ends within the minute: its reads could straddle the boundary");
+    const QByteArray current = "cw:acme:" + QByteArray::number(seconds / window);
+    m_conn->command({"SET", "cw:acme:" + QByteArray::number(seconds / window - 1), "8", "EX", "30000"});
+    m_conn->command({"SET", current, "3", "EX", "30000"});
+    setPolicy(*m_conn, QStringLiteral("cw"), "cw:*", {Algorithm::FixedWindow, 10, window * kSecond, 1});
+    everySurfaceSays("cw:acme", said(10, 3, false), true, current);
 }
 
 QTEST_GUILESS_MAIN(TestConsistency)
