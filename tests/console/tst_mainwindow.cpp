@@ -23,7 +23,10 @@
 #include "redis/sandboxserver.h"
 #include "whatifpage.h"
 
+#include <QLineEdit>
 #include <QMenu>
+#include <QStatusBar>
+#include <QTreeView>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
@@ -56,6 +59,8 @@ private slots:
     void pagesLeaveRoomForTheKeysPanel();
     void unlockingAsksAndIsAudited();
     void lostConnectionIsShownAsLost();
+    void keyboardFromAnywhere();
+    void keyTabTitlesTellKeysApart();
 
 private:
     std::unique_ptr<MainWindow> openWindow(const MainWindow::StartupView &view);
@@ -363,6 +368,79 @@ void TestMainWindow::lostConnectionIsShownAsLost()
     QTRY_VERIFY_WITH_TIMEOUT(window->banner()->isHidden(), 40000);
     QTRY_VERIFY_WITH_TIMEOUT(!alice->isStale(), 15000);
     QTRY_VERIFY_WITH_TIMEOUT(window->monitor()->noteText().isEmpty(), 15000);
+}
+
+// The usual keys work wherever the focus is: the tree, a key view, the filter.
+void TestMainWindow::keyboardFromAnywhere()
+{
+    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview")});
+    QVERIFY(window);
+    QVERIFY(QTest::qWaitForWindowExposed(window.get()));
+    QTabWidget *tabs = window->tabs();
+    const int keyTabs = tabs->count() - 7;
+    QCOMPARE(keyTabs, 2);
+    auto press = [&](QWidget *from, QKeySequence keys) {
+        from->setFocus();
+        QTest::keySequence(from, keys);
+    };
+    QWidget *tree = window->keyBrowser()->view();
+
+    // Ctrl+F from the tree: the filter, its text selected.
+    window->filterEdit()->setText(QStringLiteral("app:*"));
+    press(tree, QKeySequence(QKeySequence::Find));
+    QVERIFY(window->filterEdit()->hasFocus());
+    QCOMPARE(window->filterEdit()->selectedText(), QStringLiteral("app:*"));
+
+    // Ctrl+Tab / Ctrl+PgDn forward, Ctrl+Shift+Tab / Ctrl+PgUp back, from the filter and the tree.
+    tabs->setCurrentIndex(0);
+    press(window->filterEdit(), QKeySequence(Qt::CTRL | Qt::Key_Tab));
+    QCOMPARE(tabs->currentIndex(), 1);
+    press(tree, QKeySequence(Qt::CTRL | Qt::Key_PageDown));
+    QCOMPARE(tabs->currentIndex(), 2);
+    press(tree, QKeySequence(Qt::CTRL | Qt::Key_PageUp));
+    QCOMPARE(tabs->currentIndex(), 1);
+    press(tree, QKeySequence(Qt::CTRL | Qt::Key_PageUp));
+    press(tree, QKeySequence(Qt::CTRL | Qt::Key_PageUp)); // around: the last tab
+    QCOMPARE(tabs->currentIndex(), tabs->count() - 1);
+
+    // Ctrl+W closes a key's tab from inside its view; the fixed tabs stay.
+    auto *view = qobject_cast<KeyView *>(tabs->currentWidget());
+    QVERIFY(view);
+    press(view, QKeySequence(Qt::CTRL | Qt::Key_W));
+    QCOMPARE(tabs->count(), 8);
+    tabs->setCurrentIndex(0);
+    press(tree, QKeySequence(Qt::CTRL | Qt::Key_F4));
+    QCOMPARE(tabs->count(), 8);
+
+    // Ctrl+Shift+R: the reset dialog for the open key.
+    tabs->setCurrentIndex(tabs->count() - 1);
+    press(tabs->currentWidget(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+    auto *reset = window->findChild<ResetDialog *>();
+    QVERIFY(reset);
+    reset->close();
+
+    // A broken glob is said where it was typed; the listing stays.
+    const qint64 listed = window->keyBrowser()->model()->keyCount();
+    window->filterEdit()->setText(QStringLiteral("app:[log"));
+    QTest::keyClick(window->filterEdit(), Qt::Key_Return);
+    QVERIFY2(window->filterEdit()->toolTip().startsWith(QStringLiteral("Not a pattern:")), qPrintable(window->filterEdit()->toolTip()));
+    QVERIFY(window->statusBar()->currentMessage().startsWith(QStringLiteral("Filter not applied:")));
+    QCOMPARE(window->keyBrowser()->model()->keyCount(), listed);
+    QCOMPARE(window->keyBrowser()->matchPattern(), QByteArray("*"));
+}
+
+void TestMainWindow::keyTabTitlesTellKeysApart()
+{
+    auto titles = [](QList<QByteArray> keys) { return MainWindow::keyTabTitles(keys, ":", 32); };
+    QCOMPARE(titles({"api:acme:mallory", "feed:globex:mallory", "api:0"}),
+             (QStringList{QStringLiteral("acme:mallory"), QStringLiteral("globex:mallory"), QStringLiteral("0")}));
+    QCOMPARE(titles({"a:b:c", "x:b:c"}), (QStringList{QStringLiteral("a:b:c"), QStringLiteral("x:b:c")}));
+    QCOMPARE(titles({"one"}), QStringList{QStringLiteral("one")});
+    QCOMPARE(titles({"k", "x:k"}), (QStringList{QStringLiteral("k"), QStringLiteral("x:k")}));
+    const QString long1 = titles({"svc:" + QByteArray(60, 'a') + "z"}).front();
+    QCOMPARE(long1.size(), 32);
+    QVERIFY(long1.contains(QChar(0x2026)));
+    QVERIFY(long1.endsWith(QLatin1Char('z')));
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -10,6 +10,7 @@
 #include "keybrowser.h"
 #include "base/keytext.h"
 #include "keyview.h"
+#include "base/glob.h"
 #include "lockicon.h"
 #include "monitorpage.h"
 #include "overviewpage.h"
@@ -22,6 +23,7 @@
 #include "whatifpage.h"
 
 #include <QAction>
+#include <QTimer>
 #include <QComboBox>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -99,7 +101,8 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_filter->setPlaceholderText(QStringLiteral("Filter keys: glob (demo:api:*) or any text"));
     m_filter->setClearButtonEnabled(true);
     m_filter->setMinimumWidth(300);
-    m_filter->setToolTip(QStringLiteral("SCAN MATCH pattern: * ? [abc]. Text without them matches keys that contain it."));
+    m_filterHelp = QStringLiteral("SCAN MATCH pattern: * ? [abc]. Text without them matches keys that contain it. (Ctrl+F)");
+    m_filter->setToolTip(m_filterHelp);
     toolbar->addWidget(m_filter);
     m_filterDebounce.setSingleShot(true);
     m_filterDebounce.setInterval(500);
@@ -138,6 +141,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
         if (!isPinnedTab(index))
             delete m_tabs->widget(index); // its requests are dropped with it
     });
+
     auto *splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(m_browser);
     splitter->addWidget(m_tabs);
@@ -154,6 +158,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     layout->addWidget(m_banner);
     layout->addWidget(splitter, 1);
     setCentralWidget(central);
+    addShortcuts();
 
     m_status = new ServerStatusBar(this);
     statusBar()->addPermanentWidget(m_status, 1);
@@ -402,6 +407,97 @@ void MainWindow::setReadOnly(bool readOnly)
     updateActions();
 }
 
+void MainWindow::addShortcuts()
+{
+    auto add = [this](const QString &name, const QList<QKeySequence> &keys, auto slot) {
+        auto *a = new QAction(name, this);
+        a->setShortcuts(keys);
+        a->setShortcutContext(Qt::WindowShortcut);
+        connect(a, &QAction::triggered, this, slot);
+        addAction(a);
+        return a;
+    };
+    add(QStringLiteral("Filter keys"), {QKeySequence::Find}, [this] {
+        m_filter->setFocus(Qt::ShortcutFocusReason);
+        m_filter->selectAll();
+    });
+    add(QStringLiteral("Close tab"), {QKeySequence(Qt::CTRL | Qt::Key_W), QKeySequence(Qt::CTRL | Qt::Key_F4)}, [this] {
+        const int i = m_tabs->currentIndex();
+        if (i >= 0 && !isPinnedTab(i))
+            delete m_tabs->widget(i);
+    });
+    auto step = [this](int by) {
+        const int n = m_tabs->count();
+        if (n > 0)
+            m_tabs->setCurrentIndex((m_tabs->currentIndex() + by + n) % n);
+    };
+    add(QStringLiteral("Next tab"), {QKeySequence(Qt::CTRL | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::Key_PageDown)}, [step] { step(1); });
+    add(QStringLiteral("Previous tab"),
+        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab),
+         QKeySequence(Qt::CTRL | Qt::Key_PageUp)},
+        [step] { step(-1); });
+    add(QStringLiteral("Reset keys…"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R)}, [this] {
+        QList<QByteArray> keys = m_browser->selectedKeys();
+        if (keys.isEmpty())
+            if (auto *view = qobject_cast<KeyView *>(m_tabs->currentWidget()))
+                keys << view->key();
+        if (!keys.isEmpty())
+            openReset(keys, {});
+    });
+}
+
+QStringList MainWindow::keyTabTitles(const QList<QByteArray> &keys, const QByteArray &separator, int maxChars)
+{
+    // Each key's ending of `segments` segments (the whole key when it has fewer).
+    auto ending = [&](const QByteArray &key, int segments) {
+        if (separator.isEmpty())
+            return key;
+        qsizetype at = key.size();
+        for (int s = 0; s < segments; ++s) {
+            at = at <= 0 ? -1 : key.lastIndexOf(separator, at - 1);
+            if (at < 0)
+                return key;
+        }
+        return key.mid(at + separator.size());
+    };
+    QStringList titles;
+    for (const QByteArray &key : keys) {
+        QByteArray title = key;
+        for (int segments = 1; segments < 64; ++segments) {
+            const QByteArray mine = ending(key, segments);
+            bool unique = true;
+            for (const QByteArray &other : keys)
+                if (other != key && (other == mine || other.endsWith(separator + mine) || ending(other, segments) == mine))
+                    unique = false;
+            if (unique || mine == key) {
+                title = mine;
+                break;
+            }
+        }
+        QString shown = displayKey(title);
+        if (shown.size() > maxChars) {
+            const int keep = maxChars - 1, head = keep / 2;
+            shown = shown.left(head) + QChar(0x2026) + shown.right(keep - head);
+        }
+        titles << shown;
+    }
+    return titles;
+}
+
+void MainWindow::retitleKeyTabs()
+{
+    QList<int> at;
+    QList<QByteArray> keys;
+    for (int i = 1; i < m_tabs->count(); ++i)
+        if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i))) {
+            at << i;
+            keys << view->key();
+        }
+    const QStringList titles = keyTabTitles(keys, m_current.separator.toUtf8());
+    for (qsizetype k = 0; k < at.size(); ++k)
+        m_tabs->setTabText(at[k], titles[k]);
+}
+
 void MainWindow::openKey(const QByteArray &key)
 {
     if (!m_client)
@@ -415,12 +511,14 @@ void MainWindow::openKey(const QByteArray &key)
     connect(view, &KeyView::pinRequested, this, &MainWindow::pinKey);
     connect(view, &KeyView::loaded, this, &MainWindow::checkSettled);
     connect(view, &KeyView::keyActionRequested, this, &MainWindow::runKeyAction);
-    const QByteArray sep = m_current.separator.toUtf8();
-    const qsizetype cut = sep.isEmpty() ? -1 : key.lastIndexOf(sep);
-    // Keys are bytes: the tab shows them escaped, never as markup or raw control characters.
-    const int at = m_tabs->addTab(view, displayKey(cut >= 0 ? key.mid(cut + sep.size()) : key));
+    // However the tab goes (closed, Ctrl+W, a new connection), the others' titles follow.
+    connect(view, &QObject::destroyed, this, [this] { QTimer::singleShot(0, this, &MainWindow::retitleKeyTabs); });
+    // Keys are bytes: the tab shows them escaped, never as markup or raw control characters;
+    // titled apart from the other keys' tabs (retitleKeyTabs).
+    const int at = m_tabs->addTab(view, displayKey(key));
     // A tooltip that looks like markup is rendered as markup: escaped and marked rich text.
     m_tabs->setTabToolTip(at, QStringLiteral("<qt>%1</qt>").arg(displayKey(key).toHtmlEscaped()));
+    retitleKeyTabs();
     m_tabs->setCurrentIndex(at);
 }
 
@@ -436,6 +534,16 @@ void MainWindow::refresh()
 void MainWindow::applyFilter()
 {
     m_filterDebounce.stop();
+    // A broken glob says why where it was typed; the listing stays as it was.
+    const QString text = m_filter->text().trimmed();
+    const bool glob = text.contains(QLatin1Char('*')) || text.contains(QLatin1Char('?')) || text.contains(QLatin1Char('['));
+    const QString problem = glob ? globSyntaxProblem(text.toUtf8()) : QString();
+    m_filter->setStyleSheet(problem.isEmpty() ? QString() : QStringLiteral("QLineEdit { border: 1px solid #d32f2f; }"));
+    m_filter->setToolTip(problem.isEmpty() ? m_filterHelp : QStringLiteral("Not a pattern: %1").arg(problem));
+    if (!problem.isEmpty()) {
+        statusBar()->showMessage(QStringLiteral("Filter not applied: %1").arg(problem), 15000);
+        return;
+    }
     m_browser->setFilter(m_filter->text());
 }
 

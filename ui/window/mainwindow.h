@@ -90,10 +90,19 @@ public:
     // every open key view and the monitor's pinned keys drawn once.
     bool isSettled() const;
 
+    // Tab titles of the open keys: the shortest ending (by segments) that tells each apart
+    // from the others, middle-elided when long; the whole key in the tooltip.
+    static QStringList keyTabTitles(const QList<QByteArray> &keys, const QByteArray &separator, int maxChars = 32);
+
 signals:
     void settled();
 
 private:
+    // The window's keys, wherever the focus is: Ctrl+F the filter, Ctrl+W / Ctrl+F4 close the
+    // tab, Ctrl+Tab / Ctrl+PgDn and Ctrl+Shift+Tab / Ctrl+PgUp switch tabs, Ctrl+Shift+R reset
+    // the selected keys (or the open key's) through the dialog.
+    void addShortcuts();
+    void retitleKeyTabs();
     void reloadProfiles(const QString &select = {});
     QString selectedProfile() const;
     void connectWith(const ConnectionProfile &profile, const ConnectionOptions &options);
@@ -130,6 +139,7 @@ private:
     QAction *m_deleteAction;
     QAction *m_lockAction;
     QAction *m_refreshAction;
+    QString m_filterHelp; // the filter's tooltip while what is typed is fine
     QLineEdit *m_filter;
     QTimer m_filterDebounce;
     ConnectionBanner *m_banner;
