@@ -9,6 +9,7 @@
 #include "connectionbanner.h"
 #include "connectionprofile.h"
 #include "keybrowser.h"
+#include "keytreemodel.h"
 #include "keyview.h"
 #include "limiters/limiter.h"
 #include "mainwindow.h"
@@ -26,6 +27,8 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QStatusBar>
+#include <QHeaderView>
+#include <QScrollBar>
 #include <QTreeView>
 #include <QMessageBox>
 #include <QPushButton>
@@ -61,6 +64,7 @@ private slots:
     void lostConnectionIsShownAsLost();
     void keyboardFromAnywhere();
     void keyTabTitlesTellKeysApart();
+    void keysPanelFitsTheWindow();
 
 private:
     std::unique_ptr<MainWindow> openWindow(const MainWindow::StartupView &view);
@@ -441,6 +445,30 @@ void TestMainWindow::keyTabTitlesTellKeysApart()
     QCOMPARE(long1.size(), 32);
     QVERIFY(long1.contains(QChar(0x2026)));
     QVERIFY(long1.endsWith(QLatin1Char('z')));
+}
+
+// At 1280x800 and 1024x700 the keys panel needs no horizontal scroll: the key keeps a readable
+// width and Used / limit stays; what does not fit is hidden, not cut.
+void TestMainWindow::keysPanelFitsTheWindow()
+{
+    auto window = openWindow({});
+    QVERIFY(window);
+    QTreeView *tree = window->keyBrowser()->view();
+    const int em = tree->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    for (const QSize size : {QSize(1280, 800), QSize(1024, 700)}) {
+        window->resize(size);
+        QTRY_COMPARE(window->size(), size);
+        QTest::qWait(0); // the layout's posted events
+        QHeaderView *header = tree->header();
+        const QString at = QStringLiteral("at %1x%2").arg(size.width()).arg(size.height());
+        QVERIFY2(header->length() <= tree->viewport()->width(), qPrintable(at));
+        QVERIFY2(!tree->horizontalScrollBar()->isVisible(), qPrintable(at));
+        QVERIFY2(header->sectionSize(KeyTreeModel::KeyColumn) >= 11 * em, qPrintable(at));
+        QVERIFY2(!header->isSectionHidden(KeyTreeModel::UsageColumn), qPrintable(at));
+        for (int c = 0; c < KeyTreeModel::ColumnCount; ++c)
+            if (!header->isSectionHidden(c) && c != KeyTreeModel::KeyColumn)
+                QVERIFY2(header->sectionSize(c) >= 6 * em, qPrintable(at));
+    }
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -69,9 +69,16 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     header->setStretchLastSection(false);
     header->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    const int widths[] = {15 * em, 13 * em, 9 * em, 10 * em, 6 * em, 6 * em};
+    const int widths[] = {15 * em, 13 * em, 8 * em, 10 * em, 6 * em, 6 * em};
     for (int c = 0; c < KeyTreeModel::ColumnCount; ++c)
         header->resizeSection(c, widths[c]);
+    // The columns follow the view's width (its viewport is resized after this widget).
+    m_view->viewport()->installEventFilter(this);
+    // Widths dragged by hand are kept from then on; the panel still hides what does not fit.
+    connect(header, &QHeaderView::sectionResized, this, [this](int column, int, int) {
+        if (!m_fitting && column != KeyTreeModel::KeyColumn)
+            m_preferredWidth[column] = m_view->header()->sectionSize(column);
+    });
 
     m_progress = new QProgressBar(this);
     m_progress->setTextVisible(false);
@@ -436,6 +443,42 @@ void KeyBrowser::resizeEvent(QResizeEvent *event)
 {
     QWidget::resizeEvent(event);
     scheduleDetails(); // more rows may be in view
+}
+
+bool KeyBrowser::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_view->viewport() && event->type() == QEvent::Resize && !m_fitting)
+        fitColumns();
+    return QWidget::eventFilter(watched, event);
+}
+
+void KeyBrowser::fitColumns()
+{
+    // The key keeps a readable width; the other columns follow in the order an operator needs
+    // them, each shown while it fits, the rest hidden (the key's tooltip says it all).
+    QHeaderView *header = m_view->header();
+    const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    const int available = m_view->viewport()->width();
+    if (available <= 0)
+        return;
+    const int keyMin = 11 * em;
+    const int defaults[] = {15 * em, 13 * em, 8 * em, 10 * em, 6 * em, 6 * em};
+    const int order[] = {KeyTreeModel::UsageColumn, KeyTreeModel::AlgorithmColumn, KeyTreeModel::RemainingColumn,
+                         KeyTreeModel::TtlColumn, KeyTreeModel::MemoryColumn};
+    m_fitting = true;
+    int used = 0;
+    bool full = false;
+    for (const int column : order) {
+        const int width = m_preferredWidth.value(column, defaults[column]);
+        full = full || keyMin + used + width > available;
+        header->setSectionHidden(column, full);
+        if (!full) {
+            header->resizeSection(column, width);
+            used += width;
+        }
+    }
+    header->resizeSection(KeyTreeModel::KeyColumn, std::max(keyMin, available - used));
+    m_fitting = false;
 }
 
 void KeyBrowser::scheduleDetails()

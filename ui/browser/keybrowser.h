@@ -140,6 +140,11 @@ private:
 
     std::shared_ptr<const std::vector<Policy>> m_policies; // set once the scan has started
     bool m_policyCheckInFlight = false;
+    // Columns fitted to the panel's width (fitColumns): widths dragged by hand win.
+    void fitColumns();
+    bool eventFilter(QObject *watched, QEvent *event) override;
+    bool m_fitting = false;
+    QHash<int, int> m_preferredWidth;
     static constexpr int kGoneKept = 1000;          // keys remembered after they left the listing...
     static constexpr qint64 kGoneKeptMs = 600000;   // ...for at most this long
     QHash<QByteArray, qint64> m_gone;               // name -> when it left (m_goneClock)

@@ -78,7 +78,8 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     m_policyView->setColumnWidth(PolicyTableModel::LimitColumn, 120);
     m_newPolicy = new QPushButton(QStringLiteral("New policy…"));
     m_editPolicy = new QPushButton(QStringLiteral("Edit…"));
-    auto *policyBox = new QGroupBox(QStringLiteral("Policies: which limits apply to which keys"));
+    auto *policyBox = new QGroupBox(QStringLiteral("Policies"));
+    policyBox->setToolTip(QStringLiteral("Which limits apply to which keys: a key's policy is the most specific match"));
     auto *pl = new QVBoxLayout(policyBox);
     pl->addWidget(m_policyView, 1);
     auto *pb = new QHBoxLayout;
@@ -91,9 +92,12 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     m_overrideView->setColumnWidth(OverrideTableModel::KeyColumn, 150);
     m_overrideView->setColumnWidth(OverrideTableModel::LimitColumn, 170);
     m_overrideView->setColumnWidth(OverrideTableModel::SetByColumn, 120);
-    m_newOverride = new QPushButton(QStringLiteral("Grant a key a temporary limit…"));
+    m_newOverride = new QPushButton(QStringLiteral("Grant a limit…"));
+    m_newOverride->setToolTip(QStringLiteral("Grant a key a temporary limit of its own"));
     m_clearOverride = new QPushButton(QStringLiteral("Clear override"));
-    auto *overrideBox = new QGroupBox(QStringLiteral("Overrides in force: temporary limits for one key, expiring by themselves"));
+    // A group box is at least as wide as its title: short titles, the rest in the tooltip.
+    auto *overrideBox = new QGroupBox(QStringLiteral("Overrides in force"));
+    overrideBox->setToolTip(QStringLiteral("Temporary limits for one key, expiring by themselves"));
     auto *ol = new QVBoxLayout(overrideBox);
     ol->addWidget(m_overrideView, 1);
     auto *ob = new QHBoxLayout;
