@@ -288,6 +288,9 @@ void TestConnectionOptions::durations_data()
     QTest::newRow("zero") << "0" << qint64(0);
     QTest::newRow("large, every digit kept") << "8999999999s" << qint64(8999999999000000);
     QTest::newRow("ms decimals") << "1.234s" << qint64(1234000);
+    // More digits than a double keeps, as formatDurationUs writes them (found by fuzz_duration).
+    QTest::newRow("long ms with decimals") << "4422620559510.693ms" << qint64(4422620559510693);
+    QTest::newRow("minutes with decimals") << "1.001m" << qint64(60060000);
 }
 
 void TestConnectionOptions::durations()
@@ -314,6 +317,7 @@ void TestConnectionOptions::badDurations_data()
     QTest::newRow("plus") << "+5s";
     QTest::newRow("arabic-indic digits") << QString::fromUtf8("\u0665s");
     QTest::newRow("endless digits") << QString(400, QLatin1Char('9'));
+    QTest::newRow("below a microsecond in the 20th decimal") << "1.00000000000000000001s";
 }
 
 void TestConnectionOptions::badDurations()
@@ -352,6 +356,8 @@ void TestConnectionOptions::formatWaits_data()
     QTest::newRow("every part") << qint64(90061000000LL) << "1d 1h 1m 1s";
     QTest::newRow("366 days") << qint64(86400000000LL * 366) << "366d";
     QTest::newRow("negative, exact") << qint64(-1500) << "-1.5ms";
+    // Rounding up once overflowed (found by fuzz_duration).
+    QTest::newRow("the largest qint64") << std::numeric_limits<qint64>::max() << "106751991d 4h 55s";
 }
 
 void TestConnectionOptions::formatWaits()
