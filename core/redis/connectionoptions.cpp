@@ -97,6 +97,18 @@ HostPort parseHostPortText(const QString &text, quint16 defaultPort)
     return hp;
 }
 
+// A host and port as a URL writes them: the host percent-encoded, so that fromUrl() decodes back
+// exactly this host ("%40" stays part of it, where a bare '@' would end a user name; ',' '/' '?'
+// '#' likewise), an IPv6 address in brackets with its colons as they are. toUrl() encodes the
+// master name and the socket path the same way (a '?' in them would start the query, spaces
+// at the ends would be trimmed).
+QString urlHostPort(const HostPort &hp)
+{
+    const bool ipv6 = hp.host.contains(QLatin1Char(':'));
+    const QString host = QString::fromUtf8(QUrl::toPercentEncoding(hp.host, ipv6 ? QByteArrayLiteral(":") : QByteArray()));
+    return (ipv6 ? QLatin1Char('[') + host + QLatin1Char(']') : host) + QLatin1Char(':') + QString::number(hp.port);
+}
+
 HostPort parseHostPort(const QString &text, quint16 defaultPort)
 {
     try {
@@ -294,11 +306,11 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     switch (transport) {
     case Transport::Tcp:
     case Transport::Tls:
-        url = (transport == Transport::Tls ? QStringLiteral("rediss://") : QStringLiteral("redis://")) + userInfo + address.toString() +
+        url = (transport == Transport::Tls ? QStringLiteral("rediss://") : QStringLiteral("redis://")) + userInfo + urlHostPort(address) +
               QLatin1Char('/') + QString::number(db);
         break;
     case Transport::Unix:
-        url = QStringLiteral("unix://") + userInfo + socketPath;
+        url = QStringLiteral("unix://") + userInfo + QString::fromUtf8(QUrl::toPercentEncoding(socketPath, "/"));
         if (db != 0)
             q.addQueryItem(QStringLiteral("db"), QString::number(db));
         break;
@@ -306,11 +318,12 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     case Transport::Cluster: {
         QStringList hosts;
         for (const HostPort &hp : seeds)
-            hosts << hp.toString();
+            hosts << urlHostPort(hp);
         url = (transport == Transport::Sentinel ? QStringLiteral("redis-sentinel://") : QStringLiteral("redis-cluster://")) + userInfo +
               hosts.join(QLatin1Char(','));
         if (transport == Transport::Sentinel)
-            url += QLatin1Char('/') + masterName + (db ? QLatin1Char('/') + QString::number(db) : QString());
+            url += QLatin1Char('/') + QString::fromUtf8(QUrl::toPercentEncoding(masterName)) +
+                   (db ? QLatin1Char('/') + QString::number(db) : QString());
         break;
     }
     }

@@ -264,6 +264,11 @@ void TestConnectionOptions::roundTrip_data()
     QTest::newRow("unix") << "unix:///tmp/r.sock?db=3";
     QTest::newRow("sentinel") << "redis-sentinel://a:26379,b:26380/m/1";
     QTest::newRow("cluster") << "redis-cluster://a:7000,b:7001";
+    // Found by fuzz_url: parts that decode to the URL's own syntax were written back as they are.
+    QTest::newRow("host with '@'") << "redis://%C3%A9t%C3%A9%40s/0";
+    QTest::newRow("IPv6 zone") << "redis://[fe80::1%25eth0]:6380/0";
+    QTest::newRow("master name with '?' and spaces") << "redis-sentinel://a/%20m%3Fx%0B/1";
+    QTest::newRow("socket path with '#'") << "unix:///tmp/r%23.sock";
 }
 
 void TestConnectionOptions::roundTrip()
