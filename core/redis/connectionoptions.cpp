@@ -339,7 +339,13 @@ HostPort HostPort::parse(const QString &text, quint16 defaultPort)
 
 QString HostPort::toString() const
 {
-    const QString h = host.contains(QLatin1Char(':')) ? QLatin1Char('[') + host + QLatin1Char(']') : host;
+    // parse() percent-decodes the host and reads '[' ']' as an IPv6 address's brackets; the
+    // console's seed list refuses '@' '/' (a pasted URL). Those characters are written encoded,
+    // so that the text parses back to this host (an IPv6 zone: "[fe80::1%25eth0]:7000").
+    QString encoded;
+    for (const QChar c : host)
+        encoded += QStringView(u"%[]@/,").contains(c) ? QLatin1Char('%') + QString::number(c.unicode(), 16).toUpper() : QString(c);
+    const QString h = host.contains(QLatin1Char(':')) ? QLatin1Char('[') + encoded + QLatin1Char(']') : encoded;
     return h + QLatin1Char(':') + QString::number(port);
 }
 
