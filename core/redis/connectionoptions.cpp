@@ -287,21 +287,23 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
         userInfo += QLatin1Char('@');
     }
     QUrlQuery q;
+    // Encoded here: QUrlQuery takes a '%' followed by two hex digits as encoded already, so a
+    // file named "a%25b" would read back as "a%b".
+    const auto encoded = [](const QString &value) { return QString::fromUtf8(QUrl::toPercentEncoding(value)); };
     if (!tls.caFile.isEmpty())
-        q.addQueryItem(QStringLiteral("cacert"), tls.caFile);
+        q.addQueryItem(QStringLiteral("cacert"), encoded(tls.caFile));
     if (!tls.certFile.isEmpty())
-        q.addQueryItem(QStringLiteral("cert"), tls.certFile);
+        q.addQueryItem(QStringLiteral("cert"), encoded(tls.certFile));
     if (!tls.keyFile.isEmpty())
-        q.addQueryItem(QStringLiteral("key"), tls.keyFile);
+        q.addQueryItem(QStringLiteral("key"), encoded(tls.keyFile));
     if (!tls.sni.isEmpty())
-        q.addQueryItem(QStringLiteral("sni"), tls.sni);
+        q.addQueryItem(QStringLiteral("sni"), encoded(tls.sni));
     if (tls.insecure)
         q.addQueryItem(QStringLiteral("insecure"), QStringLiteral("1"));
     if (!sentinelUser.isEmpty())
-        q.addQueryItem(QStringLiteral("sentinel_user"), sentinelUser);
+        q.addQueryItem(QStringLiteral("sentinel_user"), encoded(sentinelUser));
     if (!sentinelPassword.isEmpty())
-        q.addQueryItem(QStringLiteral("sentinel_password"),
-                       revealPassword ? QString::fromUtf8(QUrl::toPercentEncoding(sentinelPassword)) : QStringLiteral("***"));
+        q.addQueryItem(QStringLiteral("sentinel_password"), revealPassword ? encoded(sentinelPassword) : QStringLiteral("***"));
     QString url;
     switch (transport) {
     case Transport::Tcp:

@@ -276,6 +276,7 @@ void TestConnectionOptions::roundTrip_data()
     QTest::newRow("IPv6 zone") << "redis://[fe80::1%25eth0]:6380/0";
     QTest::newRow("master name with '?' and spaces") << "redis-sentinel://a/%20m%3Fx%0B/1";
     QTest::newRow("socket path with '#'") << "unix:///tmp/r%23.sock";
+    QTest::newRow("CA file with '%25'") << "rediss://h/0?cacert=/ca%2525.pem&sni=%2541";
 }
 
 void TestConnectionOptions::roundTrip()
