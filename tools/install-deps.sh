@@ -17,8 +17,9 @@ packages=(
   bash-completion                           # the completion test runs under it too
 )
 # With --tests, what only the tests need: Python's limits library writes its own keys in the
-# test of its reader.
-[ "${1:-}" = "--tests" ] && packages+=(python3-limits python3-redis)
+# test of its reader; clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev, which
+# clang-14 does not pull in) build the fuzz targets (tools/fuzz.sh).
+[ "${1:-}" = "--tests" ] && packages+=(python3-limits python3-redis clang-14 libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds Ratescope and runs every test suite; then builds the core again under
 # AddressSanitizer + UndefinedBehaviorSanitizer and runs the core suites there; then
+# fuzzes each parser of outside input for FUZZ_SECONDS (default 5) per target with clang's
+# libFuzzer under ASan + UBSan (tools/fuzz.sh: build-fuzz/, a copy of tests/fuzz/corpus/); then
 # packages the first build as a .deb and checks the package (tools/check-package.sh).
 # Tests start their own redis-servers on free loopback ports and stop them.
 #
@@ -8,7 +10,7 @@
 #   bash tools/test.sh --quick    the build in build/ (the one tools/run.sh uses) and every suite
 #                                 there, TEST_JOBS (default 4) at a time: the suites wait on their
 #                                 redis-servers more than on the CPU. No sanitizer build, no
-#                                 packaging check: run the whole script before you push.
+#                                 fuzzing, no packaging check: run the whole script before you push.
 #   bash tools/test.sh --help     this text
 #
 # JOBS (default 2) is the build's parallelism; TEST_JOBS how many suites run at once (default 2,
@@ -37,7 +39,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 if [ $quick -eq 1 ]; then
   (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-4}")
-  echo "Quick run passed: no sanitizer build, no packaging check (bash tools/test.sh runs them)."
+  echo "Quick run passed: no sanitizer build, no fuzzing, no packaging check (bash tools/test.sh runs them)."
   exit 0
 fi
 (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-2}")
@@ -48,5 +50,8 @@ cmake --build build-asan -j"$jobs"
 # Qt's own one-time allocations are not ours to chase: leaks are checked elsewhere.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
    QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 900 -L core -j"${TEST_JOBS:-2}")
+
+# A short run of every fuzz target: a finding (crash, hang, sanitizer report) fails the run.
+bash tools/fuzz.sh "${FUZZ_SECONDS:-5}"
 
 bash tools/check-package.sh build

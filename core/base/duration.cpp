@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <QRegularExpression>
 #include <QStringList>
 #include <utility>
@@ -27,27 +28,49 @@ constexpr std::array<Unit, 7> kUnits{{
     {"", 1000000}, // a bare number is seconds
 }};
 
+constexpr qint64 kLongestUs = 9000000000000000LL; // about 285 years
+
 } // namespace
 
 qint64 parseDurationUs(const QString &text)
 {
     // ASCII digits and a unit, nothing around or between them: " 5", "60 s" and "60s\n" are
     // not durations (anchoredPattern: '$' would accept a final newline).
-    static const QRegularExpression re(QRegularExpression::anchoredPattern(QStringLiteral("([0-9]{1,20}(?:\\.[0-9]{1,20})?)([a-z]*)")));
+    static const QRegularExpression re(QRegularExpression::anchoredPattern(QStringLiteral("([0-9]{1,20})(?:\\.([0-9]{1,20}))?([a-z]*)")));
     const auto m = re.match(text);
     if (!m.hasMatch())
         throw UsageError(QStringLiteral("invalid duration '%1' (examples: 250ms, 60s, 5m, 2h, 1d)").arg(text));
-    const QString unit = m.captured(2);
+    const QString unit = m.captured(3);
     for (const Unit &u : kUnits) {
         if (unit != QLatin1String(u.suffix))
             continue;
-        const double value = m.captured(1).toDouble() * double(u.us);
-        if (value > 9.0e15)
+        // In integers, exactly: a double keeps 15-16 digits, and what formatDurationUs writes
+        // ("4422620559510.693ms") must read back as it was.
+        bool ok = false;
+        const quint64 whole = m.captured(1).toULongLong(&ok);
+        if (!ok || whole > quint64(kLongestUs / u.us))
             throw UsageError(QStringLiteral("duration '%1' is too long").arg(text));
-        const double rounded = std::round(value);
-        if (std::abs(rounded - value) > 1e-6)
-            throw UsageError(QStringLiteral("duration '%1' is finer than a microsecond").arg(text));
-        return qint64(rounded);
+        QString decimals = m.captured(2);
+        while (decimals.endsWith(QLatin1Char('0')))
+            decimals.chop(1);
+        // The fraction's µs: fraction * us / 10^digits, whole when 10^digits / gcd divides the
+        // fraction. A unit has at most 13 factors 2 and 8 factors 5, and the fraction (no final
+        // 0) lacks one of the two, so more than 13 digits is always finer than a µs.
+        quint64 fractionUs = 0;
+        if (!decimals.isEmpty()) {
+            quint64 pow10 = 1;
+            for (qsizetype i = 0; i < decimals.size() && i < 14; ++i)
+                pow10 *= 10;
+            const quint64 fraction = decimals.size() <= 13 ? decimals.toULongLong() : 1;
+            const quint64 g = std::gcd(pow10, quint64(u.us)), step = pow10 / g;
+            if (decimals.size() > 13 || fraction % step != 0)
+                throw UsageError(QStringLiteral("duration '%1' is finer than a microsecond").arg(text));
+            fractionUs = fraction / step * (quint64(u.us) / g); // < u.us
+        }
+        const quint64 us = whole * quint64(u.us) + fractionUs;
+        if (us > quint64(kLongestUs))
+            throw UsageError(QStringLiteral("duration '%1' is too long").arg(text));
+        return qint64(us);
     }
     throw UsageError(QStringLiteral("invalid duration unit '%1' in '%2' (use us, ms, s, m, h, d)").arg(unit, text));
 }

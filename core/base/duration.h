@@ -11,10 +11,11 @@ qint64 parseDurationUs(const QString &text);
 // The shortest exact form: 1500000 -> "1.5s", 60000000 -> "1m", 250 -> "250us".
 QString formatDurationUs(qint64 us);
 
-// us / unit rounded up, for a wait of us >= 0: the whole units (ms, s) it needs.
+// us / unit rounded up, for a wait of us >= 0: the whole units (ms, s) it needs. Without
+// us + unit - 1, which overflows for a wait near the largest qint64.
 inline qint64 unitsRoundedUp(qint64 us, qint64 unit)
 {
-    return (us + unit - 1) / unit;
+    return us / unit + (us % unit != 0 ? 1 : 0);
 }
 
 // A wait for people to read, rounded up so that it is never too short: exact below 1ms

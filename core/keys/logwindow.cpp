@@ -41,14 +41,17 @@ std::vector<LogEntry> entriesOf(const Reply &r, qint64 perUnit)
 
 double scoreBound(qint64 timeUs, ScoreUnit unit)
 {
-    // An entry's time is its score in µs rounded to the nearest µs, so time >= t is score * per >=
-    // t - 1/2: the bound is the smallest double d with d * 2per >= 2t - 1 (both sides exact below 2^53).
-    const double per2 = 2.0 * double(unitUs(unit));
-    const double target = 2.0 * double(timeUs) - 1.0;
-    double d = target / per2; // correctly rounded, may be just below the true quotient
-    // d * 2per - (2t - 1) is a small multiple of d's ulp, so fma gives its sign exactly.
-    if (std::fma(d, per2, -target) < 0)
+    // An entry's time is scoreToUs(score, per): the product score * per in floating point,
+    // rounded to the nearest µs. That is monotonic in the score, so the bound is the smallest
+    // double whose time is at least timeUs: from the exact quotient (t - 1/2) / per, stepped
+    // up or down to it by the same arithmetic the entries are read with (an ulp or two). The
+    // product's own rounding is why: a score an ulp below (t - 1/2) / per can still read as t.
+    const double per = double(unitUs(unit));
+    double d = (double(timeUs) - 0.5) / per;
+    while (scoreToUs(d, per) < timeUs)
         d = std::nextafter(d, HUGE_VAL);
+    for (double below = std::nextafter(d, -HUGE_VAL); scoreToUs(below, per) >= timeUs; below = std::nextafter(d, -HUGE_VAL))
+        d = below;
     return d;
 }
 

@@ -58,9 +58,10 @@ struct LogPage {
 };
 LogPage readLogPage(Connection &connection, const QByteArray &key, ScoreUnit unit, qint64 fromUs, qint64 toUs, qint64 offset, int count);
 
-// The score bound for a time: the smallest double whose time (score in µs, rounded to the nearest
-// µs) is at least timeUs, so that [fromUs, toUs) is the score range [bound(from), (bound(to)),
-// exact for s, ms and µs scores alike; the text round-trips through the server's strtod.
+// The score bound for a time: the smallest double whose time (scoreToUs: the score in µs,
+// rounded to the nearest µs) is at least timeUs, so that [fromUs, toUs) is the score range
+// [bound(from), (bound(to)), exact for s, ms and µs scores alike, whatever double another service
+// stored; the text round-trips through the server's strtod.
 double scoreBound(qint64 timeUs, ScoreUnit unit);
 QByteArray scoreBoundText(double bound);
 

@@ -322,6 +322,8 @@ private:
                 fail(line, QStringLiteral("'%1' is not a time in %2")
                                .arg(shown(),
                                     unit == TraceTimeUnit::Milliseconds ? QStringLiteral("milliseconds") : QStringLiteral("microseconds")));
+            if (unit == TraceTimeUnit::Milliseconds && n > kMaxNowUs / 1000) // n * 1000 could overflow
+                fail(line, QStringLiteral("time '%1' is beyond 2^52 µs (the year 2112)").arg(shown()));
             us = unit == TraceTimeUnit::Milliseconds ? n * 1000 : n;
         }
         if (us < 0)
@@ -573,11 +575,18 @@ public:
             s.toUs = std::llround(elapsedMs * 1000);
             if (s.toUs < s.fromUs)
                 fail(QStringLiteral("the slices go back in time"));
+            // A count of at most 10^9 (far more than a slice of any burst): their sums cannot
+            // overflow, nor can next()'s spreading of a slice's requests.
             qint64 n[4] = {};
-            for (int i = 0; i < 4; ++i)
-                if (!digitsOnly(f[i + 1]) || (n[i] = f[i + 1].toLongLong(&ok), !ok))
+            for (int i = 0; i < 4; ++i) {
+                if (!digitsOnly(f[i + 1]) || f[i + 1].size() > 10 || (n[i] = f[i + 1].toLongLong(&ok), !ok))
                     fail(QStringLiteral("'%1' is not a count").arg(escapeControls(QString::fromUtf8(f[i + 1].left(32)))));
+                if (n[i] > kMaxSliceCount)
+                    fail(QStringLiteral("count %1 is above 10^9").arg(n[i]));
+            }
             s.requests = n[0] + n[1] + n[3]; // errors never reached the limiter; unknown may have
+            if (m_total > kMaxNowUs - s.requests)
+                fail(QStringLiteral("more than 2^52 requests"));
             if (m_startUs + s.toUs > kMaxNowUs)
                 fail(QStringLiteral("the burst runs beyond 2^52 µs"));
             previousEndUs = s.toUs;
@@ -593,8 +602,10 @@ public:
         while (n < max && m_slice < m_slices.size()) {
             const Slice &s = m_slices[m_slice];
             // Evenly over (fromUs, toUs]: the i-th of k at from + (i + 1) * span / k.
-            const qint64 span = s.toUs - s.fromUs;
-            const qint64 t = m_startUs + s.fromUs + (span * (m_inSlice + 1)) / s.requests;
+            // span * k / requests without the product: (span / requests) * k plus the remainder's
+            // share, below requests^2 <= (3 * 10^9)^2.
+            const qint64 span = s.toUs - s.fromUs, k = m_inSlice + 1;
+            const qint64 t = m_startUs + s.fromUs + (span / s.requests) * k + (span % s.requests) * k / s.requests;
             out.push_back({t, m_key, 0});
             ++n;
             ++m_emitted;
@@ -615,6 +626,7 @@ public:
     double progress() const override { return m_total == 0 ? 1.0 : double(m_emitted) / double(m_total); }
 
 private:
+    static constexpr qint64 kMaxSliceCount = 1000000000;
     struct Slice {
         qint64 fromUs = 0, toUs = 0, requests = 0;
     };

@@ -97,6 +97,18 @@ HostPort parseHostPortText(const QString &text, quint16 defaultPort)
     return hp;
 }
 
+// A host and port as a URL writes them: the host percent-encoded, so that fromUrl() decodes back
+// exactly this host ("%40" stays part of it, where a bare '@' would end a user name; ',' '/' '?'
+// '#' likewise), an IPv6 address in brackets with its colons as they are. toUrl() encodes the
+// master name and the socket path the same way (a '?' in them would start the query, spaces
+// at the ends would be trimmed).
+QString urlHostPort(const HostPort &hp)
+{
+    const bool ipv6 = hp.host.contains(QLatin1Char(':'));
+    const QString host = QString::fromUtf8(QUrl::toPercentEncoding(hp.host, ipv6 ? QByteArrayLiteral(":") : QByteArray()));
+    return (ipv6 ? QLatin1Char('[') + host + QLatin1Char(']') : host) + QLatin1Char(':') + QString::number(hp.port);
+}
+
 HostPort parseHostPort(const QString &text, quint16 defaultPort)
 {
     try {
@@ -275,30 +287,32 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
         userInfo += QLatin1Char('@');
     }
     QUrlQuery q;
+    // Encoded here: QUrlQuery takes a '%' followed by two hex digits as encoded already, so a
+    // file named "a%25b" would read back as "a%b".
+    const auto encoded = [](const QString &value) { return QString::fromUtf8(QUrl::toPercentEncoding(value)); };
     if (!tls.caFile.isEmpty())
-        q.addQueryItem(QStringLiteral("cacert"), tls.caFile);
+        q.addQueryItem(QStringLiteral("cacert"), encoded(tls.caFile));
     if (!tls.certFile.isEmpty())
-        q.addQueryItem(QStringLiteral("cert"), tls.certFile);
+        q.addQueryItem(QStringLiteral("cert"), encoded(tls.certFile));
     if (!tls.keyFile.isEmpty())
-        q.addQueryItem(QStringLiteral("key"), tls.keyFile);
+        q.addQueryItem(QStringLiteral("key"), encoded(tls.keyFile));
     if (!tls.sni.isEmpty())
-        q.addQueryItem(QStringLiteral("sni"), tls.sni);
+        q.addQueryItem(QStringLiteral("sni"), encoded(tls.sni));
     if (tls.insecure)
         q.addQueryItem(QStringLiteral("insecure"), QStringLiteral("1"));
     if (!sentinelUser.isEmpty())
-        q.addQueryItem(QStringLiteral("sentinel_user"), sentinelUser);
+        q.addQueryItem(QStringLiteral("sentinel_user"), encoded(sentinelUser));
     if (!sentinelPassword.isEmpty())
-        q.addQueryItem(QStringLiteral("sentinel_password"),
-                       revealPassword ? QString::fromUtf8(QUrl::toPercentEncoding(sentinelPassword)) : QStringLiteral("***"));
+        q.addQueryItem(QStringLiteral("sentinel_password"), revealPassword ? encoded(sentinelPassword) : QStringLiteral("***"));
     QString url;
     switch (transport) {
     case Transport::Tcp:
     case Transport::Tls:
-        url = (transport == Transport::Tls ? QStringLiteral("rediss://") : QStringLiteral("redis://")) + userInfo + address.toString() +
+        url = (transport == Transport::Tls ? QStringLiteral("rediss://") : QStringLiteral("redis://")) + userInfo + urlHostPort(address) +
               QLatin1Char('/') + QString::number(db);
         break;
     case Transport::Unix:
-        url = QStringLiteral("unix://") + userInfo + socketPath;
+        url = QStringLiteral("unix://") + userInfo + QString::fromUtf8(QUrl::toPercentEncoding(socketPath, "/"));
         if (db != 0)
             q.addQueryItem(QStringLiteral("db"), QString::number(db));
         break;
@@ -306,11 +320,12 @@ QString ConnectionOptions::toUrl(bool revealPassword) const
     case Transport::Cluster: {
         QStringList hosts;
         for (const HostPort &hp : seeds)
-            hosts << hp.toString();
+            hosts << urlHostPort(hp);
         url = (transport == Transport::Sentinel ? QStringLiteral("redis-sentinel://") : QStringLiteral("redis-cluster://")) + userInfo +
               hosts.join(QLatin1Char(','));
         if (transport == Transport::Sentinel)
-            url += QLatin1Char('/') + masterName + (db ? QLatin1Char('/') + QString::number(db) : QString());
+            url += QLatin1Char('/') + QString::fromUtf8(QUrl::toPercentEncoding(masterName)) +
+                   (db ? QLatin1Char('/') + QString::number(db) : QString());
         break;
     }
     }
@@ -326,7 +341,13 @@ HostPort HostPort::parse(const QString &text, quint16 defaultPort)
 
 QString HostPort::toString() const
 {
-    const QString h = host.contains(QLatin1Char(':')) ? QLatin1Char('[') + host + QLatin1Char(']') : host;
+    // parse() percent-decodes the host and reads '[' ']' as an IPv6 address's brackets; the
+    // console's seed list refuses '@' '/' (a pasted URL). Those characters are written encoded,
+    // so that the text parses back to this host (an IPv6 zone: "[fe80::1%25eth0]:7000").
+    QString encoded;
+    for (const QChar c : host)
+        encoded += QStringView(u"%[]@/,").contains(c) ? QLatin1Char('%') + QString::number(c.unicode(), 16).toUpper() : QString(c);
+    const QString h = host.contains(QLatin1Char(':')) ? QLatin1Char('[') + encoded + QLatin1Char(']') : encoded;
     return h + QLatin1Char(':') + QString::number(port);
 }
 

@@ -15,7 +15,7 @@ struct HostPort {
 
     // "host", "host:port", "[::1]:port". Throws UsageError naming the problem.
     static HostPort parse(const QString &text, quint16 defaultPort = 6379);
-    QString toString() const; // "host:port", IPv6 in brackets
+    QString toString() const; // "host:port", IPv6 in brackets; parse() reads it back (% [ ] @ / , encoded)
     bool operator==(const HostPort &) const = default;
 };
 

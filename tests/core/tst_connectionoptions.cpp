@@ -130,6 +130,13 @@ void TestConnectionOptions::hostPorts()
     QCOMPARE(HostPort::parse(QStringLiteral("[::1]")), (HostPort{QStringLiteral("::1"), 6379}));
     QCOMPARE((HostPort{QStringLiteral("::1"), 7001}).toString(), QStringLiteral("[::1]:7001"));
     QCOMPARE((HostPort{QStringLiteral("h"), 1}).toString(), QStringLiteral("h:1"));
+    // What toString() writes parses back to the same host (the console keeps seeds so); found by
+    // fuzz_url: a '%' or '[' decoded from a URL was written as it is.
+    for (const char *host : {"fe80::1%eth0", "%25", "[x", "a@b/c,d"}) {
+        const HostPort hp{QString::fromLatin1(host), 7000};
+        QCOMPARE(HostPort::parse(hp.toString()), hp);
+    }
+    QCOMPARE((HostPort{QStringLiteral("fe80::1%eth0"), 7000}).toString(), QStringLiteral("[fe80::1%25eth0]:7000"));
     for (const char *bad : {"", ":7000", "h:", "h:0", "h:65536", "h:x", "::1:7000", "[::1", "[::1]x"}) {
         bool refused = false;
         try {
@@ -264,6 +271,12 @@ void TestConnectionOptions::roundTrip_data()
     QTest::newRow("unix") << "unix:///tmp/r.sock?db=3";
     QTest::newRow("sentinel") << "redis-sentinel://a:26379,b:26380/m/1";
     QTest::newRow("cluster") << "redis-cluster://a:7000,b:7001";
+    // Found by fuzz_url: parts that decode to the URL's own syntax were written back as they are.
+    QTest::newRow("host with '@'") << "redis://%C3%A9t%C3%A9%40s/0";
+    QTest::newRow("IPv6 zone") << "redis://[fe80::1%25eth0]:6380/0";
+    QTest::newRow("master name with '?' and spaces") << "redis-sentinel://a/%20m%3Fx%0B/1";
+    QTest::newRow("socket path with '#'") << "unix:///tmp/r%23.sock";
+    QTest::newRow("CA file with '%25'") << "rediss://h/0?cacert=/ca%2525.pem&sni=%2541";
 }
 
 void TestConnectionOptions::roundTrip()
@@ -288,6 +301,9 @@ void TestConnectionOptions::durations_data()
     QTest::newRow("zero") << "0" << qint64(0);
     QTest::newRow("large, every digit kept") << "8999999999s" << qint64(8999999999000000);
     QTest::newRow("ms decimals") << "1.234s" << qint64(1234000);
+    // More digits than a double keeps, as formatDurationUs writes them (found by fuzz_duration).
+    QTest::newRow("long ms with decimals") << "4422620559510.693ms" << qint64(4422620559510693);
+    QTest::newRow("minutes with decimals") << "1.001m" << qint64(60060000);
 }
 
 void TestConnectionOptions::durations()
@@ -314,6 +330,7 @@ void TestConnectionOptions::badDurations_data()
     QTest::newRow("plus") << "+5s";
     QTest::newRow("arabic-indic digits") << QString::fromUtf8("\u0665s");
     QTest::newRow("endless digits") << QString(400, QLatin1Char('9'));
+    QTest::newRow("below a microsecond in the 20th decimal") << "1.00000000000000000001s";
 }
 
 void TestConnectionOptions::badDurations()
@@ -352,6 +369,8 @@ void TestConnectionOptions::formatWaits_data()
     QTest::newRow("every part") << qint64(90061000000LL) << "1d 1h 1m 1s";
     QTest::newRow("366 days") << qint64(86400000000LL * 366) << "366d";
     QTest::newRow("negative, exact") << qint64(-1500) << "-1.5ms";
+    // Rounding up once overflowed (found by fuzz_duration).
+    QTest::newRow("the largest qint64") << std::numeric_limits<qint64>::max() << "106751991d 4h 55s";
 }
 
 void TestConnectionOptions::formatWaits()

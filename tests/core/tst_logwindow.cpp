@@ -4,8 +4,11 @@
 #include "redis/connection.h"
 #include "base/errors.h"
 #include "limiters/limiter.h"
+#include "formats/usage.h"
 #include "keys/logwindow.h"
 #include "testsupport.h"
+
+#include <cmath>
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -99,6 +102,16 @@ void TestLogWindow::scoreBoundsRoundTrip()
                 QFAIL(qPrintable(
                     QStringLiteral("unit %1, t %2: bound %3").arg(scoreUnitName(unit)).arg(t).arg(QString::fromLatin1(scoreBoundText(b)))));
             QCOMPARE(scoreBoundText(b).toDouble(), b);
+        }
+    }
+    // Any double, not only the scores of whole µs: the score an ulp below the bound reads as
+    // before t. (1732459200.1225 ms times 1000 rounds up to the half, found by fuzz_member.)
+    for (ScoreUnit unit : {ScoreUnit::Seconds, ScoreUnit::Milliseconds, ScoreUnit::Microseconds}) {
+        const double per = double(scoreUnitUs(unit));
+        for (const qint64 t : {qint64(1732459200123), kNow, qint64(0), kMaxNowUs}) {
+            const double b = scoreBound(t, unit);
+            QVERIFY2(scoreToUs(b, per) >= t && scoreToUs(std::nextafter(b, -HUGE_VAL), per) < t,
+                     qPrintable(QStringLiteral("unit %1, t %2").arg(scoreUnitName(unit)).arg(t)));
         }
     }
     QCOMPARE(memberCost("245:4"), 4);

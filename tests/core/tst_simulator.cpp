@@ -2,6 +2,7 @@
 // by one with an explicit now; traces come from CSV files (checked whole before anything
 // runs), from live log keys (read only: the inspected server is unchanged) and from burst
 // timelines; `ratescope-cli simulate` reports the same figures.
+#include "base/errors.h"
 #include "redis/connection.h"
 #include "limiters/limiter.h"
 #include "redis/sandboxserver.h"
@@ -472,6 +473,10 @@ void TestSimulator::badCsvRowsRunNothing_data()
     QTest::newRow("ms beyond 2^52 us") << QByteArray("1000,a\n4503599627371,a\n")
                                        << QStringList{QStringLiteral("--time-unit"), QStringLiteral("ms")}
                                        << QStringLiteral("line 2: time '4503599627371' is beyond 2^52");
+    // 16 digits of ms, multiplied into µs, overflowed before the check above (found by fuzz_csvtrace).
+    QTest::newRow("ms overflowing qint64") << QByteArray("1000,a\n9543127200000000,a\n")
+                                           << QStringList{QStringLiteral("--time-unit"), QStringLiteral("ms")}
+                                           << QStringLiteral("line 2: time '9543127200000000' is beyond 2^52");
     QTest::newRow("bad ISO") << QByteArray("2026-11-23T10:00:00Z,a\n2026-13-23T10:00:00Z,a\n") << none << QStringLiteral("line 2:");
 }
 
@@ -611,6 +616,25 @@ void TestSimulator::burstTimelineTrace()
     QVERIFY2(r.exitCode == 0, r.err.constData());
     QCOMPARE(lastJson(r.out).value(QStringLiteral("requests")).toInteger(), 8);
     QCOMPARE(lastJson(r.out).value(QStringLiteral("denied")).toInteger(), 3);
+
+    // Counts whose sums overflowed qint64, and a long slice whose spreading did (found by
+    // fuzz_csvtrace): refused, and spread exactly.
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("elapsed_ms,allowed,denied,errors,unknown\n100,9223372036854775807,9223372036854775807,0,0\n");
+    }
+    QVERIFY_THROWS_EXCEPTION(UsageError, openBurstTimelineTrace(file, "burst:k", kT0));
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("elapsed_ms,allowed,denied,errors,unknown\n1000000000000,10000,0,0,0\n");
+    }
+    const auto longSlice = openBurstTimelineTrace(file, "burst:k", kT0);
+    const std::vector<TraceRequest> spread = readAll(*longSlice);
+    QCOMPARE(spread.size(), size_t(10000));
+    QCOMPARE(spread.front().timeUs, kT0 + 100000000000LL);
+    QCOMPARE(spread.back().timeUs, kT0 + 1000000000000000LL);
 }
 
 void TestSimulator::cancelStopsTheReplay()
