@@ -97,18 +97,28 @@ std::vector<UsageTarget> shardTargets(const ShardGroup &group)
         if (group.override->windowUs)
             whole.windowUs = group.override->windowUs;
     }
+    const bool declared = group.declared && group.policy->shards >= 2;
     for (int i = 0; i < group.count; ++i) {
+        const QByteArray key = group.shardKey(i);
+        const auto own = group.shardOverrides.find(i);
         LimitSpec share = whole;
-        share.limit = shardShare(share.limit, group.count, i);
-        if (const auto own = group.shardOverrides.find(i); own != group.shardOverrides.end()) {
-            share.limit = own->second.limit; // a shard's own override beats its share
-            if (own->second.windowUs)
-                share.windowUs = own->second.windowUs;
+        if (declared) {
+            // A declared group's shard has the limits every command and view gives it
+            // (limitsOf, as LimitResolver resolves a shard): its own override, else its share
+            // of the group's override or policy, shard n of N taking share n mod N.
+            share = limitsOf(*group.policy, own != group.shardOverrides.end() ? std::optional(own->second) : group.override, key);
+        } else {
+            share.limit = shardShare(share.limit, group.count, i);
+            if (own != group.shardOverrides.end()) {
+                share.limit = own->second.limit; // a shard's own override beats its share
+                if (own->second.windowUs)
+                    share.windowUs = own->second.windowUs;
+            }
+            share.cost = std::min(share.cost, std::max<qint64>(1, share.limit));
         }
-        share.cost = std::min(share.cost, std::max<qint64>(1, share.limit));
         KeyKind kind;
         kind.format = group.format;
-        targets.push_back({group.shardKey(i), kind, share});
+        targets.push_back({key, kind, share});
     }
     return targets;
 }

@@ -46,6 +46,7 @@ private Q_SLOTS:
     void shareOfTheLimit();
     void eightShardsAreOneRow();
     void declaredShardsCountMissingOnesAsEmpty();
+    void declaredShardsFromOneAgreeWithTheirKeys();
     void slidingBucketsShardsAreOneGroup();
     void resetOfTheGroupDeletesExactlyItsShards();
 
@@ -257,6 +258,37 @@ void TestShards::declaredShardsCountMissingOnesAsEmpty()
     QCOMPARE(mixed.value(QStringLiteral("shards_overridden")).toInt(), 1);
     QCOMPARE(mixed.value(QStringLiteral("shards")).toArray()[1].toObject().value(QStringLiteral("limit")).toInt(), 5);
     QCOMPARE(keysJson().at(QStringLiteral("hot:{a}")).value(QStringLiteral("limit")).toInt(), 65);
+}
+
+// Shards numbered 1..N of a declared group, a limit that does not divide evenly: the group read
+// whole (inspect of the base) gives each shard the limit its own key is checked against (peek).
+void TestShards::declaredShardsFromOneAgreeWithTheirKeys()
+{
+    const QStringList url{QStringLiteral("--url"), m_server.url()};
+    QCOMPARE(runCli(url + QStringList{QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("odd"), QStringLiteral("--match"),
+                                      QStringLiteral("odd:*"), QStringLiteral("--algo"), QStringLiteral("sliding-log"),
+                                      QStringLiteral("--limit"), QStringLiteral("10"), QStringLiteral("--window"), QStringLiteral("1h"),
+                                      QStringLiteral("--shards"), QStringLiteral("3")})
+                 .exitCode,
+             0);
+    Limiter limiter(*m_conn);
+    for (int n = 1; n <= 3; ++n)
+        QVERIFY(limiter.check("odd:{g}:" + QByteArray::number(n), {Algorithm::SlidingLog, 3, 3600 * kSecond, 1}).allowed);
+    const CliResult r = runCli(url + QStringList{QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("odd:{g}")});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject sharded = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("sharded")).toObject();
+    const QJsonArray shards = sharded.value(QStringLiteral("shards")).toArray();
+    QCOMPARE(shards.size(), 3);
+    qint64 sum = 0;
+    for (int i = 0; i < 3; ++i) {
+        const QString key = QStringLiteral("odd:{g}:%1").arg(i + 1);
+        const CliResult peek = runCli(url + QStringList{QStringLiteral("--json"), QStringLiteral("peek"), key});
+        const qint64 own = QJsonDocument::fromJson(peek.out).object().value(QStringLiteral("limit")).toInteger();
+        QCOMPARE(shards[i].toObject().value(QStringLiteral("limit")).toInteger(), own);
+        sum += own;
+    }
+    QCOMPARE(sum, 10);
+    QCOMPARE(sharded.value(QStringLiteral("limit")).toInt(), 10);
 }
 
 void TestShards::slidingBucketsShardsAreOneGroup()
