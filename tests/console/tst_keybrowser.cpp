@@ -712,7 +712,8 @@ void TestKeyBrowser::followsTheKeyspace()
     const QByteArray next = "ctr:acme:" + QByteArray::number(window + 1);
     other.command({"SET", current, "7", "EX", "120"});
     other.command({"SET", "solo:once", "1"});
-    other.command({"SET", "keep:a", "1"});
+    for (const char *k : {"keep:a", "keep:b", "keep:c"})
+        other.command({"SET", k, "1"});
 
     RedisClient client(server.options());
     client.open();
@@ -725,8 +726,8 @@ void TestKeyBrowser::followsTheKeyspace()
     browser.setClient(&client, "ratescope:", ":");
     QVERIFY(finished.wait(60000));
     const KeyTreeModel *m = browser.model();
-    QCOMPARE(m->keyCount(), 3);
-    for (const char *group : {"ctr", "solo"})
+    QCOMPARE(m->keyCount(), 5);
+    for (const char *group : {"ctr", "solo", "keep"})
         browser.view()->expand(childNamed(m, {}, QString::fromLatin1(group)));
     const QModelIndex ctr = childNamed(m, {}, QStringLiteral("ctr"));
     browser.view()->expand(childNamed(m, ctr, QStringLiteral("acme")));
@@ -743,12 +744,21 @@ void TestKeyBrowser::followsTheKeyspace()
     other.command({"PEXPIRE", "solo:once", "1"});
     QTRY_VERIFY_WITH_TIMEOUT(m->findKey("solo:once") == KeyTreeModel::kNoKey, 10000);
     QVERIFY(!childNamed(m, {}, QStringLiteral("solo")).isValid());
-    QCOMPARE(m->keyCount(), 3); // the two windows and keep:a
+    QCOMPARE(m->keyCount(), 5); // the two windows and keep:a, b, c
 
     // It comes back: listed again.
     other.command({"SET", "solo:once", "2"});
     QTRY_VERIFY_WITH_TIMEOUT(m->findKey("solo:once") != KeyTreeModel::kNoKey, 10000);
-    QCOMPARE(m->keyCount(), 4);
+    QCOMPARE(m->keyCount(), 6);
+
+    // A key that comes back takes its place in the sorted listing.
+    QTRY_VERIFY_WITH_TIMEOUT(m->details(m->findKey("keep:a")) != nullptr, 10000);
+    other.command({"DEL", "keep:a"});
+    QTRY_VERIFY_WITH_TIMEOUT(m->findKey("keep:a") == KeyTreeModel::kNoKey, 10000);
+    other.command({"SET", "keep:a", "1"});
+    QTRY_VERIFY_WITH_TIMEOUT(m->findKey("keep:a") != KeyTreeModel::kNoKey, 10000);
+    const QModelIndex keepNow = childNamed(m, {}, QStringLiteral("keep"));
+    QCOMPARE(m->index(0, 0, keepNow).data().toString(), QStringLiteral("a"));
 }
 
 QTEST_MAIN(TestKeyBrowser)

@@ -597,6 +597,8 @@ void KeyBrowser::followKeyspace(const std::vector<quint32> &ids, const std::vect
                     back << k;
             }
             m_model->addKeys(back);
+            if (m_scan == ScanState::Complete) // in their place, as the listing was sorted
+                m_model->keyCount() <= kSortLimit ? m_model->sortByName() : sortOpenGroups({});
             scheduleDetailsSoon();
         });
 }
