@@ -573,6 +573,8 @@ void KeyBrowser::followKeyspace(const std::vector<quint32> &ids, const std::vect
     }
     m_model->setDetails(ids, details);
     m_model->removeKeys(gone);
+    if (!gone.empty())
+        updateProgress(); // "N keys": the listing as it is now
     for (auto it = m_gone.begin(); it != m_gone.end();) {
         if (now - it.value() > kGoneKeptMs) {
             it = m_gone.erase(it);
@@ -599,6 +601,7 @@ void KeyBrowser::followKeyspace(const std::vector<quint32> &ids, const std::vect
             m_model->addKeys(back);
             if (m_scan == ScanState::Complete) // in their place, as the listing was sorted
                 m_model->keyCount() <= kSortLimit ? m_model->sortByName() : sortOpenGroups({});
+            updateProgress();
             scheduleDetailsSoon();
         });
 }
