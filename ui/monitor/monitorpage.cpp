@@ -133,8 +133,6 @@ MonitorPage::MonitorPage(QWidget *parent)
     controls->addSpacing(8);
     controls->addWidget(m_pauseButton);
     controls->addStretch(1);
-    controls->addWidget(m_unpinButton);
-    controls->addWidget(exportButton);
 
     m_note = new QLabel;
     m_note->setTextFormat(Qt::PlainText);
@@ -196,12 +194,18 @@ MonitorPage::MonitorPage(QWidget *parent)
 
     m_status = new QLabel;
     m_status->setTextFormat(Qt::PlainText);
+    m_status->setWordWrap(true); // no minimum width of its own: the page fits beside the keys panel
+    // What acts on the pinned keys sits under their table; the controls above stay one short row.
+    auto *bottom = new QHBoxLayout;
+    bottom->addWidget(m_status, 1);
+    bottom->addWidget(m_unpinButton);
+    bottom->addWidget(exportButton);
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(controls);
     layout->addWidget(m_note);
     layout->addWidget(split, 1);
-    layout->addWidget(m_status);
+    layout->addLayout(bottom);
 
     connect(m_intervalBox, &QComboBox::activated, this, [this](int i) { setIntervalMs(m_intervalBox->itemData(i).toInt()); });
     connect(m_spanBox, &QComboBox::activated, this, [this](int i) { setSpanMinutes(m_spanBox->itemData(i).toInt()); });
