@@ -178,11 +178,11 @@ MonitorPage::MonitorPage(QWidget *parent)
     m_legendView->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_legendView->verticalHeader()->setDefaultSectionSize(m_legendView->fontMetrics().height() + 8);
     QHeaderView *header = m_legendView->horizontalHeader();
-    header->setSectionResizeMode(QHeaderView::Interactive);
-    header->setStretchLastSection(true);
-    header->resizeSection(MonitorLegendModel::KeyColumn, 300);
-    header->resizeSection(MonitorLegendModel::KindColumn, 190);
-    header->resizeSection(MonitorLegendModel::CurrentColumn, 170);
+    // The figures as wide as they are (at most 20 rows); the key takes the rest, elided in the
+    // middle when the page is narrow.
+    header->setStretchLastSection(false);
+    header->setSectionResizeMode(QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(MonitorLegendModel::KeyColumn, QHeaderView::Stretch);
 
     auto *split = new QSplitter(Qt::Vertical);
     split->addWidget(m_chartView);

@@ -9,6 +9,7 @@
 #include "hotpage.h"
 #include "keybrowser.h"
 #include "base/keytext.h"
+#include "keytreemodel.h"
 #include "keyview.h"
 #include "base/glob.h"
 #include "lockicon.h"
@@ -148,8 +149,11 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 1);
     splitter->setChildrenCollapsible(false);
-    // The keys panel as wide as its columns; the tabs take the rest.
-    const int keysWidth = m_browser->view()->header()->length() + m_browser->view()->verticalScrollBar()->sizeHint().width() + 8;
+    // The keys panel as wide as its first columns (key, algorithm, used / limit: the panel fits
+    // what else shows to its width); the tabs take the rest.
+    QHeaderView *keysHeader = m_browser->view()->header();
+    const int keysWidth = keysHeader->sectionSize(KeyTreeModel::KeyColumn) + keysHeader->sectionSize(KeyTreeModel::AlgorithmColumn) +
+                          keysHeader->sectionSize(KeyTreeModel::UsageColumn) + m_browser->view()->verticalScrollBar()->sizeHint().width() + 8;
     splitter->setSizes({keysWidth, std::max(380, 1280 - keysWidth)});
     auto *central = new QWidget(this);
     auto *layout = new QVBoxLayout(central);
