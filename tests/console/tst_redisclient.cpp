@@ -4,6 +4,7 @@
 // interactive requests overtaking a queue of background ones (each owner's still in order).
 #include "redis/connection.h"
 #include "base/errors.h"
+#include "connectionbanner.h"
 #include "redisclient.h"
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
@@ -29,6 +30,7 @@ private Q_SLOTS:
     void serverErrorsAreAnswers();
     void wrongPasswordFailsForGood();
     void reconnectsWithBackoff();
+    void aFirstAttemptThatFailsIsNotALoss();
     void retireDoesNotWait();
     void interactiveOvertakesBackground();
     void backgroundWorkSeesInteractiveWaiting();
@@ -221,6 +223,31 @@ void TestRedisClient::reconnectsWithBackoff()
         &owner, [](Connection &c) { return c.command({"PING"}).text(); },
         [&pong](const Outcome<QString> &o) { pong = o.ok() ? o.value() : o.failure().message; });
     QTRY_COMPARE_WITH_TIMEOUT(pong, QStringLiteral("PONG"), 5000);
+}
+
+// The banner says "lost" only of a connection that was there: a server that was never reached
+// "could not connect"; once connected and then gone, "lost".
+void TestRedisClient::aFirstAttemptThatFailsIsNotALoss()
+{
+    SandboxServer server;
+    server.start();
+    const ConnectionOptions options = server.options();
+    server.kill(); // its port, with nothing listening
+    RedisClient client(options);
+    ConnectionBanner banner;
+    banner.setClient(&client);
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Reconnecting, 10000);
+    QVERIFY(!client.hasConnected());
+    QVERIFY2(banner.text().contains(QStringLiteral("Could not connect to")), qPrintable(banner.text()));
+    QVERIFY2(!banner.text().contains(QStringLiteral("lost")), qPrintable(banner.text()));
+
+    server.restart(); // same port
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 40000);
+    QVERIFY(client.hasConnected());
+    server.kill();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Reconnecting, 8000);
+    QVERIFY2(banner.text().contains(QStringLiteral("lost")), qPrintable(banner.text()));
 }
 
 void TestRedisClient::retireDoesNotWait()

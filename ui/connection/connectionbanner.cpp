@@ -67,9 +67,12 @@ void ConnectionBanner::update()
                    .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped());
     } else {
         const int s = m_client->secondsUntilRetry();
-        text = QStringLiteral("<b>Connection to %1 lost.</b> %2<br>%3")
+        // "Lost" only of a connection that was there: a first attempt that failed could not connect.
+        const bool was = m_client->hasConnected();
+        text = (was ? QStringLiteral("<b>Connection to %1 lost.</b> %2<br>%3") : QStringLiteral("<b>Could not connect to %1.</b> %2<br>%3"))
                    .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped(),
-                        s > 0 ? QStringLiteral("Reconnecting in %1 s…").arg(s) : QStringLiteral("Reconnecting…"));
+                        s > 0 ? (was ? QStringLiteral("Reconnecting in %1 s…") : QStringLiteral("Trying again in %1 s…")).arg(s)
+                              : (was ? QStringLiteral("Reconnecting…") : QStringLiteral("Trying again…")));
     }
     m_text->setText(text);
     m_edit->setVisible(failed && m_canEdit);

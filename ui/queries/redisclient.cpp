@@ -300,10 +300,12 @@ void RedisClient::noteFailure(const Failure &failure)
 
 void RedisClient::setState(State state)
 {
-    if (state == State::Connected)
+    if (state == State::Connected) {
+        m_hasConnected = true;
         m_heartbeat.start();
-    else
+    } else {
         m_heartbeat.stop();
+    }
     if (m_state == state)
         return;
     m_state = state;

@@ -72,6 +72,9 @@ public:
     void retire();
 
     State state() const { return m_state; }
+    // Connected at least once: a failure after that is a lost connection, before it one that
+    // could not be made.
+    bool hasConnected() const { return m_hasConnected; }
     QString lastError() const { return m_lastError; }
     int secondsUntilRetry() const;
     std::optional<Status> status() const { return m_status; }
@@ -139,6 +142,7 @@ private:
     QString m_lastError;
     std::optional<Status> m_status;
     bool m_readOnly = false;
+    bool m_hasConnected = false;
     bool m_heartbeatPending = false;
     bool m_attemptPending = false;
     int m_failedAttempts = 0;
