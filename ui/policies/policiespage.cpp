@@ -123,6 +123,8 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     m_editors->addWidget(m_hint);
     m_editors->addWidget(m_policyEditor);
     m_editors->addWidget(m_overrideEditor);
+    for (QWidget *editor : {static_cast<QWidget *>(m_policyEditor), static_cast<QWidget *>(m_overrideEditor)})
+        editor->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored); // the hint shows first (showEditor)
 
     // Deleting asks once more, in place (no modal dialog over the operator's work).
     m_deleteStrip = new QWidget;
@@ -157,6 +159,7 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
     splitter->setChildrenCollapsible(false);
+    splitter->setSizes({3000, 2000}); // 3:2 from the start, scaled to the width there is
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_message, 1);
@@ -381,7 +384,15 @@ void PoliciesPage::reload()
 void PoliciesPage::showEditor(QWidget *editor)
 {
     m_deleteStrip->hide();
+    // The stack is as wide as the page shown, not as its widest page: the hint fits where an
+    // editor would scroll.
+    for (int i = 0; i < m_editors->count(); ++i) {
+        QWidget *page = m_editors->widget(i);
+        const bool shown = page == editor;
+        page->setSizePolicy(shown ? QSizePolicy::Preferred : QSizePolicy::Ignored, shown ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+    }
     m_editors->setCurrentWidget(editor);
+    m_editors->adjustSize();
     if (editor != m_policyEditor) {
         // Nothing previewed for a closed editor: the walk under way stops.
         m_previewTimer.stop();
