@@ -650,6 +650,33 @@ void TestKeyBrowser::contextMenuActsOnItsOwnRowsAfterTheModelWasCleared()
     keyMenu->close();
 }
 
+namespace {
+
+// A keys panel on its own against `server`, shown at 1100x700 under the model tester.
+struct ShownBrowser {
+    explicit ShownBrowser(const SandboxServer &server)
+        : client(server.options())
+    {
+        client.open();
+        browser.resize(1100, 700);
+        browser.show();
+    }
+    // Exposed, connected and its first listing complete.
+    bool listed()
+    {
+        if (!QTest::qWaitForWindowExposed(&browser))
+            return false;
+        QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+        browser.setClient(&client, "ratescope:", ":");
+        return finished.wait(60000);
+    }
+    RedisClient client;
+    KeyBrowser browser;
+    QAbstractItemModelTester tester{browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest};
+};
+
+} // namespace
+
 // A policy changed, an override set, by another client (another console, the CLI): the rows
 // in view say so by themselves, with no refresh asked for (the panel checks every second).
 void TestKeyBrowser::followsChangesMadeElsewhere()
@@ -668,16 +695,9 @@ void TestKeyBrowser::followsChangesMadeElsewhere()
     for (int i = 0; i < 5; ++i)
         QVERIFY(limiter.check("api:acme", spec).allowed);
 
-    RedisClient client(server.options());
-    client.open();
-    KeyBrowser browser;
-    QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    browser.resize(1100, 700);
-    browser.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&browser));
-    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
-    browser.setClient(&client, "ratescope:", ":");
-    QVERIFY(finished.wait(60000));
+    ShownBrowser shown(server);
+    QVERIFY(shown.listed());
+    KeyBrowser &browser = shown.browser;
     const KeyTreeModel *m = browser.model();
     const QModelIndex api = childNamed(m, {}, QStringLiteral("api"));
     QVERIFY(api.isValid());
@@ -715,16 +735,9 @@ void TestKeyBrowser::followsTheKeyspace()
     for (const char *k : {"keep:a", "keep:b", "keep:c"})
         other.command({"SET", k, "1"});
 
-    RedisClient client(server.options());
-    client.open();
-    KeyBrowser browser;
-    QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    browser.resize(1100, 700);
-    browser.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&browser));
-    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
-    browser.setClient(&client, "ratescope:", ":");
-    QVERIFY(finished.wait(60000));
+    ShownBrowser shown(server);
+    QVERIFY(shown.listed());
+    KeyBrowser &browser = shown.browser;
     const KeyTreeModel *m = browser.model();
     QCOMPARE(m->keyCount(), 5);
     for (const char *group : {"ctr", "solo", "keep"})

@@ -115,39 +115,48 @@ PolicyEffect readPolicyEffect(Connection &c, const MetadataNamespace &ns, const 
     return r;
 }
 
-PolicyChange storePolicy(Connection &c, const MetadataNamespace &ns, const Policy &p, qint64 basedOn, const QString &actor,
-                        const QString &op)
-{
-    PolicyChange r;
-    AuditLog(c, ns).ensureWritable(); // no change without its record
-    PolicyStore store(c, ns);
-    const auto current = store.get(p.name);
-    try {
-        const Policy stored = store.set(p, basedOn, actor);
-        AuditLog(c, ns).append(policySetAuditEntry(current, stored), op);
-        r.stored = stored;
-    } catch (const ConflictError &e) {
-        r.conflict = e.message();
-        r.theirs = store.get(p.name);
-    }
-    return r;
-}
+namespace {
 
-PolicyChange removePolicy(Connection &c, const MetadataNamespace &ns, const QString &name, qint64 basedOn, const QString &actor,
-                          const QString &op)
+// A policy changed only when its audit entry can be written (checked first), recorded as op;
+// or the conflict that stopped it, with the policy named `name` as it is now. change makes the
+// change and returns the policy it concerns and its audit entry.
+template <typename Change>
+PolicyChange auditedPolicyChange(Connection &c, const MetadataNamespace &ns, const QString &name, const QString &op, Change change)
 {
     PolicyChange r;
-    AuditLog(c, ns).ensureWritable(); // no change without its record
+    AuditLog log(c, ns);
+    log.ensureWritable(); // no change without its record
     PolicyStore store(c, ns);
     try {
-        const Policy removed = store.remove(name, basedOn, actor);
-        AuditLog(c, ns).append(policyDeleteAuditEntry(removed), op);
-        r.stored = removed;
+        const auto [policy, entry] = change(store);
+        log.append(entry, op);
+        r.stored = policy;
     } catch (const ConflictError &e) {
         r.conflict = e.message();
         r.theirs = store.get(name);
     }
     return r;
+}
+
+} // namespace
+
+PolicyChange storePolicy(Connection &c, const MetadataNamespace &ns, const Policy &p, qint64 basedOn, const QString &actor,
+                         const QString &op)
+{
+    return auditedPolicyChange(c, ns, p.name, op, [&](PolicyStore &store) {
+        const auto current = store.get(p.name);
+        const Policy stored = store.set(p, basedOn, actor);
+        return std::pair(stored, policySetAuditEntry(current, stored));
+    });
+}
+
+PolicyChange removePolicy(Connection &c, const MetadataNamespace &ns, const QString &name, qint64 basedOn, const QString &actor,
+                          const QString &op)
+{
+    return auditedPolicyChange(c, ns, name, op, [&](PolicyStore &store) {
+        const Policy removed = store.remove(name, basedOn, actor);
+        return std::pair(removed, policyDeleteAuditEntry(removed));
+    });
 }
 
 std::optional<Override> storeOverride(Connection &c, const MetadataNamespace &ns, const Override &o, qint64 forUs,
