@@ -2,6 +2,7 @@
 // read-only mode before anything is sent, and each leaving exactly one audit entry.
 #include "cli.h"
 #include "limitoptions.h"
+#include "lookupcommand.h"
 
 #include "formats/formatreaders.h"
 
@@ -30,7 +31,7 @@ QString actor(const Cli &cli)
 // Before a change: its audit entry must be writable, else nothing is changed.
 void ensureAuditable(Cli &cli)
 {
-    AuditLog(cli.connection(), cli.ns()).ensureWritable();
+    cli.auditLog().ensureWritable();
 }
 
 // After a change: the entry. If it cannot be written after all (the connection died in
@@ -38,7 +39,7 @@ void ensureAuditable(Cli &cli)
 void recordChange(Cli &cli, const AuditEntry &entry)
 {
     try {
-        AuditLog(cli.connection(), cli.ns()).append(entry, cli.operatorName());
+        cli.auditLog().append(entry, cli.operatorName());
     } catch (const Error &) {
         cli.err() << "ratescope-cli: " << entry.action << " was done, but its audit entry could not be written:\n";
         cli.err().flush();
@@ -62,9 +63,10 @@ int runReset(Cli &cli)
 {
     const bool dryRun = cli.args().isSet(QStringLiteral("dry-run"));
     const bool byPattern = cli.args().isSet(QStringLiteral("match"));
+    const bool byLookup = cli.args().isSet(QStringLiteral("lookup"));
     const QStringList keys = cli.positional();
-    if (byPattern == !keys.isEmpty())
-        throw UsageError(QStringLiteral("give either KEY... or --match GLOB"));
+    if (int(byPattern) + int(byLookup) + int(!keys.isEmpty()) != 1)
+        throw UsageError(QStringLiteral("give one of KEY..., --match GLOB or --lookup ID"));
     if (!dryRun)
         cli.requireWritable(QStringLiteral("reset"));
     const bool interactive = ::isatty(STDIN_FILENO) && !cli.json();
@@ -80,6 +82,27 @@ int runReset(Cli &cli)
     QByteArrayList exact;
     for (const QString &k : keys)
         exact << cli.keyBytes(k);
+    QByteArray lookupId;
+    if (byLookup) {
+        // Exactly the limiters `lookup ID` lists: their keys (a counter's or another library's
+        // base takes its keys, a shard group its shards), never another key holding the ID.
+        LookupOptions options;
+        options.id = lookupId = cli.bytes(cli.args().value(QStringLiteral("lookup")));
+        const LookupResult found = lookUp(cli, options);
+        if (!found.complete) {
+            cli.err() << "interrupted: the lookup is partial, so nothing was deleted\n";
+            return kExitInterrupted;
+        }
+        for (const LookupRow &row : found.rows)
+            exact << row.keys;
+        if (exact.isEmpty()) {
+            if (cli.json())
+                cli.printJson({{QStringLiteral("matched"), 0}, {QStringLiteral("deleted"), 0}, {QStringLiteral("dry_run"), dryRun}});
+            else
+                cli.out() << "no limiter holds " << displayKey(lookupId) << ": nothing to delete\n";
+            return ExitOk;
+        }
+    }
     ResetPlan plan = byPattern ? resetter.planPattern(cli.bytes(cli.args().value(QStringLiteral("match")))) : resetter.planKeys(exact);
     // A pattern deletes limiters only: keys that are no limiter (an application's strings,
     // hashes, sets, ...) are held back and listed apart, deleted only when asked for.
@@ -168,14 +191,20 @@ int runReset(Cli &cli)
         return ExitUsage;
     }
     // The intent first: a reset cut short (server killed, connection lost) still leaves a trace.
-    AuditLog log(cli.connection(), cli.ns());
-    log.append(resetIntentAuditEntry(plan), cli.operatorName());
+    AuditLog log = cli.auditLog();
+    // A lookup's reset is recorded under the customer it was for.
+    const auto underTarget = [&](AuditEntry e) {
+        if (byLookup)
+            e.target = QStringLiteral("lookup:") + displayKey(lookupId);
+        return e;
+    };
+    log.append(underTarget(resetIntentAuditEntry(plan)), cli.operatorName());
     const ResetRun run = resetter.execute(plan, {}); // never throws: a failure ends the run
     const qint64 deleted = run.deleted;
     QString auditProblem;
     try {
         // The console's reset writes the very same entry (core builds it).
-        log.append(resetAuditEntry(plan, run), cli.operatorName());
+        log.append(underTarget(resetAuditEntry(plan, run)), cli.operatorName());
     } catch (const Error &e) {
         auditProblem = e.message();
     }
@@ -339,6 +368,67 @@ void printOverride(Cli &cli, const Override &o)
     });
 }
 
+// The limit and window of `override set` (the key aside).
+Override overrideFromOptions(Cli &cli)
+{
+    Override o;
+    o.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
+    o.windowUs = 0; // the policy's
+    if (cli.args().isSet(QStringLiteral("window"))) {
+        // Given, it is a window like check's: 0 is not "the policy's", it is refused.
+        o.windowUs = cli.durationOptionUs(QStringLiteral("window"));
+        if (o.windowUs < kMinWindowUs || o.windowUs > kMaxWindowUs)
+            throw UsageError(QStringLiteral("--window must be between %1 and %2, not %3")
+                                 .arg(formatDurationUs(kMinWindowUs), formatDurationUs(kMaxWindowUs), formatDurationUs(o.windowUs)));
+    }
+    return o;
+}
+
+// override set --lookup ID: the same temporary limit for each limiter `lookup ID` lists that
+// a policy covers (an override changes a policy's limits; the others are named and skipped),
+// one audit entry each.
+int grantToLookup(Cli &cli)
+{
+    cli.requireWritable(QStringLiteral("override set"));
+    const Override granted = overrideFromOptions(cli);
+    const qint64 forUs = cli.durationOptionUs(QStringLiteral("for"));
+    ensureAuditable(cli); // before the pass: a change that cannot be recorded is refused first
+    LookupOptions options;
+    options.id = cli.bytes(cli.args().value(QStringLiteral("lookup")));
+    const LookupResult found = lookUp(cli, options);
+    if (!found.complete) {
+        cli.err() << "interrupted: the lookup is partial, so nothing was granted\n";
+        return kExitInterrupted;
+    }
+    std::vector<const LookupRow *> covered, skipped;
+    for (const LookupRow &row : found.rows)
+        (row.policy.isEmpty() ? skipped : covered).push_back(&row);
+    for (const LookupRow *row : skipped)
+        cli.err() << "skipped " << displayKey(row->key) << ": no policy covers it, so an override would change nothing\n";
+    if (covered.empty()) {
+        if (cli.json())
+            cli.printJson({{QStringLiteral("granted"), 0}});
+        else
+            cli.out() << "no limiter of " << displayKey(options.id) << " that a policy covers: nothing granted\n";
+        return ExitOk;
+    }
+    OverrideStore store(cli.connection(), cli.ns());
+    for (const LookupRow *row : covered) {
+        Override o = granted;
+        o.key = row->key; // a shard group's base: the whole group's limit
+        const auto previous = store.set(o, forUs, actor(cli));
+        const auto stored = store.get(o.key);
+        recordChange(cli, overrideSetAuditEntry(o.key, previous, stored));
+        if (stored)
+            printOverride(cli, *stored);
+        if (!cli.json())
+            cli.out() << '\n';
+    }
+    if (!cli.json())
+        cli.out() << "granted " << covered.size() << (covered.size() == 1 ? " override" : " overrides") << '\n';
+    return ExitOk;
+}
+
 int runOverride(Cli &cli)
 {
     QStringList p = cli.positional();
@@ -355,6 +445,11 @@ int runOverride(Cli &cli)
         }
         return ExitOk;
     }
+    if (action == QLatin1String("set") && cli.args().isSet(QStringLiteral("lookup"))) {
+        if (!p.isEmpty())
+            throw UsageError(QStringLiteral("give either KEY or --lookup ID"));
+        return grantToLookup(cli);
+    }
     if (p.size() != 1)
         throw UsageError(QStringLiteral("expected exactly one KEY"));
     const QByteArray key = cli.keyBytes(p[0]);
@@ -367,17 +462,8 @@ int runOverride(Cli &cli)
     }
     if (action == QLatin1String("set")) {
         cli.requireWritable(QStringLiteral("override set"));
-        Override o;
+        Override o = overrideFromOptions(cli);
         o.key = key;
-        o.limit = cli.integerOption(QStringLiteral("limit"), 1, kMaxLimit);
-        o.windowUs = 0; // the policy's
-        if (cli.args().isSet(QStringLiteral("window"))) {
-            // Given, it is a window like check's: 0 is not "the policy's", it is refused.
-            o.windowUs = cli.durationOptionUs(QStringLiteral("window"));
-            if (o.windowUs < kMinWindowUs || o.windowUs > kMaxWindowUs)
-                throw UsageError(QStringLiteral("--window must be between %1 and %2, not %3")
-                                     .arg(formatDurationUs(kMinWindowUs), formatDurationUs(kMaxWindowUs), formatDurationUs(o.windowUs)));
-        }
         const qint64 forUs = cli.durationOptionUs(QStringLiteral("for"));
         OverrideStore store(cli.connection(), cli.ns());
         ensureAuditable(cli);
@@ -408,7 +494,28 @@ int runOverride(Cli &cli)
 int runAudit(Cli &cli)
 {
     const int max = int(cli.integerOption(QStringLiteral("max"), 1, 100000, 50));
-    for (const AuditEntry &e : AuditLog(cli.connection(), cli.ns()).list(max)) {
+    // audit writes nothing, so the global --reason is its filter: entries whose reason matches.
+    const QByteArray reasonGlob = cli.reason().toUtf8();
+    if (!reasonGlob.isEmpty())
+        requireWellFormedGlob(reasonGlob, QStringLiteral("--reason"));
+    std::vector<AuditEntry> entries;
+    AuditLog log = cli.auditLog();
+    if (reasonGlob.isEmpty()) {
+        entries = log.list(max);
+    } else {
+        // Newest first, a page at a time, until `max` match or the trail (capped) ends.
+        QString before;
+        for (;;) {
+            const std::vector<AuditEntry> page = log.olderThan(before, 1000);
+            for (const AuditEntry &e : page)
+                if (!e.reason.isEmpty() && globMatch(reasonGlob, e.reason.toUtf8()) && qsizetype(entries.size()) < max)
+                    entries.push_back(e);
+            if (page.size() < 1000 || qsizetype(entries.size()) >= max)
+                break;
+            before = page.back().id;
+        }
+    }
+    for (const AuditEntry &e : entries) {
         if (cli.json()) {
             cli.printJson({{QStringLiteral("id"), e.id},
                            {QStringLiteral("time"), e.time.toString(Qt::ISODateWithMs)},
@@ -420,14 +527,72 @@ int runAudit(Cli &cli)
                            {QStringLiteral("before"), e.before},
                            {QStringLiteral("after"), e.after},
                            {QStringLiteral("count"), e.count},
-                           {QStringLiteral("version"), e.version}});
+                           {QStringLiteral("version"), e.version},
+                           {QStringLiteral("reason"), e.reason}});
             continue;
         }
         // Every field may come from another writer of the stream: none may move the cursor or forge a line.
         cli.out() << e.time.toString(Qt::ISODate) << "  " << escapeControls(e.actor).leftJustified(12) << ' '
                   << escapeControls(e.host).leftJustified(14) << ' ' << escapeControls(e.action).leftJustified(15) << ' '
-                  << escapeControls(e.target) << "  (" << e.count << ")\n";
+                  << escapeControls(e.target) << "  (" << e.count << ")";
+        if (!e.reason.isEmpty())
+            cli.out() << "  reason: " << escapeControls(e.reason);
+        cli.out() << '\n';
     }
+    return ExitOk;
+}
+
+// ---- settings --------------------------------------------------------------------------
+
+int runSettings(Cli &cli)
+{
+    QStringList p = cli.positional();
+    const QString action = p.isEmpty() ? QStringLiteral("get") : p.takeFirst();
+    if (action == QLatin1String("get")) {
+        if (!p.isEmpty())
+            throw UsageError(QStringLiteral("settings get takes nothing more"));
+        const NamespaceSettings settings = readNamespaceSettings(cli.connection(), cli.ns());
+        if (cli.json())
+            cli.printJson({{QStringLiteral("namespace"), cli.ns().text()}, {QStringLiteral("require_reason"), settings.requireReason}});
+        else
+            cli.printFields({{QStringLiteral("namespace"), cli.ns().text()},
+                             {QStringLiteral("require-reason"), settings.requireReason ? QStringLiteral("on (every change needs --reason)")
+                                                                                       : QStringLiteral("off")}});
+        return ExitOk;
+    }
+    if (action != QLatin1String("set"))
+        throw UsageError(QStringLiteral("unknown settings action '%1' (get, set NAME on|off)").arg(action));
+    if (p.size() != 2)
+        throw UsageError(QStringLiteral("settings set needs a NAME and on or off (settings: %1)").arg(namespaceSettingNames().join(", ")));
+    if (!namespaceSettingNames().contains(p[0]))
+        throw UsageError(QStringLiteral("unknown setting '%1' (settings: %2)").arg(escapeControls(p[0]), namespaceSettingNames().join(", ")));
+    if (p[1] != QLatin1String("on") && p[1] != QLatin1String("off"))
+        throw UsageError(QStringLiteral("%1 is on or off, not '%2'").arg(p[0], escapeControls(p[1])));
+    cli.requireWritable(QStringLiteral("settings set"));
+    const bool on = p[1] == QLatin1String("on");
+    ensureAuditable(cli); // turning it off needs a reason while it is on
+    const bool was = readNamespaceSettings(cli.connection(), cli.ns()).requireReason;
+    if (was == on) {
+        if (cli.json())
+            cli.printJson({{QStringLiteral("require_reason"), on}, {QStringLiteral("changed"), false}});
+        else
+            cli.out() << p[0] << " is already " << p[1] << ": nothing changed, nothing audited\n";
+        return ExitOk;
+    }
+    const Reply r = cli.connection().command({"HSET", settingsKey(cli.ns()), p[0].toUtf8(), on ? "1" : "0"});
+    if (r.isError())
+        throw ReplyError(QStringLiteral("%1 (writing the settings %2; nothing was changed)").arg(r.text(), QString::fromUtf8(settingsKey(cli.ns()))));
+    AuditEntry entry;
+    entry.action = QStringLiteral("settings.set");
+    entry.target = p[0];
+    entry.before = was ? QStringLiteral("on") : QStringLiteral("off");
+    entry.after = p[1];
+    entry.count = 1;
+    recordChange(cli, entry);
+    if (cli.json())
+        cli.printJson({{QStringLiteral("require_reason"), on}, {QStringLiteral("changed"), true}});
+    else
+        cli.out() << p[0] << " is now " << p[1] << '\n';
     return ExitOk;
 }
 
@@ -437,7 +602,8 @@ void registerAdministration(QList<Subcommand> &commands)
 {
     commands.append(
         {QStringLiteral("reset"),
-         QStringLiteral("reset KEY... | --match GLOB [--dry-run] [--yes] [--force] [--include-non-limiters] [--include-metadata]"),
+         QStringLiteral("reset KEY... | --match GLOB | --lookup ID [--dry-run] [--yes] [--force] [--include-non-limiters] "
+                        "[--include-metadata]"),
          QStringLiteral("Delete limiter keys: exact names (taken literally), or a SCAN snapshot of a pattern,\n"
                         "previewed first; exactly the previewed keys are deleted. Counter bases take their windows.\n"
                         "A pattern deletes limiters only: matching keys that are no limiter are listed apart."),
@@ -448,7 +614,8 @@ void registerAdministration(QList<Subcommand> &commands)
           {QStringLiteral("include-non-limiters"),
            QStringLiteral("With --match: also delete the matching keys that are no limiter (held back by default).")},
           {QStringLiteral("include-metadata"), QStringLiteral("Also delete Ratescope's own records (policies, overrides, audit trail).")},
-          {QStringLiteral("yes"), QStringLiteral("Do not ask (required when not on a terminal).")}},
+          {QStringLiteral("yes"), QStringLiteral("Do not ask (required when not on a terminal).")},
+          lookupOption()},
          false,
          runReset});
     commands.append(
@@ -473,19 +640,28 @@ void registerAdministration(QList<Subcommand> &commands)
          false,
          runPolicy});
     commands.append({QStringLiteral("override"),
-                     QStringLiteral("override set KEY --limit N [--window D] --for D | clear KEY | get KEY | list"),
-                     QStringLiteral("Temporary limits for one key; they expire by themselves."),
+                     QStringLiteral("override set KEY|--lookup ID --limit N [--window D] --for D | clear KEY | get KEY | list"),
+                     QStringLiteral("Temporary limits for one key, or for each limiter `lookup ID` lists; they expire by themselves."),
                      {{QStringLiteral("limit"), QStringLiteral("The temporary limit."), QStringLiteral("N")},
                       {QStringLiteral("window"), QStringLiteral("A temporary window (default: the policy's)."), QStringLiteral("D")},
-                      {QStringLiteral("for"), QStringLiteral("How long it lasts, e.g. 2h."), QStringLiteral("D")}},
+                      {QStringLiteral("for"), QStringLiteral("How long it lasts, e.g. 2h."), QStringLiteral("D")},
+                      lookupOption()},
                      false,
                      runOverride});
     commands.append({QStringLiteral("audit"),
-                     QStringLiteral("audit [--max N]"),
-                     QStringLiteral("Who changed what, newest first."),
+                     QStringLiteral("audit [--max N] [--reason GLOB]"),
+                     QStringLiteral("Who changed what and why, newest first. With --reason, only the entries whose reason\n"
+                                    "matches the glob (e.g. --reason 'TICKET-42*')."),
                      {{QStringLiteral("max"), QStringLiteral("How many entries (default 50)."), QStringLiteral("N")}},
                      false,
                      runAudit});
+    commands.append({QStringLiteral("settings"),
+                     QStringLiteral("settings [get] | set require-reason on|off"),
+                     QStringLiteral("The namespace's settings. require-reason on: every change (CLI and console) must give a reason\n"
+                                    "(--reason), else it is refused before anything is sent. Changing a setting is audited."),
+                     {},
+                     false,
+                     runSettings});
 }
 
 } // namespace ratescope::cli

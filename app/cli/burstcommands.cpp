@@ -234,7 +234,7 @@ int writeTimeline(Cli &cli, OutputTarget &target, const BurstSummary &s)
 int audit(Cli &cli, const AuditEntry &entry)
 {
     try {
-        AuditLog(cli.connection(), cli.ns()).append(entry, cli.operatorName());
+        cli.auditLog().append(entry, cli.operatorName());
         return ExitOk;
     } catch (const Error &e) {
         cli.err() << "ratescope-cli: the audit entry was not written: " << e.message() << '\n';
@@ -289,7 +289,7 @@ int runBurst(Cli &cli)
         if (!refusal.isEmpty())
             throw UsageError(refusal);
     }
-    AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no burst without its record
+    cli.auditLog().ensureWritable(); // no burst without its record
     BurstEngine engine(cli.connectionOptions(), config);
     const bool live = !cli.json() && ::isatty(STDERR_FILENO);
     if (live)
@@ -359,7 +359,7 @@ int runBoundary(Cli &cli)
     const LimitSpec spec = specFromOptions(cli, false);
     const QByteArray key = boundaryKey(cli, spec);
     const QJsonObject before = boundaryAuditParameters(spec);
-    AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no run without its record
+    cli.auditLog().ensureWritable(); // no run without its record
     BoundaryScenario scenario(cli.connection(), key, spec);
     BoundaryResult result;
     try {

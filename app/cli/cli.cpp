@@ -20,7 +20,8 @@ const QString kDefaultUrl = QStringLiteral("redis://127.0.0.1:6379/0");
 constexpr int kMaxOperatorLength = 100;
 
 // Global options that take a value: needed to find the subcommand before the full parse.
-const QStringList kGlobalValueOptions = {QStringLiteral("--url"), QStringLiteral("--namespace"), QStringLiteral("--operator")};
+const QStringList kGlobalValueOptions = {QStringLiteral("--url"), QStringLiteral("--namespace"), QStringLiteral("--operator"),
+                                         QStringLiteral("--reason")};
 
 } // namespace
 
@@ -36,6 +37,10 @@ Cli::Cli()
          QStringLiteral("PREFIX")},
         {QStringLiteral("operator"), QStringLiteral("Name recorded in the audit trail for mutations (default: the OS user)."),
          QStringLiteral("NAME")},
+        {QStringLiteral("reason"),
+         QStringLiteral("Why: a ticket number or a sentence (at most 200 characters), recorded with every audit entry the command "
+                        "writes. Required for changes when the namespace says so (settings)."),
+         QStringLiteral("TEXT")},
         {QStringLiteral("sandbox"), QStringLiteral("Use a private, empty redis-server started for this command and stopped after it.")},
         {{QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show help (for a command: COMMAND --help).")},
         {QStringLiteral("version"), QStringLiteral("Show the version.")},
@@ -50,6 +55,7 @@ Cli::Cli()
     registerSimulate(m_commands);
     registerTop(m_commands);
     registerFormats(m_commands);
+    registerLookup(m_commands);
     // Every command that takes a key (KEY arguments, or boundary's --key) can take it in base64.
     for (Subcommand &c : m_commands)
         if (c.synopsis.contains(QLatin1String("KEY")) || c.synopsis.contains(QLatin1String("--key ")))
@@ -101,7 +107,7 @@ const QStringList &Cli::byteOptions()
 {
     static const QStringList options = {QStringLiteral("match"),      QStringLiteral("from-keys"), QStringLiteral("key"),
                                         QStringLiteral("request-id"), QStringLiteral("trace"),     QStringLiteral("timeline"),
-                                        QStringLiteral("decisions")};
+                                        QStringLiteral("decisions"),  QStringLiteral("lookup")};
     return options;
 }
 
@@ -215,6 +221,13 @@ QString Cli::commandHelp(const Subcommand &c) const
     }
     text += QStringLiteral("\nGlobal options: see ratescope-cli --help.\n");
     return text;
+}
+
+AuditLog Cli::auditLog()
+{
+    AuditLog log(connection(), m_namespace);
+    log.setReason(m_reason);
+    return log;
 }
 
 Connection &Cli::connection()
@@ -407,6 +420,12 @@ int Cli::dispatch(const QStringList &arguments)
         requireSafeText(m_operator, QStringLiteral("--operator"), kMaxOperatorLength);
         if (m_operator.trimmed() != m_operator)
             throw UsageError(QStringLiteral("--operator must not start or end with spaces"));
+    }
+    if (m_parser.isSet(QStringLiteral("reason"))) {
+        m_reason = m_parser.value(QStringLiteral("reason"));
+        if (m_reason.isEmpty())
+            throw UsageError(QStringLiteral("--reason is empty"));
+        requireValidReason(m_reason);
     }
     m_url = m_parser.isSet(QStringLiteral("url"))
                 ? m_parser.value(QStringLiteral("url"))

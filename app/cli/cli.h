@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "redis/connection.h"
+#include "admin/audit.h"
 #include "admin/policy.h"
 #include "redis/sandboxserver.h"
 
@@ -52,6 +53,7 @@ void registerScripts(QList<Subcommand> &commands);
 void registerSimulate(QList<Subcommand> &commands);
 void registerTop(QList<Subcommand> &commands);
 void registerFormats(QList<Subcommand> &commands);
+void registerLookup(QList<Subcommand> &commands);
 
 // 128 + SIGINT, as a shell reports a command Ctrl-C ended.
 constexpr int kExitInterrupted = 130;
@@ -100,6 +102,12 @@ public:
     const MetadataNamespace &ns() const { return m_namespace; }
     // Who the audit trail names: --operator NAME, else empty (the OS user is recorded).
     QString operatorName() const { return m_operator; }
+    // Why: --reason TEXT, else empty.
+    QString reason() const { return m_reason; }
+    // The audit trail on the shared connection, carrying --reason: every change checks it
+    // (ensureWritable, which also refuses a change without a reason where the namespace
+    // requires one) and records itself through it.
+    AuditLog auditLog();
     // The shared connection, opened on first use.
     Connection &connection();
     // The namespace's policies; a record this build cannot read is skipped with a warning
@@ -149,6 +157,7 @@ private:
     MetadataNamespace m_namespace;
     QString m_url;
     QString m_operator;
+    QString m_reason;
     QHash<QString, QByteArray> m_rawArguments; // stand-in text -> bytes of arguments that are not UTF-8
     std::unique_ptr<SandboxServer> m_sandbox;
     std::unique_ptr<Connection> m_connection;

@@ -117,9 +117,9 @@ int runDeploy(Cli &cli)
             cli.out() << t.address << "  " << plan.targetText(t) << '\n';
     int loaded = 0;
     if (plan.needsLoad()) {
-        AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no deploy without its record
+        cli.auditLog().ensureWritable(); // no deploy without its record
         loaded = deployLibrary(cli.connection(), plan);
-        AuditLog(cli.connection(), cli.ns()).append(scriptsDeployAuditEntry(plan, loaded), cli.operatorName());
+        cli.auditLog().append(scriptsDeployAuditEntry(plan, loaded), cli.operatorName());
     }
     if (cli.json()) {
         QJsonObject o = plan.toJson();

@@ -4,6 +4,7 @@
 
 #include "redis/connection.h"
 #include "base/errors.h"
+#include "base/inputcheck.h"
 #include "redis/resp.h"
 
 #include <pwd.h>
@@ -34,7 +35,18 @@ QString AuditLog::hostName()
 void AuditLog::ensureWritable()
 {
     const QString name = QString::fromUtf8(streamKey());
-    const auto replies = m_connection.pipeline({{"TYPE", streamKey()}, {"XADD", streamKey(), "NOMKSTREAM", "0-0", "probe", "1"}});
+    const auto replies = m_connection.pipeline({{"TYPE", streamKey()},
+                                                {"XADD", streamKey(), "NOMKSTREAM", "0-0", "probe", "1"},
+                                                {"HGET", settingsKey(m_ns), "require-reason"}});
+    const Reply &required = replies[2];
+    if (required.isError() && !required.bytes().startsWith("NOPERM"))
+        throw UsageError(QStringLiteral("the settings record '%1' cannot be read (%2; is --namespace right?); nothing was changed")
+                             .arg(QString::fromUtf8(settingsKey(m_ns)), required.text()));
+    // A user who may not read the settings is held to them all the same.
+    if ((required.isError() || required.bytes() == "1") && m_reason.isEmpty())
+        throw UsageError(QStringLiteral("namespace '%1' requires a reason for every change (a ticket number or a sentence: "
+                                        "--reason TEXT, or the console's reason field); nothing was changed")
+                             .arg(m_ns.text()));
     const Reply &type = replies[0];
     if (type.isError())
         throw ReplyError(QStringLiteral("%1 (reading the audit trail %2; nothing was changed)").arg(type.text(), name));
@@ -50,6 +62,12 @@ void AuditLog::ensureWritable()
     throw UnexpectedReplyError(QStringLiteral("probing the audit trail %1 returned %2").arg(name, probe.debugString()));
 }
 
+void AuditLog::setReason(const QString &reason)
+{
+    requireValidReason(reason);
+    m_reason = reason;
+}
+
 QString AuditLog::append(AuditEntry e, const QString &operatorName)
 {
     if (!e.time.isValid())
@@ -59,6 +77,8 @@ QString AuditLog::append(AuditEntry e, const QString &operatorName)
     if (e.host.isEmpty())
         e.host = hostName();
     e.actor = operatorName.isEmpty() ? e.osUser : operatorName;
+    if (e.reason.isEmpty())
+        e.reason = m_reason;
     const Reply id = m_connection.command({
         "XADD",
         streamKey(),
@@ -86,6 +106,8 @@ QString AuditLog::append(AuditEntry e, const QString &operatorName)
         QByteArray::number(e.count),
         "version",
         QByteArrayLiteral(RATESCOPE_VERSION), // the release that wrote it
+        "reason",
+        e.reason.toUtf8(),
     });
     return id.text();
 }
@@ -150,8 +172,39 @@ AuditEntry AuditLog::fromStreamItem(const Reply &item)
             e.count = value.toLongLong();
         else if (name == "version")
             e.version = value;
+        else if (name == "reason")
+            e.reason = value;
     }
     return e;
+}
+
+void requireValidReason(const QString &reason, const QString &what)
+{
+    if (reason.isEmpty())
+        return;
+    requireSafeText(reason, what, kMaxReasonLength);
+    if (reason.trimmed() != reason)
+        throw UsageError(QStringLiteral("%1 must not start or end with spaces").arg(what));
+}
+
+QByteArray settingsKey(const MetadataNamespace &ns)
+{
+    return ns.key("settings");
+}
+
+NamespaceSettings readNamespaceSettings(Connection &connection, const MetadataNamespace &ns)
+{
+    NamespaceSettings settings;
+    const Reply r = connection.command({"HGET", settingsKey(ns), "require-reason"});
+    if (r.isError())
+        throw ReplyError(QStringLiteral("%1 (reading the settings %2)").arg(r.text(), QString::fromUtf8(settingsKey(ns))));
+    settings.requireReason = r.bytes() == "1";
+    return settings;
+}
+
+QStringList namespaceSettingNames()
+{
+    return {QStringLiteral("require-reason")};
 }
 
 AuditEntry scriptsDeployAuditEntry(const DeployPlan &plan, int loaded)

@@ -5,6 +5,7 @@
 
 #include <QDateTime>
 #include <QString>
+#include <QStringList>
 #include <vector>
 
 namespace ratescope {
@@ -25,7 +26,26 @@ struct AuditEntry {
     QString after;    // state after (JSON text), empty when none
     qint64 count = 0; // keys affected, requests sent, ...
     QString version;  // the Ratescope release that wrote it (set by append(); empty before 0.2.0)
+    QString reason;   // why: a ticket number or a sentence (--reason; the console's reason field), empty when none given
 };
+
+// A change's reason: at most kMaxReasonLength characters (code points) of visible text.
+inline constexpr int kMaxReasonLength = 200;
+// Throws UsageError ("<what> ...") for a reason that is too long, has control or invisible
+// characters, or starts or ends with spaces. An empty reason is none, and passes.
+void requireValidReason(const QString &reason, const QString &what = QStringLiteral("--reason"));
+
+// The namespace's settings, kept in the hash "<ns>settings" (one field each).
+struct NamespaceSettings {
+    // Every change must give a reason: without one it is refused before anything is sent, in
+    // the CLI and the console alike (AuditLog::ensureWritable). Field "require-reason": "1" / "0".
+    bool requireReason = false;
+};
+// The settings' key and fields, for readers that pipeline them with other reads.
+QByteArray settingsKey(const MetadataNamespace &ns);
+NamespaceSettings readNamespaceSettings(Connection &connection, const MetadataNamespace &ns);
+// The settings' names as `settings` shows and takes them: "require-reason".
+QStringList namespaceSettingNames();
 
 class AuditLog {
 public:
@@ -40,10 +60,16 @@ public:
     // type (a --namespace that collides with an application's keys), ReplyError with the
     // server's words when it refuses XADD (NOPERM for an ACL user without it, READONLY,
     // OOM, ...). Writes nothing: the probe is an XADD with the ID 0-0, which Redis refuses
-    // after the ACL check and before touching the key.
+    // after the ACL check and before touching the key. In the same round, the namespace's
+    // settings: when it requires a reason and this log has none (setReason), UsageError
+    // "... requires a reason for every change ...", before anything is changed.
     void ensureWritable();
-    // Appends; fills in time, OS user and host, and actor from operatorName (or the OS user).
-    // Returns the stream id.
+    // The reason every entry this log appends carries (an entry's own reason, if set, wins).
+    // Checked with requireValidReason.
+    void setReason(const QString &reason);
+    const QString &reason() const { return m_reason; }
+    // Appends; fills in time, OS user and host, and actor from operatorName (or the OS user),
+    // and the reason. Returns the stream id.
     QString append(AuditEntry entry, const QString &operatorName = {});
     // Newest first.
     std::vector<AuditEntry> list(int max = 100);
@@ -61,6 +87,7 @@ public:
 private:
     Connection &m_connection;
     MetadataNamespace m_ns;
+    QString m_reason;
 };
 
 // The entry a deploy of the functions library leaves (scripts.deploy): what each master had

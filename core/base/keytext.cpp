@@ -60,6 +60,18 @@ bool isShownAsIs(char32_t c)
 
 } // namespace
 
+bool keyHoldsSegment(const QByteArray &key, const QByteArray &id)
+{
+    if (id.isEmpty())
+        return false;
+    for (qsizetype at = key.indexOf(id); at >= 0; at = key.indexOf(id, at + 1)) {
+        const qsizetype end = at + id.size();
+        if ((at == 0 || isKeySeparator(key[at - 1])) && (end == key.size() || isKeySeparator(key[end])))
+            return true;
+    }
+    return false;
+}
+
 bool isPlainKey(const QByteArray &key)
 {
     if (key.startsWith('"'))

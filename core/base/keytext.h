@@ -24,6 +24,25 @@ QString displayKey(const QByteArray &key);
 // so the text cannot move the cursor, retitle a terminal, forge a line or reorder what follows.
 QString escapeControls(const QString &text);
 
+// The bytes that separate a key's segments: : / { } | . , ; = @ - _ and space. "api:{acme}:3"
+// has the segments api, acme and 3; a hash tag's braces are separators too.
+inline bool isKeySeparator(char c)
+{
+    switch (c) {
+    case ':': case '/': case '{': case '}': case '|': case '.': case ',':
+    case ';': case '=': case '@': case '-': case '_': case ' ':
+        return true;
+    default:
+        return false;
+    }
+}
+
+// True when `id` appears in the key as whole segments: at the start or after a separator,
+// and at the end or before one. "acme" is in "api:acme", "login:acme:/search", "rl:{acme}:3",
+// not in "api:acmecorp" or "api:xacme". Bytes compare exactly (case matters, as in Redis); an
+// id may hold separators itself ("acme-eu" is in "api:acme-eu:1"). An empty id is in no key.
+bool keyHoldsSegment(const QByteArray &key, const QByteArray &id);
+
 // True when the bytes are valid UTF-8 (shortest form, no surrogates), i.e. survive a round trip
 // through QString unchanged.
 bool isUtf8(const QByteArray &bytes);

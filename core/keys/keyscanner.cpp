@@ -3,6 +3,7 @@
 #include "redis/connection.h"
 #include "redis/scan.h"
 #include "base/errors.h"
+#include "base/keytext.h"
 
 #include <QDateTime>
 
@@ -51,26 +52,7 @@ TypeGuesser::Shape TypeGuesser::shapeOf(const QByteArray &key)
     // FNV-1a over the shape, computed as it is read: no copy of the key.
     Shape h = 14695981039346656037ULL;
     auto add = [&h](unsigned char c) { h = (h ^ c) * 1099511628211ULL; };
-    auto separator = [](char c) {
-        switch (c) {
-        case ':':
-        case '/':
-        case '{':
-        case '}':
-        case '|':
-        case '.':
-        case ',':
-        case ';':
-        case '=':
-        case '@':
-        case '-':
-        case '_':
-        case ' ':
-            return true;
-        default:
-            return false;
-        }
-    };
+    const auto separator = isKeySeparator;
     const char *p = key.constData(), *end = p + key.size();
     while (p < end) {
         if (separator(*p)) {

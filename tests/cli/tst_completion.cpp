@@ -71,7 +71,8 @@ private slots:
              {"--algo", "--limit", "--window", "--cost", "--now-us", "--headers", "--base64-keys", "--url", "--json", "--help"})
             QVERIFY2(check.contains(QString::fromLatin1(o)), o);
         QVERIFY(!check.contains(QStringLiteral("--score-unit"))); // peek's, not check's
-        QCOMPARE(cli({QStringLiteral("--re")}, bashCompletion), QStringList{QStringLiteral("--read-only")});
+        QCOMPARE(cli({QStringLiteral("--rea")}, bashCompletion), (QStringList{QStringLiteral("--read-only"), QStringLiteral("--reason")}));
+        QCOMPARE(cli({QStringLiteral("--read")}, bashCompletion), QStringList{QStringLiteral("--read-only")});
     }
 
     void values_data() { withModes(); }
