@@ -11,6 +11,7 @@
 #include <QProcessEnvironment>
 
 #include <cstdio>
+#include <unistd.h>
 
 namespace ratescope::cli {
 
@@ -221,6 +222,32 @@ QString Cli::commandHelp(const Subcommand &c) const
     }
     text += QStringLiteral("\nGlobal options: see ratescope-cli --help.\n");
     return text;
+}
+
+ProgressLine::ProgressLine(Cli &cli, QString what, const InterruptFlag &interrupt)
+    : m_cli(cli)
+    , m_what(std::move(what))
+    , m_live(!cli.json() && ::isatty(fileno(stderr)))
+    , m_interrupt(interrupt)
+{
+}
+
+ProgressLine::~ProgressLine()
+{
+    if (!m_shown)
+        return;
+    m_cli.err() << "\r" << QString(40, QLatin1Char(' ')) << "\r";
+    m_cli.err().flush();
+}
+
+bool ProgressLine::report(qint64 scanned)
+{
+    if (m_live) {
+        m_cli.err() << "\r" << m_what << ": " << scanned << " keys ";
+        m_cli.err().flush();
+        m_shown = true;
+    }
+    return !m_interrupt.raised();
 }
 
 AuditLog Cli::auditLog()

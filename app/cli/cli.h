@@ -72,6 +72,25 @@ private:
     struct sigaction m_previous = {};
 };
 
+// While a pass over the keyspace runs: "<what>: N keys" on stderr when it is a terminal
+// (nothing with --json or off a terminal), the line cleared when the pass ends.
+class ProgressLine {
+public:
+    ProgressLine(Cli &cli, QString what, const InterruptFlag &interrupt);
+    ~ProgressLine(); // clears the line
+    ProgressLine(const ProgressLine &) = delete;
+    ProgressLine &operator=(const ProgressLine &) = delete;
+    // After each page; false once Ctrl-C was pressed (the pass should stop).
+    bool report(qint64 scanned);
+
+private:
+    Cli &m_cli;
+    QString m_what;
+    bool m_live = false;
+    bool m_shown = false;
+    const InterruptFlag &m_interrupt;
+};
+
 class Cli {
 public:
     Cli();

@@ -274,12 +274,7 @@ int runKeys(Cli &cli)
                         row.spec->windowUs = group.override->windowUs;
                     const auto usage = readUsage(c, shardTargets(group), scanner.nowUs());
                     const ShardUsage sum = sumShards(usage);
-                    Decision d;
-                    d.limit = row.spec->limit;
-                    d.used = sum.used;
-                    d.remaining = std::max<qint64>(0, d.limit - sum.used);
-                    d.allowed = !sum.denying;
-                    row.usage = Usage{sum.used, d};
+                    row.usage = groupUsage(sum, row.spec->limit);
                     if (sum.busiest >= 0) {
                         row.busiest = g.shardKey(sum.busiest);
                         row.skew = sum.skew;

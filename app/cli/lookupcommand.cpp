@@ -13,7 +13,6 @@
 #include <QJsonArray>
 #include <QJsonObject>
 
-#include <unistd.h>
 
 namespace ratescope::cli {
 
@@ -139,20 +138,9 @@ LookupResult lookUp(Cli &cli, LookupOptions options)
     options.ns = cli.ns();
     Connection &c = cli.connection();
     options.policies = cli.policies();
-    const bool live = !cli.json() && isatty(fileno(stderr));
     InterruptFlag interrupt;
-    LookupResult result = lookupLimiters(c, options, [&](qint64 scanned) {
-        if (live) {
-            cli.err() << "\rlooking up: " << scanned << " keys ";
-            cli.err().flush();
-        }
-        return !interrupt.raised();
-    });
-    if (live) {
-        cli.err() << "\r" << QString(40, QLatin1Char(' ')) << "\r";
-        cli.err().flush();
-    }
-    return result;
+    ProgressLine progress(cli, QStringLiteral("looking up"), interrupt);
+    return lookupLimiters(c, options, [&](qint64 scanned) { return progress.report(scanned); });
 }
 
 void registerLookup(QList<Subcommand> &commands)

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include <unistd.h>
 
 namespace ratescope::cli {
 
@@ -153,22 +152,13 @@ int runTop(Cli &cli)
     // Ranked by rate, only the limiters shown are peeked (fill, denying): the others need not be.
     options.readUsage = order != HotOrder::Rate;
     const bool watch = cli.args().isSet(kWatch);
-    const bool live = !cli.json() && isatty(fileno(stderr));
-
     InterruptFlag interrupt;
     for (int round = 0;; ++round) {
         HotScanner scanner(options);
-        HotPass pass = scanner.run(c, {}, [&](qint64 scanned) {
-            if (live) {
-                cli.err() << "\rscanning: " << scanned << " keys ";
-                cli.err().flush();
-            }
-            return !interrupt.raised();
-        });
-        if (live) {
-            cli.err() << "\r" << QString(40, QLatin1Char(' ')) << "\r";
-            cli.err().flush();
-        }
+        HotPass pass = [&] {
+            ProgressLine progress(cli, QStringLiteral("scanning"), interrupt);
+            return scanner.run(c, {}, [&](qint64 scanned) { return progress.report(scanned); });
+        }();
         const qint64 found = qint64(pass.limiters.size());
         HotScanner::rank(pass.limiters, order, max);
         if (!options.readUsage)

@@ -199,13 +199,7 @@ LookupResult lookupLimiters(Connection &connection, const LookupOptions &options
             row.override = g.override;
             row.source = g.override ? LimitSource::GroupOverride : LimitSource::Policy;
             try {
-                const ShardUsage sum = sumShards(readUsage(connection, shardTargets(g), nowUs));
-                Decision d;
-                d.limit = row.spec->limit;
-                d.used = sum.used;
-                d.remaining = std::max<qint64>(0, d.limit - sum.used);
-                d.allowed = !sum.denying;
-                row.usage = Usage{sum.used, d};
+                row.usage = groupUsage(sumShards(readUsage(connection, shardTargets(g), nowUs)), row.spec->limit);
             } catch (const ReplyError &) {
                 // a shard of another type meanwhile: the group without figures
             }

@@ -167,6 +167,16 @@ ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards)
     return u;
 }
 
+Usage groupUsage(const ShardUsage &sum, qint64 groupLimit)
+{
+    Decision d;
+    d.limit = groupLimit;
+    d.used = sum.used;
+    d.remaining = std::max<qint64>(0, groupLimit - sum.used);
+    d.allowed = !sum.denying;
+    return Usage{sum.used, d};
+}
+
 std::optional<ShardGroupState> readShardGroup(Connection &connection, const QByteArray &base, const std::vector<Policy> &policies,
                                               qint64 nowUs, OverrideStore *overrides)
 {

@@ -52,6 +52,9 @@ struct ShardUsage {
     bool denying = false; // some shard would deny a request now
 };
 ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards);
+// The group's usage as one limiter's: used summed against the group's limit, denying when a
+// shard would deny (no retry time: each shard has its own).
+Usage groupUsage(const ShardUsage &sum, qint64 groupLimit);
 // What to read for each shard of a group with a policy: its key, format and share of the
 // policy's limit (shard order); empty without a policy.
 std::vector<UsageTarget> shardTargets(const ShardGroup &group);
