@@ -109,6 +109,7 @@ private Q_SLOTS:
     void filters();
     void pagingBackThrough1000Entries();
     void detailsShowBeforeAndAfter();
+    void reasonsShownAndFound();
     void csvExport();
     void hostileValuesRenderAsText();
     void missingStream();
@@ -121,7 +122,7 @@ private Q_SLOTS:
 private:
     QString append(const QByteArray &ns, const QString &action, const QString &target, const QString &actor, qint64 secondsAgo,
                    const QString &before = {}, const QString &after = {}, qint64 count = 1, const QString &osUser = {},
-                   const QString &host = {});
+                   const QString &host = {}, const QString &reason = {});
 
     std::unique_ptr<SandboxServer> m_server;
     std::unique_ptr<Connection> m_conn;
@@ -138,9 +139,11 @@ void TestAuditPage::initTestCase()
 }
 
 QString TestAuditPage::append(const QByteArray &ns, const QString &action, const QString &target, const QString &actor, qint64 secondsAgo,
-                              const QString &before, const QString &after, qint64 count, const QString &osUser, const QString &host)
+                              const QString &before, const QString &after, qint64 count, const QString &osUser, const QString &host,
+                              const QString &reason)
 {
     AuditEntry e;
+    e.reason = reason;
     e.time = kNow.addSecs(-secondsAgo);
     e.action = action;
     e.target = target;
@@ -383,6 +386,43 @@ void TestAuditPage::pagingBackThrough1000Entries()
     QCOMPARE(search.cell(4, AuditModel::TargetColumn), QStringLiteral("api:c0"));
 }
 
+void TestAuditPage::reasonsShownAndFound()
+{
+    const QByteArray ns = "reasons:";
+    append(ns, QStringLiteral("override.set"), QStringLiteral("api:acme"), QStringLiteral("dana"), 300, {},
+           compact({{QStringLiteral("limit"), 120}, {QStringLiteral("expires_at"), 1795521600000.0}}), 1, {}, {},
+           QStringLiteral("TICKET-4711 acme gets 429s"));
+    append(ns, QStringLiteral("burst"), QStringLiteral("api:acme"), QStringLiteral("bob"), 120, compact({{QStringLiteral("requests"), 50}}),
+           compact({{QStringLiteral("allowed"), 20}}), 50);
+    append(ns, QStringLiteral("reset"), QStringLiteral("lookup:acme"), QStringLiteral("dana"), 60, {}, {}, 3, {}, {},
+           QStringLiteral("TICKET-4711 acme gets 429s"));
+
+    Tab tab(m_server->options(), ns);
+    QVERIFY(tab.waitLoaded());
+    QCOMPARE(tab.rows(), 3);
+    QCOMPARE(tab.cell(0, AuditModel::ReasonColumn), QStringLiteral("TICKET-4711 acme gets 429s"));
+    QCOMPARE(tab.cell(1, AuditModel::ReasonColumn), QString());
+    // A ticket number in the target field finds what was done for the ticket.
+    tab.page.setTargetFilter(QStringLiteral("TICKET-4711*"));
+    QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 2, kWaitMs);
+    tab.page.setTargetFilter(QString());
+    QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 3, kWaitMs);
+
+    AuditDetails *d = tab.page.details();
+    tab.page.view()->selectRow(2);
+    QVERIFY2(d->facts().contains(QStringLiteral("Reason: TICKET-4711 acme gets 429s")), qPrintable(d->facts()));
+    // A record's time in milliseconds reads as a time.
+    QCOMPARE(d->changes()->item(0, 0)->text(), QStringLiteral("expires_at"));
+    QCOMPARE(d->changes()->item(0, 2)->text(), QStringLiteral("2026-11-24 12:00:00.000 UTC (1795521600000)"));
+    // A burst: what was asked for and what came of it.
+    tab.page.view()->selectRow(1);
+    QVERIFY(!d->facts().contains(QStringLiteral("Reason")));
+    QCOMPARE(d->changes()->horizontalHeaderItem(1)->text(), QStringLiteral("Parameters"));
+    QCOMPARE(d->changes()->horizontalHeaderItem(2)->text(), QStringLiteral("Results"));
+    tab.page.view()->selectRow(0);
+    QCOMPARE(d->changes()->horizontalHeaderItem(1)->text(), QStringLiteral("Before"));
+}
+
 void TestAuditPage::detailsShowBeforeAndAfter()
 {
     const QByteArray ns = "details:";
@@ -455,13 +495,13 @@ void TestAuditPage::csvExport()
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = f.readAll().split('\n');
     QCOMPARE(lines.size(), 4); // header, 2 entries, and the empty rest after the last CRLF
-    QCOMPARE(lines[0], QByteArray("time_utc,id,actor,os_user,host,action,target,count,before,after\r"));
+    QCOMPARE(lines[0], QByteArray("time_utc,id,actor,os_user,host,action,target,count,before,after,reason\r"));
     const AuditEntry &newest = tab.page.model()->entry(0);
     QCOMPARE(lines[1], "\"" + newest.time.toString(Qt::ISODateWithMs).toUtf8() + "\",\"" + newest.id.toUtf8() +
-                           "\",\"bob\",\"bob\",\"ops2\",\"reset\",\"'=HYPERLINK(\"\"http://x\"\")\",0,\"\",\"\"\r");
+                           "\",\"bob\",\"bob\",\"ops2\",\"reset\",\"'=HYPERLINK(\"\"http://x\"\")\",0,\"\",\"\",\"\"\r");
     QCOMPARE(lines[2].mid(lines[2].indexOf(",\"Dana")),
              QByteArray(",\"Dana \"\"the admin\"\"\",\"dana\",\"ops1\",\"reset\",\"api:customer42\",1,"
-                        "\"{\"\"count\"\":1,\"\"keys\"\":[\"\"api:customer42\"\"]}\",\"{\"\"deleted\"\":1}\"\r"));
+                        "\"{\"\"count\"\":1,\"\"keys\"\":[\"\"api:customer42\"\"]}\",\"{\"\"deleted\"\":1}\",\"\"\r"));
     QVERIFY(lines[2].startsWith("\"" + kNow.addSecs(-120).toString(Qt::ISODateWithMs).toUtf8() + "\""));
     QVERIFY(!tab.page.exportCsv(dir.filePath(QStringLiteral("no/such/dir/audit.csv"))).isEmpty());
 }

@@ -83,8 +83,10 @@ AuditDetails::AuditDetails(QWidget *parent)
     auto *grid = new QGridLayout(m_states);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->addWidget(m_changesTitle, 0, 0);
-    grid->addWidget(new QLabel(QStringLiteral("<b>Before</b>"), this), 0, 1);
-    grid->addWidget(new QLabel(QStringLiteral("<b>After</b>"), this), 0, 2);
+    m_beforeTitle = new QLabel(this);
+    m_afterTitle = new QLabel(this);
+    grid->addWidget(m_beforeTitle, 0, 1);
+    grid->addWidget(m_afterTitle, 0, 2);
     grid->addWidget(m_changes, 1, 0);
     grid->addWidget(m_before, 1, 1);
     grid->addWidget(m_after, 1, 2);
@@ -127,8 +129,16 @@ void AuditDetails::showEntry(const AuditEntry &e)
                                                                               : formatSpan(ago * 1000000) + QStringLiteral(" ago"))
                                            : QString());
     const QString count = countText(e);
-    m_facts->setText(QStringLiteral("%1 · %2\n%3entry %4")
-                         .arg(who.join(QStringLiteral(", ")), when, count.isEmpty() ? QString() : count + QStringLiteral(" · "), e.id));
+    m_facts->setText(QStringLiteral("%1 · %2\n%3entry %4%5")
+                         .arg(who.join(QStringLiteral(", ")), when, count.isEmpty() ? QString() : count + QStringLiteral(" · "), e.id,
+                              e.reason.isEmpty() ? QString() : QStringLiteral("\nReason: ") + auditText(e.reason)));
+    // A burst records what was asked for and what came of it, not a state before and after.
+    const bool run = e.action == QLatin1String("burst");
+    const QString beforeName = run ? QStringLiteral("Parameters") : QStringLiteral("Before");
+    const QString afterName = run ? QStringLiteral("Results") : QStringLiteral("After");
+    m_beforeTitle->setText(QStringLiteral("<b>%1</b>").arg(beforeName));
+    m_afterTitle->setText(QStringLiteral("<b>%1</b>").arg(afterName));
+    m_changes->setHorizontalHeaderLabels({QStringLiteral("Field"), beforeName, afterName});
 
     const std::vector<FieldChange> changes = changedFields(e.before, e.after);
     m_changes->setRowCount(int(changes.size()));

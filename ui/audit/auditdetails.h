@@ -35,6 +35,8 @@ private:
     QWidget *m_states; // changed fields, before, after: hidden while nothing is selected
     QTableWidget *m_changes;
     QPlainTextEdit *m_before;
+    QLabel *m_beforeTitle; // "Before", or a burst's "Parameters"
+    QLabel *m_afterTitle;
     QPlainTextEdit *m_after;
     std::function<QDateTime()> m_now;
 };

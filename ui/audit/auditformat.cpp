@@ -3,6 +3,7 @@
 #include "base/keytext.h"
 
 #include <cmath>
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -113,6 +114,15 @@ void flatten(const QJsonValue &v, const QString &path, QHash<QString, QString> &
     const QString name = path.isEmpty() ? QStringLiteral("(value)") : path;
     if (!order.contains(name))
         order << name;
+    // Records keep their times (updated_at, set_at, expires_at) as milliseconds since the epoch:
+    // shown as a time, the number after it.
+    if (name.endsWith(QLatin1String("_at")) && v.isDouble() && v.toDouble() >= 1e12 && v.toDouble() < 1e14) {
+        const qint64 ms = qint64(v.toDouble());
+        fields.insert(name, QStringLiteral("%1 UTC (%2)")
+                                .arg(QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")))
+                                .arg(ms));
+        return;
+    }
     fields.insert(name, compactJson(v));
 }
 
@@ -183,7 +193,7 @@ std::vector<FieldChange> changedFields(const QString &beforeJson, const QString 
 
 QByteArray auditCsvHeader()
 {
-    return "time_utc,id,actor,os_user,host,action,target,count,before,after\r\n";
+    return "time_utc,id,actor,os_user,host,action,target,count,before,after,reason\r\n";
 }
 
 QByteArray auditCsvLine(const AuditEntry &e)
@@ -191,7 +201,8 @@ QByteArray auditCsvLine(const AuditEntry &e)
     QByteArrayList cells;
     cells << csvCell(e.time.toUTC().toString(Qt::ISODateWithMs), false) << csvCell(e.id, false) << csvCell(auditText(e.actor))
           << csvCell(auditText(e.osUser)) << csvCell(auditText(e.host)) << csvCell(auditText(e.action)) << csvCell(auditText(e.target))
-          << QByteArray::number(e.count) << csvCell(csvJson(e.before)) << csvCell(csvJson(e.after));
+          << QByteArray::number(e.count) << csvCell(csvJson(e.before)) << csvCell(csvJson(e.after))
+          << csvCell(auditText(e.reason));
     return cells.join(',') + "\r\n";
 }
 

@@ -100,6 +100,8 @@ QVariant AuditModel::headerData(int section, Qt::Orientation orientation, int ro
             return QStringLiteral("Target");
         case CountColumn:
             return QStringLiteral("Count");
+        case ReasonColumn:
+            return QStringLiteral("Reason");
         }
     } else if (role == Qt::ToolTipRole) {
         switch (section) {
@@ -109,6 +111,8 @@ QVariant AuditModel::headerData(int section, Qt::Orientation orientation, int ro
             return QStringLiteral("The key, key pattern (match:…) or policy name changed");
         case CountColumn:
             return QStringLiteral("Keys deleted by a reset, requests sent by a burst, 1 for a policy or override change");
+        case ReasonColumn:
+            return QStringLiteral("Why: the ticket number or sentence given with the change (--reason, the console's reason field)");
         }
     } else if (role == Qt::TextAlignmentRole) {
         return section == CountColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
@@ -167,6 +171,8 @@ QVariant AuditModel::data(const QModelIndex &index, int role) const
             return auditText(e.target);
         case CountColumn:
             return formatCount(e.count);
+        case ReasonColumn:
+            return auditText(e.reason);
         }
         return {};
     case Qt::ToolTipRole:
@@ -178,6 +184,8 @@ QVariant AuditModel::data(const QModelIndex &index, int role) const
             return plainTip(QStringLiteral("Operator: %1\nOS user: %2").arg(auditText(e.actor), auditText(e.osUser)));
         case TargetColumn:
             return plainTip(auditText(e.target));
+        case ReasonColumn:
+            return e.reason.isEmpty() ? QVariant() : QVariant(plainTip(auditText(e.reason)));
         }
         return {};
     case Qt::TextAlignmentRole:
@@ -216,8 +224,10 @@ bool AuditFilter::matches(const AuditEntry &e) const
         return false;
     if (!actor.isEmpty() && !textMatches(actor, e.actor) && !textMatches(actor, e.osUser))
         return false;
-    // The target as stored, or as shown (escaped) for one that is not plain text.
-    if (!target.isEmpty() && !textMatches(target, e.target) && !textMatches(target, auditText(e.target)))
+    // The target as stored, or as shown (escaped) for one that is not plain text; or the reason
+    // (a ticket number finds what was done for the ticket).
+    if (!target.isEmpty() && !textMatches(target, e.target) && !textMatches(target, auditText(e.target)) &&
+        (e.reason.isEmpty() || !textMatches(target, e.reason)))
         return false;
     if (from.isValid() && (!e.time.isValid() || e.time < from))
         return false;

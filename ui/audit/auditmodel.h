@@ -16,7 +16,7 @@ class AuditModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     // The target last: it is the longest, and takes the width left.
-    enum Column { TimeColumn, ActorColumn, HostColumn, ActionColumn, CountColumn, TargetColumn, ColumnCount };
+    enum Column { TimeColumn, ActorColumn, HostColumn, ActionColumn, CountColumn, TargetColumn, ReasonColumn, ColumnCount };
     static constexpr int EntryRole = Qt::UserRole + 1; // the row's index into entry()
 
     explicit AuditModel(QObject *parent = nullptr);
@@ -72,7 +72,7 @@ private:
 struct AuditFilter {
     QString action;     // exactly; empty: every action
     QString actor;      // the operator name or the OS user
-    QString target;     // the key, pattern or policy name
+    QString target;     // the key, pattern or policy name, or the reason given with the change
     QDateTime from, to; // inclusive; invalid: open
 
     bool isEmpty() const { return action.isEmpty() && actor.isEmpty() && target.isEmpty() && !from.isValid() && !to.isValid(); }

@@ -59,9 +59,9 @@ AuditPage::AuditPage(QWidget *parent)
     m_actor->setClearButtonEnabled(true);
     m_actor->setToolTip(QStringLiteral("Entries whose operator name or OS user contains this text, or matches it as a glob (* ? [ ])"));
     m_target = new QLineEdit(this);
-    m_target->setPlaceholderText(QStringLiteral("key, pattern or policy: text or glob (api:customer42:*)"));
+    m_target->setPlaceholderText(QStringLiteral("key, policy or reason: text or glob (api:customer42:*, TICKET-42)"));
     m_target->setClearButtonEnabled(true);
-    m_target->setToolTip(QStringLiteral("Entries whose target contains this text, or matches it as a glob (* ? [ ])"));
+    m_target->setToolTip(QStringLiteral("Entries whose target or reason contains this text, or matches it as a glob (* ? [ ])"));
     m_time = new QComboBox(this);
     m_time->addItems({QStringLiteral("Any time"), QStringLiteral("Last hour"), QStringLiteral("Last 24 hours"),
                       QStringLiteral("Last 7 days"), QStringLiteral("Between…")});
@@ -123,8 +123,8 @@ AuditPage::AuditPage(QWidget *parent)
     m_view->setSortingEnabled(false); // the stream's order: newest first
     const int digit = fontMetrics().horizontalAdvance(QLatin1Char('0'));
     const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    const int widths[] = {21 * digit, 18 * em, 11 * em, 10 * em, 8 * em};
-    for (int c = 0; c < AuditModel::TargetColumn; ++c)
+    const int widths[] = {21 * digit, 18 * em, 11 * em, 10 * em, 8 * em, 18 * em};
+    for (int c = 0; c < AuditModel::ReasonColumn; ++c)
         m_view->horizontalHeader()->resizeSection(c, widths[c]);
 
     auto *messagePanel = new QWidget(this);

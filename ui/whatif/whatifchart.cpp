@@ -36,6 +36,9 @@ WhatIfChart::WhatIfChart(QWidget *parent)
     // No title (the page says what the run was): the legend on top, in one row, gives the plot
     // the height.
     chart()->legend()->setAlignment(Qt::AlignTop);
+    // Each entry a stretch of its line, in its width. The legend draws the denied series' line
+    // solid (too short a stretch for a dash), so its name says it is the dashed one.
+    chart()->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
     m_x = addValueAxis(Qt::AlignBottom, QStringLiteral("time into the trace (s)"));
     m_y = addValueAxis(Qt::AlignLeft, QStringLiteral("requests"));
     applyPalette();
@@ -89,7 +92,7 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
         auto *allowed = new QLineSeries(this);
         auto *denied = new QLineSeries(this);
         allowed->setName(QStringLiteral("%1 · allowed").arg(name));
-        denied->setName(QStringLiteral("%1 · denied").arg(name));
+        denied->setName(QStringLiteral("%1 · denied (dashed)").arg(name));
         // Steps: a step's count over [from, from + step). The simulator's bins (up to 200) are
         // merged k at a time into at most kMaxSteps steps, so the lines read as a trend; a
         // step holds the sum of its bins, and the axis says per how long.
