@@ -1,6 +1,7 @@
 #include "shardchart.h"
 
 #include "chartpalette.h"
+#include "themedchartview.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
@@ -50,7 +51,7 @@ void ShardChart::show(const QString &title, const std::vector<Shard> &shards)
     x->append(labels);
     x->setTitleText(QStringLiteral("shard"));
     auto *y = new QValueAxis;
-    y->setRange(0, double(top) * 1.1);
+    setNiceRange(y, 0, std::max(1.0, double(top) * 1.05), 5); // 0/25/50/75/100/125, not 0/27/55/82/110
     y->setLabelFormat(QStringLiteral("%d"));
     y->setTitleText(QStringLiteral("requests in the window"));
     c->addAxis(x, Qt::AlignBottom);

@@ -704,7 +704,7 @@ void MonitorPage::refreshLegendRow(MonitorPin &p)
             r.current = QStringLiteral("%1 / %2").arg(formatCount(s.remaining()), formatCount(s.limit));
             r.denied = s.denied();
             r.status =
-                r.denied ? QStringLiteral("denied now: a request passes in %1").arg(formatSpan(s.retryAfterUs)) : QStringLiteral("allowed");
+                r.denied ? QStringLiteral("denied: passes in %1").arg(formatSpan(s.retryAfterUs)) : QStringLiteral("allowed");
             if (p.absent && s.used == 0)
                 r.status += QStringLiteral(" (no such key: a fresh limiter)");
         } else if (!p.problem.isEmpty()) {
@@ -764,15 +764,32 @@ void MonitorPage::changeEvent(QEvent *event)
 void MonitorPage::redraw()
 {
     const qint64 right = m_lastNowUs ? m_lastNowUs : nowUs();
-    const qint64 left = right - qint64(m_spanMinutes) * 60 * 1000000;
+    // The span chosen is the most shown: while the keys' history is shorter, the axis covers
+    // the history (at least a minute), so that new pins fill the chart rather than a sliver.
+    qint64 oldestUs = right;
+    for (const auto &p : m_pins)
+        if (!p->ring.empty())
+            oldestUs = std::min(oldestUs, p->ring.at(0).timeUs);
+    const qint64 spanUs = std::clamp<qint64>(right - oldestUs, 60 * 1000000LL, qint64(m_spanMinutes) * 60 * 1000000);
+    const qint64 left = right - spanUs;
     const double leftMs = double(left) / 1000.0, rightMs = double(right) / 1000.0;
-    // A little room after the newest reading, so that its denied mark is not cut in half.
-    // A tenth of the span: 12 ticks then fall every 6 s, 30 s or 1 min. Where 12 labels
-    // ("18:33:00") do not fit, a fifth: 7 ticks every 12 s, 1 min or 2 min.
+    // Ticks on round times (every 5 s, 10 s, 15 s, 30 s, 1 min, ...), at most 12 where 12
+    // labels ("18:33:00") fit, else 7: the axis from the tick before the span to the first
+    // tick after the newest reading and a little room (its denied mark is not cut in half).
     const bool roomy = m_chart->plotArea().width() >= 11 * 75;
-    const qint64 pad = qint64(m_spanMinutes) * 60 * 1000000 / (roomy ? 10 : 5);
-    m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(left / 1000), QDateTime::fromMSecsSinceEpoch((right + pad) / 1000));
-    m_timeAxis->setTickCount(roomy ? 12 : 7);
+    const qint64 most = roomy ? 11 : 6;
+    qint64 axisLeft = left, intervals = most;
+    for (const qint64 stepS : {1, 2, 5, 10, 15, 30, 60, 120, 300, 600}) {
+        const qint64 step = stepS * 1000000;
+        axisLeft = left / step * step;
+        intervals = unitsRoundedUp(right + spanUs / 40 - axisLeft, step);
+        if (intervals <= most) {
+            m_timeAxis->setRange(QDateTime::fromMSecsSinceEpoch(axisLeft / 1000),
+                                 QDateTime::fromMSecsSinceEpoch((axisLeft + intervals * step) / 1000));
+            break;
+        }
+    }
+    m_timeAxis->setTickCount(int(std::min(intervals, most)) + 1);
 
     // Points per line: one per pixel; with many keys one per six (each point costs in Qt
     // Charts' geometry and hover shape on every tick, and lines that many overlap anyway).
@@ -887,10 +904,14 @@ void MonitorPage::redraw()
     m_limitLine->replace(m_percent && !m_pins.empty() ? QList<QPointF>{{leftMs, 100.0}, {rightMs, 100.0}} : QList<QPointF>{});
     m_deniedMarks->replace(denied);
     if (m_percent) {
-        m_valueAxis->setRange(0, 120);
-        m_valueAxis->setTickCount(7);
+        // Remaining is at most 100 %: a little room above the limit line, ticks every 25 %.
+        m_valueAxis->setRange(0, 108);
+        m_valueAxis->setTickType(QValueAxis::TicksDynamic);
+        m_valueAxis->setTickAnchor(0);
+        m_valueAxis->setTickInterval(25);
         m_valueAxis->setTitleText(QStringLiteral("Remaining (% of limit)"));
     } else {
+        m_valueAxis->setTickType(QValueAxis::TicksFixed);
         m_valueAxis->setRange(0, std::max<double>(1, double(maxLimit) * 1.1));
         m_valueAxis->setTickCount(6);
         m_valueAxis->applyNiceNumbers();
