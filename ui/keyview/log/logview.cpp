@@ -667,11 +667,16 @@ void LogView::updateLiveness()
         text = tr("⚠ Not live: %1; %2").arg(connected ? failure : tr("connection lost"), since);
     } else if (m_read) {
         const LogWindow &w = m_read->window;
-        const QString range = formatSpan(m_read->nowUs + 1 - m_read->readFromUs);
-        text = w.bucketed ? tr("%1 entries in the last %2: drawn from %3 bucket counts read on the server (no entries downloaded)")
+        // The read reaches a window further back than the chart shows (the rolling count at the
+        // chart's left edge counts it): said, so that the count is not read as the chart's.
+        QString range = formatSpan(m_read->nowUs + 1 - m_read->readFromUs);
+        if (m_read->axisFromUs > m_read->readFromUs)
+            range += tr(" (the chart shows the last %1)").arg(formatSpan(m_read->nowUs + 1 - m_read->axisFromUs));
+        text = w.bucketed ? tr("%1 entries read from the last %2: drawn from %3 bucket counts read on the server (no entries "
+                               "downloaded)")
                                 .arg(formatCount(w.total), range)
                                 .arg(w.buckets.size())
-                          : tr("%1 entries in the last %2, all drawn").arg(formatCount(w.total), range);
+                          : tr("%1 entries read from the last %2, all drawn").arg(formatCount(w.total), range);
         if (!m_read->spec)
             text += tr(". No policy or override gives limits for this key: no limit line and no rolling count.");
         else if (!m_read->peekProblem.isEmpty())
