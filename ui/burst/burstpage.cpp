@@ -738,6 +738,7 @@ void BurstPage::launch(const BurstConfig &config, qint64 remainingBefore)
     }
     delete m_run;
     m_run = new BurstRun(m_options, QString::fromUtf8(m_ns), this);
+    m_run->setOperatorName(m_operator);
     connect(m_run, &BurstRun::progressed, this, &BurstPage::takeProgress);
     connect(m_run, &BurstRun::finished, this, &BurstPage::runFinished);
     m_config = config;
@@ -773,6 +774,7 @@ void BurstPage::launchBoundary(const LimitSpec &spec)
 {
     delete m_run;
     m_run = new BurstRun(m_options, QString::fromUtf8(m_ns), this);
+    m_run->setOperatorName(m_operator);
     connect(m_run, &BurstRun::progressed, this, &BurstPage::takeProgress);
     connect(m_run, &BurstRun::finished, this, &BurstPage::runFinished);
     m_config.reset();

@@ -44,6 +44,8 @@ public:
     // (policies, the key's remaining quota); nullptr: disconnected (Start disabled, saying why).
     void setClient(RedisClient *client, const ratescope::ConnectionOptions &options, const QByteArray &ns);
     void setKey(const QByteArray &key); // prefill from the key browser / a key view ("Burst…")
+    // The name its audit entries carry beside the OS user (default: the OS user).
+    void setOperatorName(const QString &name) { m_operator = name; }
     bool isRunning() const;
 
     enum class Mode { Burst, Boundary };
@@ -104,6 +106,7 @@ private:
     QPointer<RedisClient> m_client;
     ConnectionOptions m_options;
     QByteArray m_ns;
+    QString m_operator;
     bool m_haveClient = false;
 
     // The form.

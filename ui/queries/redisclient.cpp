@@ -244,6 +244,7 @@ void RedisClient::attempt()
                 if (o.ok()) {
                     m_failedAttempts = 0;
                     m_lastError.clear();
+                    m_credentialsRefused = false;
                     m_status = o.value();
                     setState(State::Connected);
                     emit statusChanged();
@@ -251,6 +252,7 @@ void RedisClient::attempt()
                 }
                 m_lastError = o.failure().message;
                 const auto kind = o.failure().kind;
+                m_credentialsRefused = kind == Failure::Kind::Auth;
                 if (kind == Failure::Kind::Auth || kind == Failure::Kind::Usage) {
                     setState(State::Failed); // retrying cannot help: the user must change something
                     return;
@@ -290,6 +292,7 @@ void RedisClient::noteFailure(const Failure &failure)
         return;
     if (failure.kind == Failure::Kind::Auth) {
         m_lastError = failure.message;
+        m_credentialsRefused = true;
         setState(State::Failed);
     } else if (failure.isConnectionLoss()) {
         m_lastError = failure.message;

@@ -76,6 +76,12 @@ public:
     // could not be made.
     bool hasConnected() const { return m_hasConnected; }
     QString lastError() const { return m_lastError; }
+    // Failed because the server wants a password (NOAUTH) or refused the one given
+    // (WRONGPASS): what a password prompt answers.
+    bool needsCredentials() const { return m_state == State::Failed && m_credentialsRefused; }
+    // The server's own words for it: "NOAUTH Authentication required." needs a password,
+    // anything else (WRONGPASS) refused the one given.
+    bool passwordMissing() const { return needsCredentials() && m_lastError.startsWith(QLatin1String("NOAUTH")); }
     int secondsUntilRetry() const;
     std::optional<Status> status() const { return m_status; }
 
@@ -143,6 +149,7 @@ private:
     std::optional<Status> m_status;
     bool m_readOnly = false;
     bool m_hasConnected = false;
+    bool m_credentialsRefused = false;
     bool m_heartbeatPending = false;
     bool m_attemptPending = false;
     int m_failedAttempts = 0;
