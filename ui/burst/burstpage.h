@@ -83,6 +83,9 @@ private:
     };
 
     QWidget *buildForm();
+    // Limits typed for a burst at a key whose limits in force (policy, override) differ: why
+    // that matters, in a sentence; empty when they are the same or none are known.
+    QString limitsMismatch();
     QWidget *buildResults();
     QWidget *cell(QWidget *widget, const QString &name);
     void setNote(const QString &name, const QString &text);
@@ -120,6 +123,7 @@ private:
     QSpinBox *m_connections, *m_pipeline;
     QLabel *m_policy;
     QLabel *m_formNote;
+    QLabel *m_mismatch; // limits of the form's own that are not those in force at the key
 
     // Limits of the policy (or override) that apply to the key in m_key, read on the side.
     QTimer m_policyDelay;

@@ -6,7 +6,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QStyle>
 #include <QVBoxLayout>
 
 namespace ratescope::ui {
@@ -41,7 +40,6 @@ PasswordPrompt::PasswordPrompt(QWidget *parent)
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
     auto *connectButton = m_buttons->addButton(QStringLiteral("Connect"), QDialogButtonBox::AcceptRole);
     connectButton->setDefault(true);
-    connectButton->setIcon(style()->standardIcon(QStyle::SP_DialogOkButton));
 
     auto *form = new QFormLayout;
     form->addRow(QStringLiteral("&User"), m_user);
@@ -53,7 +51,7 @@ PasswordPrompt::PasswordPrompt(QWidget *parent)
     layout->addWidget(m_message);
     layout->addLayout(form);
     layout->addWidget(m_buttons);
-    setMinimumWidth(420);
+    setMinimumWidth(460);
 
     // Accepting is the caller's, once the server took the login: Connect only submits.
     connect(m_buttons, &QDialogButtonBox::accepted, this, &PasswordPrompt::submit);
@@ -68,8 +66,8 @@ void PasswordPrompt::setLogin(const QString &what, const QString &user, bool can
     m_remember->setEnabled(canRemember);
     m_remember->setChecked(canRemember && remember);
     m_rememberNote->setText(canRemember ? QStringLiteral("Otherwise it is kept in memory until Ratescope exits.")
-                                        : QStringLiteral("Kept in memory until Ratescope exits. To keep it in the keychain, "
-                                                         "save this connection as a profile (Connection › New profile…)."));
+                                        : QStringLiteral("Kept in memory until Ratescope exits. A profile can keep it in "
+                                                         "the keychain: Connection › New profile…"));
     m_password->setFocus();
 }
 
@@ -83,12 +81,17 @@ void PasswordPrompt::setSentinels(bool sentinels)
 void PasswordPrompt::showRefusal(const QString &serverText)
 {
     const bool missing = serverText.startsWith(QLatin1String("NOAUTH"));
-    m_message->setText(missing ? QStringLiteral("The server answered: %1").arg(serverText)
-                               : QStringLiteral("Refused: %1").arg(serverText));
+    // The server's own words ("WRONGPASS invalid username-password pair ..."), without the
+    // "authentication as ... at ... failed:" the title says already.
+    const qsizetype at = serverText.indexOf(QLatin1String("failed: "));
+    const QString words = at >= 0 ? serverText.mid(at + 8) : serverText;
+    m_message->setText(missing ? QStringLiteral("The server answered: %1").arg(words)
+                               : QStringLiteral("The server refused the login: %1").arg(words));
     m_message->setStyleSheet(missing ? QString()
                                      : QStringLiteral("QLabel { background: #f8d7d3; border: 1px solid #d9a39c; "
                                                       "border-radius: 3px; padding: 4px; color: #5f1d16; }"));
     m_message->show();
+    adjustSize(); // room for the message, and the note under the box
     setBusy(false);
     m_password->clear();
     m_password->setFocus();

@@ -187,8 +187,16 @@ std::function<bool()> RedisClient::interactiveWaitingProbe() const
     return [worker = m_worker] { return worker->interactiveWaiting() > 0; };
 }
 
+void RedisClient::lockReadOnlyForSession()
+{
+    m_readOnlyForSession = true;
+    setReadOnly(true);
+}
+
 void RedisClient::setReadOnly(bool readOnly)
 {
+    if (m_readOnlyForSession && !readOnly)
+        return;
     if (m_readOnly == readOnly)
         return;
     m_readOnly = readOnly;

@@ -88,6 +88,9 @@ public:
     // The read-only lock: while set, mutations are refused before anything is sent.
     bool isReadOnly() const { return m_readOnly; }
     void setReadOnly(bool readOnly);
+    // Locked read-only for the whole session (--read-only): setReadOnly(false) is refused.
+    void lockReadOnlyForSession();
+    bool isReadOnlyForSession() const { return m_readOnlyForSession; }
 
     // Interactive: what a view shows as soon as it is read (columns, a key's page, a poll).
     // Background: long work nobody waits on row by row (a SCAN walk, a page at a time). The
@@ -148,6 +151,7 @@ private:
     QString m_lastError;
     std::optional<Status> m_status;
     bool m_readOnly = false;
+    bool m_readOnlyForSession = false;
     bool m_hasConnected = false;
     bool m_credentialsRefused = false;
     bool m_heartbeatPending = false;

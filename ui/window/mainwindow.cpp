@@ -449,6 +449,8 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
                                                          : m_profiles.operatorName(profile.name).value_or(QString()));
     m_client = new RedisClient(options, this);
     m_client->setReadOnly(profile.readOnly || m_forceReadOnly);
+    if (m_forceReadOnly)
+        m_client->lockReadOnlyForSession();
     if (m_typedLogin && !m_typedLogin->client)
         m_typedLogin->client = m_client; // typed before this connection (a profile's password asked for)
     auto showLock = [this](bool on) {
@@ -534,7 +536,7 @@ void MainWindow::setReadOnly(bool readOnly)
 {
     m_forceReadOnly = readOnly;
     if (m_client && readOnly)
-        m_client->setReadOnly(true);
+        m_client->lockReadOnlyForSession();
     updateActions();
 }
 
@@ -565,7 +567,7 @@ void MainWindow::buildMenus()
     m_operatorAction->setToolTip(QStringLiteral("The name the audit trail records with your changes, beside the OS user"));
     connection->addAction(m_lockAction);
     connection->addSeparator();
-    add(connection, QStringLiteral("&Quit"), {QKeySequence::Quit}, [this] { close(); });
+    add(connection, QStringLiteral("&Quit"), {QKeySequence(Qt::CTRL | Qt::Key_Q)}, [this] { close(); });
 
     QMenu *view = bar->addMenu(QStringLiteral("&View"));
     view->addAction(m_refreshAction);

@@ -46,9 +46,10 @@ OperatorBar::OperatorBar(QWidget *parent)
 
 void OperatorBar::ask(const QString &profile, const QString &current)
 {
-    m_text->setText(QStringLiteral("Who is at the console for %1? Your name is recorded in the audit trail with each change you "
-                                   "make, beside the OS user (%2). Asked once for this profile; Connection › Operator name… changes it.")
+    m_text->setText(QStringLiteral("Who is at the console? The audit trail records your changes to %1 under this name, "
+                                   "beside the OS user %2.")
                         .arg(profile, AuditLog::osUser()));
+    m_text->setToolTip(QStringLiteral("Asked once for this profile; Connection › Operator name… changes it. Skip: the OS user alone."));
     m_name->setText(current);
     show();
 }
