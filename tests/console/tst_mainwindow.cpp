@@ -421,6 +421,13 @@ void TestMainWindow::keyboardFromAnywhere()
     press(tree, QKeySequence(Qt::CTRL | Qt::Key_PageUp)); // around: the last tab
     QCOMPARE(tabs->currentIndex(), tabs->count() - 1);
 
+    // Alt+1 .. Alt+7: the fixed tabs, from the tree.
+    press(tree, QKeySequence(Qt::ALT | Qt::Key_4));
+    QCOMPARE(tabs->currentWidget(), window->policies());
+    press(tree, QKeySequence(Qt::ALT | Qt::Key_1));
+    QCOMPARE(tabs->currentWidget(), window->overview());
+    tabs->setCurrentIndex(tabs->count() - 1);
+
     // Ctrl+W closes a key's tab from inside its view; the fixed tabs stay.
     auto *view = qobject_cast<KeyView *>(tabs->currentWidget());
     QVERIFY(view);
@@ -670,8 +677,24 @@ void TestMainWindow::menusListEveryShortcutOnce()
         QVERIFY2(byKey.contains(QLatin1String(keys)), keys);
     for (const char *title : {"Connect", "New profile…", "Operator name…", "Refresh", "Filter keys…", "Overview", "Audit", "Reset…",
                               "Close tab", "Keyboard and menus", "About Ratescope"})
-        QVERIFY2(titles.contains(QLatin1String(title)), title);
+        QVERIFY2(titles.contains(QString::fromUtf8(title)), title);
     // No action of the window outside the menus holds a key of its own.
     for (QAction *a : window.actions())
         QVERIFY2(a->shortcuts().isEmpty(), qPrintable(a->text()));
+
+    // Help › Keyboard and menus lists them, read from the menus.
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QTest::keySequence(&window, QKeySequence(Qt::Key_F1));
+    QMessageBox *help = nullptr;
+    QTRY_VERIFY((help = window.findChild<QMessageBox *>(QStringLiteral("keysHelp"))));
+    QVERIFY2(help->text().contains(QStringLiteral("Ctrl+Shift+R")), qPrintable(help->text()));
+    QVERIFY(help->text().contains(QStringLiteral("Key › Reset…")));
+    if (const QString dir = qEnvironmentVariable("RATESCOPE_SHOTS"); !dir.isEmpty()) {
+        help->grab().save(dir + QStringLiteral("/keys-help.png"));
+        for (QAction *a : window.menuBar()->actions())
+            a->menu()->grab().save(dir + QStringLiteral("/menu-%1.png").arg(a->text().remove(QLatin1Char('&')).toLower()));
+    }
+    help->close();
 }

@@ -28,6 +28,7 @@
 #include <QPushButton>
 #include <QStyleFactory>
 #include <QTableView>
+#include <QSpinBox>
 #include <QTest>
 
 using namespace ratescope;
@@ -79,6 +80,7 @@ private Q_SLOTS:
     void nopermIsExplained();
     void disconnectedSendsNothing();
     void saveGrantDeleteAskFirst();
+    void shardsField();
     void screenshots();
 
 private:
@@ -803,6 +805,31 @@ void TestPoliciesPage::saveGrantDeleteAskFirst()
     confirm();
     QTRY_VERIFY_WITH_TIMEOUT(!stored(QStringLiteral("cf")) && !m_page->busy(), kWaitMs);
     QCOMPARE(auditLength(), audits + 3);
+}
+
+// The Shards field: what `policy set --shards N` stores, and back in the editor.
+void TestPoliciesPage::shardsField()
+{
+    openPage();
+    m_page->newPolicy();
+    PolicyEditor *e = m_page->policyEditor();
+    QCOMPARE(e->shardsBox()->value(), 1);
+    QCOMPARE(e->shardsBox()->text(), QStringLiteral("not sharded"));
+    fillPolicy(QStringLiteral("sh"), QStringLiteral("sh:*"), QStringLiteral("fixed-window"), QStringLiteral("80"), QStringLiteral("1m"));
+    e->shardsBox()->setValue(8);
+    waitIdle();
+    QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
+    QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("sh")).has_value() && !m_page->busy(), kWaitMs);
+    QCOMPARE(stored(QStringLiteral("sh"))->shards, 8);
+    m_page->editPolicy(QStringLiteral("sh"));
+    QCOMPARE(e->shardsBox()->value(), 8);
+    e->shardsBox()->setValue(1); // not sharded any more
+    waitIdle();
+    QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
+    QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("sh"))->version == 2 && !m_page->busy(), kWaitMs);
+    QCOMPARE(stored(QStringLiteral("sh"))->shards, 0);
 }
 
 QTEST_MAIN(TestPoliciesPage)

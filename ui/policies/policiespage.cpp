@@ -401,7 +401,7 @@ void PoliciesPage::reload()
 
 void PoliciesPage::showEditor(QWidget *editor)
 {
-    m_deleteStrip->hide();
+    stopAsking(); // a question about the editor that goes
     // The stack is as wide as the page shown, not as its widest page: the hint fits where an
     // editor would scroll.
     for (int i = 0; i < m_editors->count(); ++i) {

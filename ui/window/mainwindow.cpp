@@ -630,9 +630,14 @@ void MainWindow::buildMenus()
         if (i >= 0 && !isPinnedTab(i))
             delete m_tabs->widget(i);
     });
-    // Enabled for what there is to act on when the menu opens (the keys stay reachable by their
-    // shortcuts, which check again).
+    // Enabled for what there is to act on while the menu is open (the keys stay reachable by
+    // their shortcuts, whose handlers check again).
     connect(key, &QMenu::aboutToShow, this, &MainWindow::updateKeyActions);
+    connect(key, &QMenu::aboutToHide, this, [this] {
+        // A disabled action takes no key: between menus, the handlers decide.
+        for (QAction *a : m_keyMenu->actions())
+            a->setEnabled(true);
+    });
 
     QMenu *help = bar->addMenu(QStringLiteral("&Help"));
     add(help, QStringLiteral("&Keyboard and menus"), {QKeySequence::HelpContents}, [this] { showKeys(); });
