@@ -78,7 +78,8 @@ PolicyEditor::PolicyEditor(QWidget *parent)
         m_format->addItem(QStringLiteral("%1 (%2)").arg(f->name(), f->keyShape()), f->name());
     m_format->setToolTip(QStringLiteral("Another library's format the matching keys are read as, for key shapes that need saying"));
     m_description = new QLineEdit;
-    m_enforced = new QCheckBox(QStringLiteral("Services enforce it through Ratescope (else declared for inspection only)"));
+    m_enforced = new QCheckBox(QStringLiteral("Enforced by services (else declared only)"));
+    m_enforced->setToolTip(QStringLiteral("Services enforce it through Ratescope; unticked, it is declared for inspection only"));
     m_enforced->setChecked(true);
 
     m_nameProblem = problemLabelFor(this);

@@ -94,9 +94,11 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
         }
         if (m_client)
             m_client->setReadOnly(on);
-        m_lockAction->setText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
+        m_lockAction->setIconText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
     });
-    m_lockAction->setText(QStringLiteral("Writable"));
+    // The toolbar says the state (its icon text); the menu names the lock, ticked when closed.
+    m_lockAction->setText(QStringLiteral("&Read-only lock"));
+    m_lockAction->setIconText(QStringLiteral("Writable"));
     m_refreshAction =
         toolbar->addAction(style()->standardIcon(QStyle::SP_BrowserReload), QStringLiteral("Refresh"), this, &MainWindow::refresh);
     m_refreshAction->setShortcut(QKeySequence::Refresh);
@@ -456,7 +458,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     auto showLock = [this](bool on) {
         const QSignalBlocker block(m_lockAction);
         m_lockAction->setChecked(on);
-        m_lockAction->setText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
+        m_lockAction->setIconText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
     };
     showLock(m_client->isReadOnly());
     connect(m_client, &RedisClient::readOnlyChanged, this, showLock);
@@ -591,7 +593,7 @@ void MainWindow::buildMenus()
     view->addSeparator();
     add(view, QStringLiteral("&Next tab"), {QKeySequence(Qt::CTRL | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::Key_PageDown)}, [step] { step(1); });
     add(view, QStringLiteral("&Previous tab"),
-        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab),
+        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab),
          QKeySequence(Qt::CTRL | Qt::Key_PageUp)},
         [step] { step(-1); });
 
@@ -718,9 +720,10 @@ void MainWindow::showKeys()
                 continue;
             QStringList keys;
             for (const QKeySequence &k : a->shortcuts())
-                keys << k.toString(QKeySequence::NativeText).toHtmlEscaped();
-            rows += QStringLiteral("<tr><td>%1</td><td>%2 › %3</td></tr>")
-                        .arg(keys.join(QStringLiteral(", ")), where.toHtmlEscaped(), a->text().remove(QLatin1Char('&')).toHtmlEscaped());
+                if (!k.toString().contains(QLatin1String("Backtab"))) // Shift+Tab, as typed
+                    keys << k.toString(QKeySequence::NativeText).toHtmlEscaped();
+            rows += QStringLiteral("<tr><td nowrap>%1 › %2</td><td nowrap><b>%3</b></td></tr>")
+                        .arg(where.toHtmlEscaped(), a->text().remove(QLatin1Char('&')).toHtmlEscaped(), keys.join(QStringLiteral(", ")));
         }
     };
     for (QAction *a : menuBar()->actions())
@@ -730,6 +733,7 @@ void MainWindow::showKeys()
                                 QStringLiteral("<table cellspacing=6>%1</table><p>The keys work wherever the focus is.</p>").arg(rows),
                                 QMessageBox::Close, this);
     box->setObjectName(QStringLiteral("keysHelp"));
+    box->setStyleSheet(QStringLiteral("QLabel { min-width: 30em; }")); // one line per action
     box->setTextFormat(Qt::RichText);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
@@ -953,7 +957,7 @@ void MainWindow::askUnlock()
                 m_client->setReadOnly(false);
                 const QSignalBlocker block(m_lockAction);
                 m_lockAction->setChecked(false);
-                m_lockAction->setText(QStringLiteral("Writable"));
+                m_lockAction->setIconText(QStringLiteral("Writable"));
                 statusBar()->showMessage(QStringLiteral("Changes allowed (recorded in the audit trail)"), 10000);
             });
     });
