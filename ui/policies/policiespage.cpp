@@ -39,6 +39,17 @@ namespace ratescope::ui {
 
 namespace {
 
+// The editors' stack, as tall as the page it shows: a stacked layout answers height-for-width
+// for its tallest page (the policy editor's wrapped labels), so the hint alone scrolled.
+class EditorStack : public QStackedWidget {
+public:
+    bool hasHeightForWidth() const override { return false; }
+};
+
+} // namespace
+
+namespace {
+
 QTableView *makeTable(QAbstractItemModel *model)
 {
     auto *view = new QTableView;
@@ -120,7 +131,7 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     static_cast<QLabel *>(m_hint)->setWordWrap(true);
     m_policyEditor = new PolicyEditor;
     m_overrideEditor = new OverrideEditor;
-    m_editors = new QStackedWidget;
+    m_editors = new EditorStack;
     m_editors->addWidget(m_hint);
     m_editors->addWidget(m_policyEditor);
     m_editors->addWidget(m_overrideEditor);
