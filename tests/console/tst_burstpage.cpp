@@ -402,6 +402,19 @@ void TestBurstPage::limitsFromThePolicy()
     QVERIFY(!child<QLineEdit>(page, "limit")->isEnabled());
     QVERIFY(child<QPushButton>(page, "start")->isEnabled());
 
+    // Limits of one's own that differ from those in force are flagged before anything fires.
+    chooseAlgorithm(page, QStringLiteral("token-bucket"));
+    QVERIFY(note(page, "limitsMismatch").isEmpty()); // the policy's, as shown
+    type(page, "window", QStringLiteral("10s"));
+    QCOMPARE(note(page, "limitsMismatch"),
+             QStringLiteral("Not the limits in force at this key (40 per 1 m, token-bucket): the burst counts 40 per 10 s, "
+                            "token-bucket on the key's real state, so what it admits is not what the key's services would."));
+    if (const QString dir = qEnvironmentVariable("RATESCOPE_SHOTS"); !dir.isEmpty())
+        page.grab().save(dir + QStringLiteral("/burst-mismatch.png"));
+    type(page, "window", QStringLiteral("1m"));
+    QVERIFY(note(page, "limitsMismatch").isEmpty());
+    child<QComboBox>(page, "algo")->setCurrentIndex(0);
+
     type(page, "key", QStringLiteral("other:bob"));
     QTRY_VERIFY_WITH_TIMEOUT(child<QLabel>(page, "policy")->text().contains(QStringLiteral("No policy")), 5000);
     QCOMPARE(note(page, "algoNote"), QStringLiteral("no policy matches this key: choose an algorithm"));

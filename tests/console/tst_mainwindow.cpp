@@ -7,12 +7,16 @@
 #include "burstpage.h"
 #include "redis/connection.h"
 #include "connectionbanner.h"
+#include "connectiondialog.h"
 #include "connectionprofile.h"
 #include "keybrowser.h"
 #include "keytreemodel.h"
 #include "keyview.h"
 #include "limiters/limiter.h"
 #include "mainwindow.h"
+#include "operatorbar.h"
+#include "passwordprompt.h"
+#include "testsupport.h"
 #include "monitorpage.h"
 #include "overviewpage.h"
 #include "passwordvault.h"
@@ -24,7 +28,13 @@
 #include "redis/sandboxserver.h"
 #include "whatifpage.h"
 
+#include <QCheckBox>
+#include <QFile>
+#include <QSpinBox>
+#include <QDialogButtonBox>
+#include <QLabel>
 #include <QLineEdit>
+#include <QMenuBar>
 #include <QMenu>
 #include <QStatusBar>
 #include <QHeaderView>
@@ -65,6 +75,9 @@ private slots:
     void keyboardFromAnywhere();
     void keyTabTitlesTellKeysApart();
     void keysPanelFitsTheWindow();
+    void noAuthAsksForThePassword();
+    void savedProfileRemembersLoginAndOperator();
+    void menusListEveryShortcutOnce();
 
 private:
     std::unique_ptr<MainWindow> openWindow(const MainWindow::StartupView &view);
@@ -408,6 +421,13 @@ void TestMainWindow::keyboardFromAnywhere()
     press(tree, QKeySequence(Qt::CTRL | Qt::Key_PageUp)); // around: the last tab
     QCOMPARE(tabs->currentIndex(), tabs->count() - 1);
 
+    // Alt+1 .. Alt+7: the fixed tabs, from the tree.
+    press(tree, QKeySequence(Qt::ALT | Qt::Key_4));
+    QCOMPARE(tabs->currentWidget(), window->policies());
+    press(tree, QKeySequence(Qt::ALT | Qt::Key_1));
+    QCOMPARE(tabs->currentWidget(), window->overview());
+    tabs->setCurrentIndex(tabs->count() - 1);
+
     // Ctrl+W closes a key's tab from inside its view; the fixed tabs stay.
     auto *view = qobject_cast<KeyView *>(tabs->currentWidget());
     QVERIFY(view);
@@ -474,3 +494,207 @@ void TestMainWindow::keysPanelFitsTheWindow()
 
 QTEST_MAIN(TestMainWindow)
 #include "tst_mainwindow.moc"
+
+namespace {
+
+const QString kServerPassword = QStringLiteral("Desk-Pa55word");
+
+// The prompt's Connect button.
+QAbstractButton *connectButton(PasswordPrompt *prompt)
+{
+    for (QAbstractButton *b : prompt->findChild<QDialogButtonBox *>()->buttons())
+        if (prompt->findChild<QDialogButtonBox *>()->buttonRole(b) == QDialogButtonBox::AcceptRole)
+            return b;
+    return nullptr;
+}
+
+} // namespace
+
+// A server that wants a password: the prompt comes up (NOAUTH), a wrong password keeps it open
+// with the server's WRONGPASS, the right one connects; the password is nowhere to be read.
+void TestMainWindow::noAuthAsksForThePassword()
+{
+    SandboxServer guarded(test::passwordConfig(kServerPassword));
+    guarded.start();
+    MainWindow window(*m_store, *m_vault);
+    const ConnectionOptions options = guarded.options(); // no password
+    const ConnectionProfile profile = ConnectionProfile::fromOptions(options, options.toUrl());
+    window.addSessionProfile(profile, options);
+    window.setStartupView({{}, {}, QStringLiteral("policies")});
+    window.show();
+    window.connectProfile(profile.name);
+
+    QTRY_VERIFY_WITH_TIMEOUT(window.passwordPrompt() && window.passwordPrompt()->isVisible(), 10000);
+    PasswordPrompt *prompt = window.passwordPrompt();
+    QVERIFY2(prompt->messageText().contains(QStringLiteral("NOAUTH")), qPrintable(prompt->messageText()));
+    QVERIFY(!prompt->rememberBox()->isEnabled()); // a --url: no profile to keep it with
+    QVERIFY(window.banner()->text().contains(QStringLiteral("needs a password")));
+    QVERIFY(!window.banner()->passwordButton()->isHidden());
+    QCOMPARE(window.client()->state(), RedisClient::State::Failed); // not retried: a login is needed
+
+    // Wrong: the prompt stays, with the server's words, ready for the next try.
+    prompt->passwordEdit()->setText(QStringLiteral("not-the-password"));
+    QTest::keyClick(prompt->passwordEdit(), Qt::Key_Return);
+    QVERIFY(prompt->isBusy());
+    QTRY_VERIFY_WITH_TIMEOUT(!prompt->isBusy(), 10000);
+    QVERIFY2(prompt->messageText().contains(QStringLiteral("WRONGPASS")), qPrintable(prompt->messageText()));
+    QCOMPARE(window.passwordPrompt(), prompt);
+    QVERIFY(prompt->isVisible());
+    QVERIFY(prompt->passwordEdit()->text().isEmpty());
+    QVERIFY(!prompt->messageText().contains(QStringLiteral("not-the-password")));
+    QVERIFY(!window.banner()->text().contains(QStringLiteral("not-the-password")));
+    if (const QString dir = qEnvironmentVariable("RATESCOPE_SHOTS"); !dir.isEmpty())
+        prompt->grab().save(dir + QStringLiteral("/password-prompt-refused.png"));
+
+    // Right: connected, the prompt gone, and what the command line asked for shown.
+    prompt->passwordEdit()->setText(kServerPassword);
+    connectButton(prompt)->click();
+    QTRY_COMPARE_WITH_TIMEOUT(window.client() ? window.client()->state() : RedisClient::State::Idle, RedisClient::State::Connected, 10000);
+    QTRY_VERIFY(!window.passwordPrompt());
+    QCOMPARE(window.tabs()->currentWidget(), window.policies());
+    QVERIFY(window.banner()->isHidden());
+    QVERIFY(!window.windowTitle().contains(kServerPassword));
+    QVERIFY(!window.client()->url().contains(kServerPassword));
+    QVERIFY(window.operatorBar()->isHidden()); // a --url: not asked unless wanted
+
+    // Connecting again to the same --url this session takes the login typed.
+    window.disconnectFromServer();
+    window.connectProfile(profile.name);
+    QTRY_COMPARE_WITH_TIMEOUT(window.client() ? window.client()->state() : RedisClient::State::Idle, RedisClient::State::Connected, 10000);
+    QVERIFY(!window.passwordPrompt());
+    QFile settings(m_settings->fileName());
+    m_settings->sync();
+    if (settings.open(QIODevice::ReadOnly))
+        QVERIFY(!settings.readAll().contains(kServerPassword.toUtf8()));
+}
+
+// A saved profile that did not know it needs a password: the login typed, remembered, goes to
+// the vault (here this session's: no keychain offscreen), the profile learns to ask for it;
+// the operator is asked once and recorded with a change beside the OS user.
+void TestMainWindow::savedProfileRemembersLoginAndOperator()
+{
+    SandboxServer guarded(test::passwordConfig(kServerPassword));
+    guarded.start();
+    ConnectionProfile p;
+    p.name = QStringLiteral("desk");
+    p.host = QStringLiteral("127.0.0.1");
+    p.port = guarded.port();
+    m_store->save(p);
+    MainWindow window(*m_store, *m_vault);
+    const auto state = [&window] { return window.client() ? window.client()->state() : RedisClient::State::Idle; };
+    window.show();
+    window.connectProfile(p.name);
+    QTRY_VERIFY_WITH_TIMEOUT(window.passwordPrompt() && window.passwordPrompt()->isVisible(), 10000);
+    PasswordPrompt *prompt = window.passwordPrompt();
+    QVERIFY(prompt->rememberBox()->isEnabled());
+    QVERIFY(prompt->rememberBox()->isChecked());
+    if (const QString dir = qEnvironmentVariable("RATESCOPE_SHOTS"); !dir.isEmpty())
+        prompt->grab().save(dir + QStringLiteral("/password-prompt.png"));
+    prompt->passwordEdit()->setText(kServerPassword);
+    connectButton(prompt)->click();
+    QTRY_COMPARE_WITH_TIMEOUT(state(), RedisClient::State::Connected, 10000);
+    QTRY_COMPARE(m_store->find(p.name)->passwordStorage, ConnectionProfile::PasswordStorage::Ask);
+    QVERIFY(m_vault->hasSessionPassword(p.name));
+
+    // The operator, asked once for this profile.
+    QTRY_VERIFY(window.operatorBar()->isVisible());
+    if (const QString dir = qEnvironmentVariable("RATESCOPE_SHOTS"); !dir.isEmpty())
+        window.grab().save(dir + QStringLiteral("/operator-bar.png"));
+    window.operatorBar()->nameEdit()->setText(QStringLiteral("  Dana Ops "));
+    QTest::keyClick(window.operatorBar()->nameEdit(), Qt::Key_Return);
+    QVERIFY(window.operatorBar()->isHidden());
+    QCOMPARE(window.operatorName(), QStringLiteral("Dana Ops"));
+    QCOMPARE(m_store->operatorName(p.name).value_or(QString()), QStringLiteral("Dana Ops"));
+
+    // A change from the console (the lock closed, then opened: audited) carries it.
+    window.lockAction()->trigger();
+    window.lockAction()->trigger();
+    auto *question = window.findChild<QMessageBox *>(QStringLiteral("unlockQuestion"));
+    QVERIFY(question);
+    question->button(QMessageBox::Yes)->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.client()->isReadOnly(), 10000);
+    ConnectionOptions admin = guarded.options();
+    admin.password = kServerPassword;
+    Connection c(admin);
+    const auto entries = AuditLog(c, QStringLiteral("ratescope:")).list(1);
+    QCOMPARE(entries.size(), size_t(1));
+    QCOMPARE(entries.front().action, QStringLiteral("readonly.unlock"));
+    QCOMPARE(entries.front().actor, QStringLiteral("Dana Ops"));
+    QCOMPARE(entries.front().osUser, AuditLog::osUser());
+
+    // Next time: asked neither (the operator is known) nor connected without the password.
+    window.disconnectFromServer();
+    window.connectProfile(p.name);
+    QTRY_COMPARE_WITH_TIMEOUT(state(), RedisClient::State::Connected, 10000);
+    QVERIFY(window.operatorBar()->isHidden());
+    QCOMPARE(window.operatorName(), QStringLiteral("Dana Ops"));
+    m_settings->sync();
+    QFile settings(m_settings->fileName());
+    QVERIFY(settings.open(QIODevice::ReadOnly));
+    const QByteArray text = settings.readAll();
+    QVERIFY(!text.contains(kServerPassword.toUtf8()));
+    QVERIFY(text.contains("Dana Ops"));
+
+    // New profile: prefilled from this connection.
+    for (QAction *a : window.menuBar()->actions().first()->menu()->actions())
+        if (a->text() == QStringLiteral("&New profile…"))
+            a->trigger();
+    auto *dialog = window.findChild<ConnectionDialog *>();
+    QVERIFY(dialog);
+    QCOMPARE(dialog->portEdit()->value(), int(guarded.port()));
+    QCOMPARE(dialog->passwordEdit()->text(), kServerPassword);
+    QCOMPARE(dialog->passwordEdit()->echoMode(), QLineEdit::Password);
+    QCOMPARE(dialog->nameEdit()->text(), QStringLiteral("desk copy"));
+    dialog->close();
+}
+
+// The menus hold every action with its keys, and no key twice.
+void TestMainWindow::menusListEveryShortcutOnce()
+{
+    MainWindow window(*m_store, *m_vault);
+    QStringList titles;
+    QHash<QString, QString> byKey;
+    QStringList twice;
+    const std::function<void(QMenu *)> walk = [&](QMenu *menu) {
+        for (QAction *a : menu->actions()) {
+            if (a->menu()) {
+                walk(a->menu());
+                continue;
+            }
+            titles << a->text().remove(QLatin1Char('&'));
+            for (const QKeySequence &k : a->shortcuts()) {
+                if (byKey.contains(k.toString()))
+                    twice << k.toString();
+                byKey.insert(k.toString(), a->text());
+            }
+        }
+    };
+    for (QAction *a : window.menuBar()->actions())
+        walk(a->menu());
+    QVERIFY2(twice.isEmpty(), qPrintable(twice.join(QStringLiteral(", "))));
+    for (const char *keys : {"F5", "Ctrl+F", "Ctrl+W", "Ctrl+F4", "Ctrl+Tab", "Ctrl+PgDown", "Ctrl+Shift+Tab", "Ctrl+PgUp",
+                             "Ctrl+Shift+R", "Alt+1", "Alt+7", "Ctrl+Q", "Ctrl+N"})
+        QVERIFY2(byKey.contains(QLatin1String(keys)), keys);
+    for (const char *title : {"Connect", "New profile…", "Operator name…", "Refresh", "Filter keys…", "Overview", "Audit", "Reset…",
+                              "Close tab", "Keyboard and menus", "About Ratescope"})
+        QVERIFY2(titles.contains(QString::fromUtf8(title)), title);
+    // No action of the window outside the menus holds a key of its own.
+    for (QAction *a : window.actions())
+        QVERIFY2(a->shortcuts().isEmpty(), qPrintable(a->text()));
+
+    // Help › Keyboard and menus lists them, read from the menus.
+    window.resize(1024, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QTest::keySequence(&window, QKeySequence(Qt::Key_F1));
+    QMessageBox *help = nullptr;
+    QTRY_VERIFY((help = window.findChild<QMessageBox *>(QStringLiteral("keysHelp"))));
+    QVERIFY2(help->text().contains(QStringLiteral("Ctrl+Shift+R")), qPrintable(help->text()));
+    QVERIFY(help->text().contains(QStringLiteral("Key › Reset…")));
+    if (const QString dir = qEnvironmentVariable("RATESCOPE_SHOTS"); !dir.isEmpty()) {
+        help->grab().save(dir + QStringLiteral("/keys-help.png"));
+        for (QAction *a : window.menuBar()->actions())
+            a->menu()->grab().save(dir + QStringLiteral("/menu-%1.png").arg(a->text().remove(QLatin1Char('&')).toLower()));
+    }
+    help->close();
+}

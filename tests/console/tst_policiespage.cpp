@@ -28,6 +28,7 @@
 #include <QPushButton>
 #include <QStyleFactory>
 #include <QTableView>
+#include <QSpinBox>
 #include <QTest>
 
 using namespace ratescope;
@@ -78,6 +79,8 @@ private Q_SLOTS:
     void oneAuditEntryPerChangeLikeTheCli();
     void nopermIsExplained();
     void disconnectedSendsNothing();
+    void saveGrantDeleteAskFirst();
+    void shardsField();
     void screenshots();
 
 private:
@@ -123,6 +126,13 @@ private:
         m_page->show();
         m_page->setClient(m_client.get(), kNs.toUtf8());
         QTRY_VERIFY_WITH_TIMEOUT(m_page->isLoaded(), kWaitMs);
+    }
+    // The change asked for is confirmed with Enter on the strip that asks first.
+    void confirm()
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(m_page->isAsking(), kWaitMs);
+        QTest::keyClick(m_page->confirmButton(), Qt::Key_Return);
+        QVERIFY(!m_page->isAsking());
     }
     void waitIdle() { QTRY_VERIFY_WITH_TIMEOUT(!m_page->busy() && !m_page->previewPending() && !m_page->effectPending(), kWaitMs); }
     void fillPolicy(const QString &name, const QString &match, const QString &algo, const QString &limit, const QString &window,
@@ -181,6 +191,7 @@ void TestPoliciesPage::createThenEditIsWhatTheCliReads()
     waitIdle();
     QVERIFY(e->saveButton()->isEnabled());
     QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("api-default")).has_value() && !m_page->busy(), kWaitMs);
     QCOMPARE(auditLength(), audits + 1);
     QTRY_COMPARE_WITH_TIMEOUT(m_page->policyModel()->rowCount(), 1, kWaitMs);
@@ -192,6 +203,7 @@ void TestPoliciesPage::createThenEditIsWhatTheCliReads()
     e->enforcedBox()->setChecked(false);
     waitIdle();
     QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("api-default"))->version == 2 && !m_page->busy(), kWaitMs);
     QCOMPARE(auditLength(), audits + 2);
 
@@ -239,6 +251,7 @@ void TestPoliciesPage::staleEditIsRefusedAndReapplied()
     setText(e->limitEdit(), QStringLiteral("50"));
     waitIdle();
     QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_VERIFY_WITH_TIMEOUT(e->hasConflict(), kWaitMs);
     QVERIFY2(e->conflictLabel()->text().contains(QStringLiteral("changed by bob at")), qPrintable(e->conflictLabel()->text()));
     QVERIFY2(e->theirsLabel()->text().contains(QStringLiteral("version 2 by bob")), qPrintable(e->theirsLabel()->text()));
@@ -249,6 +262,7 @@ void TestPoliciesPage::staleEditIsRefusedAndReapplied()
     QCOMPARE(auditLength(), audits);                          // a refused change is no change
 
     QTest::mouseClick(e->applyMineButton(), Qt::LeftButton);
+    confirm();
     QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("api"))->version == 3 && !m_page->busy(), kWaitMs);
     QCOMPARE(stored(QStringLiteral("api"))->spec.limit, 50);
     QCOMPARE(stored(QStringLiteral("api"))->updatedBy, QStringLiteral("Dana (support)"));
@@ -392,6 +406,7 @@ void TestPoliciesPage::validationInPlace()
                QStringLiteral("10s"), QStringLiteral("10"));
     QVERIFY(e->saveButton()->isEnabled());
     QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("v")).has_value(), kWaitMs);
 }
 
@@ -408,6 +423,7 @@ void TestPoliciesPage::overridesWithExpiryAndCountdown()
     e->expiryBox()->setCurrentIndex(2); // 2 hours
     QVERIFY(e->saveButton()->isEnabled());
     QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_COMPARE_WITH_TIMEOUT(m_page->overrideModel()->rowCount(), 1, kWaitMs);
     QCOMPARE(auditLength(), audits + 1);
     const auto o = OverrideStore(*m_conn, kNs).get("ov:acme");
@@ -440,6 +456,7 @@ void TestPoliciesPage::overridesWithExpiryAndCountdown()
     setText(e->windowEdit(), QStringLiteral("10s"));
     QVERIFY(e->saveButton()->isEnabled());
     QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_COMPARE_WITH_TIMEOUT(m_page->overrideModel()->rowCount(), 2, kWaitMs);
     const auto bin = OverrideStore(*m_conn, kNs).get(binKey);
     QVERIFY(bin);
@@ -529,6 +546,7 @@ void TestPoliciesPage::readOnlyChangesNothing()
     setText(pe->limitEdit(), QStringLiteral("11"));
     waitIdle();
     QTest::mouseClick(pe->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_COMPARE_WITH_TIMEOUT(stored(QStringLiteral("ro"))->spec.limit, 11, kWaitMs);
 }
 
@@ -542,6 +560,7 @@ void TestPoliciesPage::oneAuditEntryPerChangeLikeTheCli()
     fillPolicy(QStringLiteral("au"), QStringLiteral("au:*"), QStringLiteral("token-bucket"), QStringLiteral("30"), QStringLiteral("1m"));
     waitIdle();
     QTest::mouseClick(pe->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_COMPARE_WITH_TIMEOUT(auditLength(), 1, kWaitMs);
     const AuditEntry created = log.list(1).front();
     QCOMPARE(created.action, QStringLiteral("policy.set"));
@@ -588,6 +607,7 @@ void TestPoliciesPage::oneAuditEntryPerChangeLikeTheCli()
     QVERIFY(!oe->keyEdit()->isReadOnly());
     setText(oe->limitEdit(), QStringLiteral("7"));
     QTest::mouseClick(oe->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_COMPARE_WITH_TIMEOUT(auditLength(), 4, kWaitMs);
     const AuditEntry granted = log.list(1).front();
     QCOMPARE(granted.action, QStringLiteral("override.set"));
@@ -614,6 +634,7 @@ void TestPoliciesPage::nopermIsExplained()
     setText(pe->limitEdit(), QStringLiteral("12"));
     waitIdle();
     QTest::mouseClick(pe->saveButton(), Qt::LeftButton);
+    confirm();
     QTRY_VERIFY_WITH_TIMEOUT(!m_page->busy(), kWaitMs);
     const QLabel *status = nullptr;
     for (const QLabel *l : pe->findChildren<QLabel *>())
@@ -710,6 +731,7 @@ void TestPoliciesPage::screenshots()
         theirs.spec.limit = 200;
         store.set(theirs, theirs.version, QStringLiteral("bob"));
         QTest::mouseClick(m_page->policyEditor()->saveButton(), Qt::LeftButton);
+        confirm();
         QTRY_VERIFY_WITH_TIMEOUT(m_page->policyEditor()->hasConflict(), kWaitMs);
         waitIdle();
         m_page->grab().save(QDir(dir).filePath(QStringLiteral("policies-conflict%1.png").arg(suffix)));
@@ -720,6 +742,94 @@ void TestPoliciesPage::screenshots()
         QTRY_VERIFY_WITH_TIMEOUT(m_page->overrideEditor()->inForceLabel()->text().contains(QStringLiteral("override")), kWaitMs);
         m_page->grab().save(QDir(dir).filePath(QStringLiteral("policies-override%1.png").arg(suffix)));
     }
+}
+
+// Save, Grant and Delete ask once more with what they would do; Escape leaves everything as it
+// was, Enter makes the change.
+void TestPoliciesPage::saveGrantDeleteAskFirst()
+{
+    Limiter limiter(*m_conn);
+    const LimitSpec written{Algorithm::SlidingLog, 100, 60 * kSecond, 1};
+    for (int i = 0; i < 6; ++i)
+        for (int n = 0; n < (i < 4 ? 5 : 2); ++n)
+            QVERIFY(limiter.check("cf:" + QByteArray::number(i), written, kNowUs - 10 * kSecond + n).allowed);
+    openPage();
+    const qint64 audits = auditLength();
+    m_page->newPolicy();
+    PolicyEditor *e = m_page->policyEditor();
+    fillPolicy(QStringLiteral("cf"), QStringLiteral("cf:*"), QStringLiteral("sliding-log"), QStringLiteral("5"), QStringLiteral("1m"));
+    waitIdle();
+    QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    QVERIFY(m_page->isAsking());
+    QCOMPARE(m_page->confirmText(), QStringLiteral("Create policy “cf”: 5 per 1 m sliding-log on cf:*? "
+                                                   "4 keys would be at their limit under 5 per 1 m (of 6 read)."));
+    QCOMPARE(m_page->confirmButton()->text(), QStringLiteral("Create"));
+    QVERIFY(m_page->confirmButton()->hasFocus());
+    if (const QString dir = qEnvironmentVariable("RATESCOPE_SHOTS"); !dir.isEmpty())
+        m_page->grab().save(QDir(dir).filePath(QStringLiteral("policies-confirm-save.png")));
+    QTest::keyClick(m_page->confirmButton(), Qt::Key_Escape);
+    QVERIFY(!m_page->isAsking());
+    waitIdle();
+    QVERIFY(!stored(QStringLiteral("cf")));
+    QCOMPARE(auditLength(), audits);
+    QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
+    QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("cf")).has_value() && !m_page->busy(), kWaitMs);
+
+    // Grant: the limit, until when, and what applies now and again afterwards.
+    m_page->changeKeyLimit("cf:0");
+    OverrideEditor *oe = m_page->overrideEditor();
+    QTRY_VERIFY_WITH_TIMEOUT(oe->inForceLabel()->text().contains(QStringLiteral("policy “cf”")), kWaitMs);
+    setText(oe->limitEdit(), QStringLiteral("50"));
+    oe->expiryBox()->setCurrentIndex(2); // 2 hours
+    QTest::mouseClick(oe->saveButton(), Qt::LeftButton);
+    const QString until = QDateTime::fromMSecsSinceEpoch(kNowUs / 1000).addSecs(7200).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+    QVERIFY2(m_page->confirmText().startsWith(QStringLiteral("Grant cf:0 a limit of 50 until %1 (for 2 h 00 m)? In force now: ").arg(until)),
+             qPrintable(m_page->confirmText()));
+    QVERIFY2(m_page->confirmText().contains(QStringLiteral("policy “cf”")), qPrintable(m_page->confirmText()));
+    if (const QString dir = qEnvironmentVariable("RATESCOPE_SHOTS"); !dir.isEmpty())
+        m_page->grab().save(QDir(dir).filePath(QStringLiteral("policies-confirm-grant.png")));
+    QTest::keyClick(m_page->confirmButton(), Qt::Key_Escape);
+    waitIdle();
+    QVERIFY(!OverrideStore(*m_conn, kNs).get("cf:0"));
+    QTest::mouseClick(oe->saveButton(), Qt::LeftButton);
+    confirm();
+    QTRY_VERIFY_WITH_TIMEOUT(OverrideStore(*m_conn, kNs).get("cf:0").has_value(), kWaitMs);
+
+    // Delete: what it leaves behind.
+    m_page->editPolicy(QStringLiteral("cf"));
+    waitIdle();
+    QTest::mouseClick(e->deleteButton(), Qt::LeftButton);
+    QVERIFY2(m_page->confirmText().contains(QStringLiteral("Its pattern matches 6 keys now.")), qPrintable(m_page->confirmText()));
+    QCOMPARE(m_page->confirmButton()->text(), QStringLiteral("Delete"));
+    confirm();
+    QTRY_VERIFY_WITH_TIMEOUT(!stored(QStringLiteral("cf")) && !m_page->busy(), kWaitMs);
+    QCOMPARE(auditLength(), audits + 3);
+}
+
+// The Shards field: what `policy set --shards N` stores, and back in the editor.
+void TestPoliciesPage::shardsField()
+{
+    openPage();
+    m_page->newPolicy();
+    PolicyEditor *e = m_page->policyEditor();
+    QCOMPARE(e->shardsBox()->value(), 1);
+    QCOMPARE(e->shardsBox()->text(), QStringLiteral("not sharded"));
+    fillPolicy(QStringLiteral("sh"), QStringLiteral("sh:*"), QStringLiteral("fixed-window"), QStringLiteral("80"), QStringLiteral("1m"));
+    e->shardsBox()->setValue(8);
+    waitIdle();
+    QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
+    QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("sh")).has_value() && !m_page->busy(), kWaitMs);
+    QCOMPARE(stored(QStringLiteral("sh"))->shards, 8);
+    m_page->editPolicy(QStringLiteral("sh"));
+    QCOMPARE(e->shardsBox()->value(), 8);
+    e->shardsBox()->setValue(1); // not sharded any more
+    waitIdle();
+    QTest::mouseClick(e->saveButton(), Qt::LeftButton);
+    confirm();
+    QTRY_VERIFY_WITH_TIMEOUT(stored(QStringLiteral("sh"))->version == 2 && !m_page->busy(), kWaitMs);
+    QCOMPARE(stored(QStringLiteral("sh"))->shards, 0);
 }
 
 QTEST_MAIN(TestPoliciesPage)

@@ -29,6 +29,7 @@ private Q_SLOTS:
     void cancelDropsQueuedWork();
     void serverErrorsAreAnswers();
     void wrongPasswordFailsForGood();
+    void noAuthNeedsCredentials();
     void reconnectsWithBackoff();
     void aFirstAttemptThatFailsIsNotALoss();
     void retireDoesNotWait();
@@ -187,6 +188,25 @@ void TestRedisClient::wrongPasswordFailsForGood()
     QVERIFY2(client.lastError().contains(QStringLiteral("WRONGPASS")), qPrintable(client.lastError()));
     QVERIFY(!client.lastError().contains(QStringLiteral("wrong-password")));
     QCOMPARE(client.secondsUntilRetry(), 0); // no retry storm against a refusal
+    QVERIFY(client.needsCredentials());
+    QVERIFY(!client.passwordMissing()); // a password was given: it was refused
+}
+
+// No password to a server that wants one: NOAUTH is a login to ask for, not a retry.
+void TestRedisClient::noAuthNeedsCredentials()
+{
+    SandboxServer::Config config;
+    config.configLines << QStringLiteral("requirepass right-password");
+    SandboxServer guarded(config);
+    guarded.start();
+    RedisClient client(guarded.options());
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Failed, 10000);
+    QVERIFY(client.needsCredentials());
+    QVERIFY(client.passwordMissing());
+    QVERIFY2(client.lastError().startsWith(QStringLiteral("NOAUTH")), qPrintable(client.lastError()));
+    QCOMPARE(client.secondsUntilRetry(), 0);
+    QVERIFY(!client.hasConnected());
 }
 
 void TestRedisClient::reconnectsWithBackoff()

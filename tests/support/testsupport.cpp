@@ -16,6 +16,13 @@
 
 namespace ratescope::test {
 
+SandboxServer::Config passwordConfig(const QString &password)
+{
+    SandboxServer::Config c;
+    c.configLines = {QStringLiteral("requirepass %1").arg(password)};
+    return c;
+}
+
 namespace {
 
 void openssl(const QString &dir, const QStringList &args)

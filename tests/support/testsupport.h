@@ -27,6 +27,10 @@ TlsFiles makeTlsFiles(const QString &dir);
 //   must get by with).
 SandboxServer::Config aclConfig();
 
+// A server that wants a password first (requirepass): NOAUTH until AUTH password, WRONGPASS
+// for any other.
+SandboxServer::Config passwordConfig(const QString &password);
+
 // A Redis Cluster of `masters` nodes made with `redis-cli --cluster create`, ready
 // (cluster_state:ok everywhere) when constructed; stopped when destroyed.
 class TestCluster {

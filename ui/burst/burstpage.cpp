@@ -234,6 +234,13 @@ QWidget *BurstPage::buildForm()
     m_formNote->setWordWrap(true);
     m_formNote->setStyleSheet(problemStyle());
     m_formNote->hide();
+    m_mismatch = new QLabel(this);
+    m_mismatch->setObjectName(QStringLiteral("limitsMismatch"));
+    m_mismatch->setTextFormat(Qt::PlainText);
+    m_mismatch->setWordWrap(true);
+    m_mismatch->setStyleSheet(QStringLiteral("QLabel { background: #fcefc7; border: 1px solid #e0c97a; border-radius: 3px; "
+                                             "padding: 3px 6px; color: #4d3b00; }"));
+    m_mismatch->hide();
 
     auto label = [this](const QString &text) {
         auto *l = new QLabel(text, this);
@@ -262,6 +269,8 @@ QWidget *BurstPage::buildForm()
     grid->addWidget(cell(m_window, QStringLiteral("window")), row, 5);
     grid->addWidget(label(QStringLiteral("Cost")), row, 6);
     grid->addWidget(cell(m_cost, QStringLiteral("cost")), row, 7);
+    ++row;
+    grid->addWidget(m_mismatch, row, 1, 1, 7);
     ++row;
     grid->addWidget(label(QStringLiteral("Requests")), row, 0);
     grid->addWidget(cell(m_requests, QStringLiteral("requests")), row, 1);
@@ -392,6 +401,21 @@ void BurstPage::setKey(const QByteArray &key)
     m_keyBytes = key;
     m_key->setText(displayKey(key));
     setMode(Mode::Burst);
+}
+
+QString BurstPage::limitsMismatch()
+{
+    if (mode() == Mode::Boundary || m_algo->currentIndex() == 0 || !m_policyKnown || !m_policySpec || m_policyKey != currentKey())
+        return {};
+    const auto form = readForm(false).burst;
+    if (!form)
+        return {};
+    const LimitSpec &mine = form->spec, &theirs = *m_policySpec;
+    if (mine.algorithm == theirs.algorithm && mine.limit == theirs.limit && mine.windowUs == theirs.windowUs)
+        return {};
+    return QStringLiteral("Not the limits in force at this key (%1, %2): the burst counts %3, %4 on the key's real state, "
+                          "so what it admits is not what the key's services would.")
+        .arg(formatLimit(theirs), algorithmName(theirs.algorithm), formatLimit(mine), algorithmName(mine.algorithm));
 }
 
 // Every field checked on its own, its note beside it, then the whole as the engine checks it.
@@ -547,6 +571,9 @@ void BurstPage::formChanged()
                                        : QStringLiteral("the limiter's key, e.g. api:alice"));
     m_resultPages->setCurrentIndex(boundary ? 1 : 0);
     readForm(true);
+    const QString mismatch = limitsMismatch();
+    m_mismatch->setText(mismatch);
+    m_mismatch->setVisible(!mismatch.isEmpty());
     updateStartable();
 }
 
@@ -702,10 +729,12 @@ void BurstPage::askThenLaunch(const BurstConfig &config)
                                         QStringLiteral("%1 exists: it holds %2.").arg(displayKey(config.key), describeKey(d)),
                                         QMessageBox::NoButton, this);
             box->setTextFormat(Qt::PlainText);
+            const QString mismatch = limitsMismatch();
             box->setInformativeText(
                 QStringLiteral("A burst of %1 consumes this key's real quota: the clients behind it are denied "
-                               "until it refills.")
-                    .arg(config.requests ? formatCount(*config.requests) + QStringLiteral(" requests") : formatSpan(*config.durationUs)));
+                               "until it refills.%2")
+                    .arg(config.requests ? formatCount(*config.requests) + QStringLiteral(" requests") : formatSpan(*config.durationUs),
+                         mismatch.isEmpty() ? QString() : QStringLiteral("\n\n") + mismatch));
             box->addButton(QStringLiteral("Fire the burst"), QMessageBox::AcceptRole);
             box->setDefaultButton(box->addButton(QMessageBox::Cancel));
             box->setAttribute(Qt::WA_DeleteOnClose);
@@ -738,6 +767,7 @@ void BurstPage::launch(const BurstConfig &config, qint64 remainingBefore)
     }
     delete m_run;
     m_run = new BurstRun(m_options, QString::fromUtf8(m_ns), this);
+    m_run->setOperatorName(m_operator);
     connect(m_run, &BurstRun::progressed, this, &BurstPage::takeProgress);
     connect(m_run, &BurstRun::finished, this, &BurstPage::runFinished);
     m_config = config;
@@ -773,6 +803,7 @@ void BurstPage::launchBoundary(const LimitSpec &spec)
 {
     delete m_run;
     m_run = new BurstRun(m_options, QString::fromUtf8(m_ns), this);
+    m_run->setOperatorName(m_operator);
     connect(m_run, &BurstRun::progressed, this, &BurstPage::takeProgress);
     connect(m_run, &BurstRun::finished, this, &BurstPage::runFinished);
     m_config.reset();

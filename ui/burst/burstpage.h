@@ -44,6 +44,8 @@ public:
     // (policies, the key's remaining quota); nullptr: disconnected (Start disabled, saying why).
     void setClient(RedisClient *client, const ratescope::ConnectionOptions &options, const QByteArray &ns);
     void setKey(const QByteArray &key); // prefill from the key browser / a key view ("Burst…")
+    // The name its audit entries carry beside the OS user (default: the OS user).
+    void setOperatorName(const QString &name) { m_operator = name; }
     bool isRunning() const;
 
     enum class Mode { Burst, Boundary };
@@ -81,6 +83,9 @@ private:
     };
 
     QWidget *buildForm();
+    // Limits typed for a burst at a key whose limits in force (policy, override) differ: why
+    // that matters, in a sentence; empty when they are the same or none are known.
+    QString limitsMismatch();
     QWidget *buildResults();
     QWidget *cell(QWidget *widget, const QString &name);
     void setNote(const QString &name, const QString &text);
@@ -104,6 +109,7 @@ private:
     QPointer<RedisClient> m_client;
     ConnectionOptions m_options;
     QByteArray m_ns;
+    QString m_operator;
     bool m_haveClient = false;
 
     // The form.
@@ -117,6 +123,7 @@ private:
     QSpinBox *m_connections, *m_pipeline;
     QLabel *m_policy;
     QLabel *m_formNote;
+    QLabel *m_mismatch; // limits of the form's own that are not those in force at the key
 
     // Limits of the policy (or override) that apply to the key in m_key, read on the side.
     QTimer m_policyDelay;

@@ -11,9 +11,11 @@ QString whyReadOnly(const RedisClient *client)
 {
     if (!client)
         return QStringLiteral("Not connected to a server");
+    if (client->isReadOnlyForSession())
+        return QStringLiteral("Read-only: changes are refused for this whole session (--read-only)");
     if (client->isReadOnly())
-        return QStringLiteral("Read-only: changes are locked for this connection (the toolbar's lock, the "
-                              "profile's read-only setting or --read-only)");
+        return QStringLiteral("Read-only: changes are locked for this connection (the toolbar's lock, or the "
+                              "profile's read-only setting)");
     return {};
 }
 

@@ -18,9 +18,11 @@ ConnectionBanner::ConnectionBanner(QWidget *parent)
     m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_retry = new QPushButton(QStringLiteral("Retry now"), this);
     m_edit = new QPushButton(QStringLiteral("Edit profile…"), this);
+    m_password = new QPushButton(QStringLiteral("Enter password…"), this);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(10, 6, 10, 6);
     layout->addWidget(m_text, 1);
+    layout->addWidget(m_password);
     layout->addWidget(m_edit);
     layout->addWidget(m_retry);
     connect(m_retry, &QPushButton::clicked, this, [this] {
@@ -28,6 +30,7 @@ ConnectionBanner::ConnectionBanner(QWidget *parent)
             m_client->retryNow();
     });
     connect(m_edit, &QPushButton::clicked, this, &ConnectionBanner::editProfileRequested);
+    connect(m_password, &QPushButton::clicked, this, &ConnectionBanner::passwordRequested);
     m_countdown.setInterval(1000);
     connect(&m_countdown, &QTimer::timeout, this, &ConnectionBanner::update);
     hide();
@@ -61,7 +64,12 @@ void ConnectionBanner::update()
     setStyleSheet(failed ? QStringLiteral("#connectionBanner { background: #f8d7d3; border-bottom: 1px solid #d9a39c; }")
                          : QStringLiteral("#connectionBanner { background: #fcefc7; border-bottom: 1px solid #e0c97a; }"));
     QString text;
-    if (failed) {
+    const bool login = failed && m_client->needsCredentials();
+    if (login) {
+        text = (m_client->passwordMissing() ? QStringLiteral("<b>%1 needs a password.</b> %2")
+                                            : QStringLiteral("<b>%1 refused the login.</b> %2"))
+                   .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped());
+    } else if (failed) {
         text = QStringLiteral("<b>%1 refused the connection.</b> %2<br>Retrying cannot help until the "
                               "profile changes.")
                    .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped());
@@ -76,6 +84,8 @@ void ConnectionBanner::update()
     }
     m_text->setText(text);
     m_edit->setVisible(failed && m_canEdit);
+    m_password->setVisible(login);
+    m_retry->setVisible(!login); // the same login again cannot help
     if (!m_countdown.isActive())
         m_countdown.start();
     show();

@@ -21,8 +21,12 @@ public:
     void setClient(RedisClient *client, bool canEditProfile = false);
     QString text() const;
 
+    QPushButton *passwordButton() const { return m_password; }
+
 signals:
     void editProfileRequested();
+    // "Enter password…": the server wants a login (NOAUTH) or refused the one given.
+    void passwordRequested();
 
 private:
     void update();
@@ -31,6 +35,7 @@ private:
     QLabel *m_text;
     QPushButton *m_retry;
     QPushButton *m_edit;
+    QPushButton *m_password;
     bool m_canEdit = false;
     QTimer m_countdown;
 };

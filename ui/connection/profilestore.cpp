@@ -15,6 +15,12 @@ QString groupFor(const QString &name)
     return QStringLiteral("profiles/") + QString::fromLatin1(QUrl::toPercentEncoding(name));
 }
 
+// The operator name given for a profile: beside the profiles, so that saving one keeps it.
+QString operatorKey(const QString &name)
+{
+    return QStringLiteral("operators/") + QString::fromLatin1(QUrl::toPercentEncoding(name));
+}
+
 QString transportName(ConnectionProfile::Transport t)
 {
     switch (t) {
@@ -135,8 +141,13 @@ std::optional<ConnectionProfile> ProfileStore::find(const QString &name) const
 void ProfileStore::save(const ConnectionProfile &p, const QString &previousName)
 {
     QSettings &s = settings();
-    if (!previousName.isEmpty() && previousName != p.name)
+    if (!previousName.isEmpty() && previousName != p.name) {
         s.remove(groupFor(previousName));
+        if (s.contains(operatorKey(previousName))) { // the operator goes with the profile
+            s.setValue(operatorKey(p.name), s.value(operatorKey(previousName)));
+            s.remove(operatorKey(previousName));
+        }
+    }
     s.remove(groupFor(p.name));
     s.beginGroup(groupFor(p.name));
     s.setValue(QStringLiteral("transport"), transportName(p.transport));
@@ -166,6 +177,19 @@ void ProfileStore::save(const ConnectionProfile &p, const QString &previousName)
 void ProfileStore::remove(const QString &name)
 {
     settings().remove(groupFor(name));
+    settings().remove(operatorKey(name));
+    settings().sync();
+}
+
+std::optional<QString> ProfileStore::operatorName(const QString &profile) const
+{
+    const QVariant v = settings().value(operatorKey(profile));
+    return v.isValid() ? std::optional<QString>(v.toString()) : std::nullopt;
+}
+
+void ProfileStore::setOperatorName(const QString &profile, const QString &name)
+{
+    settings().setValue(operatorKey(profile), name);
     settings().sync();
 }
 

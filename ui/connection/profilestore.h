@@ -25,6 +25,11 @@ public:
     void save(const ConnectionProfile &profile, const QString &previousName = {});
     void remove(const QString &name);
 
+    // The operator name recorded with this profile's changes beside the OS user: nullopt
+    // when never asked, empty when the operator chose to be known by the OS user alone.
+    std::optional<QString> operatorName(const QString &profile) const;
+    void setOperatorName(const QString &profile, const QString &name);
+
     QString lastUsed() const;
     void setLastUsed(const QString &name);
 

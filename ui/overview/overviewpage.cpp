@@ -196,9 +196,10 @@ void OverviewPage::refresh()
             m_policyNote->setText(!o.policyProblem.isEmpty() ? QStringLiteral("Policies could not be read: %1").arg(o.policyProblem)
                                   : o.policies.empty()
                                       ? QStringLiteral("No policies in namespace “%1” yet: without one, keys show no limits.").arg(m_ns)
-                                      : QStringLiteral("%1 policies in namespace “%2”. A key's policy is the most "
+                                      : QStringLiteral("%1 in namespace “%2”. A key's policy is the most "
                                                        "specific match.")
-                                            .arg(o.policies.size())
+                                            .arg(o.policies.size() == 1 ? QStringLiteral("1 policy")
+                                                                        : QStringLiteral("%1 policies").arg(o.policies.size()))
                                             .arg(m_ns));
             const bool first = !m_loaded;
             m_loaded = true;

@@ -19,6 +19,7 @@
 
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QShortcut>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
@@ -35,6 +36,17 @@
 #include <set>
 
 namespace ratescope::ui {
+
+namespace {
+
+// The editors' stack, as tall as the page it shows: a stacked layout answers height-for-width
+// for its tallest page (the policy editor's wrapped labels), so the hint alone scrolled.
+class EditorStack : public QStackedWidget {
+public:
+    bool hasHeightForWidth() const override { return false; }
+};
+
+} // namespace
 
 namespace {
 
@@ -119,21 +131,31 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     static_cast<QLabel *>(m_hint)->setWordWrap(true);
     m_policyEditor = new PolicyEditor;
     m_overrideEditor = new OverrideEditor;
-    m_editors = new QStackedWidget;
+    m_editors = new EditorStack;
     m_editors->addWidget(m_hint);
     m_editors->addWidget(m_policyEditor);
     m_editors->addWidget(m_overrideEditor);
     for (QWidget *editor : {static_cast<QWidget *>(m_policyEditor), static_cast<QWidget *>(m_overrideEditor)})
         editor->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored); // the hint shows first (showEditor)
 
-    // Deleting asks once more, in place (no modal dialog over the operator's work).
+    // Save, Grant and Delete ask once more, in place (no modal dialog over the operator's
+    // work), with what the change would do: Enter confirms, Escape leaves it.
     m_deleteStrip = new QWidget;
+    m_deleteStrip->setObjectName(QStringLiteral("confirmStrip"));
+    m_deleteStrip->setAttribute(Qt::WA_StyledBackground);
+    m_deleteStrip->setStyleSheet(QStringLiteral("#confirmStrip { background: #fcefc7; border: 1px solid #e0c97a; border-radius: 3px; }"));
     auto *ds = new QHBoxLayout(m_deleteStrip);
     m_deleteText = new QLabel;
     m_deleteText->setTextFormat(Qt::PlainText);
     m_deleteText->setWordWrap(true);
+    m_deleteText->setMinimumWidth(160);
     m_confirmDelete = new QPushButton(QStringLiteral("Delete"));
-    m_keepPolicy = new QPushButton(QStringLiteral("Keep it"));
+    m_confirmDelete->setAutoDefault(true); // Enter on it confirms
+    m_confirmDelete->setToolTip(QStringLiteral("Make the change (Enter)"));
+    m_keepPolicy = new QPushButton(QStringLiteral("Cancel"));
+    m_keepPolicy->setToolTip(QStringLiteral("Leave it as it is (Escape)"));
+    auto *escape = new QShortcut(QKeySequence(Qt::Key_Escape), m_deleteStrip, [this] { stopAsking(); });
+    escape->setContext(Qt::WidgetWithChildrenShortcut);
     ds->addWidget(m_deleteText, 1);
     ds->addWidget(m_keepPolicy);
     ds->addWidget(m_confirmDelete);
@@ -143,7 +165,6 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     auto *rl = new QVBoxLayout(right);
     rl->setContentsMargins(0, 0, 0, 0);
     rl->addWidget(m_editors, 1);
-    rl->addWidget(m_deleteStrip);
 
     // The editor scrolls rather than widening the window: beside the keys panel at 1280 px the
     // tab area has about 850 px.
@@ -168,6 +189,7 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(splitter, 1);
+    layout->addWidget(m_deleteStrip); // the whole width, never scrolled out of sight
 
     m_previewTimer.setSingleShot(true);
     m_previewTimer.setInterval(kDebounceMs);
@@ -207,8 +229,8 @@ PoliciesPage::PoliciesPage(QWidget *parent)
 
     connect(m_policyEditor, &PolicyEditor::globChanged, this, &PoliciesPage::schedulePreview);
     connect(m_policyEditor, &PolicyEditor::limitsChanged, this, &PoliciesPage::scheduleEffect);
-    connect(m_policyEditor, &PolicyEditor::saveRequested, this, [this] { savePolicy(false); });
-    connect(m_policyEditor, &PolicyEditor::applyMineRequested, this, [this] { savePolicy(true); });
+    connect(m_policyEditor, &PolicyEditor::saveRequested, this, [this] { askSavePolicy(false); });
+    connect(m_policyEditor, &PolicyEditor::applyMineRequested, this, [this] { askSavePolicy(true); });
     connect(m_policyEditor, &PolicyEditor::takeTheirsRequested, this, [this] {
         const auto theirs = m_policyEditor->theirs();
         if (theirs)
@@ -226,15 +248,20 @@ PoliciesPage::PoliciesPage(QWidget *parent)
                 stored = m_policies->policies()[size_t(row)];
         emit previewRequested(stored, m_policyEditor->proposed());
     });
-    connect(m_confirmDelete, &QPushButton::clicked, this, &PoliciesPage::deletePolicy);
-    connect(m_keepPolicy, &QPushButton::clicked, m_deleteStrip, &QWidget::hide);
+    connect(m_confirmDelete, &QPushButton::clicked, this, [this] {
+        const auto confirmed = std::move(m_confirmed);
+        stopAsking();
+        if (confirmed)
+            confirmed();
+    });
+    connect(m_keepPolicy, &QPushButton::clicked, this, &PoliciesPage::stopAsking);
     connect(m_overrideEditor, &OverrideEditor::keyChanged, this, [this](const QByteArray &key) {
         // A key typed by hand: what applies to it, read as typing pauses (each keystroke's
         // request replaces the previous one's).
         m_overrideEditor->inForceLabel()->setText(key.isEmpty() ? QString() : QStringLiteral("reading…"));
         refreshInForce(key);
     });
-    connect(m_overrideEditor, &OverrideEditor::saveRequested, this, &PoliciesPage::saveOverride);
+    connect(m_overrideEditor, &OverrideEditor::saveRequested, this, &PoliciesPage::askGrant);
     connect(m_overrideEditor, &OverrideEditor::clearRequested, this, [this] { clearOverride(m_overrideEditor->key()); });
     connect(m_overrideEditor, &OverrideEditor::closeRequested, this, [this] { showEditor(m_hint); });
 
@@ -294,8 +321,10 @@ QString PoliciesPage::whyNotWritable() const
 {
     if (!m_client)
         return QStringLiteral("Not connected");
+    if (m_client->isReadOnlyForSession())
+        return QStringLiteral("Read-only session: changes are refused before anything is sent (started with --read-only)");
     if (m_client->isReadOnly())
-        return QStringLiteral("Read-only session: changes are refused before anything is sent (turn the read-only lock off to edit)");
+        return QStringLiteral("Read-only session: changes are refused before anything is sent (open the toolbar's lock to edit)");
     if (m_client->state() == RedisClient::State::Failed)
         return QStringLiteral("Not connected: the server refused this connection");
     return {};
@@ -383,7 +412,7 @@ void PoliciesPage::reload()
 
 void PoliciesPage::showEditor(QWidget *editor)
 {
-    m_deleteStrip->hide();
+    stopAsking(); // a question about the editor that goes
     // The stack is as wide as the page shown, not as its widest page: the hint fits where an
     // editor would scroll.
     for (int i = 0; i < m_editors->count(); ++i) {
@@ -652,6 +681,8 @@ void PoliciesPage::runEffect()
             if (!notes.isEmpty())
                 text += QStringLiteral("; %1").arg(notes.join(QStringLiteral(", ")));
             m_policyEditor->setEffect(text + QLatin1Char('.'));
+            if (isAsking() && m_askText)
+                m_deleteText->setText(m_askText()); // the effect the question waited for
         });
 }
 
@@ -712,15 +743,104 @@ void PoliciesPage::savePolicy(bool onTopOfTheirs)
         });
 }
 
+QString PoliciesPage::confirmText() const
+{
+    return isAsking() ? m_deleteText->text() : QString();
+}
+
+bool PoliciesPage::isAsking() const
+{
+    return !m_deleteStrip->isHidden();
+}
+
+void PoliciesPage::ask(std::function<QString()> textNow, const QString &confirmWords, std::function<void()> confirmed)
+{
+    m_askText = std::move(textNow);
+    m_confirmed = std::move(confirmed);
+    m_deleteText->setText(m_askText());
+    m_confirmDelete->setText(confirmWords);
+    m_deleteStrip->show();
+    m_confirmDelete->setFocus(Qt::OtherFocusReason);
+}
+
+void PoliciesPage::stopAsking()
+{
+    m_askText = {};
+    m_confirmed = {};
+    m_deleteStrip->hide();
+}
+
+QString PoliciesPage::effectWords() const
+{
+    if (previewPending() || effectPending())
+        return QStringLiteral("How full its keys are is still being read…");
+    const QString effect = m_policyEditor->effectLabel()->text();
+    if (!effect.isEmpty())
+        return effect;
+    return m_previewKeys.empty() ? QStringLiteral("No key matches its pattern now.") : QString();
+}
+
+void PoliciesPage::askSavePolicy(bool onTopOfTheirs)
+{
+    if (!writable()) {
+        m_policyEditor->setStatus(whyNotWritable(), true); // nothing is sent
+        return;
+    }
+    if (m_busy)
+        return;
+    if (!m_policyEditor->problems().empty()) {
+        m_policyEditor->setStatus(QStringLiteral("Correct the fields marked first."), true);
+        return;
+    }
+    ask(
+        [this] {
+            const Policy p = m_policyEditor->proposed();
+            const QString what = m_policyEditor->isNew()
+                                     ? QStringLiteral("Create policy “%1”: %2 %3 on %4?")
+                                     : QStringLiteral("Save policy “%1” as %2 %3 on %4?");
+            QString text = what.arg(p.name, formatLimit(p.spec), algorithmName(p.spec.algorithm), displayKey(p.match));
+            const QString effect = effectWords();
+            return effect.isEmpty() ? text : text + QLatin1Char(' ') + effect;
+        },
+        m_policyEditor->isNew() ? QStringLiteral("Create") : QStringLiteral("Save"), [this, onTopOfTheirs] { savePolicy(onTopOfTheirs); });
+}
+
+void PoliciesPage::askGrant()
+{
+    if (!writable()) {
+        m_overrideEditor->setStatus(whyNotWritable(), true);
+        return;
+    }
+    const auto o = m_overrideEditor->proposed();
+    const auto forUs = m_overrideEditor->forUs();
+    if (m_busy || !o || !forUs)
+        return;
+    const QDateTime until = now().addMSecs(*forUs / 1000).toLocalTime();
+    const QString limit = o->windowUs > 0 ? QStringLiteral("%1 per %2").arg(formatCount(o->limit), formatSpan(o->windowUs))
+                                          : QStringLiteral("a limit of %1").arg(formatCount(o->limit));
+    QString text = QStringLiteral("Grant %1 %2 until %3 (for %4)?")
+                       .arg(displayKey(o->key), limit, until.toString(QStringLiteral("yyyy-MM-dd HH:mm")), formatSpan(*forUs));
+    const QString inForce = m_overrideEditor->inForceLabel()->text();
+    if (!inForce.isEmpty() && inForce != QLatin1String("reading…"))
+        text += QStringLiteral(" In force now: %1; it applies again when the override expires.").arg(inForce);
+    ask([text] { return text; }, QStringLiteral("Grant"), [this] { saveOverride(); });
+}
+
 void PoliciesPage::askDeletePolicy()
 {
     if (!writable() || m_policyEditor->isNew())
         return;
-    m_deleteText->setText(
-        QStringLiteral("Delete policy “%1” (version %2)? The keys it covers fall back to the next matching policy, or to none.")
-            .arg(m_policyEditor->originalName())
-            .arg(m_policyEditor->basedOnVersion()));
-    m_deleteStrip->show();
+    ask(
+        [this] {
+            QString text = QStringLiteral("Delete policy “%1” (version %2)? The keys it covers fall back to the next matching policy, or to none.")
+                               .arg(m_policyEditor->originalName())
+                               .arg(m_policyEditor->basedOnVersion());
+            if (!previewPending() && !m_previewKeys.empty())
+                text += QStringLiteral(" Its pattern matches %1%2 now.")
+                            .arg(m_previewComplete ? QString() : QStringLiteral("at least "), formatKeys(m_previewMatched));
+            return text;
+        },
+        QStringLiteral("Delete"), [this] { deletePolicy(); });
 }
 
 void PoliciesPage::deletePolicy()

@@ -12,6 +12,7 @@
 #include <QWidget>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 class QLabel;
@@ -63,7 +64,13 @@ public:
     QPushButton *newPolicyButton() const { return m_newPolicy; }
     QPushButton *newOverrideButton() const { return m_newOverride; }
     QPushButton *clearOverrideButton() const { return m_clearOverride; }
+    // The strip that asks before Save, Grant and Delete, with what the change would do:
+    // confirmButton() (Enter) makes the change, cancelButton() (Escape) leaves it.
+    QPushButton *confirmButton() const { return m_confirmDelete; }
     QPushButton *confirmDeleteButton() const { return m_confirmDelete; }
+    QPushButton *cancelButton() const { return m_keepPolicy; }
+    QString confirmText() const;
+    bool isAsking() const;
     bool previewPending() const { return m_previewRunning || m_previewTimer.isActive(); }
     bool effectPending() const { return m_effectRunning || m_effectTimer.isActive(); }
     bool busy() const { return m_busy; }
@@ -96,6 +103,13 @@ private:
     void showPreview(const PolicyPreview &r);
     void scheduleEffect();
     void runEffect();
+    // Shows the strip: text (rebuilt by textNow while it shows, as the effect arrives), the
+    // confirm button's words, and what confirming does.
+    void ask(std::function<QString()> textNow, const QString &confirmWords, std::function<void()> confirmed);
+    void stopAsking();
+    QString effectWords() const; // the effect line, or why there is none yet
+    void askSavePolicy(bool onTopOfTheirs);
+    void askGrant();
     void savePolicy(bool onTopOfTheirs);
     void askDeletePolicy();
     void deletePolicy();
@@ -141,6 +155,8 @@ private:
     QLabel *m_deleteText;
     QPushButton *m_confirmDelete;
     QPushButton *m_keepPolicy;
+    std::function<QString()> m_askText;
+    std::function<void()> m_confirmed;
     QTimer m_previewTimer;
     QTimer m_effectTimer;
     QTimer m_countdown;

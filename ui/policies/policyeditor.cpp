@@ -61,6 +61,13 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     m_buckets->setToolTip(QStringLiteral("sliding-buckets: the window is kept as this many clock-aligned sub-buckets (memory per limiter "
                                          "grows with them; with traffic spread over the window, at most limit × (1 + 1/B) pass in "
                                          "any window-long span). Changing it starts the limiters' counts afresh."));
+    // Shards: 1 reads "not sharded" (a policy's shards are 0, or 2 .. 1024).
+    m_shardsBox = new QSpinBox;
+    m_shardsBox->setRange(1, kMaxPolicyShards);
+    m_shardsBox->setSpecialValueText(QStringLiteral("not sharded"));
+    m_shardsBox->setValue(1);
+    m_shardsBox->setToolTip(QStringLiteral("The keys it matches are N shards <base>:0 .. <base>:N-1 of one limiter, sharing its "
+                                           "limit (each shard limit / N), as ratescope-cli policy set --shards N"));
     m_scoreUnit = new QComboBox;
     for (ScoreUnit u : {ScoreUnit::Auto, ScoreUnit::Seconds, ScoreUnit::Milliseconds, ScoreUnit::Microseconds})
         m_scoreUnit->addItem(scoreUnitName(u), int(u));
@@ -71,7 +78,8 @@ PolicyEditor::PolicyEditor(QWidget *parent)
         m_format->addItem(QStringLiteral("%1 (%2)").arg(f->name(), f->keyShape()), f->name());
     m_format->setToolTip(QStringLiteral("Another library's format the matching keys are read as, for key shapes that need saying"));
     m_description = new QLineEdit;
-    m_enforced = new QCheckBox(QStringLiteral("Services enforce it through Ratescope (else declared for inspection only)"));
+    m_enforced = new QCheckBox(QStringLiteral("Enforced by services (else declared only)"));
+    m_enforced->setToolTip(QStringLiteral("Services enforce it through Ratescope; unticked, it is declared for inspection only"));
     m_enforced->setChecked(true);
 
     m_nameProblem = problemLabelFor(this);
@@ -90,6 +98,7 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     addField(QStringLiteral("Window"), m_window, m_windowProblem);
     addField(QStringLiteral("Cost per request"), m_cost, m_costProblem);
     addField(QStringLiteral("Sub-buckets"), m_buckets, nullptr);
+    addField(QStringLiteral("Shards"), m_shardsBox, nullptr);
     addField(QStringLiteral("Score unit"), m_scoreUnit, nullptr);
     addField(QStringLiteral("Format"), m_format, nullptr);
     addField(QStringLiteral("Description"), m_description, nullptr);
@@ -170,6 +179,10 @@ PolicyEditor::PolicyEditor(QWidget *parent)
         revalidate();
         emit limitsChanged();
     });
+    connect(m_shardsBox, &QSpinBox::valueChanged, this, [this] {
+        revalidate();
+        emit limitsChanged();
+    });
     connect(m_buckets, &QSpinBox::valueChanged, this, [this] {
         revalidate();
         emit limitsChanged();
@@ -206,7 +219,7 @@ void PolicyEditor::edit(const std::optional<Policy> &existing, const Policy &ini
     m_buckets->setEnabled(p.spec.algorithm == Algorithm::SlidingBuckets);
     m_scoreUnit->setCurrentIndex(m_scoreUnit->findData(int(p.scoreUnit)));
     m_format->setCurrentIndex(std::max(0, m_format->findData(p.format)));
-    m_shards = p.shards;
+    m_shardsBox->setValue(p.shards >= 2 ? p.shards : 1);
     m_description->setText(p.description);
     m_enforced->setChecked(p.enforced);
     m_previewList->clear();
@@ -228,7 +241,7 @@ Policy PolicyEditor::proposed() const
     p.spec.buckets = m_buckets->value();
     p.scoreUnit = ScoreUnit(m_scoreUnit->currentData().toInt());
     p.format = m_format->currentData().toString();
-    p.shards = m_shards;
+    p.shards = m_shardsBox->value() >= 2 ? m_shardsBox->value() : 0;
     p.description = m_description->text();
     p.enforced = m_enforced->isChecked();
     return p;

@@ -59,6 +59,7 @@ public:
     QLineEdit *windowEdit() const { return m_window; }
     QLineEdit *costEdit() const { return m_cost; }
     QSpinBox *bucketsBox() const { return m_buckets; }
+    QSpinBox *shardsBox() const { return m_shardsBox; } // 1: not sharded
     QLineEdit *descriptionEdit() const { return m_description; }
     QCheckBox *enforcedBox() const { return m_enforced; }
     QLabel *problemLabel(PolicyField field) const;
@@ -105,7 +106,7 @@ private:
     QSpinBox *m_buckets; // sliding-buckets: sub-buckets per window
     QComboBox *m_scoreUnit;
     QComboBox *m_format;
-    int m_shards = 0; // kept as loaded: the editor has no field for it
+    QSpinBox *m_shardsBox; // the keys are shards <base>:<n> sharing the limit
     QLineEdit *m_description;
     QCheckBox *m_enforced;
     QLabel *m_nameProblem;

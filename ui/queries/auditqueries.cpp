@@ -33,9 +33,9 @@ AuditRead readAuditSlice(Connection &c, const MetadataNamespace &ns, const Audit
     return r;
 }
 
-QString appendAuditEntry(Connection &c, const MetadataNamespace &ns, const AuditEntry &entry)
+QString appendAuditEntry(Connection &c, const MetadataNamespace &ns, const AuditEntry &entry, const QString &operatorName)
 {
-    return AuditLog(c, ns).append(entry);
+    return AuditLog(c, ns).append(entry, operatorName);
 }
 
 } // namespace ratescope::ui

@@ -29,6 +29,6 @@ struct AuditRead {
 AuditRead readAuditSlice(Connection &c, const MetadataNamespace &ns, const AuditSlice &slice);
 
 // Appends one entry (a change the console made); returns its id.
-QString appendAuditEntry(Connection &c, const MetadataNamespace &ns, const AuditEntry &entry);
+QString appendAuditEntry(Connection &c, const MetadataNamespace &ns, const AuditEntry &entry, const QString &operatorName = {});
 
 } // namespace ratescope::ui

@@ -52,7 +52,7 @@ void BurstRun::startBurst(const BurstConfig &config)
     m_progress = std::make_shared<Progress>();
     m_progress->engine = std::make_unique<BurstEngine>(m_options, config);
     launch(
-        [run = this, progress = m_progress, options = m_options, ns = m_ns, config](Thread &thread) {
+        [run = this, progress = m_progress, options = m_options, ns = m_ns, op = m_operator, config](Thread &thread) {
             progress->engine->setProgressCallback([progress, &thread](const BurstProgress &p) {
                 {
                     std::lock_guard lock(progress->mutex);
@@ -78,7 +78,7 @@ void BurstRun::startBurst(const BurstConfig &config)
                 try {
                     Connection c(options);
                     c.connect();
-                    AuditLog(c, ns).append(burstAuditEntry(config, *outcome.summary));
+                    AuditLog(c, ns).append(burstAuditEntry(config, *outcome.summary), op);
                     outcome.auditEntries = 1;
                 } catch (const std::exception &e) {
                     outcome.auditError = describe(e);
@@ -92,7 +92,7 @@ void BurstRun::startBurst(const BurstConfig &config)
 void BurstRun::startBoundary(const std::vector<LimitSpec> &specs)
 {
     m_progress = std::make_shared<Progress>();
-    launch([run = this, progress = m_progress, options = m_options, ns = m_ns, specs](Thread &thread) {
+    launch([run = this, progress = m_progress, options = m_options, ns = m_ns, op = m_operator, specs](Thread &thread) {
         BurstOutcome outcome;
         // One connection for the whole test: the scenarios run one after the other, so each
         // has the server to itself at its boundary.
@@ -116,7 +116,7 @@ void BurstRun::startBoundary(const std::vector<LimitSpec> &specs)
             if (run.sent > 0) { // it wrote: audited, result or not (as the CLI)
                 const QJsonObject after = run.result ? run.result->toJson() : QJsonObject{{QStringLiteral("error"), run.error}};
                 try {
-                    AuditLog(c, ns).append(burstAuditEntry(run.key, boundaryAuditParameters(spec), after, run.sent));
+                    AuditLog(c, ns).append(burstAuditEntry(run.key, boundaryAuditParameters(spec), after, run.sent), op);
                     ++outcome.auditEntries;
                 } catch (const std::exception &e) {
                     outcome.auditError = describe(e);

@@ -50,6 +50,8 @@ public:
     // ns: the metadata namespace of the audit stream.
     BurstRun(ConnectionOptions options, QString ns, QObject *parent = nullptr);
 
+    // The operator's name its audit entry carries beside the OS user (empty: the OS user).
+    void setOperatorName(const QString &name) { m_operator = name; }
     void startBurst(const BurstConfig &config);
     // The window-boundary test on each spec in turn, each on a scratch key of its own.
     void startBoundary(const std::vector<LimitSpec> &specs);
@@ -72,6 +74,7 @@ private:
 
     ConnectionOptions m_options;
     QString m_ns;
+    QString m_operator;
     std::shared_ptr<Progress> m_progress;
 };
 

@@ -13,6 +13,10 @@ Failure Failure::from(std::exception_ptr error)
     } catch (const ConnectionError &e) {
         return {Kind::Connection, e.message()};
     } catch (const ReplyError &e) {
+        // A server that wants a login first (NOAUTH) or refuses the one given (WRONGPASS):
+        // credentials are needed, not a retry.
+        if (e.prefix() == QLatin1String("NOAUTH") || e.prefix() == QLatin1String("WRONGPASS"))
+            return {Kind::Auth, e.message()};
         return {Kind::Reply, e.message()};
     } catch (const ReadOnlyError &e) {
         return {Kind::ReadOnly, e.message()};

@@ -15,7 +15,7 @@ struct Failure {
         ReadOnly,   // refused by the read-only lock; nothing was sent
         Conflict,   // someone else changed it first
         Connection, // the connection is gone or timed out (the banner's business)
-        Auth,       // the server refused the credentials
+        Auth,       // the server refused the credentials, or wants some (NOAUTH)
         Reply,      // the server answered with an error reply (shown verbatim)
         Other,
     };

@@ -187,8 +187,16 @@ std::function<bool()> RedisClient::interactiveWaitingProbe() const
     return [worker = m_worker] { return worker->interactiveWaiting() > 0; };
 }
 
+void RedisClient::lockReadOnlyForSession()
+{
+    m_readOnlyForSession = true;
+    setReadOnly(true);
+}
+
 void RedisClient::setReadOnly(bool readOnly)
 {
+    if (m_readOnlyForSession && !readOnly)
+        return;
     if (m_readOnly == readOnly)
         return;
     m_readOnly = readOnly;
@@ -244,6 +252,7 @@ void RedisClient::attempt()
                 if (o.ok()) {
                     m_failedAttempts = 0;
                     m_lastError.clear();
+                    m_credentialsRefused = false;
                     m_status = o.value();
                     setState(State::Connected);
                     emit statusChanged();
@@ -251,6 +260,7 @@ void RedisClient::attempt()
                 }
                 m_lastError = o.failure().message;
                 const auto kind = o.failure().kind;
+                m_credentialsRefused = kind == Failure::Kind::Auth;
                 if (kind == Failure::Kind::Auth || kind == Failure::Kind::Usage) {
                     setState(State::Failed); // retrying cannot help: the user must change something
                     return;
@@ -290,6 +300,7 @@ void RedisClient::noteFailure(const Failure &failure)
         return;
     if (failure.kind == Failure::Kind::Auth) {
         m_lastError = failure.message;
+        m_credentialsRefused = true;
         setState(State::Failed);
     } else if (failure.isConnectionLoss()) {
         m_lastError = failure.message;

@@ -76,12 +76,21 @@ public:
     // could not be made.
     bool hasConnected() const { return m_hasConnected; }
     QString lastError() const { return m_lastError; }
+    // Failed because the server wants a password (NOAUTH) or refused the one given
+    // (WRONGPASS): what a password prompt answers.
+    bool needsCredentials() const { return m_state == State::Failed && m_credentialsRefused; }
+    // The server's own words for it: "NOAUTH Authentication required." needs a password,
+    // anything else (WRONGPASS) refused the one given.
+    bool passwordMissing() const { return needsCredentials() && m_lastError.startsWith(QLatin1String("NOAUTH")); }
     int secondsUntilRetry() const;
     std::optional<Status> status() const { return m_status; }
 
     // The read-only lock: while set, mutations are refused before anything is sent.
     bool isReadOnly() const { return m_readOnly; }
     void setReadOnly(bool readOnly);
+    // Locked read-only for the whole session (--read-only): setReadOnly(false) is refused.
+    void lockReadOnlyForSession();
+    bool isReadOnlyForSession() const { return m_readOnlyForSession; }
 
     // Interactive: what a view shows as soon as it is read (columns, a key's page, a poll).
     // Background: long work nobody waits on row by row (a SCAN walk, a page at a time). The
@@ -142,7 +151,9 @@ private:
     QString m_lastError;
     std::optional<Status> m_status;
     bool m_readOnly = false;
+    bool m_readOnlyForSession = false;
     bool m_hasConnected = false;
+    bool m_credentialsRefused = false;
     bool m_heartbeatPending = false;
     bool m_attemptPending = false;
     int m_failedAttempts = 0;

@@ -13,8 +13,10 @@
 #include "keyview.h"
 #include "base/glob.h"
 #include "lockicon.h"
+#include "operatorbar.h"
 #include "monitorpage.h"
 #include "overviewpage.h"
+#include "passwordprompt.h"
 #include "passwordvault.h"
 #include "policiespage.h"
 #include "profilestore.h"
@@ -24,10 +26,14 @@
 #include "whatifpage.h"
 
 #include <QAction>
+#include <QApplication>
+#include <QDesktopServices>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QUrl>
 #include <QTimer>
 #include <QComboBox>
 #include <QHeaderView>
-#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -88,9 +94,11 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
         }
         if (m_client)
             m_client->setReadOnly(on);
-        m_lockAction->setText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
+        m_lockAction->setIconText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
     });
-    m_lockAction->setText(QStringLiteral("Writable"));
+    // The toolbar says the state (its icon text); the menu names the lock, ticked when closed.
+    m_lockAction->setText(QStringLiteral("&Read-only lock"));
+    m_lockAction->setIconText(QStringLiteral("Writable"));
     m_refreshAction =
         toolbar->addAction(style()->standardIcon(QStyle::SP_BrowserReload), QStringLiteral("Refresh"), this, &MainWindow::refresh);
     m_refreshAction->setShortcut(QKeySequence::Refresh);
@@ -159,10 +167,24 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     auto *layout = new QVBoxLayout(central);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
+    m_operatorBar = new OperatorBar(this);
+    connect(m_operatorBar, &OperatorBar::answered, this, [this](const QString &name) {
+        if (m_current.name.isEmpty())
+            return;
+        if (m_sessionProfiles.contains(m_current.name))
+            m_sessionOperators.insert(m_current.name, name);
+        else
+            m_profiles.setOperatorName(m_current.name, name); // settings: a name, never a secret
+        setOperator(name);
+        statusBar()->showMessage(name.isEmpty() ? QStringLiteral("Changes are recorded as the OS user %1").arg(AuditLog::osUser())
+                                                : QStringLiteral("Changes are recorded as %1 (OS user %2)").arg(name, AuditLog::osUser()),
+                                 10000);
+    });
     layout->addWidget(m_banner);
+    layout->addWidget(m_operatorBar);
     layout->addWidget(splitter, 1);
     setCentralWidget(central);
-    addShortcuts();
+    buildMenus();
 
     m_status = new ServerStatusBar(this);
     statusBar()->addPermanentWidget(m_status, 1);
@@ -190,6 +212,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     connect(m_hot, &HotPage::loaded, this, &MainWindow::checkSettled);
     connect(m_audit, &AuditPage::loaded, this, &MainWindow::checkSettled);
     connect(m_banner, &ConnectionBanner::editProfileRequested, this, [this] { editProfile(m_current.name); });
+    connect(m_banner, &ConnectionBanner::passwordRequested, this, &MainWindow::askLogin);
     connect(m_picker, &QComboBox::currentIndexChanged, this, &MainWindow::updateActions);
 
     reloadProfiles(m_profiles.lastUsed());
@@ -252,6 +275,8 @@ void MainWindow::updateActions()
     m_deleteAction->setEnabled(isSaved);
     m_refreshAction->setEnabled(m_client != nullptr);
     m_lockAction->setEnabled(m_client != nullptr && !m_forceReadOnly);
+    if (m_operatorAction)
+        m_operatorAction->setEnabled(m_client != nullptr);
 }
 
 void MainWindow::toggleConnection()
@@ -313,20 +338,108 @@ void MainWindow::obtainPassword(const ConnectionProfile &profile, PasswordVault:
 void MainWindow::askPassword(const ConnectionProfile &profile, PasswordVault::Secret which, std::function<void(QString)> done)
 {
     // open(), not exec(): the GUI thread never waits in a nested event loop.
-    auto *dialog = new QInputDialog(this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    auto *prompt = new PasswordPrompt(this);
+    prompt->setAttribute(Qt::WA_DeleteOnClose);
     const bool sentinels = which == PasswordVault::Secret::Sentinel;
-    dialog->setWindowTitle((sentinels ? QStringLiteral("Sentinel password for %1") : QStringLiteral("Password for %1")).arg(profile.name));
-    const QString user = sentinels ? profile.sentinelUser : profile.user;
-    dialog->setLabelText(QStringLiteral("Password of %1 %2 %3:")
-                             .arg(user.isEmpty() ? QStringLiteral("the default user") : user,
-                                  sentinels ? QStringLiteral("on the sentinels of") : QStringLiteral("at"), profile.endpoint()));
-    dialog->setTextEchoMode(QLineEdit::Password);
-    connect(dialog, &QInputDialog::textValueSelected, this, [this, profile, which, done](const QString &password) {
+    prompt->setLogin(QStringLiteral("%1 (%2)").arg(profile.name, profile.endpoint()), sentinels ? profile.sentinelUser : profile.user, true,
+                     !m_vault.keychainMissing());
+    prompt->setSentinels(sentinels);
+    prompt->userEdit()->setEnabled(false); // the profile's user: Edit profile… changes it
+    prompt->userEdit()->setToolTip(QStringLiteral("The profile's user (Connection › Edit profile… changes it)"));
+    connect(prompt, &PasswordPrompt::submitted, this, [this, prompt, profile, which, done](const QString &, const QString &password, bool remember) {
         m_vault.remember(profile.name, password, which);
+        // Kept in the keychain only once the server has taken it (keepLogin).
+        m_typedLogin = TypedLogin{which == PasswordVault::Secret::Sentinel ? profile.sentinelUser : profile.user, password, remember, which, {}};
+        prompt->accept();
         done(password);
     });
-    dialog->open();
+    prompt->open();
+}
+
+void MainWindow::askLogin()
+{
+    if (!m_client || !m_client->needsCredentials())
+        return;
+    const bool saved = !m_sessionProfiles.contains(m_current.name);
+    // The sentinels' own login, or the server's.
+    const bool sentinels = m_current.transport == ConnectionProfile::Transport::Sentinel &&
+                           m_client->lastError().contains(QLatin1String("by the sentinels"));
+    if (!m_prompt) {
+        m_prompt = new PasswordPrompt(this);
+        m_prompt->setAttribute(Qt::WA_DeleteOnClose);
+        const QString what = saved ? QStringLiteral("%1 (%2)").arg(m_current.name, m_client->endpoint()) : m_client->endpoint();
+        const bool remember = saved && !m_vault.keychainMissing();
+        m_prompt->setLogin(what, sentinels ? m_options.sentinelUser : m_options.user, saved, remember);
+        m_prompt->setSentinels(sentinels);
+        connect(m_prompt, &PasswordPrompt::submitted, this, &MainWindow::loginWith);
+        connect(m_prompt, &QDialog::rejected, this, [this] { m_typedLogin.reset(); });
+        m_prompt->open();
+    }
+    m_prompt->showRefusal(m_client->lastError());
+}
+
+void MainWindow::loginWith(const QString &user, const QString &password, bool remember)
+{
+    if (!m_client)
+        return;
+    const bool sentinels = m_current.transport == ConnectionProfile::Transport::Sentinel &&
+                           m_client->lastError().contains(QLatin1String("by the sentinels"));
+    ConnectionProfile profile = m_current;
+    ConnectionOptions options = m_options;
+    if (sentinels) {
+        profile.sentinelUser = options.sentinelUser = user;
+        options.sentinelPassword = password;
+    } else {
+        profile.user = options.user = user;
+        options.password = password;
+    }
+    // The prompt stays open over the new attempt: a refusal shows in it again.
+    const QPointer<PasswordPrompt> prompt = m_prompt;
+    m_prompt = nullptr;
+    connectWith(profile, options);
+    m_prompt = prompt;
+    m_typedLogin = TypedLogin{user, password, remember, sentinels ? PasswordVault::Secret::Sentinel : PasswordVault::Secret::Server, m_client};
+}
+
+void MainWindow::keepLogin()
+{
+    if (!m_typedLogin || !m_client || m_typedLogin->client != m_client)
+        return;
+    const TypedLogin login = *m_typedLogin;
+    m_typedLogin.reset();
+    if (m_prompt) {
+        m_prompt->accept();
+        m_prompt = nullptr;
+    }
+    const QString name = m_current.name;
+    if (m_sessionProfiles.contains(name)) {
+        // A --url or the demo: the login is this session's, in memory, for the next connect.
+        m_sessionProfiles[name] = {m_current, m_options};
+        return;
+    }
+    m_vault.remember(name, login.password, login.which);
+    auto profile = m_profiles.find(name);
+    if (!profile)
+        return;
+    using Storage = ConnectionProfile::PasswordStorage;
+    const bool sentinels = login.which == PasswordVault::Secret::Sentinel;
+    (sentinels ? profile->sentinelUser : profile->user) = login.user;
+    Storage &storage = sentinels ? profile->sentinelPasswordStorage : profile->passwordStorage;
+    if (storage == Storage::None)
+        storage = Storage::Ask; // asked for before connecting next time
+    if (!login.remember) {
+        m_profiles.save(*profile);
+        return;
+    }
+    m_vault.store(
+        name, login.password, this,
+        [this, p = *profile, sentinels](PasswordVault::Kept kept, const QString &note) mutable {
+            (sentinels ? p.sentinelPasswordStorage : p.passwordStorage) =
+                kept == PasswordVault::Kept::InKeychain ? Storage::Keychain : Storage::Ask;
+            m_profiles.save(p);
+            statusBar()->showMessage(note.isEmpty() ? QStringLiteral("Password of %1 kept in the keychain").arg(p.name) : note, 10000);
+        },
+        login.which);
 }
 
 void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionOptions &options)
@@ -334,12 +447,18 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     disconnectFromServer();
     m_current = profile;
     m_settledSent = false;
+    setOperator(m_sessionProfiles.contains(profile.name) ? m_sessionOperators.value(profile.name)
+                                                         : m_profiles.operatorName(profile.name).value_or(QString()));
     m_client = new RedisClient(options, this);
     m_client->setReadOnly(profile.readOnly || m_forceReadOnly);
+    if (m_forceReadOnly)
+        m_client->lockReadOnlyForSession();
+    if (m_typedLogin && !m_typedLogin->client)
+        m_typedLogin->client = m_client; // typed before this connection (a profile's password asked for)
     auto showLock = [this](bool on) {
         const QSignalBlocker block(m_lockAction);
         m_lockAction->setChecked(on);
-        m_lockAction->setText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
+        m_lockAction->setIconText(on ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
     };
     showLock(m_client->isReadOnly());
     connect(m_client, &RedisClient::readOnlyChanged, this, showLock);
@@ -352,6 +471,16 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
                 m_vault.dropSessionPassword(m_current.name);
             if (m_current.sentinelPasswordStorage != Storage::None)
                 m_vault.dropSessionPassword(m_current.name, PasswordVault::Secret::Sentinel);
+        }
+        if (s == RedisClient::State::Connected) {
+            keepLogin();
+            recallOperator();
+            applyStartupView(); // once connected: after a password prompt too
+        } else if (s == RedisClient::State::Failed && m_client->needsCredentials()) {
+            askLogin(); // the prompt, or the refusal in the open one
+        } else if (s == RedisClient::State::Reconnecting && m_prompt) {
+            m_prompt->close(); // not reached at all: the banner says so and tries again
+            m_typedLogin.reset();
         }
         checkSettled();
     });
@@ -374,12 +503,14 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
         m_picker->setCurrentIndex(at);
     }
     updateActions();
-    applyStartupView();
 }
 
 void MainWindow::disconnectFromServer()
 {
     ++m_connectAttempt; // a password still being fetched or asked for is no longer wanted
+    if (m_prompt)
+        m_prompt->close(); // the login asked for is no longer wanted either
+    m_operatorBar->hide();
     if (!m_client)
         return;
     for (int i = m_tabs->count() - 1; i >= 0; --i)
@@ -407,47 +538,205 @@ void MainWindow::setReadOnly(bool readOnly)
 {
     m_forceReadOnly = readOnly;
     if (m_client && readOnly)
-        m_client->setReadOnly(true);
+        m_client->lockReadOnlyForSession();
     updateActions();
 }
 
-void MainWindow::addShortcuts()
+void MainWindow::buildMenus()
 {
-    auto add = [this](const QString &name, const QList<QKeySequence> &keys, auto slot) {
-        auto *a = new QAction(name, this);
+    // Every action of the window with its keys, each once: the menus are where the keys are
+    // found, and (as actions of the window's menu bar) they work wherever the focus is.
+    auto add = [this](QMenu *menu, const QString &name, const QList<QKeySequence> &keys, auto slot) {
+        auto *a = menu->addAction(name);
         a->setShortcuts(keys);
         a->setShortcutContext(Qt::WindowShortcut);
         connect(a, &QAction::triggered, this, slot);
-        addAction(a);
         return a;
     };
-    add(QStringLiteral("Filter keys"), {QKeySequence::Find}, [this] {
+    QMenuBar *bar = menuBar();
+
+    QMenu *connection = bar->addMenu(QStringLiteral("&Connection"));
+    connection->addAction(m_connectAction);
+    connection->addSeparator();
+    m_newProfileAction = add(connection, QStringLiteral("&New profile…"), {QKeySequence::New}, [this] { newProfile(); });
+    connection->addAction(m_editAction);
+    connection->addAction(m_deleteAction);
+    connection->addSeparator();
+    m_operatorAction = add(connection, QStringLiteral("&Operator name…"), {}, [this] {
+        if (m_client)
+            m_operatorBar->ask(m_current.name, m_operator);
+    });
+    m_operatorAction->setToolTip(QStringLiteral("The name the audit trail records with your changes, beside the OS user"));
+    connection->addAction(m_lockAction);
+    connection->addSeparator();
+    add(connection, QStringLiteral("&Quit"), {QKeySequence(Qt::CTRL | Qt::Key_Q)}, [this] { close(); });
+
+    QMenu *view = bar->addMenu(QStringLiteral("&View"));
+    view->addAction(m_refreshAction);
+    add(view, QStringLiteral("&Filter keys…"), {QKeySequence::Find}, [this] {
         m_filter->setFocus(Qt::ShortcutFocusReason);
         m_filter->selectAll();
     });
-    add(QStringLiteral("Close tab"), {QKeySequence(Qt::CTRL | Qt::Key_W), QKeySequence(Qt::CTRL | Qt::Key_F4)}, [this] {
+    view->addSeparator();
+    QMenu *go = view->addMenu(QStringLiteral("&Go to"));
+    const std::pair<QWidget *, const char *> pages[] = {{m_overview, "&Overview"}, {m_monitor, "&Monitor"}, {m_burst, "&Burst"},
+                                                        {m_policies, "&Policies"}, {m_whatIf, "&What if"},  {m_hot, "&Hot"},
+                                                        {m_audit, "&Audit"}};
+    int n = 0;
+    for (const auto &[page, title] : pages)
+        add(go, QLatin1String(title), {QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + n++))}, [this, page] { m_tabs->setCurrentWidget(page); });
+    auto step = [this](int by) {
+        const int count = m_tabs->count();
+        if (count > 0)
+            m_tabs->setCurrentIndex((m_tabs->currentIndex() + by + count) % count);
+    };
+    view->addSeparator();
+    add(view, QStringLiteral("&Next tab"), {QKeySequence(Qt::CTRL | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::Key_PageDown)}, [step] { step(1); });
+    add(view, QStringLiteral("&Previous tab"),
+        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab),
+         QKeySequence(Qt::CTRL | Qt::Key_PageUp)},
+        [step] { step(-1); });
+
+    // The key actions, on the keys selected in the panel, else the key whose tab is shown.
+    QMenu *key = bar->addMenu(QStringLiteral("&Key"));
+    m_keyMenu = key;
+    auto onKeys = [this](KeyAction action) {
+        return [this, action] {
+            const QList<QByteArray> keys = actionKeys();
+            if (!keys.isEmpty())
+                runKeyAction(action, keys);
+        };
+    };
+    m_openKeyAction = add(key, QStringLiteral("&Open"), {}, [this] {
+        for (const QByteArray &k : m_browser->selectedKeys().mid(0, 20))
+            openKey(k);
+    });
+    m_pinAction = add(key, QStringLiteral("&Pin to monitor"), {}, [this] {
+        for (const QByteArray &k : actionKeys().mid(0, 20))
+            pinKey(k);
+    });
+    key->addSeparator();
+    m_burstAction = add(key, QStringLiteral("&Burst…"), {}, onKeys(KeyAction::Burst));
+    m_changeLimitAction = add(key, QStringLiteral("&Change this key's limit…"), {}, onKeys(KeyAction::ChangeLimit));
+    m_editPolicyAction = add(key, QStringLiteral("&Edit its policy…"), {}, onKeys(KeyAction::EditPolicy));
+    m_whatIfAction = add(key, QStringLiteral("&What if…"), {}, onKeys(KeyAction::WhatIf));
+    key->addSeparator();
+    m_resetAction = add(key, QStringLiteral("&Reset…"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R)}, [this] {
+        const QList<QByteArray> keys = actionKeys();
+        if (!keys.isEmpty())
+            openReset(keys, {});
+    });
+    key->addSeparator();
+    m_closeTabAction = add(key, QStringLiteral("&Close tab"), {QKeySequence(Qt::CTRL | Qt::Key_W), QKeySequence(Qt::CTRL | Qt::Key_F4)}, [this] {
         const int i = m_tabs->currentIndex();
         if (i >= 0 && !isPinnedTab(i))
             delete m_tabs->widget(i);
     });
-    auto step = [this](int by) {
-        const int n = m_tabs->count();
-        if (n > 0)
-            m_tabs->setCurrentIndex((m_tabs->currentIndex() + by + n) % n);
-    };
-    add(QStringLiteral("Next tab"), {QKeySequence(Qt::CTRL | Qt::Key_Tab), QKeySequence(Qt::CTRL | Qt::Key_PageDown)}, [step] { step(1); });
-    add(QStringLiteral("Previous tab"),
-        {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Backtab), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Tab),
-         QKeySequence(Qt::CTRL | Qt::Key_PageUp)},
-        [step] { step(-1); });
-    add(QStringLiteral("Reset keys…"), {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R)}, [this] {
-        QList<QByteArray> keys = m_browser->selectedKeys();
-        if (keys.isEmpty())
-            if (auto *view = qobject_cast<KeyView *>(m_tabs->currentWidget()))
-                keys << view->key();
-        if (!keys.isEmpty())
-            openReset(keys, {});
+    // Enabled for what there is to act on while the menu is open (the keys stay reachable by
+    // their shortcuts, whose handlers check again).
+    connect(key, &QMenu::aboutToShow, this, &MainWindow::updateKeyActions);
+    connect(key, &QMenu::aboutToHide, this, [this] {
+        // A disabled action takes no key: between menus, the handlers decide.
+        for (QAction *a : m_keyMenu->actions())
+            a->setEnabled(true);
     });
+
+    QMenu *help = bar->addMenu(QStringLiteral("&Help"));
+    add(help, QStringLiteral("&Keyboard and menus"), {QKeySequence::HelpContents}, [this] { showKeys(); });
+    add(help, QStringLiteral("The console's &manual"), {}, [this] {
+        // The installed page, else the one beside the sources; else where it is.
+        const QString installed = QStringLiteral("/usr/share/doc/ratescope/console.md");
+        if (QFileInfo::exists(installed) && QDesktopServices::openUrl(QUrl::fromLocalFile(installed)))
+            return;
+        auto *box = new QMessageBox(QMessageBox::Information, QStringLiteral("Manual"),
+                                    QStringLiteral("The console's manual is the man page ratescope(1): run man ratescope. "
+                                                   "In the sources, docs/console.md says the same at length."),
+                                    QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
+    help->addSeparator();
+    add(help, QStringLiteral("&About Ratescope"), {}, [this] {
+        QMessageBox::about(this, QStringLiteral("About Ratescope"),
+                           QStringLiteral("<b>Ratescope %1</b><p>An admin console and live monitor for rate limiters that keep "
+                                          "their state in Redis.</p>")
+                               .arg(QCoreApplication::applicationVersion().toHtmlEscaped()));
+    });
+    add(help, QStringLiteral("About &Qt"), {}, [] { QApplication::aboutQt(); });
+}
+
+void MainWindow::setOperator(const QString &name)
+{
+    m_operator = name;
+    m_policies->setOperatorName(name);
+    m_overview->setOperatorName(name);
+    m_burst->setOperatorName(name);
+    m_operatorAction->setText(name.isEmpty() ? QStringLiteral("&Operator name…") : QStringLiteral("&Operator name (%1)…").arg(name));
+}
+
+void MainWindow::recallOperator()
+{
+    // Asked once per saved profile; a --url or the demo only when asked for (the menu).
+    if (m_client && !m_sessionProfiles.contains(m_current.name) && !m_profiles.operatorName(m_current.name))
+        m_operatorBar->ask(m_current.name, {});
+}
+
+QList<QByteArray> MainWindow::actionKeys() const
+{
+    QList<QByteArray> keys = m_browser->selectedKeys();
+    if (keys.isEmpty())
+        if (auto *view = qobject_cast<KeyView *>(m_tabs->currentWidget()))
+            keys << view->key();
+    return keys;
+}
+
+void MainWindow::updateKeyActions()
+{
+    const bool connected = m_client != nullptr;
+    const int keys = int(actionKeys().size());
+    const bool locked = !m_client || m_client->isReadOnly();
+    const QString lockedWhy = QStringLiteral("Read-only: unlock changes first (the toolbar's lock)");
+    m_openKeyAction->setEnabled(connected && !m_browser->selectedKeys().isEmpty());
+    m_pinAction->setEnabled(connected && keys > 0);
+    for (QAction *a : {m_burstAction, m_changeLimitAction, m_editPolicyAction, m_whatIfAction})
+        a->setEnabled(connected && keys > 0);
+    m_resetAction->setEnabled(connected && keys > 0 && !locked);
+    m_resetAction->setToolTip(locked && connected ? lockedWhy : QString());
+    m_closeTabAction->setEnabled(!isPinnedTab(m_tabs->currentIndex()));
+}
+
+void MainWindow::showKeys()
+{
+    // Read from the menus themselves, so the list is never out of step with them.
+    QString rows;
+    const std::function<void(QMenu *, const QString &)> walk = [&](QMenu *menu, const QString &path) {
+        const QString where = path.isEmpty() ? menu->title().remove(QLatin1Char('&')) : path + QStringLiteral(" › ") + menu->title().remove(QLatin1Char('&'));
+        for (QAction *a : menu->actions()) {
+            if (a->menu()) {
+                walk(a->menu(), where);
+                continue;
+            }
+            if (a->isSeparator() || a->shortcuts().isEmpty())
+                continue;
+            QStringList keys;
+            for (const QKeySequence &k : a->shortcuts())
+                if (!k.toString().contains(QLatin1String("Backtab"))) // Shift+Tab, as typed
+                    keys << k.toString(QKeySequence::NativeText).toHtmlEscaped();
+            rows += QStringLiteral("<tr><td nowrap>%1 › %2</td><td nowrap><b>%3</b></td></tr>")
+                        .arg(where.toHtmlEscaped(), a->text().remove(QLatin1Char('&')).toHtmlEscaped(), keys.join(QStringLiteral(", ")));
+        }
+    };
+    for (QAction *a : menuBar()->actions())
+        if (a->menu())
+            walk(a->menu(), {});
+    auto *box = new QMessageBox(QMessageBox::NoIcon, QStringLiteral("Keyboard and menus"),
+                                QStringLiteral("<table cellspacing=6>%1</table><p>The keys work wherever the focus is.</p>").arg(rows),
+                                QMessageBox::Close, this);
+    box->setObjectName(QStringLiteral("keysHelp"));
+    box->setStyleSheet(QStringLiteral("QLabel { min-width: 30em; }")); // one line per action
+    box->setTextFormat(Qt::RichText);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
 }
 
 QStringList MainWindow::keyTabTitles(const QList<QByteArray> &keys, const QByteArray &separator, int maxChars)
@@ -555,6 +844,17 @@ void MainWindow::newProfile()
 {
     auto *dialog = new ConnectionDialog(m_profiles, m_vault, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
+    if (m_client) {
+        // Prefilled from the connection in use (a --url, the demo, another profile): saving
+        // it is a name away. Its passwords are in the (masked) fields, as typed or given.
+        ConnectionProfile p = m_current;
+        const bool session = m_sessionProfiles.contains(p.name);
+        p.name = session ? (p.name.contains(QLatin1String("://")) ? m_client->endpoint() : p.name) : QStringLiteral("%1 copy").arg(p.name);
+        p.passwordStorage = p.sentinelPasswordStorage = ConnectionProfile::PasswordStorage::None;
+        dialog->setProfile(p, false);
+        dialog->passwordEdit()->setText(m_options.password);
+        dialog->sentinelPasswordEdit()->setText(m_options.sentinelPassword);
+    }
     connect(dialog, &ConnectionDialog::saved, this, [this, dialog](const ConnectionProfile &p) {
         reloadProfiles(p.name);
         const QString note = dialog->saveNote();
@@ -647,7 +947,7 @@ void MainWindow::askUnlock()
         entry.after = QStringLiteral("{\"read_only\":false}");
         entry.count = 1;
         m_client->request(
-            this, [entry, ns = MetadataNamespace(m_current.ns)](Connection &c) { return appendAuditEntry(c, ns, entry); },
+            this, [entry, ns = MetadataNamespace(m_current.ns), op = m_operator](Connection &c) { return appendAuditEntry(c, ns, entry, op); },
             [this](const Outcome<QString> &o) {
                 if (!o.ok()) {
                     statusBar()->showMessage(
@@ -657,7 +957,7 @@ void MainWindow::askUnlock()
                 m_client->setReadOnly(false);
                 const QSignalBlocker block(m_lockAction);
                 m_lockAction->setChecked(false);
-                m_lockAction->setText(QStringLiteral("Writable"));
+                m_lockAction->setIconText(QStringLiteral("Writable"));
                 statusBar()->showMessage(QStringLiteral("Changes allowed (recorded in the audit trail)"), 10000);
             });
     });
@@ -703,6 +1003,7 @@ void MainWindow::openReset(const QList<QByteArray> &keys, const QByteArray &patt
         return;
     auto *dialog = new ResetDialog(m_client, m_current.ns.toUtf8(), {keys, pattern}, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setOperatorName(m_operator);
     // The keys panel and open views show what is left once the keys are gone.
     connect(dialog, qOverload<qint64>(&ResetDialog::finished), this, &MainWindow::refresh);
     dialog->open();

@@ -6,6 +6,7 @@
 
 #include "connectionprofile.h"
 #include "keyactions.h"
+#include "passwordprompt.h"
 #include "passwordvault.h"
 #include "redisclient.h"
 
@@ -18,6 +19,7 @@
 #include <optional>
 
 class QAction;
+class QMenu;
 class QComboBox;
 class QLineEdit;
 class QTabWidget;
@@ -26,6 +28,7 @@ class QToolButton;
 namespace ratescope::ui {
 
 class ConnectionBanner;
+class OperatorBar;
 class AuditPage;
 class BurstPage;
 class KeyBrowser;
@@ -85,6 +88,10 @@ public:
     QTabWidget *tabs() const { return m_tabs; }
     QLineEdit *filterEdit() const { return m_filter; }
     QAction *lockAction() const { return m_lockAction; }
+    QString operatorName() const { return m_operator; }
+    OperatorBar *operatorBar() const { return m_operatorBar; }
+    // The login prompt while one is open (the server wants a password, or refused one).
+    PasswordPrompt *passwordPrompt() const { return m_prompt; }
 
     // Connected, the server's status known, the keyspace read and the rows in view filled, and
     // every open key view and the monitor's pinned keys drawn once.
@@ -98,16 +105,32 @@ signals:
     void settled();
 
 private:
-    // The window's keys, wherever the focus is: Ctrl+F the filter, Ctrl+W / Ctrl+F4 close the
-    // tab, Ctrl+Tab / Ctrl+PgDn and Ctrl+Shift+Tab / Ctrl+PgUp switch tabs, Ctrl+Shift+R reset
-    // the selected keys (or the open key's) through the dialog.
-    void addShortcuts();
+    // The menu bar: Connection, View, Key, Help, each action with its keys, which work wherever
+    // the focus is: Ctrl+F the filter, Ctrl+W / Ctrl+F4 close the tab, Ctrl+Tab / Ctrl+PgDn and
+    // Ctrl+Shift+Tab / Ctrl+PgUp switch tabs, Alt+1..7 the fixed tabs, Ctrl+Shift+R reset the
+    // selected keys (or the open key's) through the dialog, F5 refresh.
+    void buildMenus();
+    void updateKeyActions();
+    void showKeys(); // Help › Keyboard and menus: read from the menus
+    // The keys selected in the panel, else the key whose tab is shown.
+    QList<QByteArray> actionKeys() const;
+    // The name recorded with this console's changes beside the OS user, given to every page.
+    void setOperator(const QString &name);
+    // Once connected: the saved profile's operator, asked for once (the bar) when never given.
+    void recallOperator();
     void retitleKeyTabs();
     void reloadProfiles(const QString &select = {});
     QString selectedProfile() const;
     void connectWith(const ConnectionProfile &profile, const ConnectionOptions &options);
     void obtainPassword(const ConnectionProfile &profile, PasswordVault::Secret which, std::function<void(QString)> done);
     void askPassword(const ConnectionProfile &profile, PasswordVault::Secret which, std::function<void(QString)> done);
+    // The server said NOAUTH or refused the login: the prompt (opened, or told the refusal).
+    void askLogin();
+    // A login typed into the prompt: the connection is made again with it.
+    void loginWith(const QString &user, const QString &password, bool remember);
+    // Connected with a login typed at a prompt: kept for the session, and in the keychain
+    // when asked (a saved profile's), the profile following (its user, where its password is).
+    void keepLogin();
     void toggleConnection();
     void editProfile(const QString &name);
     void newProfile();
@@ -131,6 +154,16 @@ private:
     bool m_forceReadOnly = false;
     bool m_settledSent = false;
     std::optional<StartupView> m_startup;
+    QPointer<PasswordPrompt> m_prompt;
+    // A login typed at a prompt, until the connection made with it answers (never written
+    // anywhere but the vault, and only once the server took it).
+    struct TypedLogin {
+        QString user, password;
+        bool remember = false;
+        PasswordVault::Secret which = PasswordVault::Secret::Server;
+        QPointer<RedisClient> client; // the connection it was tried on
+    };
+    std::optional<TypedLogin> m_typedLogin;
 
     QComboBox *m_picker;
     QAction *m_connectAction;
@@ -139,6 +172,20 @@ private:
     QAction *m_deleteAction;
     QAction *m_lockAction;
     QAction *m_refreshAction;
+    QAction *m_newProfileAction = nullptr;
+    QAction *m_operatorAction = nullptr;
+    QMenu *m_keyMenu = nullptr;
+    QAction *m_openKeyAction = nullptr;
+    QAction *m_pinAction = nullptr;
+    QAction *m_burstAction = nullptr;
+    QAction *m_changeLimitAction = nullptr;
+    QAction *m_editPolicyAction = nullptr;
+    QAction *m_whatIfAction = nullptr;
+    QAction *m_resetAction = nullptr;
+    QAction *m_closeTabAction = nullptr;
+    OperatorBar *m_operatorBar = nullptr;
+    QString m_operator;
+    QHash<QString, QString> m_sessionOperators; // a --url's or the demo's, for this session only
     QString m_filterHelp; // the filter's tooltip while what is typed is fine
     QLineEdit *m_filter;
     QTimer m_filterDebounce;

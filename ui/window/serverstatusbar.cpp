@@ -136,8 +136,9 @@ void ServerStatusBar::update()
     }
     const bool locked = m_client && m_client->isReadOnly();
     m_lock->setText(locked ? QStringLiteral("Read-only") : QStringLiteral("Writable"));
-    m_lock->setToolTip(locked ? QStringLiteral("Changes are refused before anything is sent; unlock with the toolbar's lock")
-                              : QStringLiteral("Changes are allowed; lock with the toolbar's lock"));
+    m_lock->setToolTip(!locked                              ? QStringLiteral("Changes are allowed; lock with the toolbar's lock")
+                       : m_client->isReadOnlyForSession() ? QStringLiteral("Changes are refused for this whole session (--read-only)")
+                                                          : QStringLiteral("Changes are refused before anything is sent; unlock with the toolbar's lock"));
 }
 
 QString ServerStatusBar::summary() const
