@@ -11,6 +11,7 @@
 #include "keybrowser.h"
 #include "keytreemodel.h"
 #include "keyview.h"
+#include "lookuppage.h"
 #include "limiters/limiter.h"
 #include "mainwindow.h"
 #include "monitorpage.h"
@@ -382,7 +383,7 @@ void TestMainWindow::keyboardFromAnywhere()
     QVERIFY(window);
     QVERIFY(QTest::qWaitForWindowExposed(window.get()));
     QTabWidget *tabs = window->tabs();
-    const int keyTabs = tabs->count() - 7;
+    const int keyTabs = tabs->count() - 8;
     QCOMPARE(keyTabs, 2);
     auto press = [&](QWidget *from, QKeySequence keys) {
         from->setFocus();
@@ -412,10 +413,15 @@ void TestMainWindow::keyboardFromAnywhere()
     auto *view = qobject_cast<KeyView *>(tabs->currentWidget());
     QVERIFY(view);
     press(view, QKeySequence(Qt::CTRL | Qt::Key_W));
-    QCOMPARE(tabs->count(), 8);
+    QCOMPARE(tabs->count(), 9);
     tabs->setCurrentIndex(0);
     press(tree, QKeySequence(Qt::CTRL | Qt::Key_F4));
-    QCOMPARE(tabs->count(), 8);
+    QCOMPARE(tabs->count(), 9);
+
+    // Ctrl+K from the tree: the Lookup tab, its identifier field focused.
+    press(tree, QKeySequence(Qt::CTRL | Qt::Key_K));
+    QCOMPARE(tabs->currentWidget(), window->lookup());
+    QVERIFY(window->lookup()->identifierEdit()->hasFocus());
 
     // Ctrl+Shift+R: the reset dialog for the open key.
     tabs->setCurrentIndex(tabs->count() - 1);

@@ -13,6 +13,7 @@
 #include "keyview.h"
 #include "base/glob.h"
 #include "lockicon.h"
+#include "lookuppage.h"
 #include "monitorpage.h"
 #include "overviewpage.h"
 #include "passwordvault.h"
@@ -129,12 +130,14 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_whatIf = new WhatIfPage(m_tabs);
     m_hot = new HotPage(m_tabs);
     m_audit = new AuditPage(m_tabs);
+    m_lookup = new LookupPage(m_tabs);
     for (const auto &[page, title] : {std::pair<QWidget *, const char *>{m_monitor, "Monitor"},
                                       {m_burst, "Burst"},
                                       {m_policies, "Policies"},
                                       {m_whatIf, "What if"},
                                       {m_hot, "Hot"},
-                                      {m_audit, "Audit"}}) {
+                                      {m_audit, "Audit"},
+                                      {m_lookup, "Lookup"}}) {
         const int at = m_tabs->addTab(page, QLatin1String(title));
         m_tabs->tabBar()->setTabButton(at, QTabBar::RightSide, nullptr);
     }
@@ -189,6 +192,14 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     connect(m_hot, &HotPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_hot, &HotPage::loaded, this, &MainWindow::checkSettled);
     connect(m_audit, &AuditPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_browser, &KeyBrowser::lookupRequested, this, [this](const QByteArray &id) { showLookup(QString::fromUtf8(id)); });
+    connect(m_lookup, &LookupPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_lookup, &LookupPage::openKeyRequested, this, &MainWindow::openKey);
+    connect(m_lookup, &LookupPage::pinKeyRequested, this, &MainWindow::pinKey);
+    connect(m_lookup, &LookupPage::resetRequested, this, [this](const QList<QByteArray> &keys, const QString &reason) {
+        if (ResetDialog *dialog = openReset(keys, {}, reason))
+            connect(dialog, qOverload<qint64>(&ResetDialog::finished), m_lookup, &LookupPage::resetFinished);
+    });
     connect(m_banner, &ConnectionBanner::editProfileRequested, this, [this] { editProfile(m_current.name); });
     connect(m_picker, &QComboBox::currentIndexChanged, this, &MainWindow::updateActions);
 
@@ -207,6 +218,7 @@ MainWindow::~MainWindow()
     m_whatIf->setClient(nullptr, {}, {});
     m_hot->setClient(nullptr, {});
     m_audit->setClient(nullptr, {});
+    m_lookup->setClient(nullptr, {});
     delete m_client;
 }
 
@@ -366,6 +378,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     m_whatIf->setClient(m_client, options, profile.ns.toUtf8());
     m_hot->setClient(m_client, profile.ns.toUtf8());
     m_audit->setClient(m_client, profile.ns.toUtf8());
+    m_lookup->setClient(m_client, profile.ns.toUtf8());
     m_client->open();
     setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
     const int at = m_picker->findData(profile.name);
@@ -393,6 +406,7 @@ void MainWindow::disconnectFromServer()
     m_whatIf->setClient(nullptr, {}, {}); // a file trace still runs; a run under way finishes
     m_hot->setClient(nullptr, {});        // what it showed stays, as of its time
     m_audit->setClient(nullptr, {});
+    m_lookup->setClient(nullptr, {}); // what it showed stays, as of its time
     m_options = {};
     m_status->setClient(nullptr);
     m_banner->setClient(nullptr);
@@ -448,6 +462,15 @@ void MainWindow::addShortcuts()
         if (!keys.isEmpty())
             openReset(keys, {});
     });
+    add(QStringLiteral("Look up a customer"), {QKeySequence(Qt::CTRL | Qt::Key_K)}, [this] { showLookup(); });
+}
+
+void MainWindow::showLookup(const QString &id)
+{
+    m_tabs->setCurrentWidget(m_lookup);
+    if (!id.isEmpty())
+        m_lookup->lookUp(id);
+    m_lookup->focusIdentifier();
 }
 
 QStringList MainWindow::keyTabTitles(const QList<QByteArray> &keys, const QByteArray &separator, int maxChars)
@@ -667,7 +690,8 @@ void MainWindow::askUnlock()
 bool MainWindow::isPinnedTab(int index) const
 {
     const QWidget *w = m_tabs->widget(index);
-    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_whatIf || w == m_hot || w == m_audit;
+    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_whatIf || w == m_hot || w == m_audit ||
+           w == m_lookup;
 }
 
 void MainWindow::runKeyAction(KeyAction action, const QList<QByteArray> &keys)
@@ -697,15 +721,17 @@ void MainWindow::runKeyAction(KeyAction action, const QList<QByteArray> &keys)
     }
 }
 
-void MainWindow::openReset(const QList<QByteArray> &keys, const QByteArray &pattern)
+ResetDialog *MainWindow::openReset(const QList<QByteArray> &keys, const QByteArray &pattern, const QString &reason)
 {
     if (!m_client)
-        return;
+        return nullptr;
     auto *dialog = new ResetDialog(m_client, m_current.ns.toUtf8(), {keys, pattern}, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setReason(reason);
     // The keys panel and open views show what is left once the keys are gone.
     connect(dialog, qOverload<qint64>(&ResetDialog::finished), this, &MainWindow::refresh);
     dialog->open();
+    return dialog;
 }
 
 void MainWindow::pinKey(const QByteArray &key)
@@ -731,6 +757,8 @@ void MainWindow::showTab(const QString &tab)
         m_tabs->setCurrentWidget(m_hot);
     else if (tab.compare(QLatin1String("audit"), Qt::CaseInsensitive) == 0)
         m_tabs->setCurrentWidget(m_audit);
+    else if (tab.compare(QLatin1String("lookup"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_lookup);
     else if (!tab.isEmpty())
         openKey(tab.toLocal8Bit()); // selects its tab when it is open already
 }
@@ -752,6 +780,11 @@ void MainWindow::applyStartupView()
         m_monitor->pin(key);
     for (const QByteArray &key : view.openKeys)
         openKey(key);
+    if (!view.lookup.isEmpty()) {
+        m_lookup->lookUp(view.lookup);
+        if (view.tab.isEmpty())
+            m_tabs->setCurrentWidget(m_lookup);
+    }
     if (!view.tab.isEmpty())
         showTab(view.tab);
     else if (!view.openKeys.isEmpty())
@@ -768,11 +801,12 @@ bool MainWindow::isSettled() const
     for (int i = 0; i < m_tabs->count(); ++i)
         if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())
             return false;
-    // The Policies, Hot and Audit tabs read when shown: wait for them only then; the What-if
-    // view for a comparison it was asked to run.
+    // The Policies, Hot, Audit and Lookup tabs read when shown: wait for them only then; the
+    // What-if view for a comparison it was asked to run.
     const QWidget *shown = m_tabs->currentWidget();
     return (shown != m_policies || m_policies->isLoaded()) && (shown != m_audit || m_audit->isLoaded()) &&
-           (shown != m_whatIf || m_whatIf->isIdle()) && (shown != m_hot || m_hot->isLoaded());
+           (shown != m_whatIf || m_whatIf->isIdle()) && (shown != m_hot || m_hot->isLoaded()) &&
+           (shown != m_lookup || m_lookup->identifier().isEmpty() || m_lookup->isLoaded());
 }
 
 void MainWindow::checkSettled()

@@ -1,6 +1,6 @@
 // The console's main window: a toolbar (profile picker, connect, read-only lock, refresh, key
 // filter), the keys panel beside tabs (overview, monitor, burst, policies, what if, hot, audit,
-// opened keys), a banner while the connection is lost or refused, and the server's vital signs
+// lookup, opened keys), a banner while the connection is lost or refused, and the server's vital signs
 // in the status bar. Key actions (burst, limits, reset) from the keys panel and key views arrive here.
 #pragma once
 
@@ -36,6 +36,8 @@ class ProfileStore;
 class ServerStatusBar;
 class WhatIfPage;
 class HotPage;
+class LookupPage;
+class ResetDialog;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -54,7 +56,8 @@ public:
     void openKey(const QByteArray &key);
     // Adds the key to the Monitor tab's chart (and keeps polling it while connected).
     void pinKey(const QByteArray &key);
-    // "overview", "monitor", "burst", "policies", "whatif", "audit", or a key (opened if it is not).
+    // "overview", "monitor", "burst", "policies", "whatif", "hot", "audit", "lookup", or a key
+    // (opened if it is not).
     void showTab(const QString &tab);
 
     // What the command line asks to see once connected (--open-key, --pin, --tab): applied to
@@ -63,6 +66,7 @@ public:
         QList<QByteArray> openKeys;
         QList<QByteArray> pins;
         QString tab;
+        QString lookup; // an identifier the Lookup tab looks up (and is shown, unless tab says otherwise)
     };
     void setStartupView(const StartupView &view);
 
@@ -76,10 +80,14 @@ public:
     WhatIfPage *whatIf() const { return m_whatIf; }
     HotPage *hot() const { return m_hot; }
     AuditPage *audit() const { return m_audit; }
+    LookupPage *lookup() const { return m_lookup; }
+    // The Lookup tab, its identifier field focused (Ctrl+K); with an id, looked up.
+    void showLookup(const QString &id = {});
     // Burst, change limit, edit policy, what if (their tabs, prefilled) or reset (the preview dialog).
     void runKeyAction(KeyAction action, const QList<QByteArray> &keys);
-    // The reset dialog for exact keys or a SCAN MATCH pattern (opened, not waited for).
-    void openReset(const QList<QByteArray> &keys, const QByteArray &pattern);
+    // The reset dialog for exact keys or a SCAN MATCH pattern (opened, not waited for), the
+    // audit entries carrying reason; nullptr when not connected.
+    ResetDialog *openReset(const QList<QByteArray> &keys, const QByteArray &pattern, const QString &reason = {});
     ConnectionBanner *banner() const { return m_banner; }
     ServerStatusBar *serverStatus() const { return m_status; }
     QTabWidget *tabs() const { return m_tabs; }
@@ -100,7 +108,7 @@ signals:
 private:
     // The window's keys, wherever the focus is: Ctrl+F the filter, Ctrl+W / Ctrl+F4 close the
     // tab, Ctrl+Tab / Ctrl+PgDn and Ctrl+Shift+Tab / Ctrl+PgUp switch tabs, Ctrl+Shift+R reset
-    // the selected keys (or the open key's) through the dialog.
+    // the selected keys (or the open key's) through the dialog, Ctrl+K the Lookup's identifier.
     void addShortcuts();
     void retitleKeyTabs();
     void reloadProfiles(const QString &select = {});
@@ -152,6 +160,7 @@ private:
     WhatIfPage *m_whatIf;
     HotPage *m_hot;
     AuditPage *m_audit;
+    LookupPage *m_lookup;
     ConnectionOptions m_options; // the current connection's, for the burst engine's own connections
     ServerStatusBar *m_status;
 };
