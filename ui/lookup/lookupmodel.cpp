@@ -88,12 +88,14 @@ QString LookupModel::remainingText(const LookupRow &row)
     return formatCount(left);
 }
 
-QString LookupModel::overrideText(const LookupRow &row, qint64 nowUs)
+QString LookupModel::overrideText(const LookupRow &row, qint64 nowUs, bool brief)
 {
     if (!row.override)
         return QStringLiteral("–");
     const ratescope::Override &o = *row.override;
     const qint64 leftUs = o.expiresAt.toMSecsSinceEpoch() * 1000 - nowUs;
+    if (brief)
+        return QStringLiteral("%1 · %2 left").arg(formatCount(o.limit), formatSpan(std::max<qint64>(0, leftUs)));
     return QStringLiteral("%1%2 until %3 (%4 left)")
         .arg(formatCount(o.limit), o.windowUs ? QStringLiteral(" per %1").arg(formatDurationUs(o.windowUs)) : QString(),
              o.expiresAt.toLocalTime().toString(QStringLiteral("HH:mm")), formatSpan(std::max<qint64>(0, leftUs)));
@@ -120,7 +122,7 @@ QVariant LookupModel::data(const QModelIndex &index, int role) const
         case Algorithm:
             return r.algorithmText();
         case Override:
-            return overrideText(r, m_nowUs);
+            return overrideText(r, m_nowUs, true);
         case Verdict:
             return lookupVerdict(r, m_nowUs);
         default:
@@ -181,7 +183,7 @@ QVariant LookupModel::headerData(int section, Qt::Orientation orientation, int r
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
         return {};
     if (role == Qt::DisplayRole) {
-        static const char *names[] = {"Limiter", "Used / limit", "Remaining", "Policy", "Algorithm", "Override", "Why"};
+        static const char *names[] = {"Limiter", "Used / limit", "Remaining", "Override", "Policy", "Algorithm", "Why"};
         return QLatin1String(names[section]);
     }
     if (role == Qt::ToolTipRole) {
@@ -189,9 +191,9 @@ QVariant LookupModel::headerData(int section, Qt::Orientation orientation, int r
             "The limiter: its key, a counter's or another library's base, a sharded group's base",
             "How full it is now, with the limits in force (policy, or override)",
             "Requests left now; while it denies, when the next one passes",
+            "A temporary limit in force, and how long it has left (the tooltip: until when)",
             "The policy in force",
             "The algorithm (or the format's label)",
-            "A temporary limit in force, and when it expires",
             "Why it admits or denies, in words",
         };
         return QLatin1String(tips[section]);

@@ -12,7 +12,7 @@ namespace ratescope::ui {
 class LookupModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Limiter, Used, Remaining, Policy, Algorithm, Override, Verdict, ColumnCount };
+    enum Column { Limiter, Used, Remaining, Override, Policy, Algorithm, Verdict, ColumnCount };
     enum Role {
         KeyBytesRole = Qt::UserRole + 1, // the row's key (a group's base), QByteArray
         FractionRole,                    // used / limit as a double, -1 without usage
@@ -32,7 +32,8 @@ public:
 
     // "denied · next in 3.4 s" style cells, for the summary and tests.
     static QString remainingText(const LookupRow &row);
-    static QString overrideText(const LookupRow &row, qint64 nowUs);
+    // "40 per 1m until 12:41 (1 h 59 m left)"; brief: "40 · 1 h 59 m left".
+    static QString overrideText(const LookupRow &row, qint64 nowUs, bool brief = false);
     static QString limiterText(const LookupRow &row);
 
     int rowCount(const QModelIndex &parent = {}) const override;

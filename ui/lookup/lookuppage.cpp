@@ -224,12 +224,12 @@ LookupPage::LookupPage(QWidget *parent)
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    m_view->setColumnWidth(LookupModel::Limiter, 16 * em);
+    m_view->setColumnWidth(LookupModel::Limiter, 17 * em);
     m_view->setColumnWidth(LookupModel::Used, 8 * em);
-    m_view->setColumnWidth(LookupModel::Remaining, 14 * em);
-    m_view->setColumnWidth(LookupModel::Policy, 7 * em);
+    m_view->setColumnWidth(LookupModel::Remaining, 13 * em);
+    m_view->setColumnWidth(LookupModel::Override, 9 * em);
+    m_view->setColumnWidth(LookupModel::Policy, 9 * em);
     m_view->setColumnWidth(LookupModel::Algorithm, 10 * em);
-    m_view->setColumnWidth(LookupModel::Override, 13 * em);
     m_view->setItemDelegateForColumn(LookupModel::Used, new UsageBarDelegate(LookupModel::FractionRole, m_view));
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex &index) {
         if (index.isValid())
