@@ -33,6 +33,9 @@
 #include <QTableView>
 #include <QTreeView>
 #include "keybrowser.h"
+#include "keytreemodel.h"
+#include <QMenu>
+#include <QStyle>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -106,6 +109,7 @@ private Q_SLOTS:
     void requireReasonRefusesWithoutOne();
     void summaryHoldsEveryRow();
     void ctrlKAndStartupLookup();
+    void keysPanelLooksUpTheSegmentUnderTheMouse();
 
 private:
     void seedCustomer();
@@ -422,6 +426,48 @@ void TestLookupPage::ctrlKAndStartupLookup()
     QTRY_VERIFY_WITH_TIMEOUT(window->lookup()->isLoaded() && window->lookup()->model()->rowCount() == 5, kWaitMs);
     // The page fits beside the keys panel.
     QVERIFY2(window->lookup()->minimumSizeHint().width() <= 690, qPrintable(QString::number(window->lookup()->minimumSizeHint().width())));
+}
+
+void TestLookupPage::keysPanelLooksUpTheSegmentUnderTheMouse()
+{
+    auto window = openWindow({});
+    QVERIFY(window);
+    QVERIFY(QTest::qWaitForWindowExposed(window.get()));
+    KeyBrowser *browser = window->keyBrowser();
+    QTreeView *tree = browser->view();
+    QTRY_VERIFY_WITH_TIMEOUT(browser->model()->findKey("rl:{acme}:2") != KeyTreeModel::kNoKey, kWaitMs);
+    const QModelIndex shard = browser->model()->indexOfKey(browser->model()->findKey("rl:{acme}:2"));
+    tree->scrollTo(shard);
+    tree->expand(shard.parent());
+    QTRY_VERIFY(tree->visualRect(shard).isValid());
+    const QRect cell = tree->visualRect(shard);
+    // The cell shows the key's last part ("2", under rl:{acme}); on it, or from the keyboard:
+    // the last segment that is no number.
+    QCOMPARE(browser->customerAt(cell.center(), true), QByteArray("acme"));
+    QCOMPARE(browser->customerAt(cell.center(), false), QByteArray("acme"));
+    const QModelIndex login = browser->model()->indexOfKey(browser->model()->findKey("login:acme:/search"));
+    QVERIFY(login.isValid());
+    tree->scrollTo(login);
+    QTRY_VERIFY(tree->visualRect(login).isValid());
+    const QRect loginCell = tree->visualRect(login);
+    const int margin = tree->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, tree) + 1;
+    const QString shown = login.data().toString();
+    const int onSearch = loginCell.left() + margin + tree->fontMetrics().horizontalAdvance(shown.left(shown.size() - 2));
+    QCOMPARE(browser->customerAt(QPoint(onSearch, loginCell.center().y()), true), QByteArray("search"));
+    // The menu item asks the window for the Lookup tab.
+    QSignalSpy asked(browser, &KeyBrowser::lookupRequested);
+    emit tree->customContextMenuRequested(cell.center());
+    QMenu *menu = browser->findChild<QMenu *>();
+    QVERIFY(menu);
+    QAction *look = menu->findChild<QAction *>(QStringLiteral("lookUpCustomer"));
+    QVERIFY(look);
+    QCOMPARE(look->text(), QStringLiteral("Look up this customer: acme"));
+    look->trigger();
+    QCOMPARE(asked.size(), 1);
+    QCOMPARE(window->tabs()->currentWidget(), window->lookup());
+    QCOMPARE(window->lookup()->identifier(), QByteArray("acme"));
+    QTRY_VERIFY_WITH_TIMEOUT(window->lookup()->isLoaded() && window->lookup()->model()->rowCount() == 5, kWaitMs);
+    menu->close();
 }
 
 QTEST_MAIN(TestLookupPage)

@@ -153,7 +153,7 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(opened, (QStringList{QStringLiteral("app:log:alice"), QStringLiteral("app:gcra:bob")}));
 
     // The views show the server's state: 4 of 10 in the log, GCRA denying.
-    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(7)); // after the seven pages
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(8)); // after the eight pages
     QVERIFY(alice);
     QVERIFY2(alice->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("4 of 10")),
              qPrintable(alice->fieldText(QStringLiteral("Used"))));
@@ -201,10 +201,10 @@ void TestMainWindow::overviewAndMonitorTabsStay()
     const auto window = openWindow(view);
     QVERIFY(window);
     QTabWidget *tabs = window->tabs();
-    constexpr int kPages = 7; // overview, monitor, burst, policies, what if, hot, audit
+    constexpr int kPages = 8; // overview, monitor, burst, policies, what if, hot, audit, lookup
     QCOMPARE(tabs->count(), kPages + 1);
     const QStringList titles{QStringLiteral("Overview"), QStringLiteral("Monitor"), QStringLiteral("Burst"), QStringLiteral("Policies"),
-                             QStringLiteral("What if"),  QStringLiteral("Hot"),     QStringLiteral("Audit")};
+                             QStringLiteral("What if"),  QStringLiteral("Hot"),     QStringLiteral("Audit"),  QStringLiteral("Lookup")};
     // No close button on the pages; a close request for them is ignored.
     for (int i = 0; i < kPages; ++i) {
         QCOMPARE(tabs->tabText(i), titles[i]);
@@ -379,7 +379,7 @@ void TestMainWindow::lostConnectionIsShownAsLost()
 // The usual keys work wherever the focus is: the tree, a key view, the filter.
 void TestMainWindow::keyboardFromAnywhere()
 {
-    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview")});
+    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}});
     QVERIFY(window);
     QVERIFY(QTest::qWaitForWindowExposed(window.get()));
     QTabWidget *tabs = window->tabs();

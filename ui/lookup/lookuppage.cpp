@@ -23,6 +23,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStyle>
@@ -224,13 +225,34 @@ LookupPage::LookupPage(QWidget *parent)
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    m_view->setColumnWidth(LookupModel::Limiter, 17 * em);
+    m_view->setColumnWidth(LookupModel::Limiter, 16 * em);
     m_view->setColumnWidth(LookupModel::Used, 8 * em);
-    m_view->setColumnWidth(LookupModel::Remaining, 13 * em);
-    m_view->setColumnWidth(LookupModel::Override, 9 * em);
+    m_view->setColumnWidth(LookupModel::Remaining, 11 * em);
+    m_view->setColumnWidth(LookupModel::Override, 11 * em);
     m_view->setColumnWidth(LookupModel::Policy, 9 * em);
     m_view->setColumnWidth(LookupModel::Algorithm, 10 * em);
     m_view->setItemDelegateForColumn(LookupModel::Used, new UsageBarDelegate(LookupModel::FractionRole, m_view));
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QTableView::customContextMenuRequested, this, [this](const QPoint &pos) {
+        const QModelIndex index = m_view->indexAt(pos);
+        if (!index.isValid())
+            return;
+        // On a row outside the selection: that row alone, as file managers do.
+        if (!m_view->selectionModel()->isRowSelected(index.row(), {}))
+            m_view->selectionModel()->select(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        const QByteArray key = m_model->row(index.row()).key;
+        auto *menu = new QMenu(this);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->setToolTipsVisible(true);
+        for (QPushButton *b : {m_reset, m_grant, m_open, m_pin}) {
+            QAction *a = menu->addAction(b->text(), b, &QPushButton::click);
+            a->setEnabled(b->isEnabled());
+            a->setToolTip(b->toolTip());
+        }
+        menu->addSeparator();
+        menu->addAction(QStringLiteral("Copy name"), this, [key] { QApplication::clipboard()->setText(QString::fromUtf8(key)); });
+        menu->popup(m_view->viewport()->mapToGlobal(pos)); // never exec(): no nested event loop
+    });
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex &index) {
         if (index.isValid())
             emit openKeyRequested(keyToOpen(m_model->row(index.row())));
@@ -506,8 +528,9 @@ void LookupPage::updateActions()
     const bool selection = m_view->selectionModel() && m_view->selectionModel()->hasSelection();
     const QString locked = whyReadOnly(m_client);
     const QString scope = selection ? QStringLiteral("the selected limiters") : QStringLiteral("every limiter listed");
-    m_reset->setText(any ? (rows.size() == 1 ? QStringLiteral("Reset 1…") : QStringLiteral("Reset %1…").arg(rows.size()))
-                         : QStringLiteral("Reset…"));
+    m_reset->setText(!any ? QStringLiteral("Reset…")
+                     : selection ? (rows.size() == 1 ? QStringLiteral("Reset the selected…") : QStringLiteral("Reset %1 selected…").arg(rows.size()))
+                                 : (rows.size() == 1 ? QStringLiteral("Reset it…") : QStringLiteral("Reset all %1…").arg(rows.size())));
     m_reset->setEnabled(any && locked.isEmpty());
     m_reset->setToolTip(locked.isEmpty() ? QStringLiteral("Preview, then delete the keys of %1: they start again with their full quota").arg(scope)
                                          : locked);
