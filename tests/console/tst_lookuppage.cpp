@@ -24,6 +24,11 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QLabel>
+#include <QSpinBox>
 #include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -106,6 +111,7 @@ private Q_SLOTS:
     void sameRowsAsTheCli();
     void resetFromThePageIsPreviewedAuditedAndShown();
     void grantIsAuditedOnePerRowWithItsReason();
+    void grantDialogAsksForLimitWindowAndDuration();
     void requireReasonRefusesWithoutOne();
     void summaryHoldsEveryRow();
     void ctrlKAndStartupLookup();
@@ -297,18 +303,20 @@ void TestLookupPage::resetFromThePageIsPreviewedAuditedAndShown()
     QCOMPARE(window->tabs()->currentWidget(), page);
     QTRY_VERIFY_WITH_TIMEOUT(page->isLoaded() && page->model()->rowCount() == 5, kWaitMs);
     page->reasonEdit()->setText(QStringLiteral("TICKET-4711 acme gets 429s"));
-    // The denying row and the group, selected: exactly their keys are previewed.
+    // The denying row, the group and the counter, selected: exactly their keys are previewed.
     const auto &rows = page->model()->rows();
-    int group = -1;
-    for (int r = 0; r < int(rows.size()); ++r)
+    int group = -1, counter = -1;
+    for (int r = 0; r < int(rows.size()); ++r) {
         if (rows[size_t(r)].shards)
             group = r;
-    QVERIFY(group > 0);
+        if (rows[size_t(r)].key == "svc:acme")
+            counter = r;
+    }
+    QVERIFY(group > 0 && counter > 0);
     QItemSelectionModel *sel = page->view()->selectionModel();
-    sel->select(page->model()->index(0, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
-    sel->select(page->model()->index(group, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
-    QList<QByteArray> expected = rows[0].keys + rows[size_t(group)].keys;
-    std::sort(expected.begin(), expected.end());
+    for (int r : {0, group, counter})
+        sel->select(page->model()->index(r, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    const QByteArray hourWindow = "svc:acme:" + QByteArray::number(m_conn->command({"TIME"})[0].bytes().toLongLong() / 3600);
     page->resetRows();
     ResetDialog *dialog = nullptr;
     QTRY_VERIFY_WITH_TIMEOUT((dialog = window->findChild<ResetDialog *>()) != nullptr, kWaitMs);
@@ -316,17 +324,15 @@ void TestLookupPage::resetFromThePageIsPreviewedAuditedAndShown()
     QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), ResetDialog::Stage::Preview, kWaitMs);
     QList<QByteArray> previewed = dialog->previewedKeys();
     std::sort(previewed.begin(), previewed.end());
-    // The group's shards that exist (0 and 2) and the log: what the rows list.
-    QCOMPARE(previewed, (QList<QByteArray>{"api:acme", "rl:{acme}:0", "rl:{acme}:2"}));
-    for (const QByteArray &k : previewed)
-        QVERIFY(expected.contains(k));
+    // The log, the group's shards that exist (0 and 2), the counter's window: what the rows hold.
+    QCOMPARE(previewed, (QList<QByteArray>{"api:acme", "rl:{acme}:0", "rl:{acme}:2", hourWindow}));
     auto *resetButton = dialog->findChild<QPushButton *>(QStringLiteral("resetButton"));
     QVERIFY(resetButton && resetButton->isEnabled());
     QTest::mouseClick(resetButton, Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), ResetDialog::Stage::Done, kWaitMs);
-    QCOMPARE(dialog->result().deleted, 3);
+    QCOMPARE(dialog->result().deleted, 4);
     // Within a second the rows say so: nobody denies acme any more.
-    QTRY_VERIFY_WITH_TIMEOUT(page->model()->denyingCount() == 0 && page->model()->rowCount() == 3, 1000);
+    QTRY_VERIFY_WITH_TIMEOUT(page->model()->denyingCount() == 0 && page->model()->rowCount() == 2, 1000);
     QVERIFY(page->headline().contains(QStringLiteral("not refused")));
     // Both audit entries carry the reason; the other keys stay.
     int withReason = 0;
@@ -338,7 +344,7 @@ void TestLookupPage::resetFromThePageIsPreviewedAuditedAndShown()
         QCOMPARE(m_conn->command({"EXISTS", k}).toInteger(), 1);
     // The summary records what was done.
     const QString summary = page->summaryText();
-    QVERIFY2(summary.contains(QStringLiteral("reset 2 limiters")) && summary.contains(QStringLiteral("3 keys deleted")) &&
+    QVERIFY2(summary.contains(QStringLiteral("reset 3 limiters")) && summary.contains(QStringLiteral("4 keys deleted")) &&
                  summary.contains(QStringLiteral("TICKET-4711")),
              qPrintable(summary));
     dialog->close();
@@ -365,6 +371,39 @@ void TestLookupPage::grantIsAuditedOnePerRowWithItsReason()
     QTRY_VERIFY_WITH_TIMEOUT(p.rows().at("api:acme")->override.has_value() && p.rows().at("api:acme")->usage->decision.limit == 50,
                              3000);
     QVERIFY(p.page.summaryText().contains(QStringLiteral("granted 50 for 1h to 4 limiters")));
+}
+
+void TestLookupPage::grantDialogAsksForLimitWindowAndDuration()
+{
+    Page p(m_server.options());
+    QVERIFY(p.lookUp(QStringLiteral("acme")));
+    p.page.reasonEdit()->setText(QStringLiteral("TICKET-13"));
+    // The selected row alone.
+    p.page.view()->selectionModel()->select(p.page.model()->index(0, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    p.page.grantWithDialog();
+    auto *dialog = p.page.findChild<QDialog *>(QStringLiteral("grantDialog"));
+    QVERIFY(dialog);
+    QTRY_VERIFY(dialog->isVisible());
+    QVERIFY(dialog->findChild<QLabel *>(QStringLiteral("grantReason"))->text().contains(QStringLiteral("TICKET-13")));
+    auto *limit = dialog->findChild<QSpinBox *>();
+    QVERIFY(limit);
+    QCOMPARE(limit->value(), 10); // twice the limit in force
+    limit->setValue(20);
+    auto *window = dialog->findChild<QLineEdit *>();
+    QVERIFY(window);
+    window->setText(QStringLiteral("1 week")); // not a duration: said in the dialog, which stays
+    dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
+    QVERIFY(dialog->isVisible());
+    window->setText(QStringLiteral("30m"));
+    dialog->findChild<QComboBox *>()->setEditText(QStringLiteral("2h"));
+    dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
+    QTRY_VERIFY_WITH_TIMEOUT(p.page.message().startsWith(QStringLiteral("Granted")), kWaitMs);
+    const auto o = OverrideStore(*m_conn, kNs).get("api:acme");
+    QVERIFY(o);
+    QCOMPARE(o->limit, 20);
+    QCOMPARE(o->windowUs, 1800 * kSecond);
+    QVERIFY(!OverrideStore(*m_conn, kNs).get("login:acme:/search")); // not selected
+    QCOMPARE(AuditLog(*m_conn, kNs).list(1).front().reason, QStringLiteral("TICKET-13"));
 }
 
 void TestLookupPage::requireReasonRefusesWithoutOne()

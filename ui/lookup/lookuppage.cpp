@@ -71,7 +71,7 @@ QByteArray keyToOpen(const LookupRow &row)
 // long it holds.
 class GrantDialog : public QDialog {
 public:
-    GrantDialog(const QString &what, qint64 suggested, QWidget *parent)
+    GrantDialog(const QString &what, qint64 suggested, const QString &reason, QWidget *parent)
         : QDialog(parent)
     {
         setWindowTitle(QStringLiteral("Grant a temporary limit"));
@@ -93,6 +93,12 @@ public:
         m_for->addItems({QStringLiteral("30m"), QStringLiteral("1h"), QStringLiteral("2h"), QStringLiteral("8h"), QStringLiteral("24h")});
         m_for->setCurrentIndex(1);
         m_for->setToolTip(QStringLiteral("How long the limit holds, e.g. 2h or 1d"));
+        auto *why = plainLabel(this);
+        why->setObjectName(QStringLiteral("grantReason"));
+        why->setWordWrap(true);
+        why->setText(reason.isEmpty() ? QStringLiteral("No reason given: the audit entries will have none.")
+                                      : QStringLiteral("Reason recorded in the audit: %1").arg(reason));
+        why->setForegroundRole(QPalette::PlaceholderText);
         m_problem = plainLabel(this);
         m_problem->setWordWrap(true);
         QPalette pal = m_problem->palette();
@@ -113,6 +119,7 @@ public:
         auto *layout = new QVBoxLayout(this);
         layout->addWidget(intro);
         layout->addLayout(form);
+        layout->addWidget(why);
         layout->addWidget(m_problem);
         layout->addWidget(buttons);
         resize(420, sizeHint().height());
@@ -631,7 +638,7 @@ void LookupPage::grantWithDialog()
     for (const LookupRow *r : rows)
         if (r->spec)
             suggested = std::max(suggested, 2 * r->spec->limit);
-    auto *dialog = new GrantDialog(targetsText(rows), suggested, this);
+    auto *dialog = new GrantDialog(targetsText(rows), suggested, m_reason->text().trimmed(), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] { grantRows(dialog->limit(), dialog->windowUs(), dialog->forUs()); });
     dialog->open(); // never exec(): no nested event loop
