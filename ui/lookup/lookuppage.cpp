@@ -297,11 +297,12 @@ LookupPage::LookupPage(QWidget *parent)
     layout->addWidget(m_message);
     layout->addWidget(m_doneLabel);
 
-    m_live.setSingleShot(true);
+    // A tick a second while shown: a new pass, unless the last one is still under way (a tick
+    // is skipped then, never queued: one pass in flight at most).
     m_live.setInterval(kLiveMs);
     connect(&m_live, &QTimer::timeout, this, [this] {
-        if (isVisible())
-            refresh();
+        if (isVisible() && !m_inFlight && !m_id.isEmpty() && m_client)
+            startPass();
     });
     connect(m_idEdit, &QLineEdit::returnPressed, this, [this] { lookUp(m_idEdit->text()); });
     connect(m_lookUp, &QPushButton::clicked, this, [this] { lookUp(m_idEdit->text()); });
@@ -377,7 +378,6 @@ void LookupPage::refresh()
 
 void LookupPage::startPass()
 {
-    m_live.stop();
     m_inFlight = true;
     m_again = false;
     const QByteArray id = m_id;
@@ -421,8 +421,6 @@ void LookupPage::startPass()
             }
             if (m_again || id != m_id)
                 refresh();
-            else if (isVisible())
-                m_live.start();
         });
 }
 
@@ -754,6 +752,7 @@ void LookupPage::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
     refresh();
+    m_live.start();
 }
 
 void LookupPage::hideEvent(QHideEvent *event)

@@ -30,7 +30,7 @@ class LookupModel;
 class LookupPage : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int kLiveMs = 1000; // a new pass this long after the last one ended, while shown
+    static constexpr int kLiveMs = 1000; // a new pass every tick while shown (skipped while one is under way)
 
     explicit LookupPage(QWidget *parent = nullptr);
     ~LookupPage() override;
