@@ -239,7 +239,7 @@ void TestLookupPage::modelUnderTester()
     QVERIFY(model.index(0, LookupModel::Limiter).data(LookupModel::DenyingRole).toBool());
     QVERIFY(!model.index(0, LookupModel::Limiter).data(Qt::DecorationRole).isNull()); // marked, not by colour alone
     QCOMPARE(model.index(0, LookupModel::Used).data().toString(), QStringLiteral("5 / 5"));
-    QVERIFY(model.index(0, LookupModel::Remaining).data().toString().contains(QStringLiteral("passes in 3.4 s")));
+    QVERIFY(model.index(0, LookupModel::Remaining).data().toString().contains(QStringLiteral("0 · next in 3.4 s")));
     QCOMPARE(model.index(1, LookupModel::Used).data(LookupModel::FractionRole).toDouble(), 0.2);
     // The same limiters again: in place (a selection stays); others: reset.
     QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);

@@ -84,7 +84,7 @@ QString LookupModel::remainingText(const LookupRow &row)
         return QStringLiteral("–");
     const qint64 left = std::max<qint64>(0, row.usage->decision.limit - row.usage->usedNow);
     if (row.denying())
-        return QStringLiteral("%1 · passes in %2").arg(formatCount(left), formatSpan(row.usage->decision.retryAfterUs));
+        return QStringLiteral("%1 · next in %2").arg(formatCount(left), formatSpan(row.usage->decision.retryAfterUs));
     return formatCount(left);
 }
 

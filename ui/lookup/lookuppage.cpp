@@ -234,7 +234,7 @@ LookupPage::LookupPage(QWidget *parent)
     const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
     m_view->setColumnWidth(LookupModel::Limiter, 16 * em);
     m_view->setColumnWidth(LookupModel::Used, 8 * em);
-    m_view->setColumnWidth(LookupModel::Remaining, 11 * em);
+    m_view->setColumnWidth(LookupModel::Remaining, 12 * em);
     m_view->setColumnWidth(LookupModel::Override, 11 * em);
     m_view->setColumnWidth(LookupModel::Policy, 9 * em);
     m_view->setColumnWidth(LookupModel::Algorithm, 10 * em);
@@ -576,9 +576,11 @@ QString LookupPage::refusal()
     if (why.isEmpty() && targetRows().empty())
         why = QStringLiteral("Nothing to act on: look a customer up first.");
     const QString reason = m_reason->text().trimmed();
-    if (why.isEmpty() && m_requireReason && reason.isEmpty())
+    if (why.isEmpty() && m_requireReason && reason.isEmpty()) {
         why = QStringLiteral("Refused: this namespace requires a reason for every change. Type one in Reason (a ticket number or a "
                              "sentence); nothing was changed.");
+        m_reason->setFocus(Qt::OtherFocusReason);
+    }
     if (why.isEmpty()) {
         try {
             requireValidReason(reason, QStringLiteral("the reason"));
