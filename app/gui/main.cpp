@@ -81,9 +81,13 @@ int main(int argc, char **argv)
                                  QStringLiteral("KEY"));
     const QCommandLineOption tab(QStringLiteral("tab"),
                                  QStringLiteral("The tab shown first: overview, monitor, burst, policies, whatif, hot, audit, "
-                                                "or a KEY (opened if it is not). With --demo, whatif runs the demo's "
+                                                "lookup, or a KEY (opened if it is not). With --demo, whatif runs the demo's "
                                                 "comparison once its traffic has filled a window."),
                                  QStringLiteral("TAB"));
+    const QCommandLineOption lookup(QStringLiteral("lookup"),
+                                    QStringLiteral("Look ID up on the Lookup tab once connected (every limiter whose key holds it "
+                                                   "as a segment), and show that tab unless --tab names another."),
+                                    QStringLiteral("ID"));
     const QCommandLineOption screenshotAfter(QStringLiteral("screenshot-after"),
                                              QStringLiteral("With --screenshot: keep running this long after the data has loaded "
                                                             "(e.g. 60s, so the monitor has a minute of history), then render."),
@@ -97,7 +101,7 @@ int main(int argc, char **argv)
     // The man page: the frame's prose with these very options (packaging/Packaging.cmake).
     QCommandLineOption helpMan(QStringLiteral("help-man"), QStringLiteral("Print the man page (troff)."));
     helpMan.setFlags(QCommandLineOption::HiddenFromHelp);
-    QList<QCommandLineOption> options{url, profile, demo, readOnly, openKey, pin, tab, screenshot, screenshotAfter, windowSize, help, version};
+    QList<QCommandLineOption> options{url, profile, demo, readOnly, openKey, pin, tab, lookup, screenshot, screenshotAfter, windowSize, help, version};
     options.append(helpMan); // hidden: neither in --help nor in the page
     parser.addOptions(options);
     if (!parser.parse(arguments(argc, argv))) {
@@ -216,6 +220,7 @@ int main(int argc, char **argv)
     for (const QString &key : parser.values(pin))
         startup.pins << key.toLocal8Bit();
     startup.tab = parser.value(tab);
+    startup.lookup = parser.value(lookup);
     window.setStartupView(startup);
     if (session) {
         window.addSessionProfile(session->profile(), session->options());

@@ -49,7 +49,7 @@ _ratescope()
         done < <(_ratescope_profiles)
         COMPREPLY=("${names[@]}")
         ;;
-    --tab) COMPREPLY=($(compgen -W "overview monitor burst policies whatif audit" -- "$cur")) ;;
+    --tab) COMPREPLY=($(compgen -W "overview monitor burst policies whatif hot audit lookup" -- "$cur")) ;;
     --screenshot) COMPREPLY=($(compgen -f -- "$cur")) ;;
     --url)
         COMPREPLY=($(compgen -W "redis:// rediss:// unix:/// redis-sentinel:// redis-cluster://" -- "$cur"))
@@ -65,7 +65,7 @@ _ratescope()
         COMPREPLY=($(compgen -W "$(timeout 2 "$cli" --url "$url" keys --json --max 50 --match "$glob*" 2>/dev/null |
             sed -n 's/^.*"key":"\([^"\\]*\)".*$/\1/p')" -- "$cur"))
         ;;
-    --screenshot-after | --window-size) ;;
+    --screenshot-after | --window-size | --lookup) ;;
     *)
         if [[ $cur == -* ]]; then
             # Qt's help: "  -h, --help   Show ..." and "  --url <URL>   Connect ...".

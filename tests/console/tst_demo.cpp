@@ -140,9 +140,9 @@ void TestDemo::demoShowsLimiters()
         QVERIFY(demo.traffic()->allowed() + demo.traffic()->denied() > 0);
 
         // Opening a key shows it in a tab of its own, after the pages (overview, monitor,
-        // burst, policies, what if, hot, audit).
+        // burst, policies, what if, hot, audit, lookup).
         const int pages = window.tabs()->count();
-        QCOMPARE(pages, 7);
+        QCOMPARE(pages, 8);
         window.openKey("demo:api:mallory");
         QCOMPARE(window.tabs()->count(), pages + 1);
         QCOMPARE(window.tabs()->tabText(pages), QStringLiteral("mallory"));

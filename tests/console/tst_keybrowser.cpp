@@ -424,7 +424,8 @@ void TestKeyBrowser::pinKeysToMonitor()
     // One key row: pinned alone. (A menu deletes itself when it closes.)
     QPointer<QMenu> menu = openContextMenu(browser, k1);
     QVERIFY(menu);
-    QCOMPARE(actionTexts(menu), (QStringList{QStringLiteral("Open"), QStringLiteral("Pin to monitor"), QStringLiteral("Burst…"),
+    QCOMPARE(actionTexts(menu), (QStringList{QStringLiteral("Open"), QStringLiteral("Look up this customer: c1"),
+                                             QStringLiteral("Pin to monitor"), QStringLiteral("Burst…"),
                                              QStringLiteral("Change this key's limit…"), QStringLiteral("Edit its policy…"),
                                              QStringLiteral("What if…"), QStringLiteral("Reset…"), QStringLiteral("Copy name")}));
     actionNamed(menu, QStringLiteral("Pin to monitor"))->trigger();

@@ -12,6 +12,7 @@
 #include "keybrowser.h"
 #include "keytreemodel.h"
 #include "keyview.h"
+#include "lookuppage.h"
 #include "limiters/limiter.h"
 #include "mainwindow.h"
 #include "operatorbar.h"
@@ -165,7 +166,7 @@ void TestMainWindow::startupViewOpensKeysPinsAndTab()
     QCOMPARE(opened, (QStringList{QStringLiteral("app:log:alice"), QStringLiteral("app:gcra:bob")}));
 
     // The views show the server's state: 4 of 10 in the log, GCRA denying.
-    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(7)); // after the seven pages
+    auto *alice = qobject_cast<KeyView *>(window->tabs()->widget(8)); // after the eight pages
     QVERIFY(alice);
     QVERIFY2(alice->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("4 of 10")),
              qPrintable(alice->fieldText(QStringLiteral("Used"))));
@@ -213,10 +214,10 @@ void TestMainWindow::overviewAndMonitorTabsStay()
     const auto window = openWindow(view);
     QVERIFY(window);
     QTabWidget *tabs = window->tabs();
-    constexpr int kPages = 7; // overview, monitor, burst, policies, what if, hot, audit
+    constexpr int kPages = 8; // overview, monitor, burst, policies, what if, hot, audit, lookup
     QCOMPARE(tabs->count(), kPages + 1);
     const QStringList titles{QStringLiteral("Overview"), QStringLiteral("Monitor"), QStringLiteral("Burst"), QStringLiteral("Policies"),
-                             QStringLiteral("What if"),  QStringLiteral("Hot"),     QStringLiteral("Audit")};
+                             QStringLiteral("What if"),  QStringLiteral("Hot"),     QStringLiteral("Audit"),  QStringLiteral("Lookup")};
     // No close button on the pages; a close request for them is ignored.
     for (int i = 0; i < kPages; ++i) {
         QCOMPARE(tabs->tabText(i), titles[i]);
@@ -391,11 +392,11 @@ void TestMainWindow::lostConnectionIsShownAsLost()
 // The usual keys work wherever the focus is: the tree, a key view, the filter.
 void TestMainWindow::keyboardFromAnywhere()
 {
-    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview")});
+    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}});
     QVERIFY(window);
     QVERIFY(QTest::qWaitForWindowExposed(window.get()));
     QTabWidget *tabs = window->tabs();
-    const int keyTabs = tabs->count() - 7;
+    const int keyTabs = tabs->count() - 8;
     QCOMPARE(keyTabs, 2);
     auto press = [&](QWidget *from, QKeySequence keys) {
         from->setFocus();
@@ -421,7 +422,7 @@ void TestMainWindow::keyboardFromAnywhere()
     press(tree, QKeySequence(Qt::CTRL | Qt::Key_PageUp)); // around: the last tab
     QCOMPARE(tabs->currentIndex(), tabs->count() - 1);
 
-    // Alt+1 .. Alt+7: the fixed tabs, from the tree.
+    // Alt+1 .. Alt+8: the fixed tabs, from the tree.
     press(tree, QKeySequence(Qt::ALT | Qt::Key_4));
     QCOMPARE(tabs->currentWidget(), window->policies());
     press(tree, QKeySequence(Qt::ALT | Qt::Key_1));
@@ -432,10 +433,15 @@ void TestMainWindow::keyboardFromAnywhere()
     auto *view = qobject_cast<KeyView *>(tabs->currentWidget());
     QVERIFY(view);
     press(view, QKeySequence(Qt::CTRL | Qt::Key_W));
-    QCOMPARE(tabs->count(), 8);
+    QCOMPARE(tabs->count(), 9);
     tabs->setCurrentIndex(0);
     press(tree, QKeySequence(Qt::CTRL | Qt::Key_F4));
-    QCOMPARE(tabs->count(), 8);
+    QCOMPARE(tabs->count(), 9);
+
+    // Ctrl+K from the tree: the Lookup tab, its identifier field focused.
+    press(tree, QKeySequence(Qt::CTRL | Qt::Key_K));
+    QCOMPARE(tabs->currentWidget(), window->lookup());
+    QVERIFY(window->lookup()->identifierEdit()->hasFocus());
 
     // Ctrl+Shift+R: the reset dialog for the open key.
     tabs->setCurrentIndex(tabs->count() - 1);
@@ -673,7 +679,7 @@ void TestMainWindow::menusListEveryShortcutOnce()
         walk(a->menu());
     QVERIFY2(twice.isEmpty(), qPrintable(twice.join(QStringLiteral(", "))));
     for (const char *keys : {"F5", "Ctrl+F", "Ctrl+W", "Ctrl+F4", "Ctrl+Tab", "Ctrl+PgDown", "Ctrl+Shift+Tab", "Ctrl+PgUp",
-                             "Ctrl+Shift+R", "Alt+1", "Alt+7", "Ctrl+Q", "Ctrl+N"})
+                             "Ctrl+Shift+R", "Alt+1", "Alt+8", "Ctrl+Q", "Ctrl+N", "Ctrl+K"})
         QVERIFY2(byKey.contains(QLatin1String(keys)), keys);
     for (const char *title : {"Connect", "New profile…", "Operator name…", "Refresh", "Filter keys…", "Overview", "Audit", "Reset…",
                               "Close tab", "Keyboard and menus", "About Ratescope"})

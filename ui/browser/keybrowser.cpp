@@ -5,6 +5,7 @@
 #include "displayformat.h"
 #include "base/errors.h"
 #include "base/glob.h"
+#include "base/keytext.h"
 #include "formats/keyshapes.h"
 #include "redisclient.h"
 #include "usagebardelegate.h"
@@ -15,7 +16,10 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QCursor>
+#include <QFontMetrics>
 #include <QMenu>
+#include <QStyle>
 #include <QPersistentModelIndex>
 #include <QProgressBar>
 #include <QQueue>
@@ -710,6 +714,30 @@ QList<QByteArray> KeyBrowser::selectedKeys() const
     return keys;
 }
 
+QByteArray KeyBrowser::customerAt(const QPoint &viewportPos, bool pointed) const
+{
+    const QModelIndex index = m_view->indexAt(viewportPos).siblingAtColumn(KeyTreeModel::KeyColumn);
+    if (!index.isValid() || m_model->keyId(index) == KeyTreeModel::kNoKey)
+        return {};
+    const QByteArray key = index.data(KeyTreeModel::KeyRole).toByteArray();
+    qsizetype at = -1;
+    // The cell shows the key's last part (its group shows the rest): the byte under the mouse.
+    const QString shown = index.data(Qt::DisplayRole).toString();
+    const QByteArray shownBytes = shown.toUtf8();
+    const QRect cell = m_view->visualRect(index);
+    if (pointed && !shown.isEmpty() && key.endsWith(shownBytes) && cell.contains(viewportPos)) {
+        const int margin = m_view->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, m_view) + 1;
+        const int into = viewportPos.x() - cell.left() - margin;
+        const QFontMetrics metrics(index.data(Qt::FontRole).isValid() ? index.data(Qt::FontRole).value<QFont>() : m_view->font());
+        for (qsizetype i = 1; into >= 0 && i <= shown.size(); ++i)
+            if (metrics.horizontalAdvance(shown.left(i)) > into) {
+                at = key.size() - shownBytes.size() + shown.left(i - 1).toUtf8().size();
+                break;
+            }
+    }
+    return lookupIdAt(key, at);
+}
+
 void KeyBrowser::showContextMenu(const QPoint &pos)
 {
     const QModelIndex index = m_view->indexAt(pos);
@@ -757,6 +785,16 @@ void KeyBrowser::showContextMenu(const QPoint &pos)
         if (pinned.isEmpty() && selected <= kMaxPinsAtOnce)
             pinned = {key};
         menu->addAction(QStringLiteral("Open"), this, [this, key] { emit openKeyRequested(key); });
+        // The segment under the mouse; from the keyboard's menu key, where the mouse is not.
+        const QPoint mouse = m_view->viewport()->mapFromGlobal(QCursor::pos());
+        const QByteArray customer = customerAt(pos, (mouse - pos).manhattanLength() <= 3);
+        if (!customer.isEmpty()) {
+            QAction *look = menu->addAction(QStringLiteral("Look up this customer: %1").arg(displayKey(customer)), this,
+                                            [this, customer] { emit lookupRequested(customer); });
+            look->setObjectName(QStringLiteral("lookUpCustomer"));
+            look->setToolTip(QStringLiteral("Every limiter whose key holds %1 as a segment, on the Lookup tab (Ctrl+K)")
+                                 .arg(displayKey(customer)));
+        }
         if (pinned.isEmpty()) {
             menu->addAction(QStringLiteral("Pin to monitor: select at most %1 keys").arg(kMaxPinsAtOnce))->setEnabled(false);
         } else {

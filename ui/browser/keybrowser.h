@@ -80,6 +80,9 @@ public:
 
     // The selected keys (groups left out), top to bottom.
     QList<QByteArray> selectedKeys() const;
+    // "Look up this customer": the segment of the key at viewportPos under the mouse (pointed),
+    // else (the keyboard's menu key) its last segment that is not a number (lookupIdAt).
+    QByteArray customerAt(const QPoint &viewportPos, bool pointed) const;
 
 signals:
     void openKeyRequested(const QByteArray &key);
@@ -91,6 +94,8 @@ signals:
     void keyActionRequested(ratescope::ui::KeyAction action, const QList<QByteArray> &keys);
     // "Reset all keys of this group…": the group's SCAN MATCH pattern.
     void resetGroupRequested(const QByteArray &pattern);
+    // "Look up this customer": an identifier for the Lookup tab.
+    void lookupRequested(const QByteArray &id);
     void scanFinished();
     void settled();
 

@@ -5,7 +5,50 @@
 
 #include <QMenu>
 
+#include <algorithm>
+
 namespace ratescope::ui {
+
+namespace {
+
+bool isSegmentSeparator(char c)
+{
+    return QByteArrayView(": /{}|.,;=@-_").contains(c);
+}
+
+bool allDigits(QByteArrayView s)
+{
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+} // namespace
+
+QByteArray lookupIdAt(const QByteArray &key, qsizetype pos)
+{
+    if (pos >= 0 && pos < key.size() && !isSegmentSeparator(key[pos])) {
+        qsizetype from = pos, to = pos + 1;
+        while (from > 0 && !isSegmentSeparator(key[from - 1]))
+            --from;
+        while (to < key.size() && !isSegmentSeparator(key[to]))
+            ++to;
+        const QByteArray segment = key.mid(from, to - from);
+        if (!allDigits(segment))
+            return segment;
+    }
+    qsizetype to = key.size();
+    while (to > 0) {
+        while (to > 0 && isSegmentSeparator(key[to - 1]))
+            --to;
+        qsizetype from = to;
+        while (from > 0 && !isSegmentSeparator(key[from - 1]))
+            --from;
+        const QByteArray segment = key.mid(from, to - from);
+        if (!segment.isEmpty() && !allDigits(segment))
+            return segment;
+        to = from;
+    }
+    return {};
+}
 
 QString whyReadOnly(const RedisClient *client)
 {

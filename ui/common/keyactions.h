@@ -28,6 +28,12 @@ enum class KeyAction {
 void addKeyActions(QMenu *menu, const RedisClient *client, const QList<QByteArray> &keys,
                    const std::function<void(KeyAction, const QList<QByteArray> &)> &trigger);
 
+// "Look up this customer": the segment of key around byte pos (segments split by
+// `: / { } | . , ; = @ - _` and space, as a lookup matches them). When pos is unknown (-1,
+// e.g. the keyboard's menu key) or on a separator or a number: the last segment that is not
+// all digits ("acme" in "rl:{acme}:3"). Empty when the key has no such segment.
+QByteArray lookupIdAt(const QByteArray &key, qsizetype pos = -1);
+
 // Why changes are refused now, for tooltips; empty when they are allowed.
 QString whyReadOnly(const RedisClient *client);
 

@@ -158,10 +158,13 @@ std::vector<DemoTraffic::Client> DemoTraffic::clients()
     all.push_back({"demo:partner:initech", partner, Behaviour::Steady, 0.5});
     all.push_back({"demo:partner:umbrella", partner, Behaviour::Steady, 0.95});
     all.push_back({"demo:partner:mallory", partner, Behaviour::Abusive, 0});
+    // acme's ticket: the partner gateway refuses it (a script gone wrong), whatever else admits it.
+    all.push_back({"demo:partner:acme", partner, Behaviour::Abusive, 0});
     const QString gateway = QStringLiteral("gateway"), flexible = QStringLiteral("node-login");
     all.push_back({"request_rate_limiter.{acme}", gateway, Behaviour::Steady, 0.6});
     all.push_back({"request_rate_limiter.{mallory}", gateway, Behaviour::Abusive, 0});
     all.push_back({"rlflx:globex", flexible, Behaviour::Steady, 0.5});
+    all.push_back({"rlflx:acme", flexible, Behaviour::Steady, 0.3});
     all.push_back({"rlflx:mallory", flexible, Behaviour::Abusive, 0});
     return all;
 }

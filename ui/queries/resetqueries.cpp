@@ -92,12 +92,13 @@ DetailsOutcome readResetDetails(Connection &c, const MetadataNamespace &ns, cons
 }
 
 RunOutcome runReset(Connection &c, const MetadataNamespace &ns, const ResetPlan &plan, const QString &op, ResetProgress &progress,
-                    const std::function<void(qint64)> &hook)
+                    const std::function<void(qint64)> &hook, const QString &reason)
 {
     RunOutcome out;
     const QString user = c.options().user;
     try {
         AuditLog log(c, ns);
+        log.setReason(reason);
         log.ensureWritable(); // before anything is deleted: no reset without its record
         // The intent first, as the CLI: a reset cut short still leaves a trace.
         log.append(resetIntentAuditEntry(plan), op);
@@ -122,7 +123,9 @@ RunOutcome runReset(Connection &c, const MetadataNamespace &ns, const ResetPlan 
     // deleted, nothing to record). A batch without an answer may have deleted keys.
     if (out.run.processed > 0 || out.interrupted) {
         try {
-            AuditLog(c, ns).append(resetAuditEntry(plan, out.run), op);
+            AuditLog log(c, ns);
+            log.setReason(reason);
+            log.append(resetAuditEntry(plan, out.run), op);
             out.audited = true;
         } catch (...) {
             bool lost = false;

@@ -53,9 +53,10 @@ PlanOutcome planReset(Connection &c, const MetadataNamespace &ns, const QByteArr
 // The planned keys' state, under the policies (read first when needPolicies).
 DetailsOutcome readResetDetails(Connection &c, const MetadataNamespace &ns, const std::vector<QByteArray> &keys, bool needPolicies,
                                 const std::vector<Policy> &policies, ResetProgress &progress);
-// Resets plan as op: the intent audited first (refused: nothing deleted), then batches (hook
-// after each, for tests), then the result audited.
+// Resets plan as op: the intent audited first (refused: nothing deleted, also when the namespace
+// requires a reason and reason is empty), then batches (hook after each, for tests), then the
+// result audited; both entries carry reason.
 RunOutcome runReset(Connection &c, const MetadataNamespace &ns, const ResetPlan &plan, const QString &op, ResetProgress &progress,
-                    const std::function<void(qint64)> &hook);
+                    const std::function<void(qint64)> &hook, const QString &reason = {});
 
 } // namespace ratescope::ui

@@ -313,6 +313,8 @@ void ResetDialog::showPreview(const ResetPlan &plan)
                                            .arg(keysText(n), displayKey(m_target.pattern)));
     }
     QStringList notes;
+    if (!m_reason.isEmpty() && n > 0)
+        notes << QStringLiteral("Reason recorded in the audit: %1").arg(m_reason);
     if (m_metadataLeftOut > 0)
         notes << QStringLiteral(
                      "Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
@@ -419,11 +421,12 @@ void ResetDialog::startReset()
     const MetadataNamespace ns(m_ns);
     const ResetPlan plan = m_plan;
     const QString op = m_operator;
+    const QString reason = m_reason;
     std::shared_ptr<ResetProgress> shared = m_shared;
     std::function<void(qint64)> hook = m_afterBatchHook;
     m_client->request(
         this,
-        [ns, plan, op, shared, hook](Connection &c) { return runReset(c, ns, plan, op, *shared, hook); },
+        [ns, plan, op, shared, hook, reason](Connection &c) { return runReset(c, ns, plan, op, *shared, hook, reason); },
         [this](const Outcome<RunOutcome> &o) {
             if (!o.ok()) {
                 // Not sent at all (the connection was down): nothing was deleted.

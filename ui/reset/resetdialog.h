@@ -66,6 +66,10 @@ public:
 
     // Who the audit entry names (the OS user when empty), as `ratescope-cli --operator`.
     void setOperatorName(const QString &name) { m_operator = name; }
+    // Why (a ticket number or a sentence, as `ratescope-cli --reason`): carried by both audit
+    // entries; when the namespace requires a reason, a reset without one is refused unsent.
+    void setReason(const QString &reason) { m_reason = reason; }
+    QString reason() const { return m_reason; }
 
     // For tests: the keys previewed (exactly what Reset deletes), and the figures of the result.
     QList<QByteArray> previewedKeys() const;
@@ -108,6 +112,7 @@ private:
     QByteArray m_ns;
     Target m_target;
     QString m_operator;
+    QString m_reason;
     Stage m_stage = Stage::Planning;
     ResetPlan m_plan;
     ResetPlan m_found; // what planning found; a pattern's keys that are no limiter held back

@@ -13,6 +13,7 @@
 #include "keyview.h"
 #include "base/glob.h"
 #include "lockicon.h"
+#include "lookuppage.h"
 #include "operatorbar.h"
 #include "monitorpage.h"
 #include "overviewpage.h"
@@ -137,12 +138,14 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     m_whatIf = new WhatIfPage(m_tabs);
     m_hot = new HotPage(m_tabs);
     m_audit = new AuditPage(m_tabs);
+    m_lookup = new LookupPage(m_tabs);
     for (const auto &[page, title] : {std::pair<QWidget *, const char *>{m_monitor, "Monitor"},
                                       {m_burst, "Burst"},
                                       {m_policies, "Policies"},
                                       {m_whatIf, "What if"},
                                       {m_hot, "Hot"},
-                                      {m_audit, "Audit"}}) {
+                                      {m_audit, "Audit"},
+                                      {m_lookup, "Lookup"}}) {
         const int at = m_tabs->addTab(page, QLatin1String(title));
         m_tabs->tabBar()->setTabButton(at, QTabBar::RightSide, nullptr);
     }
@@ -211,6 +214,14 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     connect(m_hot, &HotPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_hot, &HotPage::loaded, this, &MainWindow::checkSettled);
     connect(m_audit, &AuditPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_browser, &KeyBrowser::lookupRequested, this, [this](const QByteArray &id) { showLookup(QString::fromUtf8(id)); });
+    connect(m_lookup, &LookupPage::loaded, this, &MainWindow::checkSettled);
+    connect(m_lookup, &LookupPage::openKeyRequested, this, &MainWindow::openKey);
+    connect(m_lookup, &LookupPage::pinKeyRequested, this, &MainWindow::pinKey);
+    connect(m_lookup, &LookupPage::resetRequested, this, [this](const QList<QByteArray> &keys, const QString &reason) {
+        if (ResetDialog *dialog = openReset(keys, {}, reason))
+            connect(dialog, qOverload<qint64>(&ResetDialog::finished), m_lookup, &LookupPage::resetFinished);
+    });
     connect(m_banner, &ConnectionBanner::editProfileRequested, this, [this] { editProfile(m_current.name); });
     connect(m_banner, &ConnectionBanner::passwordRequested, this, &MainWindow::askLogin);
     connect(m_picker, &QComboBox::currentIndexChanged, this, &MainWindow::updateActions);
@@ -230,6 +241,7 @@ MainWindow::~MainWindow()
     m_whatIf->setClient(nullptr, {}, {});
     m_hot->setClient(nullptr, {});
     m_audit->setClient(nullptr, {});
+    m_lookup->setClient(nullptr, {});
     delete m_client;
 }
 
@@ -495,6 +507,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     m_whatIf->setClient(m_client, options, profile.ns.toUtf8());
     m_hot->setClient(m_client, profile.ns.toUtf8());
     m_audit->setClient(m_client, profile.ns.toUtf8());
+    m_lookup->setClient(m_client, profile.ns.toUtf8());
     m_client->open();
     setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
     const int at = m_picker->findData(profile.name);
@@ -524,6 +537,7 @@ void MainWindow::disconnectFromServer()
     m_whatIf->setClient(nullptr, {}, {}); // a file trace still runs; a run under way finishes
     m_hot->setClient(nullptr, {});        // what it showed stays, as of its time
     m_audit->setClient(nullptr, {});
+    m_lookup->setClient(nullptr, {}); // what it showed stays, as of its time
     m_options = {};
     m_status->setClient(nullptr);
     m_banner->setClient(nullptr);
@@ -577,11 +591,12 @@ void MainWindow::buildMenus()
         m_filter->setFocus(Qt::ShortcutFocusReason);
         m_filter->selectAll();
     });
+    add(view, QStringLiteral("&Look up a customer…"), {QKeySequence(Qt::CTRL | Qt::Key_K)}, [this] { showLookup(); });
     view->addSeparator();
     QMenu *go = view->addMenu(QStringLiteral("&Go to"));
     const std::pair<QWidget *, const char *> pages[] = {{m_overview, "&Overview"}, {m_monitor, "&Monitor"}, {m_burst, "&Burst"},
                                                         {m_policies, "&Policies"}, {m_whatIf, "&What if"},  {m_hot, "&Hot"},
-                                                        {m_audit, "&Audit"}};
+                                                        {m_audit, "&Audit"},      {m_lookup, "&Lookup"}};
     int n = 0;
     for (const auto &[page, title] : pages)
         add(go, QLatin1String(title), {QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + n++))}, [this, page] { m_tabs->setCurrentWidget(page); });
@@ -671,6 +686,7 @@ void MainWindow::setOperator(const QString &name)
     m_policies->setOperatorName(name);
     m_overview->setOperatorName(name);
     m_burst->setOperatorName(name);
+    m_lookup->setOperatorName(name);
     m_operatorAction->setText(name.isEmpty() ? QStringLiteral("&Operator name…") : QStringLiteral("&Operator name (%1)…").arg(name));
 }
 
@@ -737,6 +753,14 @@ void MainWindow::showKeys()
     box->setTextFormat(Qt::RichText);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
+}
+
+void MainWindow::showLookup(const QString &id)
+{
+    m_tabs->setCurrentWidget(m_lookup);
+    if (!id.isEmpty())
+        m_lookup->lookUp(id);
+    m_lookup->focusIdentifier();
 }
 
 QStringList MainWindow::keyTabTitles(const QList<QByteArray> &keys, const QByteArray &separator, int maxChars)
@@ -967,7 +991,8 @@ void MainWindow::askUnlock()
 bool MainWindow::isPinnedTab(int index) const
 {
     const QWidget *w = m_tabs->widget(index);
-    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_whatIf || w == m_hot || w == m_audit;
+    return w == m_overview || w == m_monitor || w == m_burst || w == m_policies || w == m_whatIf || w == m_hot || w == m_audit ||
+           w == m_lookup;
 }
 
 void MainWindow::runKeyAction(KeyAction action, const QList<QByteArray> &keys)
@@ -997,16 +1022,18 @@ void MainWindow::runKeyAction(KeyAction action, const QList<QByteArray> &keys)
     }
 }
 
-void MainWindow::openReset(const QList<QByteArray> &keys, const QByteArray &pattern)
+ResetDialog *MainWindow::openReset(const QList<QByteArray> &keys, const QByteArray &pattern, const QString &reason)
 {
     if (!m_client)
-        return;
+        return nullptr;
     auto *dialog = new ResetDialog(m_client, m_current.ns.toUtf8(), {keys, pattern}, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->setOperatorName(m_operator);
+    dialog->setReason(reason);
     // The keys panel and open views show what is left once the keys are gone.
     connect(dialog, qOverload<qint64>(&ResetDialog::finished), this, &MainWindow::refresh);
     dialog->open();
+    return dialog;
 }
 
 void MainWindow::pinKey(const QByteArray &key)
@@ -1032,6 +1059,8 @@ void MainWindow::showTab(const QString &tab)
         m_tabs->setCurrentWidget(m_hot);
     else if (tab.compare(QLatin1String("audit"), Qt::CaseInsensitive) == 0)
         m_tabs->setCurrentWidget(m_audit);
+    else if (tab.compare(QLatin1String("lookup"), Qt::CaseInsensitive) == 0)
+        m_tabs->setCurrentWidget(m_lookup);
     else if (!tab.isEmpty())
         openKey(tab.toLocal8Bit()); // selects its tab when it is open already
 }
@@ -1053,6 +1082,11 @@ void MainWindow::applyStartupView()
         m_monitor->pin(key);
     for (const QByteArray &key : view.openKeys)
         openKey(key);
+    if (!view.lookup.isEmpty()) {
+        m_lookup->lookUp(view.lookup);
+        if (view.tab.isEmpty())
+            m_tabs->setCurrentWidget(m_lookup);
+    }
     if (!view.tab.isEmpty())
         showTab(view.tab);
     else if (!view.openKeys.isEmpty())
@@ -1069,11 +1103,12 @@ bool MainWindow::isSettled() const
     for (int i = 0; i < m_tabs->count(); ++i)
         if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())
             return false;
-    // The Policies, Hot and Audit tabs read when shown: wait for them only then; the What-if
-    // view for a comparison it was asked to run.
+    // The Policies, Hot, Audit and Lookup tabs read when shown: wait for them only then; the
+    // What-if view for a comparison it was asked to run.
     const QWidget *shown = m_tabs->currentWidget();
     return (shown != m_policies || m_policies->isLoaded()) && (shown != m_audit || m_audit->isLoaded()) &&
-           (shown != m_whatIf || m_whatIf->isIdle()) && (shown != m_hot || m_hot->isLoaded());
+           (shown != m_whatIf || m_whatIf->isIdle()) && (shown != m_hot || m_hot->isLoaded()) &&
+           (shown != m_lookup || m_lookup->identifier().isEmpty() || m_lookup->isLoaded());
 }
 
 void MainWindow::checkSettled()

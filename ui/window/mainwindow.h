@@ -1,6 +1,6 @@
 // The console's main window: a toolbar (profile picker, connect, read-only lock, refresh, key
 // filter), the keys panel beside tabs (overview, monitor, burst, policies, what if, hot, audit,
-// opened keys), a banner while the connection is lost or refused, and the server's vital signs
+// lookup, opened keys), a banner while the connection is lost or refused, and the server's vital signs
 // in the status bar. Key actions (burst, limits, reset) from the keys panel and key views arrive here.
 #pragma once
 
@@ -39,6 +39,8 @@ class ProfileStore;
 class ServerStatusBar;
 class WhatIfPage;
 class HotPage;
+class LookupPage;
+class ResetDialog;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -57,7 +59,8 @@ public:
     void openKey(const QByteArray &key);
     // Adds the key to the Monitor tab's chart (and keeps polling it while connected).
     void pinKey(const QByteArray &key);
-    // "overview", "monitor", "burst", "policies", "whatif", "audit", or a key (opened if it is not).
+    // "overview", "monitor", "burst", "policies", "whatif", "hot", "audit", "lookup", or a key
+    // (opened if it is not).
     void showTab(const QString &tab);
 
     // What the command line asks to see once connected (--open-key, --pin, --tab): applied to
@@ -66,6 +69,7 @@ public:
         QList<QByteArray> openKeys;
         QList<QByteArray> pins;
         QString tab;
+        QString lookup; // an identifier the Lookup tab looks up (and is shown, unless tab says otherwise)
     };
     void setStartupView(const StartupView &view);
 
@@ -79,10 +83,14 @@ public:
     WhatIfPage *whatIf() const { return m_whatIf; }
     HotPage *hot() const { return m_hot; }
     AuditPage *audit() const { return m_audit; }
+    LookupPage *lookup() const { return m_lookup; }
+    // The Lookup tab, its identifier field focused (Ctrl+K); with an id, looked up.
+    void showLookup(const QString &id = {});
     // Burst, change limit, edit policy, what if (their tabs, prefilled) or reset (the preview dialog).
     void runKeyAction(KeyAction action, const QList<QByteArray> &keys);
-    // The reset dialog for exact keys or a SCAN MATCH pattern (opened, not waited for).
-    void openReset(const QList<QByteArray> &keys, const QByteArray &pattern);
+    // The reset dialog for exact keys or a SCAN MATCH pattern (opened, not waited for), the
+    // audit entries carrying reason; nullptr when not connected.
+    ResetDialog *openReset(const QList<QByteArray> &keys, const QByteArray &pattern, const QString &reason = {});
     ConnectionBanner *banner() const { return m_banner; }
     ServerStatusBar *serverStatus() const { return m_status; }
     QTabWidget *tabs() const { return m_tabs; }
@@ -107,7 +115,7 @@ signals:
 private:
     // The menu bar: Connection, View, Key, Help, each action with its keys, which work wherever
     // the focus is: Ctrl+F the filter, Ctrl+W / Ctrl+F4 close the tab, Ctrl+Tab / Ctrl+PgDn and
-    // Ctrl+Shift+Tab / Ctrl+PgUp switch tabs, Alt+1..7 the fixed tabs, Ctrl+Shift+R reset the
+    // Ctrl+Shift+Tab / Ctrl+PgUp switch tabs, Alt+1..8 the fixed tabs, Ctrl+K the Lookup, Ctrl+Shift+R reset the
     // selected keys (or the open key's) through the dialog, F5 refresh.
     void buildMenus();
     void updateKeyActions();
@@ -199,6 +207,7 @@ private:
     WhatIfPage *m_whatIf;
     HotPage *m_hot;
     AuditPage *m_audit;
+    LookupPage *m_lookup;
     ConnectionOptions m_options; // the current connection's, for the burst engine's own connections
     ServerStatusBar *m_status;
 };
