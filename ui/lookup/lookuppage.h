@@ -37,6 +37,8 @@ public:
 
     // nullptr: disconnected (what was shown stays, marked as of its time).
     void setClient(RedisClient *client, const QByteArray &ns);
+    // Who the grants' audit entries name beside the OS user (the window's operator name).
+    void setOperatorName(const QString &name) { m_operator = name; }
 
     // Puts id in the field and looks it up (a new lookup: what was done on the page is forgotten).
     void lookUp(const QString &id);
@@ -101,6 +103,7 @@ private:
 
     QPointer<RedisClient> m_client;
     QByteArray m_ns;
+    QString m_operator;
     QObject *m_requests = nullptr; // owner of this page's requests; replaced to drop them
     QByteArray m_id;              // what is looked up (the field may be being edited)
     bool m_inFlight = false;
