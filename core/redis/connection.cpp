@@ -133,6 +133,8 @@ void Connection::prefetch(const std::vector<Command> &reads)
         m_scriptCalls.reset(); // as connect() does
         replies = m_node->connectWith(reads);
     } else {
+        if (m_cluster && !m_cluster->isConnected())
+            connect(); // the slot map first, as connect() reads it
         replies = pipelineNow(reads);
     }
     for (size_t i = 0; i < reads.size(); ++i)
