@@ -6,6 +6,9 @@
 #include "base/errors.h"
 #include "base/inputcheck.h"
 #include "base/keytext.h"
+#include "admin/limitsinforce.h"
+#include "keys/inspector.h"
+#include "limiters/limiterscript.h"
 
 #include <QJsonDocument>
 #include <QProcessEnvironment>
@@ -264,6 +267,62 @@ Connection &Cli::connection()
         m_connection->connect();
     }
     return *m_connection;
+}
+
+Connection &Cli::connection(const std::vector<Command> &firstReads)
+{
+    if (!m_connection)
+        m_connection = std::make_unique<Connection>(ConnectionOptions::fromUrl(m_url));
+    m_connection->prefetch(firstReads);
+    if (!m_connection->isConnected())
+        m_connection->connect();
+    return *m_connection;
+}
+
+std::vector<Command> Cli::limiterReads(const QByteArray &key, bool forInspect)
+{
+    std::vector<Command> reads{{"HGETALL", PolicyStore::hashKeyIn(m_namespace)}};
+    for (Command &c : LimitResolver::overrideReads(m_namespace, key))
+        reads.push_back(std::move(c));
+    reads.push_back({"TIME"});
+    for (Command &c : classifyReads(key, forInspect))
+        reads.push_back(std::move(c));
+    // One server: the scripts' presence and the functions library's version. (A cluster asks
+    // every master, in rounds of its own.)
+    if (ConnectionOptions::fromUrl(m_url).transport != ConnectionOptions::Transport::Cluster) {
+        reads.push_back(LoadedLibrary::query());
+        reads.push_back(LimiterScript::existsQuery());
+        std::vector<qint64> windows;
+        if (m_parser.isSet(QStringLiteral("window"))) {
+            try {
+                windows.push_back(durationOptionUs(QStringLiteral("window")));
+            } catch (const UsageError &) {
+                // said by the command where it reads its limits
+            }
+        }
+        reads.push_back(counterWindowsQuery(key, PolicyStore::hashKeyIn(m_namespace), LimitResolver::overrideReads(m_namespace, key),
+                                            windows));
+    }
+    return reads;
+}
+
+Connection &Cli::connectionFor(const QByteArray &key, bool forInspect, const std::vector<Command> &more)
+{
+    std::vector<Command> reads = limiterReads(key, forInspect);
+    reads.insert(reads.end(), more.begin(), more.end());
+    Connection &c = connection(reads);
+    for (const Command &r : reads)
+        if (r.value(0) == "EVAL_RO")
+            if (const auto counters = c.takePrefetched(r))
+                takeCounterWindows(c, key, *counters);
+    return c;
+}
+
+const std::vector<Policy> &Cli::policiesOnce()
+{
+    if (!m_policies)
+        m_policies = policies();
+    return *m_policies;
 }
 
 std::vector<Policy> Cli::policies()

@@ -129,9 +129,24 @@ public:
     AuditLog auditLog();
     // The shared connection, opened on first use.
     Connection &connection();
+    // The same, with reads sent ahead in one round trip (in the handshake's own when this
+    // opens the connection): Connection::prefetch.
+    Connection &connection(const std::vector<Command> &firstReads);
+    // What check, peek and inspect read in their first round, whatever the key turns out to
+    // be: the policies, the key's overrides, the server's clock, the key's type and sample,
+    // and whether the server has the scripts (or this build's functions library).
+    // forInspect: also the key's own facts inspect shows (keys/inspector.h, classifyReads).
+    std::vector<Command> limiterReads(const QByteArray &key, bool forInspect = false);
+    // connection(limiterReads(key)), and the counter windows read with them kept for the
+    // key's classification: everything check, peek and inspect need before their last rounds.
+    // `more`: reads of the command's own, in the same round.
+    Connection &connectionFor(const QByteArray &key, bool forInspect = false, const std::vector<Command> &more = {});
     // The namespace's policies; a record this build cannot read is skipped with a warning
     // on stderr (the others keep working).
     std::vector<Policy> policies();
+    // The same, read once for the whole command (commands that change no policy and ask
+    // more than once).
+    const std::vector<Policy> &policiesOnce();
     // For commands that open connections of their own (bursts: one per thread).
     ConnectionOptions connectionOptions() const { return ConnectionOptions::fromUrl(m_url); }
     // Reports an error as the command's outcome would (stderr, and the JSON error object)
@@ -180,6 +195,7 @@ private:
     QHash<QString, QByteArray> m_rawArguments; // stand-in text -> bytes of arguments that are not UTF-8
     std::unique_ptr<SandboxServer> m_sandbox;
     std::unique_ptr<Connection> m_connection;
+    std::optional<std::vector<Policy>> m_policies; // policiesOnce()
 };
 
 } // namespace ratescope::cli

@@ -89,7 +89,17 @@ EffectiveLimits limitsFor(Cli &cli, const QByteArray &key)
 {
     if (flagsComplete(cli))
         return {};
-    return readLimitsInForce(cli.connection(), cli.ns(), cli.policies(), key);
+    return readLimitsInForce(cli.connection(), cli.ns(), cli.policiesOnce(), key);
+}
+
+// Check's first round (with the handshake): everything about the key, and with --now-us
+// whether it exists (the guard against writing its state in the future).
+void checkReads(Cli &cli, const QByteArray &key)
+{
+    std::vector<Command> more;
+    if (cli.args().isSet(QStringLiteral("now-us")))
+        more.push_back({"EXISTS", key});
+    cli.connectionFor(key, false, more);
 }
 
 QByteArray keyArgument(const Cli &cli)
@@ -172,7 +182,7 @@ int runCheck(Cli &cli)
 {
     QByteArray key = keyArgument(cli);
     if (!flagsComplete(cli))
-        cli.connection(); // the policy lookup needs the server; flags alone are validated first
+        checkReads(cli, key); // the policy lookup needs the server; flags alone are validated first
     const EffectiveLimits limits = limitsFor(cli, key);
     LimitSpec spec = specFor(cli, key, limits);
     // A sharded limiter: the request goes to the shard its id hashes to, limited to that
@@ -205,6 +215,8 @@ int runCheck(Cli &cli)
     } else if (cli.args().isSet(QStringLiteral("request-id")) || cli.args().isSet(QStringLiteral("shard-from"))) {
         throw UsageError(QStringLiteral("--request-id and --shard-from go with --shards N"));
     }
+    if (flagsComplete(cli))
+        checkReads(cli, key); // the flags are valid: now the server
     std::optional<qint64> now;
     if (cli.args().isSet(QStringLiteral("now-us")))
         now = cli.integerOption(QStringLiteral("now-us"), 0, kMaxNowUs);
@@ -225,7 +237,7 @@ int runCheck(Cli &cli)
         // The policy is asked even when the command line gives every limit: it may declare the
         // key another library's.
         Connection &c = cli.connection();
-        const auto policy = limits.policy ? limits.policy : matchPolicy(cli.policies(), key);
+        const auto policy = limits.policy ? limits.policy : matchPolicy(cli.policiesOnce(), key);
         const QString refusal = notOursToWrite(displayKey(key), key, cli.ns(), policy ? &*policy : nullptr,
                                                classifyKey(c, key, now ? *now : serverTimeUs(c),
                                                            policy ? policy->scoreUnit : ScoreUnit::Auto, spec,
@@ -242,6 +254,7 @@ int runCheck(Cli &cli)
 int runPeek(Cli &cli)
 {
     const QByteArray key = keyArgument(cli);
+    cli.connectionFor(key); // everything about the key in one round, with the handshake
     const EffectiveLimits limits = limitsFor(cli, key);
     const ScoreUnit unit = cli.args().isSet(QStringLiteral("score-unit")) ? parseScoreUnit(cli.args().value(QStringLiteral("score-unit")))
                            : limits.policy                                ? limits.policy->scoreUnit
@@ -259,7 +272,7 @@ int runPeek(Cli &cli)
     // A counter window or another library's second key: the limits in force are its limiter's.
     EffectiveLimits inForce = limits;
     if (kind.subject(key) != key && !flagsComplete(cli)) {
-        inForce = readLimitsInForce(c, cli.ns(), cli.policies(), kind.subject(key), kind);
+        inForce = readLimitsInForce(c, cli.ns(), cli.policiesOnce(), kind.subject(key), kind);
         if (inForce.spec)
             stated = specFor(cli, kind.subject(key), inForce);
     }

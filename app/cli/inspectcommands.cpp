@@ -9,6 +9,7 @@
 #include "keys/keyscanner.h"
 #include "base/keytext.h"
 #include "keys/logwindow.h"
+#include "limiters/limiterscript.h"
 #include "keys/reset.h"
 #include "redis/serverinfo.h"
 #include "keys/shards.h"
@@ -131,7 +132,11 @@ int runKeys(Cli &cli)
     if (cli.args().isSet(QStringLiteral("type")) && !isLimiterType(options.type))
         throw UsageError(QStringLiteral("--type must be a type limiters are stored in (zset, hash, string or list), not '%1'")
                              .arg(cli.args().value(QStringLiteral("type"))));
-    Connection &c = cli.connection();
+    // The policies and the functions library's version with the handshake.
+    std::vector<Command> firstReads{{"HGETALL", PolicyStore::hashKeyIn(cli.ns())}};
+    if (cli.connectionOptions().transport != ConnectionOptions::Transport::Cluster)
+        firstReads.push_back(LoadedLibrary::query());
+    Connection &c = cli.connection(firstReads);
     options.memory = cli.args().isSet(QStringLiteral("memory"));
     options.nowUs = nowOption(cli);
     options.policies = cli.policies();
@@ -140,13 +145,66 @@ int runKeys(Cli &cli)
     const QByteArray ns = cli.ns().bytes();
 
     KeysPrinter printer(cli, options.memory);
-    KeyScanner scanner(c, options);
     LimitResolver resolver(options.policies, cli.ns()); // the limits in force, as every view has them
+    // A page's rows wait for their usage, read in the next page's round (or one of their own
+    // after the last page): one round trip a page, the next SCAN, the page's classification,
+    // its overrides and the previous page's usage together.
+    struct WaitingRows {
+        std::vector<Row> rows;
+        std::vector<UsageTarget> targets;
+        std::vector<size_t> targetRow;
+        std::vector<std::pair<size_t, size_t>> owned; // per target: first command, count (count 0: unreadable)
+        std::vector<Command> commands;
+    };
+    WaitingRows waiting;
+    std::optional<ScriptCalls> calls; // asked of the server once, for the whole listing
+    // The overrides of a page's keys are read in the page's own round.
+    LimitResolver::OverrideReads pageOverrides;
+    bool pageRound = false;
+    size_t usageSent = 0; // waiting.commands sent in the last page's round
+    options.alsoPerPage = [&](const std::vector<QByteArray> &keys) {
+        pageOverrides = resolver.overrideCommands(keys, c.isCluster());
+        pageRound = true;
+        std::vector<Command> commands = pageOverrides.commands;
+        usageSent = waiting.commands.size();
+        commands.insert(commands.end(), waiting.commands.begin(), waiting.commands.end());
+        return commands;
+    };
+    qint64 printed = 0;
+    qint64 nowUs = 0;
+    // The waiting rows printed, with the usage their commands' replies give (nullptr: read now).
+    auto printWaiting = [&](Reply *replies) {
+        std::vector<Reply> own;
+        if (!replies && !waiting.commands.empty()) {
+            own = c.pipeline(waiting.commands);
+            replies = own.data();
+        }
+        if (!waiting.commands.empty())
+            LimiterScript::resendNotLoaded(c, waiting.commands, replies); // the scripts lost: one round more
+        for (size_t i = 0; i < waiting.targets.size(); ++i) {
+            const auto [from, n] = waiting.owned[i];
+            if (n == 0)
+                continue;
+            try {
+                waiting.rows[waiting.targetRow[i]].usage = usageFromReplies(c, waiting.targets[i], replies + from, n, nowUs);
+            } catch (const ConnectionError &) {
+                throw;
+            } catch (const Error &) {
+                // changed type or vanished meanwhile: no figures
+            }
+        }
+        for (const Row &r : waiting.rows) {
+            if (printed++ >= max)
+                break;
+            printer.print(r);
+        }
+        waiting = {};
+    };
+    KeyScanner scanner(c, options);
     std::map<QByteArray, Row> counterBases;                       // grouped and printed at the end
     std::map<QByteArray, std::pair<Row, KeyKind>> libraryRows;   // other libraries' limiters: one row each, printed at the end
     std::vector<std::pair<QByteArray, KeyKind>> shardCandidates; // <base>:<n> limiters, grouped at the end
     std::map<QByteArray, Row> shardRows;
-    qint64 printed = 0;
     // Ctrl-C or a failure mid-scan ends the listing early: what was read is printed, and a
     // last line says it is incomplete, so that nobody takes a partial table for the whole.
     InterruptFlag interrupt;
@@ -156,11 +214,21 @@ int runKeys(Cli &cli)
             std::vector<Row> rows;
             std::vector<UsageTarget> targets;
             std::vector<size_t> targetRow;
+            pageRound = false;
             const std::vector<KeyRecord> page = scanner.nextPage();
+            nowUs = scanner.nowUs();
+            if (pageRound) {
+                resolver.takeOverrides(pageOverrides, scanner.alsoReplies().data());
+                if (usageSent > 0 || !waiting.rows.empty())
+                    printWaiting(scanner.alsoReplies().data() + pageOverrides.commands.size());
+            }
+            // A counter window's or another library's limiter: its subject's override, in a
+            // round of its own (only pages that have them).
             std::vector<QByteArray> subjects;
             for (const KeyRecord &rec : page)
-                subjects.push_back(rec.kind.subject(rec.key));
-            resolver.readOverrides(c, subjects); // one round trip per page, when there are policies
+                if (rec.kind.subject(rec.key) != rec.key)
+                    subjects.push_back(rec.kind.subject(rec.key));
+            resolver.readOverrides(c, subjects);
             for (const KeyRecord &rec : page) {
                 if (!ns.isEmpty() && rec.key.startsWith(ns) && !all)
                     continue; // Ratescope's own metadata
@@ -233,18 +301,37 @@ int runKeys(Cli &cli)
                 }
                 rows.push_back(std::move(r));
             }
-            const auto usage = readUsage(c, targets, scanner.nowUs());
-            for (size_t i = 0; i < usage.size(); ++i)
-                rows[targetRow[i]].usage = usage[i];
-            for (const Row &r : rows) {
-                if (printed++ >= max)
-                    break;
-                printer.print(r);
+            if (!waiting.rows.empty()) // an empty page came between: the rows before it now
+                printWaiting(nullptr);
+            // This page's usage: its commands go with the next page's round.
+            waiting.rows = std::move(rows);
+            waiting.targets = std::move(targets);
+            waiting.targetRow = std::move(targetRow);
+            waiting.owned.assign(waiting.targets.size(), {0, 0});
+            for (size_t i = 0; i < waiting.targets.size(); ++i) {
+                try {
+                    std::vector<Command> mine = usageCommands(c, waiting.targets[i], nowUs, calls);
+                    waiting.owned[i] = {waiting.commands.size(), mine.size()};
+                    for (Command &cmd : mine)
+                        waiting.commands.push_back(std::move(cmd));
+                } catch (const UsageError &) {
+                    // unreadable with these limits, or no limiter: listed without figures
+                }
             }
+            if (scanner.atEnd() || printed + qint64(waiting.rows.size()) >= max)
+                printWaiting(nullptr); // no next page to ride with
         }
+        if (!waiting.rows.empty())
+            printWaiting(nullptr); // interrupted
     } catch (const std::exception &) {
         failure = std::current_exception();
     }
+    if (failure)
+        for (const Row &r : waiting.rows) { // read before the failure, listed without figures
+            if (printed++ >= max)
+                break;
+            printer.print(r);
+        }
     const bool complete = !failure && !interrupt.raised();
     // Sharded limiters: one row per group, used summed over its shards against the group's
     // limit; the keys <base>:<n> that make no group are listed one by one.
@@ -458,7 +545,7 @@ int runInspect(Cli &cli)
     if (p.size() != 1)
         throw UsageError(QStringLiteral("expected exactly one KEY"));
     const QByteArray key = cli.keyBytes(p[0]);
-    Connection &c = cli.connection();
+    Connection &c = cli.connectionFor(key, true); // everything about the key in one round, with the handshake
     InspectOptions o;
     o.nowUs = nowOption(cli).value_or(0);
     if (!o.nowUs)
@@ -488,7 +575,7 @@ int runInspect(Cli &cli)
             throw UsageError(
                 QStringLiteral("--span must be at least 1us per bucket and at most %1").arg(formatDurationUs(10 * kMaxWindowUs)));
     }
-    const std::vector<Policy> policies = cli.policies();
+    const std::vector<Policy> &policies = cli.policiesOnce();
     OverrideStore overrides(c, cli.ns());
     LimitResolver resolver(policies, cli.ns());
     QJsonObject state = inspectKey(c, key, resolver, o);

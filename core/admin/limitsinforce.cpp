@@ -1,6 +1,7 @@
 #include "admin/limitsinforce.h"
 
 #include "base/errors.h"
+#include "formats/keyshapes.h"
 #include "formats/usage.h"
 #include "redis/connection.h"
 
@@ -123,54 +124,84 @@ LimitsInForce LimitResolver::resolve(const QByteArray &subject, const KeyKind &k
     return in;
 }
 
+std::vector<Command> LimitResolver::overrideReads(const MetadataNamespace &ns, const QByteArray &subject)
+{
+    const QByteArray prefix = ns.key("override:");
+    std::vector<Command> reads{{"GET", prefix + subject}};
+    QByteArray base;
+    int n = 0;
+    if (splitShardKey(subject, &base, &n))
+        reads.push_back({"GET", prefix + base});
+    return reads;
+}
+
 void LimitResolver::readOverrides(Connection &connection, const std::vector<QByteArray> &subjects)
 {
     if (m_policies.empty())
         return; // an override changes a policy's limits: without policies it has none to change
+    // Pipelines of at most kPerPipeline subjects, so that a pass over millions holds a bounded
+    // share of the commands and replies at once.
+    constexpr size_t kPerPipeline = 100000;
+    const bool cluster = connection.isCluster();
+    for (size_t from = 0; from < subjects.size(); from += kPerPipeline) {
+        const std::vector<QByteArray> part(subjects.begin() + qsizetype(from),
+                                           subjects.begin() + qsizetype(std::min(subjects.size(), from + kPerPipeline)));
+        OverrideReads reads = overrideCommands(part, cluster);
+        const std::vector<Reply> replies = connection.pipeline(reads.commands);
+        takeOverrides(reads, replies.data());
+    }
+}
+
+LimitResolver::OverrideReads LimitResolver::overrideCommands(const std::vector<QByteArray> &subjects, bool cluster) const
+{
+    OverrideReads reads;
+    if (m_policies.empty())
+        return reads; // nothing to read
     // Subjects and their groups' bases; a key asked twice is harmless (and rare: SCAN may
     // return a key twice, shards share a base), so no set is built for a million keys.
-    std::vector<QByteArray> keys;
-    keys.reserve(subjects.size());
+    reads.keys.reserve(subjects.size());
     for (const QByteArray &subject : subjects) {
-        keys.push_back(subject);
-        appendGroup(subject, keys);
+        reads.keys.push_back(subject);
+        appendGroup(subject, reads.keys);
     }
-    // Pipelines of at most kPerPipeline keys, so that a pass over millions holds a bounded
-    // share of the commands and replies at once.
-    constexpr size_t kPerMget = 1000, kPerPipeline = 100000;
+    // A few keys (one limiter: itself and its group) go as a GET each, as on a cluster (keys
+    // of many slots, routed by the pipeline): the commands a caller reads ahead for one key
+    // (Connection::prefetch, overrideReads). Else an MGET per kPerMget keys.
+    constexpr size_t kPerMget = 1000;
     const QByteArray prefix = m_ns.key("override:");
-    const bool cluster = connection.isCluster();
-    for (size_t from = 0; from < keys.size(); from += kPerPipeline) {
-        const size_t to = std::min(keys.size(), from + kPerPipeline);
-        std::vector<Command> commands;
-        if (cluster) {
-            // Keys of many slots: one GET each, routed by the pipeline.
-            for (size_t i = from; i < to; ++i)
-                commands.push_back({"GET", prefix + keys[i]});
-        } else {
-            for (size_t at = from; at < to; at += kPerMget) {
-                Command mget{"MGET"};
-                mget.reserve(qsizetype(std::min(to - at, kPerMget) + 1));
-                for (size_t i = at; i < std::min(to, at + kPerMget); ++i)
-                    mget.push_back(prefix + keys[i]);
-                commands.push_back(std::move(mget));
-            }
-        }
-        const std::vector<Reply> replies = connection.pipeline(commands);
-        if (cluster) {
-            for (size_t i = from; i < to; ++i)
-                if (!replies[i - from].orThrow().isNil())
-                    takeOverride(keys[i], replies[i - from]);
-            continue;
-        }
-        for (size_t c = 0; c < replies.size(); ++c) {
-            const Reply &r = replies[c];
-            r.orThrow(); // NOPERM on the namespace: said, rather than showing wrong limits
-            const size_t first = from + c * kPerMget;
-            for (size_t i = 0; i < r.size() && first + i < to; ++i)
-                if (!r[i].isNil())
-                    takeOverride(keys[first + i], r[i]);
-        }
+    reads.each = cluster || reads.keys.size() <= kGetEachUpTo;
+    if (reads.each) {
+        for (const QByteArray &k : reads.keys)
+            reads.commands.push_back({"GET", prefix + k});
+        return reads;
+    }
+    for (size_t at = 0; at < reads.keys.size(); at += kPerMget) {
+        const size_t to = std::min(reads.keys.size(), at + kPerMget);
+        Command mget{"MGET"};
+        mget.reserve(qsizetype(to - at + 1));
+        for (size_t i = at; i < to; ++i)
+            mget.push_back(prefix + reads.keys[i]);
+        reads.commands.push_back(std::move(mget));
+    }
+    return reads;
+}
+
+void LimitResolver::takeOverrides(const OverrideReads &reads, const Reply *replies)
+{
+    if (reads.each) {
+        for (size_t i = 0; i < reads.keys.size(); ++i)
+            if (!replies[i].orThrow().isNil()) // NOPERM on the namespace: said, rather than showing wrong limits
+                takeOverride(reads.keys[i], replies[i]);
+        return;
+    }
+    constexpr size_t kPerMget = 1000;
+    for (size_t c = 0; c < reads.commands.size(); ++c) {
+        const Reply &r = replies[c];
+        r.orThrow();
+        const size_t first = c * kPerMget;
+        for (size_t i = 0; i < r.size() && first + i < reads.keys.size(); ++i)
+            if (!r[i].isNil())
+                takeOverride(reads.keys[first + i], r[i]);
     }
 }
 

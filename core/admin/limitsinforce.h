@@ -24,6 +24,7 @@
 #include "admin/metadatanamespace.h"
 #include "admin/policy.h"
 #include "formats/keykind.h"
+#include "redis/resp.h"
 
 #include <QHash>
 #include <optional>
@@ -67,6 +68,21 @@ public:
     // changes a policy's limits). Throws the server's refusal (NOPERM on the namespace) rather
     // than answer without them.
     void readOverrides(Connection &connection, const std::vector<QByteArray> &subjects);
+    static constexpr size_t kGetEachUpTo = 4; // keys read as a GET each, not MGET
+    // readOverrides() in its steps, for callers that send the reads with other commands (the
+    // key scanner's page round): the commands for these subjects (none without policies),
+    // then their replies taken, in order.
+    struct OverrideReads {
+        std::vector<Command> commands;
+        std::vector<QByteArray> keys; // whose overrides they read
+        bool each = false;            // a GET per key, else an MGET per 1,000
+    };
+    OverrideReads overrideCommands(const std::vector<QByteArray> &subjects, bool cluster) const;
+    void takeOverrides(const OverrideReads &reads, const Reply *replies);
+    // Before the policies are known: the reads readOverrides() will send for one subject,
+    // whatever the policies say (its own override, and its group's should it be a shard),
+    // for Connection::prefetch. A GET nobody asks for later is one small reply thrown away.
+    static std::vector<Command> overrideReads(const MetadataNamespace &ns, const QByteArray &subject);
     // Records what the store holds for a key (nullopt: no override); a reply that is not an
     // override record (nil, an error, malformed) counts as none. Only overrides are kept, so
     // that a pass over a million keys holds no more than the overrides it found.

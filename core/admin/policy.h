@@ -64,7 +64,8 @@ class PolicyStore {
 public:
     PolicyStore(Connection &connection, MetadataNamespace ns);
 
-    QByteArray hashKey() const { return m_ns.key("policies"); }
+    QByteArray hashKey() const { return hashKeyIn(m_ns); }
+    static QByteArray hashKeyIn(const MetadataNamespace &ns) { return ns.key("policies"); } // list() reads it whole (HGETALL)
     QByteArray eventsChannel() const { return m_ns.key("events"); }
 
     // Every policy this build can read. A record it cannot parse (written by a newer build,

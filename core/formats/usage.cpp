@@ -257,7 +257,8 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
             // unreadable with these limits, or no limiter: std::nullopt, the others still read
         }
     }
-    const auto replies = connection.pipeline(commands);
+    auto replies = connection.pipeline(commands);
+    LimiterScript::resendNotLoaded(connection, commands, replies.data()); // the scripts lost: one more round, not one per key
     for (size_t i = 0; i < targets.size(); ++i) {
         if (!readable[i])
             continue;

@@ -16,6 +16,12 @@ namespace ratescope {
 
 namespace {
 
+// What inspectKey() says of any key: its type, encoding, time to live and memory.
+std::vector<Command> keyFacts(const QByteArray &key)
+{
+    return {{"TYPE", key}, {"OBJECT", "ENCODING", key}, {"PTTL", key}, {"MEMORY", "USAGE", key, "SAMPLES", "0"}};
+}
+
 // Another library's limiter that `key` names although its own shape does not say so: the name
 // of one whose keys carry their window (a window of it exists now), or the first key of one
 // kept in several keys (its other key exists and says so).
@@ -55,6 +61,75 @@ std::optional<KeyKind> libraryByName(Connection &connection, const QByteArray &k
 }
 
 } // namespace
+
+std::vector<Command> classifyReads(const QByteArray &key, bool forInspect)
+{
+    std::vector<Command> reads{{"TYPE", key}};
+    for (const char *type : {"hash", "zset", "string", "list"})
+        appendSampleCommands(reads, key, type);
+    if (forInspect)
+        for (Command c : keyFacts(key))
+            reads.push_back(std::move(c));
+    return reads;
+}
+
+namespace {
+
+// KEYS: the key, the policies' hash, the key's overrides; ARGV: more windows (microseconds).
+// Returns {window_us, window id, EXISTS <key>:<id> <key>:<id - 1>} per whole-second window.
+const QByteArray kCounterWindows = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local windows, out = {}, {}
+local function add(w)
+  w = tonumber(w)
+  if w and w >= 1000000 and w % 1000000 == 0 then windows[w] = true end
+end
+local function addJson(text)
+  local ok, o = pcall(cjson.decode, text)
+  if ok and type(o) == 'table' then add(o.window_us) end
+end
+for _, v in ipairs(redis.call('HVALS', KEYS[2])) do addJson(v) end
+for i = 3, #KEYS do
+  local v = redis.call('GET', KEYS[i])
+  if v then addJson(v) end
+end
+for _, w in ipairs(ARGV) do add(w) end
+for w in pairs(windows) do
+  local id = math.floor(now / w)
+  local n = redis.call('EXISTS', KEYS[1] .. ':' .. string.format('%d', id), KEYS[1] .. ':' .. string.format('%d', id - 1))
+  out[#out + 1] = {string.format('%d', w), string.format('%d', id), n}
+end
+return out
+)lua";
+
+} // namespace
+
+Command counterWindowsQuery(const QByteArray &key, const QByteArray &policiesHash, const std::vector<Command> &overrideReads,
+                            const std::vector<qint64> &windowsUs)
+{
+    Command c{"EVAL_RO", kCounterWindows, QByteArray::number(qsizetype(2 + overrideReads.size())), key, policiesHash};
+    for (const Command &get : overrideReads)
+        c << get.value(1);
+    for (qint64 w : windowsUs)
+        c << QByteArray::number(w);
+    return c;
+}
+
+void takeCounterWindows(Connection &connection, const QByteArray &key, const Reply &reply)
+{
+    if (!reply.isArray())
+        return; // refused (no EVAL_RO, NOPERM): classifyKey asks itself
+    for (const Reply &w : reply.elements()) {
+        if (!w.isArray() || w.size() != 3 || !w[2].isInteger())
+            continue;
+        bool ok = false;
+        const qint64 id = w[1].bytes().toLongLong(&ok);
+        if (ok)
+            connection.keepPrefetched({"EXISTS", key + ":" + QByteArray::number(id), key + ":" + QByteArray::number(id - 1)},
+                                      Reply::integer(w[2].integer()));
+    }
+}
 
 KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit,
                      const std::optional<LimitSpec> &spec, const QString &declaredFormat)
@@ -267,8 +342,7 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResol
             throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(displayKey(key), kind.label()));
     }
 
-    const auto meta =
-        connection.pipeline({{"TYPE", key}, {"OBJECT", "ENCODING", key}, {"PTTL", key}, {"MEMORY", "USAGE", key, "SAMPLES", "0"}});
+    const auto meta = connection.pipeline(keyFacts(key));
     QJsonObject out{{QStringLiteral("now_us"), o.nowUs},
                     {QStringLiteral("type"), meta[0].text()},
                     {QStringLiteral("exists"), meta[0].text() != QLatin1String("none")},

@@ -4,6 +4,7 @@
 #include "formats/recognition.h"
 #include "admin/limitsinforce.h"
 #include "admin/policy.h"
+#include "redis/resp.h"
 
 #include <optional>
 #include <QJsonObject>
@@ -16,6 +17,22 @@ class Connection;
 // window does (<key>:<window id>, window from `spec`) is a counter base.
 KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit = ScoreUnit::Auto,
                      const std::optional<LimitSpec> &spec = {}, const QString &declaredFormat = {});
+
+// The reads classifyKey() starts with, whatever the key's type (TYPE and each type's
+// sample), and, with forInspect, the key's own facts inspectKey() reads: for a command that
+// reads them ahead with the rest of its first round (Connection::prefetch). The samples of
+// the other types come back as WRONGTYPE errors, small and thrown away.
+std::vector<Command> classifyReads(const QByteArray &key, bool forInspect = false);
+
+// Whether `key` is the base of counter windows (<key>:<window id>, classifyKey) depends on the
+// window of its limits, known only once the policies are read. This read-only script answers
+// it in the first round for every whole-second window a policy, the key's overrides or
+// `windowsUs` state: the server's clock, then EXISTS of the current and previous window of
+// each. takeCounterWindows() keeps its answers as the replies of the EXISTS classifyKey()
+// will send (Connection::keepPrefetched). One server only (its keys are not all declared).
+Command counterWindowsQuery(const QByteArray &key, const QByteArray &policiesHash, const std::vector<Command> &overrideReads,
+                            const std::vector<qint64> &windowsUs = {});
+void takeCounterWindows(Connection &connection, const QByteArray &key, const Reply &reply);
 
 struct InspectOptions {
     qint64 nowUs = 0;

@@ -6,19 +6,22 @@
 #include "base/keytext.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 
 namespace ratescope {
 
 qint64 serverTimeUs(Connection &connection)
 {
-    Reply t;
-    try {
-        t = connection.command({"TIME"});
-    } catch (const ReplyError &e) {
+    return timeFromReply(connection.pipeline({{"TIME"}}).front());
+}
+
+qint64 timeFromReply(const Reply &t)
+{
+    if (t.isError()) {
         // TIME is not in @read: a read-only ACL user may not ask. Windows are then read
         // against this machine's clock, which NTP keeps close to the server's.
-        if (e.prefix() != QLatin1String("NOPERM"))
-            throw;
+        if (!t.bytes().startsWith("NOPERM"))
+            t.orThrow();
         return QDateTime::currentMSecsSinceEpoch() * 1000;
     }
     if (t.size() != 2)
@@ -301,27 +304,85 @@ KeyScanner::KeyScanner(Connection &connection, Options options)
     if (m_options.match.isEmpty())
         m_options.match = "*";
     m_options.count = std::clamp(m_options.count, 10, 100000);
+    m_count = m_options.count;
+}
+
+int KeyScanner::countFor(qint64 roundTripUs, int base)
+{
+    // A page's server time grows with COUNT (about a microsecond a key scanned, a few more a
+    // key classified): on a link whose round trip is long beside it, bigger pages save round
+    // trips for nothing. One base-sized page per kUsPerBasePage of round trip, up to kMaxCount.
+    const qint64 scaled = qint64(base) * std::max<qint64>(1, roundTripUs / kUsPerBasePage);
+    return int(std::clamp<qint64>(scaled, base, std::max(base, kMaxCount)));
+}
+
+void KeyScanner::takeScan(const Reply &reply)
+{
+    const std::vector<Reply> &names = scanReplyNames(reply, &m_cursor);
+    m_page.clear();
+    m_page.reserve(names.size());
+    for (const Reply &name : names)
+        m_page.push_back(name.bytes());
+    m_havePage = true;
 }
 
 std::vector<KeyRecord> KeyScanner::nextPage()
 {
     if (atEnd())
         return {};
-    if (!m_started)
-        m_nowUs = m_options.nowUs ? *m_options.nowUs : serverTimeUs(m_connection);
-    ScanStep page = scanStep(m_connection, m_cursor, m_options.match, m_options.count, m_options.type);
-    m_started = true;
-    m_cursor = page.cursor;
-    std::vector<QByteArray> keys = std::move(page.names);
+    if (!m_started) {
+        // Round 1: the clock (unless given) and the first SCAN. Its time is the link's round
+        // trip (both are quick on the server): it sizes the pages from then on.
+        std::vector<Command> first;
+        if (!m_options.nowUs)
+            first.push_back({"TIME"});
+        first.push_back(scanCommand(m_cursor, m_options.match, m_count, m_options.type));
+        QElapsedTimer timer;
+        timer.start();
+        const std::vector<Reply> replies = m_connection.pipeline(first);
+        m_roundTripUs = timer.nsecsElapsed() / 1000;
+        m_nowUs = m_options.nowUs ? *m_options.nowUs : timeFromReply(replies.front());
+        takeScan(replies.back());
+        m_started = true;
+        m_count = countFor(m_roundTripUs, m_options.count);
+    }
+    // The page in hand (from the SCAN that came back last); the next SCAN goes out with its
+    // first round, so the walk never waits for a SCAN of its own.
+    std::vector<QByteArray> keys = std::move(m_page);
+    m_page.clear();
+    m_havePage = false;
     m_scanned += qint64(keys.size());
-    if (keys.empty())
+    const bool more = m_cursor != "0";
+    const Command scan = scanCommand(m_cursor, m_options.match, m_count, m_options.type);
+    if (keys.empty()) {
+        if (more)
+            takeScan(m_connection.pipeline({scan}).front());
         return {};
+    }
     KeyRound round;
     round.nowUs = m_nowUs;
     round.memory = m_options.memory;
     round.policies = &m_options.policies;
     round.guesser = &m_guesser;
-    KeyRoundResult read = readKeyRecords(m_connection, keys, round);
+    KeyRoundReader reader(keys, round);
+    std::vector<Command> commands;
+    if (more)
+        commands.push_back(scan);
+    const size_t firstAt = commands.size();
+    for (Command &c : reader.firstCommands())
+        commands.push_back(std::move(c));
+    const size_t alsoAt = commands.size();
+    if (m_options.alsoPerPage)
+        for (Command &c : m_options.alsoPerPage(keys))
+            commands.push_back(std::move(c));
+    std::vector<Reply> replies = m_connection.pipeline(commands);
+    if (more)
+        takeScan(replies.front());
+    reader.takeFirst(replies.data() + firstAt);
+    m_alsoReplies.assign(std::make_move_iterator(replies.begin() + qsizetype(alsoAt)), std::make_move_iterator(replies.end()));
+    std::vector<Command> sampleCommands = reader.sampleCommands();
+    std::vector<Reply> samples = sampleCommands.empty() ? std::vector<Reply>{} : m_connection.pipeline(sampleCommands);
+    KeyRoundResult read = reader.takeSamples(samples.data());
     if (!read.retry.empty()) {
         // Guessed wrong: typed now.
         round.guesser = nullptr;

@@ -112,29 +112,54 @@ class KeyScanner {
 public:
     struct Options {
         QByteArray match = "*";
-        int count = 1000;             // SCAN COUNT hint per page
+        int count = 1000;             // SCAN COUNT hint per page (on a slow link, more: countFor)
         QByteArray type;              // SCAN TYPE filter; empty: every type
         bool memory = false;          // MEMORY USAGE per key (costly on big keyspaces)
         std::optional<qint64> nowUs;  // classify against this clock; default: the server's TIME
         std::vector<Policy> policies; // declared score units for foreign logs
+        // More reads per page, sent in the page's first round (a caller's overrides of the
+        // page's keys); their replies: alsoReplies() after nextPage().
+        std::function<std::vector<Command>(const std::vector<QByteArray> &keys)> alsoPerPage = {};
     };
 
     KeyScanner(Connection &connection, Options options);
 
-    bool atEnd() const { return m_started && m_cursor == "0"; }
-    // One SCAN call, then one pipelined round of TYPE + PTTL (+ MEMORY USAGE) and one of
-    // format samples; TYPE is left out where the keys of the same shape before had one type
-    // (TypeGuesser), the sample going in the first round. A page may be empty while the scan
-    // goes on.
+    bool atEnd() const { return m_started && m_cursor == "0" && !m_havePage; }
+    // One page of keys, classified. The first call reads the clock and the first SCAN in one
+    // round trip; then each page goes out in one pipelined round with the next SCAN (kept in
+    // flight while the page is classified, so the walk never waits for a SCAN alone): TYPE +
+    // PTTL (+ MEMORY USAGE), or, where the keys of the same shape before had one type
+    // (TypeGuesser), the format sample in place of TYPE. Keys typed in that round get their
+    // samples in a second; keys guessed wrong are read again (two more). So a page whose
+    // types are all guessed costs one round trip, SCAN included. A page may be empty while
+    // the scan goes on.
     std::vector<KeyRecord> nextPage();
     qint64 scanned() const { return m_scanned; }
     qint64 nowUs() const { return m_nowUs; }
+    // The replies of Options::alsoPerPage for the last page, in order.
+    std::vector<Reply> &alsoReplies() { return m_alsoReplies; }
+    // The first round's time, in microseconds (0 before it), and the COUNT it chose.
+    qint64 roundTripUs() const { return m_roundTripUs; }
+    int count() const { return m_count; }
+
+    // The COUNT for a link of this round trip: `base` per kUsPerBasePage of it, within
+    // [base, kMaxCount], so that each call's time on the server stays bounded.
+    static constexpr qint64 kUsPerBasePage = 2000;
+    static constexpr int kMaxCount = 10000;
+    static int countFor(qint64 roundTripUs, int base);
 
 private:
+    void takeScan(const Reply &reply); // the next page's keys and cursor
+
     Connection &m_connection;
     Options m_options;
     QByteArray m_cursor = "0";
     bool m_started = false;
+    bool m_havePage = false;         // m_page holds keys SCAN returned, not yet handed out
+    std::vector<QByteArray> m_page;
+    std::vector<Reply> m_alsoReplies;
+    int m_count = 1000;
+    qint64 m_roundTripUs = 0;
     qint64 m_scanned = 0;
     qint64 m_nowUs = 0;
     TypeGuesser m_guesser;
@@ -143,5 +168,7 @@ private:
 // The server's clock (TIME) in microseconds; this machine's clock for a user who may not
 // run TIME (it is not in @read).
 qint64 serverTimeUs(Connection &connection);
+// The same from a TIME reply read with other commands (a NOPERM: this machine's clock).
+qint64 timeFromReply(const Reply &time);
 
 } // namespace ratescope

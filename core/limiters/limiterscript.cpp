@@ -91,6 +91,25 @@ Reply LimiterScript::run(Connection &connection, const QByteArray &key, const QL
         // the request exactly once.
         functionMissing(connection);
     }
+    // Read ahead with the command's first reads: the server does not have the script. Loaded
+    // with the call, in the same round; the call runs only if the load did (else NOSCRIPT).
+    if (const auto known = connection.takePrefetched(existsQuery());
+        known && known->isArray() && known->size() == std::size(kAllAlgorithms) && (*known)[int(m_algorithm)].isInteger() &&
+        (*known)[int(m_algorithm)].integer() == 0) {
+        if (readOnly) {
+            Command eval{"EVAL_RO", m_source, "1", key};
+            eval += argv;
+            return connection.command(eval);
+        }
+        std::vector<Reply> replies = connection.pipeline({{"SCRIPT", "LOAD", m_source}, command(key, argv, false)});
+        if (!replies[1].isError() || !replies[1].bytes().startsWith("NOSCRIPT")) {
+            replies[1].orThrow(); // the call's own error: it may have run, never sent again
+            return std::move(replies[1]);
+        }
+        replies[0].orThrow(); // why it was not loaded
+        throw UnexpectedReplyError(QStringLiteral("SCRIPT LOAD returned %1, expected %2")
+                                       .arg(QString::fromLatin1(replies[0].bytes()), QString::fromLatin1(m_sha1)));
+    }
     try {
         return connection.command(command(key, argv, readOnly));
     } catch (const ReplyError &e) {
@@ -106,6 +125,38 @@ Reply LimiterScript::run(Connection &connection, const QByteArray &key, const QL
     }
     load(connection);
     return connection.command(command(key, argv, false));
+}
+
+void LimiterScript::resendNotLoaded(Connection &connection, const std::vector<Command> &commands, Reply *replies)
+{
+    std::vector<size_t> again;
+    std::vector<Command> evals;
+    for (size_t i = 0; i < commands.size(); ++i) {
+        const Command &c = commands[i];
+        if (c.size() < 3 || c[0] != "EVALSHA_RO" || !replies[i].isError() || !replies[i].bytes().startsWith("NOSCRIPT"))
+            continue;
+        for (Algorithm a : kAllAlgorithms)
+            if (forAlgorithm(a).sha1() == c[1]) {
+                Command eval = c;
+                eval[0] = "EVAL_RO";
+                eval[1] = forAlgorithm(a).source();
+                again.push_back(i);
+                evals.push_back(std::move(eval));
+            }
+    }
+    if (evals.empty())
+        return;
+    std::vector<Reply> second = connection.pipeline(evals);
+    for (size_t j = 0; j < again.size(); ++j)
+        replies[again[j]] = std::move(second[j]);
+}
+
+Command LimiterScript::existsQuery()
+{
+    Command c{"SCRIPT", "EXISTS"};
+    for (Algorithm a : kAllAlgorithms)
+        c += forAlgorithm(a).sha1();
+    return c;
 }
 
 const QByteArray &LimiterScript::scriptsDigest()

@@ -42,6 +42,15 @@ public:
     // After a "Function not found": the library is gone from some master, so this
     // connection uses EVALSHA from now on.
     static void functionMissing(Connection &connection) { connection.setScriptCalls(ScriptCalls::Evalsha); }
+    // SCRIPT EXISTS of every script, in algorithm order: a command that reads it ahead
+    // (Connection::prefetch) lets run() know whether the server has the script without a
+    // round trip of its own; when it has not, run() sends SCRIPT LOAD and the call together.
+    static Command existsQuery();
+    // For a pipeline of read-only calls (EVALSHA_RO) some of which came back NOSCRIPT (the
+    // server lost the scripts): sends those again, as EVAL_RO with the script, in one round,
+    // and puts their replies in place. Nothing ran for a NOSCRIPT, so nothing counts twice;
+    // every other reply, and every other command, is left as it is.
+    static void resendNotLoaded(Connection &connection, const std::vector<Command> &commands, Reply *replies);
     // Makes sure the server has the script cached (SCRIPT LOAD).
     void load(Connection &connection) const;
 

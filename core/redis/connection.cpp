@@ -4,6 +4,9 @@
 #include "base/errors.h"
 #include "redis/nodeconnection.h"
 
+#include <QSet>
+
+#include <algorithm>
 #include <chrono>
 
 namespace ratescope {
@@ -37,6 +40,7 @@ bool Connection::isConnected() const
 
 void Connection::connect()
 {
+    m_prefetched.clear();
     m_scriptCalls.reset();
     if (m_cluster)
         m_cluster->connect();
@@ -46,6 +50,7 @@ void Connection::connect()
 
 void Connection::disconnect()
 {
+    m_prefetched.clear();
     m_scriptCalls.reset();
     m_switchWatch.reset();
     m_owed.clear();
@@ -96,8 +101,78 @@ void Connection::followFailover()
     }
 }
 
+bool Connection::isReadCommand(const Command &command)
+{
+    if (command.isEmpty())
+        return false;
+    static const QSet<QByteArray> reads = {
+        "GET",    "MGET",      "GETRANGE", "STRLEN",  "EXISTS",     "TYPE",       "TTL",     "PTTL",     "HGET",     "HMGET",
+        "HGETALL", "HLEN",     "HRANDFIELD", "HEXISTS", "HKEYS",    "HVALS",      "ZRANGE",  "ZCARD",    "ZCOUNT",   "ZSCORE",
+        "ZRANGEBYSCORE", "LINDEX", "LRANGE", "LLEN",  "SCARD",      "SMEMBERS",   "XLEN",    "XRANGE",   "XREVRANGE", "TIME",
+        "PING",   "ECHO",      "DBSIZE",   "SCAN",    "INFO",       "ROLE",       "EVALSHA_RO", "EVAL_RO", "FCALL_RO",
+    };
+    const QByteArray name = command[0].toUpper();
+    if (reads.contains(name))
+        return true;
+    const QByteArray sub = command.size() > 1 ? command[1].toUpper() : QByteArray();
+    return (name == "SCRIPT" && sub == "EXISTS") || (name == "OBJECT" && sub == "ENCODING") || (name == "MEMORY" && sub == "USAGE");
+}
+
+void Connection::prefetch(const std::vector<Command> &reads)
+{
+    for (const Command &c : reads)
+        if (!isReadCommand(c))
+            throw UsageError(QStringLiteral("read-ahead of %1: not a read").arg(QString::fromUtf8(c.value(0))));
+    if (reads.empty())
+        return;
+    std::vector<Reply> replies;
+    if (!m_cluster && !m_node->isConnected()) {
+        if (viaSentinel())
+            followFailover();
+        m_prefetched.clear();
+        m_scriptCalls.reset(); // as connect() does
+        replies = m_node->connectWith(reads);
+    } else {
+        if (m_cluster && !m_cluster->isConnected())
+            connect(); // the slot map first, as connect() reads it
+        replies = pipelineNow(reads);
+    }
+    for (size_t i = 0; i < reads.size(); ++i)
+        m_prefetched.emplace_back(reads[i], std::move(replies[i]));
+}
+
+void Connection::keepPrefetched(Command command, Reply reply)
+{
+    if (isReadCommand(command))
+        m_prefetched.emplace_back(std::move(command), std::move(reply));
+}
+
+std::optional<Reply> Connection::takePrefetched(const Command &command)
+{
+    for (auto it = m_prefetched.begin(); it != m_prefetched.end(); ++it)
+        if (it->first == command) {
+            Reply r = std::move(it->second);
+            m_prefetched.erase(it);
+            return r;
+        }
+    return std::nullopt;
+}
+
+void Connection::keepPrefetchedFor(const std::vector<Command> &commands)
+{
+    if (!m_prefetched.empty() && !std::all_of(commands.begin(), commands.end(), isReadCommand))
+        m_prefetched.clear();
+}
+
 Reply Connection::command(const Command &args)
 {
+    if (!m_prefetched.empty()) {
+        if (auto r = takePrefetched(args)) {
+            r->orThrow();
+            return std::move(*r);
+        }
+        keepPrefetchedFor({args});
+    }
     if (m_cluster)
         return m_cluster->command(args).orThrow();
     if (!viaSentinel())
@@ -114,6 +189,28 @@ Reply Connection::command(const Command &args)
 }
 
 std::vector<Reply> Connection::pipeline(const std::vector<Command> &commands)
+{
+    if (m_prefetched.empty())
+        return pipelineNow(commands);
+    keepPrefetchedFor(commands);
+    // The replies read ahead, and the rest asked now in one round.
+    std::vector<std::optional<Reply>> kept(commands.size());
+    std::vector<Command> rest;
+    for (size_t i = 0; i < commands.size(); ++i) {
+        kept[i] = takePrefetched(commands[i]);
+        if (!kept[i])
+            rest.push_back(commands[i]);
+    }
+    std::vector<Reply> asked = rest.empty() ? std::vector<Reply>{} : pipelineNow(rest);
+    std::vector<Reply> replies;
+    replies.reserve(commands.size());
+    size_t next = 0;
+    for (auto &k : kept)
+        replies.push_back(k ? std::move(*k) : std::move(asked[next++]));
+    return replies;
+}
+
+std::vector<Reply> Connection::pipelineNow(const std::vector<Command> &commands)
 {
     if (m_cluster)
         return m_cluster->pipeline(commands);
@@ -139,6 +236,7 @@ std::vector<Reply> Connection::pipeline(const std::vector<Command> &commands)
 
 void Connection::send(const std::vector<Command> &commands)
 {
+    m_prefetched.clear();
     if (viaSentinel())
         followFailover();
     if (m_cluster)
@@ -150,6 +248,7 @@ void Connection::send(const std::vector<Command> &commands)
 
 void Connection::send(const Command &command)
 {
+    m_prefetched.clear();
     if (viaSentinel())
         followFailover();
     if (m_cluster)
@@ -202,8 +301,10 @@ void Connection::refreshTopology()
 
 std::vector<std::vector<Reply>> Connection::onEachMaster(const std::vector<Command> &commands)
 {
-    if (m_cluster)
+    if (m_cluster) {
+        keepPrefetchedFor(commands);
         return m_cluster->onEachMaster(commands);
+    }
     return {pipeline(commands)};
 }
 

@@ -53,6 +53,22 @@ public:
     // returned in place, not thrown.
     std::vector<Reply> pipeline(const std::vector<Command> &commands);
 
+    // Read-ahead, for a command that knows what it will read (the CLI's check, peek, inspect):
+    // sends these reads now, in one round trip (in the handshake's own when this connects
+    // them), and keeps their replies. A later command(), pipeline() or onEachMaster() asking
+    // exactly one of them gets its reply without a round trip, as if it had been sent then;
+    // each reply answers once. Sending anything that is not a read (isReadCommand), and
+    // send(), drop the replies left: what they read may change. Throws UsageError for a
+    // command that is not a read.
+    void prefetch(const std::vector<Command> &reads);
+    // Keeps a reply for a command as prefetch() would: for a read answered by another read
+    // of the same round (a read-only script that asked several things at once).
+    void keepPrefetched(Command command, Reply reply);
+    // Takes the reply kept for exactly this command, if any.
+    std::optional<Reply> takePrefetched(const Command &command);
+    // Commands that never change data: what prefetch() takes, and what leaves its replies.
+    static bool isReadCommand(const Command &command);
+
     // For callers that keep a window of requests in flight (burst engine): queue commands
     // without waiting, then take replies one at a time, in order.
     void send(const std::vector<Command> &commands);
@@ -104,7 +120,12 @@ private:
     void followFailover();
     bool viaSentinel() const { return m_options.transport == ConnectionOptions::Transport::Sentinel; }
 
+    std::vector<Reply> pipelineNow(const std::vector<Command> &commands);
+    // Before sending `commands`: drops the read-ahead unless they are all reads.
+    void keepPrefetchedFor(const std::vector<Command> &commands);
+
     ConnectionOptions m_options;
+    std::vector<std::pair<Command, Reply>> m_prefetched; // read ahead, not yet asked for
     std::unique_ptr<NodeConnection> m_node;
     std::unique_ptr<ClusterRouter> m_cluster;
     std::unique_ptr<NodeConnection> m_switchWatch;

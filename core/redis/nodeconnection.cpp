@@ -103,12 +103,34 @@ void NodeConnection::ensureConnected()
 
 void NodeConnection::connect()
 {
+    connectWith({});
+}
+
+std::vector<Reply> NodeConnection::connectWith(const std::vector<Command> &reads)
+{
     disconnect();
     openSocket();
     try {
-        handshake();
-        if (m_options.transport == ConnectionOptions::Transport::Sentinel)
-            verifyMasterRole();
+        // One write: the handshake, the master check (sentinel) and the caller's reads; then
+        // their replies in order. A refused handshake is thrown before any read is looked at.
+        std::vector<Command> all = handshakeCommands();
+        const size_t setup = all.size();
+        const bool checkRole = m_options.transport == ConnectionOptions::Transport::Sentinel;
+        if (checkRole)
+            all.push_back({"ROLE"});
+        all.insert(all.end(), reads.begin(), reads.end());
+        std::vector<Reply> replies;
+        if (all.empty())
+            return replies;
+        writeBatch(all); // on the socket just opened
+        for (size_t i = 0; i < setup; ++i)
+            checkHandshakeReply(all[i], i, receive());
+        if (checkRole)
+            checkMasterRole(receive());
+        replies.reserve(reads.size());
+        for (size_t i = 0; i < reads.size(); ++i)
+            replies.push_back(receive());
+        return replies;
     } catch (...) {
         disconnect();
         throw;
@@ -445,7 +467,7 @@ void NodeConnection::openSocket()
     m_parser.reset();
 }
 
-void NodeConnection::handshake()
+std::vector<Command> NodeConnection::handshakeCommands() const
 {
     std::vector<Command> setup;
     const bool auth = !m_options.password.isEmpty() || !m_options.user.isEmpty();
@@ -459,34 +481,30 @@ void NodeConnection::handshake()
         setup.push_back({"SELECT", QByteArray::number(m_options.db)});
     if (!m_options.clientName.isEmpty())
         setup.push_back({"CLIENT", "SETNAME", m_options.clientName.toUtf8()});
-    if (setup.empty())
-        return;
-    send(setup);
-    for (size_t i = 0; i < setup.size(); ++i) {
-        const Reply r = receive();
-        if (!r.isError())
-            continue;
-        if (auth && i == 0) {
-            const QString who =
-                m_options.user.isEmpty() ? QStringLiteral("the default user") : QStringLiteral("user '%1'").arg(m_options.user);
-            throw AuthError(QStringLiteral("authentication as %1 at %2 failed: %3").arg(who, m_options.endpoint(), r.text()));
-        }
-        if (setup[i][0] == "CLIENT")
-            continue; // naming the connection is a courtesy; an ACL may forbid it
-        throw ReplyError(r.text());
-    }
+    return setup;
 }
 
-void NodeConnection::verifyMasterRole()
+void NodeConnection::checkHandshakeReply(const Command &sent, size_t index, const Reply &r) const
+{
+    if (!r.isError())
+        return;
+    if (index == 0 && sent[0] == "AUTH") {
+        const QString who =
+            m_options.user.isEmpty() ? QStringLiteral("the default user") : QStringLiteral("user '%1'").arg(m_options.user);
+        throw AuthError(QStringLiteral("authentication as %1 at %2 failed: %3").arg(who, m_options.endpoint(), r.text()));
+    }
+    if (sent[0] == "CLIENT")
+        return; // naming the connection is a courtesy; an ACL may forbid it
+    throw ReplyError(r.text());
+}
+
+void NodeConnection::checkMasterRole(const Reply &role) const
 {
     // During a failover a sentinel may still name the old master, now a replica.
-    Reply role;
-    try {
-        role = command({"ROLE"});
-    } catch (const ReplyError &e) {
-        if (e.prefix() == QLatin1String("NOPERM"))
+    if (role.isError()) {
+        if (role.bytes().startsWith("NOPERM"))
             return; // a user without ROLE: READONLY replies will tell us instead
-        throw;
+        throw ReplyError(role.text());
     }
     if (role.size() > 0 && role[0].bytes() != "master")
         throw IoError(QStringLiteral("%1:%2, named master of '%3' by the sentinels, is a %4 (failover in progress)")
@@ -552,6 +570,11 @@ void NodeConnection::send(const Command &command)
 void NodeConnection::send(const std::vector<Command> &commands)
 {
     ensureConnected();
+    writeBatch(commands);
+}
+
+void NodeConnection::writeBatch(const std::vector<Command> &commands)
+{
     QByteArray batch;
     qsizetype size = 0;
     for (const Command &c : commands) {

@@ -39,6 +39,11 @@ public:
     // Opens the socket and runs the handshake now. Throws ConnectionError subclasses
     // (AuthError for a rejected password) or ReplyError (e.g. SELECT of a missing db).
     void connect();
+    // The same, with reads sent in the handshake's own write (one round trip for both): their
+    // replies, in order, errors in place. Only for commands that change nothing: when the
+    // handshake is refused (AUTH, SELECT) they may already have run, as another user or on
+    // database 0, and their replies are dropped with the exception.
+    std::vector<Reply> connectWith(const std::vector<Command> &reads);
     void disconnect();
 
     // One command. An error reply is thrown as ReplyError.
@@ -65,12 +70,15 @@ private:
     struct Socket;
 
     HostPort resolveSentinelMaster();
-    void verifyMasterRole();
 
     void ensureConnected();
     void openSocket();
-    void handshake();
+    std::vector<Command> handshakeCommands() const; // AUTH, SELECT, CLIENT SETNAME as the options ask
+    // Throws for a refused handshake command (AuthError for AUTH); a refused SETNAME is fine.
+    void checkHandshakeReply(const Command &sent, size_t index, const Reply &reply) const;
+    void checkMasterRole(const Reply &role) const; // sentinel: ROLE must say master
     void writeRaw(const QByteArray &bytes);
+    void writeBatch(const std::vector<Command> &commands); // one write, no reconnect
     // Waits up to commandTimeoutMs for bytes to read: false on a timeout or a socket error.
     // With a live abort signal, in short slices; once it is raised, throws IoError.
     bool waitReadable(QIODevice *device);

@@ -1,0 +1,385 @@
+// Round trips over a slow link, counted by the delay proxy (support/delayproxy.h): the proxy's
+// own counting, and what ratescope-cli check, peek and inspect cost including the connection.
+// Counts are exact (they never depend on timing), so the budgets are asserted as numbers.
+#include "delayproxy.h"
+#include "testsupport.h"
+
+#include "formats/keykind.h"
+#include "keys/keyscanner.h"
+#include "limiters/limiterscript.h"
+#include "redis/connection.h"
+
+#include <QDeadlineTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTcpSocket>
+#include <QTest>
+
+using namespace ratescope;
+using namespace ratescope::test;
+
+namespace {
+
+// What a connection sent, round by round, for a failing comparison.
+QString describe(const LinkStats &s, int expected)
+{
+    QString text = QStringLiteral("%1 round trips, expected %2 (1: the connection)").arg(s.roundTrips).arg(expected);
+    for (int i = 0; i < s.rounds.size(); ++i)
+        text += QStringLiteral("\n  %1: %2").arg(i + 2).arg(QString::fromUtf8(s.rounds[i]));
+    return text;
+}
+
+} // namespace
+
+class TestRoundTrips : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void proxyCountsRoundTrips();
+    void proxyDelaysEachWay();
+    void proxyCountsWithoutRespParsing();
+    void check();
+    void checkWithSharedPolicy();
+    void checkAfterScriptFlush();
+    void peek();
+    void inspect();
+    void inspectLog();
+    void scanPage();
+    void scanPageSizedFromRoundTrip();
+    void keysListing();
+
+private:
+    // Runs the CLI through the proxy and returns its one connection's counts.
+    LinkStats cliThroughProxy(const QStringList &args, QByteArray *out = nullptr);
+
+    std::unique_ptr<SandboxServer> m_server;
+    std::unique_ptr<DelayProxy> m_proxy;
+    std::unique_ptr<Connection> m_direct;
+};
+
+void TestRoundTrips::initTestCase()
+{
+    m_server = std::make_unique<SandboxServer>();
+    m_server->start();
+    m_proxy = std::make_unique<DelayProxy>(m_server->port());
+    m_direct = std::make_unique<Connection>(m_server->options());
+    m_direct->connect();
+}
+
+void TestRoundTrips::init()
+{
+    m_direct->command({"FLUSHALL"});
+    m_direct->command({"SCRIPT", "FLUSH"});
+    m_proxy->setDelayMs(0);
+    QVERIFY(m_proxy->waitQuiet(10000));
+    m_proxy->reset();
+}
+
+LinkStats TestRoundTrips::cliThroughProxy(const QStringList &args, QByteArray *out)
+{
+    m_proxy->reset();
+    const CliResult r = runCli(QStringList{QStringLiteral("--url"), m_proxy->url(m_server->options())} + args);
+    if (r.exitCode != 0)
+        qWarning("ratescope-cli %s: exit %d: %s", qPrintable(args.join(QLatin1Char(' '))), r.exitCode, r.err.constData());
+    if (out)
+        *out = r.out;
+    // The CLI has exited: its connection is closed, and every byte it sent was read.
+    if (!m_proxy->waitQuiet(10000, 1))
+        qWarning("the proxy did not see the CLI's connection close");
+    const std::vector<LinkStats> links = m_proxy->connections();
+    if (links.size() != 1) {
+        qWarning("ratescope-cli made %d connections", int(links.size()));
+        return {};
+    }
+    return links.front();
+}
+
+// The definition in delayproxy.h, step by step on one connection.
+void TestRoundTrips::proxyCountsRoundTrips()
+{
+    ConnectionOptions o = m_proxy->options(m_server->options());
+    o.clientName.clear(); // no handshake: the first command is the first thing sent
+    Connection c(o);
+    c.connect();
+    QVERIFY(m_proxy->waitConnections(1, 5000));
+    QVERIFY(m_proxy->waitQuiet(5000));
+    std::vector<LinkStats> links = m_proxy->connections();
+    QCOMPARE(links.size(), size_t(1));
+    QCOMPARE(links[0].roundTrips, 1); // the connection itself
+    QCOMPARE(links[0].commands, 0);
+
+    c.command({"PING"});
+    QCOMPARE(m_proxy->connections()[0].roundTrips, 2);
+    c.pipeline({{"PING"}, {"ECHO", "x"}, {"TIME"}}); // one write, one wait
+    QCOMPARE(m_proxy->connections()[0].roundTrips, 3);
+    // Two writes before the first reply is read: still one wait.
+    c.send(Command{"PING"});
+    c.send(Command{"ECHO", "y"});
+    c.receive(2);
+    links = m_proxy->connections();
+    QCOMPARE(links[0].roundTrips, 4);
+    QCOMPARE(links[0].commands, 6);
+    QCOMPARE(links[0].replies, 6);
+    QVERIFY(links[0].clientWrites >= 3); // the two sends may arrive as one
+    QVERIFY(links[0].bytesToServer > 0);
+    QVERIFY(links[0].bytesToClient > 0);
+    QVERIFY(links[0].open);
+
+    // A request kept in flight while the previous reply is read: the reply of the first
+    // is delivered before the second is sent, so the second is a round trip of its own.
+    c.send(Command{"PING"});
+    c.receive();
+    c.send(Command{"PING"});
+    c.receive();
+    QCOMPARE(m_proxy->connections()[0].roundTrips, 6);
+
+    m_proxy->reset();
+    QCOMPARE(m_proxy->connections().size(), size_t(1)); // still open: counted afresh
+    QCOMPARE(m_proxy->connections()[0].roundTrips, 0);
+    c.command({"PING"});
+    QCOMPARE(m_proxy->connections()[0].roundTrips, 1);
+    c.disconnect();
+    QVERIFY(m_proxy->waitQuiet(5000, 1));
+    QVERIFY(!m_proxy->connections()[0].open);
+}
+
+// With a delay the counts are the same (they never depend on timing).
+void TestRoundTrips::proxyDelaysEachWay()
+{
+    m_proxy->setDelayMs(20);
+    ConnectionOptions o = m_proxy->options(m_server->options());
+    o.clientName.clear();
+    Connection c(o);
+    c.connect();
+    c.command({"PING"}); // the connection's round trip and the command's
+    c.pipeline({{"PING"}, {"PING"}});
+    QCOMPARE(m_proxy->connections()[0].roundTrips, 3);
+    QCOMPARE(m_proxy->connections()[0].replies, 3);
+}
+
+// A stream the proxy cannot read as RESP is counted by bursts: a write after bytes came back.
+void TestRoundTrips::proxyCountsWithoutRespParsing()
+{
+    QTcpSocket s;
+    s.connectToHost(QStringLiteral("127.0.0.1"), m_proxy->port());
+    QVERIFY(s.waitForConnected(5000));
+    s.write("PING\r\n"); // an inline command: not a RESP array
+    s.flush();
+    QDeadlineTimer deadline(5000);
+    QByteArray got;
+    while (!got.contains("\r\n") && !deadline.hasExpired())
+        if (s.waitForReadyRead(100))
+            got += s.readAll();
+    QCOMPARE(got, QByteArray("+PONG\r\n"));
+    s.write("PING\r\n");
+    s.flush();
+    got.clear();
+    while (!got.contains("\r\n") && !deadline.hasExpired())
+        if (s.waitForReadyRead(100))
+            got += s.readAll();
+    QCOMPARE(got, QByteArray("+PONG\r\n"));
+    QCOMPARE(m_proxy->connections()[0].roundTrips, 3);
+}
+
+namespace {
+
+void setPolicy(const QString &url, const QString &name, const QString &match, const QString &algo, const QString &limit,
+               const QString &window, const QStringList &extra = {})
+{
+    const CliResult r = runCli(QStringList{QStringLiteral("--url"), url, QStringLiteral("policy"), QStringLiteral("set"), name,
+                                           QStringLiteral("--match"), match, QStringLiteral("--algo"), algo,
+                                           QStringLiteral("--limit"), limit, QStringLiteral("--window"), window} +
+                               extra);
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+}
+
+} // namespace
+
+// check KEY with its limits from a policy and an override: connect, then read everything
+// (handshake, policies, overrides, the key, the clock, the script's presence) in one round,
+// then the script.
+void TestRoundTrips::check()
+{
+    const QString url = m_server->url();
+    setPolicy(url, QStringLiteral("api"), QStringLiteral("api:*"), QStringLiteral("sliding-log"), QStringLiteral("10"),
+              QStringLiteral("1m"));
+    QCOMPARE(runCli({QStringLiteral("--url"), url, QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("api:b"),
+                     QStringLiteral("--limit"), QStringLiteral("20"), QStringLiteral("--for"), QStringLiteral("1h")})
+                 .exitCode,
+             0);
+    QByteArray out;
+    // A new key, the script not yet cached on the server.
+    LinkStats s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("check"), QStringLiteral("api:a")}, &out);
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("used")).toInt(), 1);
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3)));
+    // The key exists now, the script is cached.
+    s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("check"), QStringLiteral("api:a")}, &out);
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("used")).toInt(), 2);
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3)));
+    // With an override: its limit applies.
+    s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("check"), QStringLiteral("api:b")}, &out);
+    const QJsonObject o = QJsonDocument::fromJson(out).object();
+    QCOMPARE(o.value(QStringLiteral("limit")).toInt(), 20);
+    QCOMPARE(o.value(QStringLiteral("limits_from")).toString(), QStringLiteral("override"));
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3)));
+    // Limits given as flags: the same.
+    s = cliThroughProxy({QStringLiteral("check"), QStringLiteral("free:a"), QStringLiteral("--algo"), QStringLiteral("gcra"),
+                         QStringLiteral("--limit"), QStringLiteral("5"), QStringLiteral("--window"), QStringLiteral("1s")});
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3)));
+}
+
+// A shard of a sharded policy whose group has an override: the group's override is read in
+// the same round as the rest.
+void TestRoundTrips::checkWithSharedPolicy()
+{
+    const QString url = m_server->url();
+    setPolicy(url, QStringLiteral("rl"), QStringLiteral("rl:*"), QStringLiteral("fixed-window"), QStringLiteral("100"),
+              QStringLiteral("1m"), {QStringLiteral("--shards"), QStringLiteral("4")});
+    QCOMPARE(runCli({QStringLiteral("--url"), url, QStringLiteral("override"), QStringLiteral("set"), QStringLiteral("rl:t"),
+                     QStringLiteral("--limit"), QStringLiteral("400"), QStringLiteral("--for"), QStringLiteral("1h")})
+                 .exitCode,
+             0);
+    QByteArray out;
+    const LinkStats s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("check"), QStringLiteral("rl:t:2")}, &out);
+    const QJsonObject o = QJsonDocument::fromJson(out).object();
+    QCOMPARE(o.value(QStringLiteral("limit")).toInt(), 100); // 400 over 4 shards
+    QCOMPARE(o.value(QStringLiteral("limits_from")).toString(), QStringLiteral("group override"));
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3)));
+}
+
+// The server lost its scripts (restart, SCRIPT FLUSH) after they were asked about: the
+// explicit NOSCRIPT is the one failure after which the script is sent again.
+void TestRoundTrips::checkAfterScriptFlush()
+{
+    const QString url = m_server->url();
+    QByteArray out;
+    const QStringList args{QStringLiteral("--json"), QStringLiteral("check"), QStringLiteral("k"), QStringLiteral("--algo"),
+                           QStringLiteral("token-bucket"), QStringLiteral("--limit"), QStringLiteral("3"),
+                           QStringLiteral("--window"), QStringLiteral("1m")};
+    LinkStats s = cliThroughProxy(args, &out);
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3)));
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("used")).toInt(), 1);
+    m_direct->command({"SCRIPT", "FLUSH"});
+    s = cliThroughProxy(args, &out);
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3))); // the script's absence was read with the rest: loaded with the call
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("used")).toInt(), 2);
+}
+
+void TestRoundTrips::peek()
+{
+    const QString url = m_server->url();
+    setPolicy(url, QStringLiteral("api"), QStringLiteral("api:*"), QStringLiteral("token-bucket"), QStringLiteral("10"),
+              QStringLiteral("1m"));
+    QCOMPARE(runCli({QStringLiteral("--url"), url, QStringLiteral("check"), QStringLiteral("api:a")}).exitCode, 0);
+    QByteArray out;
+    LinkStats s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("api:a")}, &out);
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("used_now")).toInt(), 1);
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3)));
+    // A key that does not exist yet.
+    s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("api:new")}, &out);
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("used_now")).toInt(), 0);
+    QVERIFY2(s.roundTrips == (3), qPrintable(describe(s, 3)));
+}
+
+void TestRoundTrips::inspect()
+{
+    const QString url = m_server->url();
+    setPolicy(url, QStringLiteral("api"), QStringLiteral("api:*"), QStringLiteral("gcra"), QStringLiteral("10"),
+              QStringLiteral("1m"));
+    QCOMPARE(runCli({QStringLiteral("--url"), url, QStringLiteral("check"), QStringLiteral("api:a")}).exitCode, 0);
+    QByteArray out;
+    const LinkStats s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("api:a")}, &out);
+    const QJsonObject o = QJsonDocument::fromJson(out).object();
+    QCOMPARE(o.value(QStringLiteral("format")).toString(), QStringLiteral("gcra"));
+    QVERIFY(s.roundTrips <= 4);
+    QVERIFY2(s.roundTrips == (4), qPrintable(describe(s, 4)));
+}
+
+void TestRoundTrips::inspectLog()
+{
+    const QString url = m_server->url();
+    setPolicy(url, QStringLiteral("api"), QStringLiteral("api:*"), QStringLiteral("sliding-log"), QStringLiteral("10"),
+              QStringLiteral("1m"));
+    for (int i = 0; i < 3; ++i)
+        QCOMPARE(runCli({QStringLiteral("--url"), url, QStringLiteral("check"), QStringLiteral("api:log")}).exitCode, 0);
+    QByteArray out;
+    const LinkStats s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("api:log")}, &out);
+    const QJsonObject o = QJsonDocument::fromJson(out).object();
+    QCOMPARE(o.value(QStringLiteral("state")).toObject().value(QStringLiteral("entries_total")).toInt(), 3);
+    QVERIFY2(s.roundTrips == (4), qPrintable(describe(s, 4)));
+}
+
+// The key scanner: after its first call (the clock and the first SCAN, then the first page
+// typed and sampled), each page costs one round trip: the next SCAN goes out with the page's
+// classification (types guessed by shape, the samples in place of TYPE).
+void TestRoundTrips::scanPage()
+{
+    std::vector<Command> fill;
+    for (int i = 0; i < 3000; ++i)
+        fill.push_back({"HSET", "s:k" + QByteArray::number(i) + ":fw", "w", "1", "n", "2"});
+    m_direct->pipeline(fill);
+    ConnectionOptions o = m_proxy->options(m_server->options());
+    Connection c(o);
+    c.connect();
+    KeyScanner::Options options;
+    options.count = 100; // at most 100 per 2 ms of round trip: several pages on any loopback
+    KeyScanner scanner(c, options);
+    m_proxy->reset();
+    auto roundTrips = [&] { return m_proxy->connections().at(0).roundTrips; };
+    std::vector<KeyRecord> page = scanner.nextPage();
+    QVERIFY(!page.empty());
+    QCOMPARE(roundTrips(), 3); // TIME + SCAN; SCAN + TYPE/PTTL; samples
+    qint64 listed = qint64(page.size());
+    int pages = 0;
+    for (int guard = 0; guard < 1000 && !scanner.atEnd(); ++guard) {
+        const int before = roundTrips();
+        page = scanner.nextPage();
+        QCOMPARE(roundTrips() - before, 1);
+        for (const KeyRecord &r : page)
+            QCOMPARE(r.kind.format, KeyFormat::FixedWindow);
+        listed += qint64(page.size());
+        ++pages;
+    }
+    QVERIFY(scanner.atEnd());
+    QVERIFY(pages >= 1);
+    QVERIFY(listed >= 3000); // SCAN may return a key twice, never leaves one out
+}
+
+void TestRoundTrips::scanPageSizedFromRoundTrip()
+{
+    QCOMPARE(KeyScanner::countFor(100, 1000), 1000);      // loopback: as asked
+    QCOMPARE(KeyScanner::countFor(5000, 1000), 2000);     // 5 ms
+    QCOMPARE(KeyScanner::countFor(50000, 1000), 10000);   // 50 ms: the bound
+    QCOMPARE(KeyScanner::countFor(500000, 1000), 10000);
+    QCOMPARE(KeyScanner::countFor(50000, 20000), 20000);  // never below what was asked
+}
+
+// ratescope-cli keys: the policies with the handshake, the clock with the first SCAN, and then
+// as many round trips as the scan has pages, each page's overrides and the page before's usage
+// riding with it, and two more: the first page's samples and the last page's usage.
+void TestRoundTrips::keysListing()
+{
+    setPolicy(m_server->url(), QStringLiteral("fw"), QStringLiteral("s:*"), QStringLiteral("fixed-window"), QStringLiteral("10"),
+              QStringLiteral("1m"));
+    std::vector<Command> fill;
+    // Fewer keys than the smallest COUNT the CLI asks (1,000): one page, whatever the link.
+    for (int i = 0; i < 900; ++i)
+        fill.push_back({"HSET", "s:k" + QByteArray::number(i) + ":fw", "w", "1", "n", "2"});
+    m_direct->pipeline(fill);
+    const int pages = 1;
+    LimiterScript::forAlgorithm(Algorithm::FixedWindow).load(*m_direct); // as the services using it have
+    QByteArray out;
+    LinkStats s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("keys")}, &out);
+    QCOMPARE(out.count('\n'), 900);
+    QVERIFY(out.contains("\"limit\":10"));
+    QVERIFY2(s.roundTrips == (1 + 1 + 1 + pages + 1 + 1), qPrintable(describe(s, 1 + 1 + 1 + pages + 1 + 1)));
+    // The server lost its scripts: the usage reads that came back NOSCRIPT go again together.
+    m_direct->command({"SCRIPT", "FLUSH"});
+    s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("keys")}, &out);
+    QCOMPARE(out.count('\n'), 900);
+    QVERIFY2(s.roundTrips == (1 + 1 + 1 + pages + 1 + 1 + 1), qPrintable(describe(s, 1 + 1 + 1 + pages + 1 + 1 + 1)));
+}
+
+QTEST_GUILESS_MAIN(TestRoundTrips)
+#include "tst_roundtrips.moc"
