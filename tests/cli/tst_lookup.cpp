@@ -156,6 +156,9 @@ void TestLookup::seedCustomer()
     const QByteArray minute = QByteArray::number(kNowS / 60);
     m_conn->command({"SET", "svc:acme:" + minute, "7"});
     m_conn->command({"SET", "svc:acme:" + QByteArray::number(kNowS / 60 - 1), "40"});
+    // Another library's limiter: Upstash's fixed window "<prefix>:<identifier>:<floor(ms / window)>".
+    setPolicy(policy(QStringLiteral("up"), "@upstash/*", Algorithm::FixedWindow, 10, 10 * kSecond));
+    m_conn->command({"SET", "@upstash/ratelimit:acme:" + QByteArray::number(kNow / 1000 / 10000), "4"});
     // Another service's log (ms scores), and not the customer's, and no limiters.
     m_conn->command({"ZADD", "rlflx:acme", QByteArray::number(kNow / 1000 - 5000), "a", QByteArray::number(kNow / 1000 - 2000), "b"});
     check("api:acmecorp", 1);
@@ -188,7 +191,8 @@ void TestLookup::listsEveryFormatWithPeeksValues()
         keys.insert(k);
     const std::set<QString> expected = {QStringLiteral("api:acme"), QStringLiteral("login:acme:/search"), QStringLiteral("tb:acme"),
                                         QStringLiteral("gcra:{acme}"), QStringLiteral("sc:acme"), QStringLiteral("sb:acme.eu"),
-                                        QStringLiteral("rl:{acme}"), QStringLiteral("svc:acme"), QStringLiteral("rlflx:acme")};
+                                        QStringLiteral("rl:{acme}"), QStringLiteral("svc:acme"), QStringLiteral("rlflx:acme"),
+                                        QStringLiteral("@upstash/ratelimit:acme")};
     QCOMPARE(keys, expected);
     QCOMPARE(keyspaceSnapshot(*m_conn), before); // reading only
 
@@ -197,6 +201,9 @@ void TestLookup::listsEveryFormatWithPeeksValues()
     QCOMPARE(rows.at(QStringLiteral("rl:{acme}")).value(QStringLiteral("used")).toInteger(), 3);
     QCOMPARE(rows.at(QStringLiteral("rl:{acme}")).value(QStringLiteral("limit")).toInteger(), 12);
     QCOMPARE(rows.at(QStringLiteral("svc:acme")).value(QStringLiteral("used")).toInteger(), 7);
+    QCOMPARE(rows.at(QStringLiteral("@upstash/ratelimit:acme")).value(QStringLiteral("format")).toString(),
+             QStringLiteral("Upstash Ratelimit window"));
+    QCOMPARE(rows.at(QStringLiteral("@upstash/ratelimit:acme")).value(QStringLiteral("used")).toInteger(), 4);
 
     // Each row says what peek says of that limiter at the same now.
     for (const auto &[key, row] : rows) {
@@ -252,7 +259,8 @@ void TestLookup::resetAndGrantTouchExactlyTheListed()
                                                       QStringLiteral("--for"), QStringLiteral("1h")});
     QVERIFY2(grant.exitCode == 0, grant.err.constData());
     QVERIFY(grant.err.contains("skipped rlflx:acme")); // no policy: an override would change nothing
-    for (const QByteArray k : {"api:acme", "login:acme:/search", "tb:acme", "gcra:{acme}", "sc:acme", "sb:acme.eu", "rl:{acme}", "svc:acme"})
+    for (const QByteArray k : {"api:acme", "login:acme:/search", "tb:acme", "gcra:{acme}", "sc:acme", "sb:acme.eu", "rl:{acme}", "svc:acme",
+                               "@upstash/ratelimit:acme"})
         QVERIFY2(OverrideStore(*m_conn, QStringLiteral("ratescope:")).get(k), k.constData());
     QVERIFY(!OverrideStore(*m_conn, QStringLiteral("ratescope:")).get("api:acmecorp"));
     QCOMPARE(lookupRows(QStringLiteral("acme")).at(QStringLiteral("api:acme")).value(QStringLiteral("limit")).toInteger(), 50);
@@ -272,6 +280,7 @@ void TestLookup::resetAndGrantTouchExactlyTheListed()
     for (const QByteArray k : {"api:acme", "login:acme:/search", "rl:{acme}:0", "rlflx:acme"})
         QVERIFY2(m_conn->command({"EXISTS", k}).integer() == 0, k.constData());
     QCOMPARE(m_conn->command({"KEYS", "svc:acme:*"}).size(), size_t(0));
+    QCOMPARE(m_conn->command({"KEYS", "@upstash/ratelimit:acme:*"}).size(), size_t(0));
 
     // Every change carries its reason; the reset is recorded under the customer.
     const auto entries = AuditLog(*m_conn, QStringLiteral("ratescope:")).list(20);
@@ -284,7 +293,7 @@ void TestLookup::resetAndGrantTouchExactlyTheListed()
         if (e.action == QLatin1String("reset"))
             QCOMPARE(e.target, QStringLiteral("lookup:acme"));
     }
-    QCOMPARE(withReason, 8 + 2); // eight overrides, the reset's intent and outcome
+    QCOMPARE(withReason, 9 + 2); // nine overrides, the reset's intent and outcome
 }
 
 void TestLookup::reasonsAreRequiredWhenTheNamespaceSaysSo()

@@ -202,6 +202,7 @@ private Q_SLOTS:
     void typedCountAboveTenNotAtTen();
     void readOnlySendsNothing();
     void oneAuditEntrySameAsCli();
+    void reasonTypedIsAuditedAndRequiredWhereSaid();
     void metadataNeverOffered();
     void oddKeysPreviewedEscapedAndResetExactly();
     void cancelMidWayReportsConfirmedCount();
@@ -465,6 +466,39 @@ void TestResetDialog::oneAuditEntrySameAsCli()
     QCOMPARE(QString(fromDialog.before).replace(QStringLiteral("acme"), QStringLiteral("beta")), fromCli.before);
     QCOMPARE(fromDialog.after, fromCli.after);
     QCOMPARE(fromDialog.after, QStringLiteral("{\"deleted\":2}"));
+}
+
+void TestResetDialog::reasonTypedIsAuditedAndRequiredWhereSaid()
+{
+    setKeys(*m_conn, {"acme:minute", "beta:minute"});
+    auto c = client();
+    // The namespace requires a reason: without one the reset is refused, nothing deleted.
+    m_conn->command({"HSET", kNs + "settings", "require-reason", "1"});
+    const qint64 audits = auditLength(*m_conn);
+    {
+        ResetDialog dialog(c.get(), kNs, {{"acme:minute"}, {}});
+        dialog.open();
+        QVERIFY(waitStage(dialog, Stage::Preview));
+        QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
+        QVERIFY(waitStage(dialog, Stage::Done));
+        QCOMPARE(dialog.result().deleted, 0);
+        QVERIFY2(dialog.result().problem.contains(QStringLiteral("requires a reason")), qPrintable(dialog.result().problem));
+        QCOMPARE(m_conn->command({"EXISTS", "acme:minute"}).toInteger(), 1);
+        QCOMPARE(auditLength(*m_conn), audits);
+    }
+    // Typed in the dialog, it goes with both entries.
+    ResetDialog dialog(c.get(), kNs, {{"acme:minute"}, {}});
+    dialog.open();
+    QVERIFY(waitStage(dialog, Stage::Preview));
+    auto *reason = dialog.findChild<QLineEdit *>(QStringLiteral("reason"));
+    QVERIFY(reason);
+    reason->setText(QStringLiteral("TICKET-7 acme gets 429s"));
+    QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
+    QVERIFY(waitStage(dialog, Stage::Done));
+    QCOMPARE(dialog.result().deleted, 1);
+    QCOMPARE(auditLength(*m_conn), audits + 2);
+    QCOMPARE(newestAudit(*m_conn).reason, QStringLiteral("TICKET-7 acme gets 429s"));
+    m_conn->command({"DEL", kNs + "settings"});
 }
 
 void TestResetDialog::metadataNeverOffered()

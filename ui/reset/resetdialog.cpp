@@ -1,6 +1,7 @@
 #include "resetdialog.h"
 
 #include "displayformat.h"
+#include "admin/audit.h"
 #include "base/errors.h"
 #include "keys/keydetails.h"
 #include "base/keytext.h"
@@ -34,6 +35,12 @@ QString keysText(qint64 n)
 }
 
 } // namespace
+
+void ResetDialog::setReason(const QString &reason)
+{
+    m_reason = reason;
+    m_reasonEdit->setText(reason);
+}
 
 ResetDialog::ResetDialog(RedisClient *client, const QByteArray &ns, const Target &target, QWidget *parent)
     : QDialog(parent)
@@ -139,6 +146,20 @@ void ResetDialog::buildUi()
     m_readOnlyNote->setText(
         QStringLiteral("Read-only connection: resets are refused and nothing is sent. Lift the read-only lock to reset."));
     layout->addWidget(m_readOnlyNote);
+
+    // Why, for the audit: a ticket number or a sentence (prefilled by the Lookup page; required
+    // where the namespace says so, which the reset itself then checks).
+    auto *why = new QHBoxLayout;
+    auto *reasonLabel = new QLabel(QStringLiteral("Rea&son:"), this);
+    m_reasonEdit = new QLineEdit(this);
+    m_reasonEdit->setObjectName(QStringLiteral("reason"));
+    m_reasonEdit->setPlaceholderText(QStringLiteral("ticket or sentence, recorded in the audit (optional unless required)"));
+    m_reasonEdit->setMaxLength(kMaxReasonLength);
+    m_reasonEdit->setClearButtonEnabled(true);
+    reasonLabel->setBuddy(m_reasonEdit);
+    why->addWidget(reasonLabel);
+    why->addWidget(m_reasonEdit, 1);
+    layout->addLayout(why);
 
     auto *buttons = new QHBoxLayout;
     m_confirmLabel = new QLabel(this);
@@ -313,8 +334,6 @@ void ResetDialog::showPreview(const ResetPlan &plan)
                                            .arg(keysText(n), displayKey(m_target.pattern)));
     }
     QStringList notes;
-    if (!m_reason.isEmpty() && n > 0)
-        notes << QStringLiteral("Reason recorded in the audit: %1").arg(m_reason);
     if (m_metadataLeftOut > 0)
         notes << QStringLiteral(
                      "Left out: %1 of Ratescope's own under %2 (policies, overrides, audit log); they are never offered for reset.")
@@ -406,6 +425,18 @@ void ResetDialog::startReset()
     // The button is disabled in these cases; checked again so that nothing is ever sent anyway.
     if (m_stage != Stage::Preview || m_plan.keys.isEmpty() || m_client->isReadOnly() || !confirmationGiven())
         return;
+    const QString typedReason = m_reasonEdit->text().trimmed();
+    try {
+        requireValidReason(typedReason, QStringLiteral("The reason"));
+    } catch (const UsageError &e) {
+        m_reasonEdit->setFocus();
+        m_reasonEdit->setToolTip(e.message());
+        m_progressText->setText(e.message());
+        m_progressText->show();
+        return;
+    }
+    m_reason = typedReason;
+    m_reasonEdit->setReadOnly(true);
     m_shared->noMoreDetails = true;
     m_shared->stop = false;
     m_shared->total = m_plan.keys.size();

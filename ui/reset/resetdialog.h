@@ -68,7 +68,7 @@ public:
     void setOperatorName(const QString &name) { m_operator = name; }
     // Why (a ticket number or a sentence, as `ratescope-cli --reason`): carried by both audit
     // entries; when the namespace requires a reason, a reset without one is refused unsent.
-    void setReason(const QString &reason) { m_reason = reason; }
+    void setReason(const QString &reason); // prefills the dialog's reason field
     QString reason() const { return m_reason; }
 
     // For tests: the keys previewed (exactly what Reset deletes), and the figures of the result.
@@ -113,6 +113,7 @@ private:
     Target m_target;
     QString m_operator;
     QString m_reason;
+    QLineEdit *m_reasonEdit = nullptr;
     Stage m_stage = Stage::Planning;
     ResetPlan m_plan;
     ResetPlan m_found; // what planning found; a pattern's keys that are no limiter held back
