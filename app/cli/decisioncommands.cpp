@@ -224,12 +224,8 @@ int runCheck(Cli &cli)
         // before anything is written.
         // The policy is asked even when the command line gives every limit: it may declare the
         // key another library's.
-        Connection &c = cli.connection();
         const auto policy = limits.policy ? limits.policy : matchPolicy(cli.policies(), key);
-        const QString refusal = notOursToWrite(displayKey(key), key, cli.ns(), policy ? &*policy : nullptr,
-                                               classifyKey(c, key, now ? *now : serverTimeUs(c),
-                                                           policy ? policy->scoreUnit : ScoreUnit::Auto, spec,
-                                                           policy ? policy->format : QString()));
+        const QString refusal = writeRefusal(cli.connection(), cli.ns(), key, policy ? &*policy : nullptr, spec, now);
         if (!refusal.isEmpty())
             throw UsageError(refusal);
     }

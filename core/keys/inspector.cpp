@@ -6,6 +6,8 @@
 #include "base/errors.h"
 #include "base/keytext.h"
 #include "formats/formatreaders.h"
+#include "formats/keyshapes.h"
+#include "keys/keyscanner.h"
 #include "keys/logwindow.h"
 #include "formats/usage.h"
 
@@ -81,6 +83,50 @@ KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs,
         k.windowSeconds = spec->windowUs / 1000000;
     }
     return k;
+}
+
+QString writeRefusal(Connection &connection, const MetadataNamespace &ns, const QByteArray &key, const Policy *policy,
+                     const LimitSpec &spec, std::optional<qint64> atUs)
+{
+    const QString shown = displayKey(key);
+    if (QString own = notOursToWrite(shown, key, ns, policy, KeyKind{}); !own.isEmpty())
+        return own; // known without asking the server
+    const ScoreUnit unit = policy ? policy->scoreUnit : ScoreUnit::Auto;
+    const QString format = policy ? policy->format : QString();
+    const qint64 serverNow = serverTimeUs(connection);
+    std::vector<qint64> times{serverNow};
+    if (atUs && *atUs != serverNow)
+        times.push_back(*atUs);
+    for (qint64 t : times)
+        if (QString theirs = notOursToDecide(shown, classifyKey(connection, key, t, unit, spec, format)); !theirs.isEmpty())
+            return theirs;
+    // A new key beside another service's counter windows: their base, whatever window the
+    // request names and whenever it is made at.
+    std::vector<Command> probes{{"EXISTS", key}};
+    std::vector<qint64> lengthsUs;
+    for (qint64 t : times) {
+        for (qint64 seconds : usualCounterWindowSeconds())
+            lengthsUs.push_back(seconds * 1000000);
+        if (spec.windowUs % 1000000 == 0)
+            lengthsUs.push_back(spec.windowUs);
+        for (std::size_t i = probes.size() - 1; i < lengthsUs.size(); ++i) {
+            const auto [current, previous] = counterWindowKeys(key, lengthsUs[i], t);
+            probes.push_back({"EXISTS", current, previous});
+        }
+    }
+    const std::vector<Reply> found = connection.pipeline(probes);
+    if (found[0].toInteger() > 0)
+        return {};
+    for (std::size_t i = 1; i < found.size(); ++i) {
+        if (found[i].toInteger() > 0) {
+            KeyKind k;
+            k.format = KeyFormat::CounterWindow;
+            k.base = key;
+            k.windowSeconds = lengthsUs[i - 1] / 1000000;
+            return notOursToDecide(shown, k);
+        }
+    }
+    return {};
 }
 
 namespace {

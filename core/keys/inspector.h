@@ -17,6 +17,15 @@ class Connection;
 KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit = ScoreUnit::Auto,
                      const std::optional<LimitSpec> &spec = {}, const QString &declaredFormat = {});
 
+// Why Ratescope's scripts must not write a limiter at `key` (empty when they may), asked before
+// anything is written: one of Ratescope's own records; a key `policy` (the one covering it)
+// declares another library's; another service's limiter, by what the key holds or names now,
+// or, for a key that does not exist, by a counter window <key>:<window id> beside it, current or
+// previous, of the window of `spec` or of any usual length. With `atUs` (a write at another
+// time than the server's clock) the key is recognised at that time as well.
+QString writeRefusal(Connection &connection, const MetadataNamespace &ns, const QByteArray &key, const Policy *policy,
+                     const LimitSpec &spec, std::optional<qint64> atUs = std::nullopt);
+
 struct InspectOptions {
     qint64 nowUs = 0;
     int entryOffset = 0; // paging through a log's entries in the window

@@ -134,6 +134,8 @@ private Q_SLOTS:
     void resetRefusesNonLimiterTypes();
     void resetRefusesMetadata();
     void checkAndBurstWriteOnlyTheirOwnKeys();
+    void noLimiterBesideAnotherServicesWindows();
+    void boundaryKeyIsRefusedLikeCheck();
     void brokenGlobsAreRejected_data();
     void brokenGlobsAreRejected();
     void policyGlobMustNotCoverTheNamespace();
@@ -856,6 +858,48 @@ void TestHardening::checkAndBurstWriteOnlyTheirOwnKeys()
     }
     QCOMPARE(snapshot(), declared);
     QCOMPARE(runCli(cli(args({"check", "api:new", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+}
+
+void TestHardening::noLimiterBesideAnotherServicesWindows()
+{
+    // Another service counts api:acme in one key per minute: api:acme is their limiter's base,
+    // whatever time or window a check names.
+    const qint64 serverS = m_conn->command({"TIME"})[0].toInteger();
+    m_conn->command({"SET", "api:acme:" + QByteArray::number(serverS / 60), "7"});
+    m_conn->command({"SET", "api:acme:" + QByteArray::number(serverS / 60 - 1), "3"});
+    const QByteArray before = snapshot();
+    const QStringList check = args({"check", "api:acme", "--algo", "fixed-window", "--limit", "10", "--now-us"});
+    for (const QStringList &a :
+         {check + QStringList{QString::number((serverS + 3600) * 1000000)}, check + QStringList{QString::number((serverS - 86400) * 1000000)},
+          args({"check", "api:acme", "--algo", "fixed-window", "--limit", "10", "--window", "1s"}),
+          args({"check", "api:acme", "--algo", "gcra", "--limit", "10", "--window", "1h"}),
+          args({"burst", "api:acme", "--algo", "fixed-window", "--limit", "5", "--window", "1s", "--requests", "3"})}) {
+        const CliResult r = runCli(cli(a + (a.contains(QStringLiteral("--now-us")) ? args({"--window", "1m"}) : QStringList{})));
+        QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' ')) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+        QVERIFY2(r.err.contains("counter window (60s) limiter that another service keeps"), r.err.constData());
+    }
+    QCOMPARE(snapshot(), before);
+    // A key of its own beside them is still ours.
+    QCOMPARE(runCli(cli(args({"check", "api:acme2", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+}
+
+void TestHardening::boundaryKeyIsRefusedLikeCheck()
+{
+    QVERIFY(runCli(cli(args({"policy", "set", "cell", "--match", "cell:*", "--format", "redis-cell", "--algo", "gcra", "--limit", "5",
+                             "--window", "1s"})))
+                .exitCode == 0);
+    const QByteArray before = snapshot();
+    for (const char *key : {"ratescope:override:b", "ratescope:policies", "cell:b"}) {
+        const CliResult r = runCli(cli(args({"boundary", "--algo", "fixed-window", "--limit", "5", "--window", "1s", "--key", key})));
+        QVERIFY2(r.exitCode == 2, key);
+        QVERIFY2(r.err.contains("Ratescope's own records") || r.err.contains("declares its keys redis-cell"), r.err.constData());
+    }
+    QCOMPARE(snapshot(), before);
+    // A sharded burst: every shard is asked, not only the first.
+    m_conn->command({"SET", "sh:3:" + QByteArray::number(m_conn->command({"TIME"})[0].toInteger() / 60), "1"});
+    const CliResult r = runCli(cli(args({"burst", "sh", "--algo", "gcra", "--limit", "8", "--window", "1s", "--requests", "4", "--shards",
+                                         "4"})));
+    QVERIFY2(r.exitCode == 2 && r.err.contains("'sh:3' is a counter window"), r.err.constData());
 }
 
 void TestHardening::resetRefusesMetadata()
