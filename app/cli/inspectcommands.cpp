@@ -564,7 +564,9 @@ int runInspect(Cli &cli)
         for (auto it = fields.begin(); it != fields.end() && shown.size() < kFieldsShown; ++it)
             shown << QStringLiteral("%1=%2").arg(it.key(), it.value().toVariant().toString());
         lines.insert(at, {QStringLiteral("state.fields"),
-                          QStringLiteral("%1 fields: %2, ... (each: --json)").arg(fields.size()).arg(shown.join(QStringLiteral(", ")))});
+                          QStringLiteral("%1 fields: %2, ... (each: --json)")
+                              .arg(inner.value(QStringLiteral("fields_total")).toInteger(fields.size()))
+                              .arg(shown.join(QStringLiteral(", ")))});
     }
     if (!buckets.isEmpty()) {
         qint64 max = 0;

@@ -195,14 +195,31 @@ QJsonObject logState(Connection &c, const QByteArray &key, const KeyKind &kind, 
 
 QJsonObject hashState(Connection &c, const QByteArray &key, const KeyKind &kind, const std::optional<LimitSpec> &spec, qint64 nowUs)
 {
+    // Read in bounded time whatever the hash holds: one page of fields (every field of any hash
+    // a script writes), its length, and by name the fields the state below is made of.
+    static const QByteArrayList kNamed = {"w", "n", "c", "p", "tk", "ts", "tat", "ws", "bn", "t", "l", "h"};
+    Command named{QByteArrayLiteral("HMGET"), key};
+    named.append(kNamed);
+    const auto r = c.pipeline({bucketHashScan(key), {"HLEN", key}, named});
+    const Reply &page = r[0].orThrow();
+    const bool whole = isWholeHash(page);
     QHash<QByteArray, QByteArray> h;
-    const Reply all = c.command({"HGETALL", key});
+    const Reply &all = scannedFields(page);
     for (size_t i = 0; i + 1 < all.size(); i += 2)
         h.insert(all[i].bytes(), all[i + 1].bytes());
     QJsonObject fields;
     for (auto it = h.cbegin(); it != h.cend(); ++it)
         fields.insert(displayKey(it.key()), isUtf8(it.value()) ? QString::fromUtf8(it.value()) : displayKey(it.value()));
     QJsonObject s{{QStringLiteral("fields"), fields}};
+    if (!whole) { // a page of them; the state's own fields as they are
+        s.insert(QStringLiteral("fields_total"), r[1].orThrow().toInteger());
+        const Reply &values = r[2].orThrow();
+        for (qsizetype i = 0; i < kNamed.size() && size_t(i) < values.size(); ++i)
+            if (values[size_t(i)].isNil())
+                h.remove(kNamed[i]);
+            else
+                h.insert(kNamed[i], values[size_t(i)].bytes());
+    }
     const qint64 w = spec ? spec->windowUs : 0;
     switch (kind.format) {
     case KeyFormat::FixedWindow:
@@ -234,13 +251,15 @@ QJsonObject hashState(Connection &c, const QByteArray &key, const KeyKind &kind,
         s.insert(QStringLiteral("sub_buckets"), field(h, "bn"));
         s.insert(QStringLiteral("newest_bucket"), field(h, "h"));
         s.insert(QStringLiteral("stored_total"), field(h, "t"));
+        if (!spec)
+            break;
         std::optional<BucketHash> state;
         try {
-            state = parseBucketHash(key, all);
+            state = bucketStateFrom(c, key, *spec, nowUs, page);
         } catch (const ReplyError &) {
             break; // not one the script wrote: its fields are shown as they are
         }
-        if (!spec || !state || state->windowUs != spec->windowUs)
+        if (!state || state->windowUs != spec->windowUs)
             break; // kept for other limits: the script reads it as empty
         // The buckets the window covers now, oldest (weighted) first, as the script reads them.
         const qint64 b = state->buckets;

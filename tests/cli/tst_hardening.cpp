@@ -160,6 +160,9 @@ private Q_SLOTS:
     void hugeForeignScoresDoNotOverflow();
     void overLimitStateIsShownAsItIs();
 
+    // A key of millions of fields costs a bounded read.
+    void aGiantBucketHashIsReadBounded();
+
 private:
     ConnectionOptions as(const char *user, const char *password) const
     {
@@ -1386,4 +1389,50 @@ void TestHardening::failedOrInterruptedRunsKeepTheOldFile()
 }
 
 QTEST_GUILESS_MAIN(TestHardening)
+void TestHardening::aGiantBucketHashIsReadBounded()
+{
+    // Shaped like a sliding-buckets hash (window 1m, B = 60: one-second buckets), 300,000 bucket
+    // fields ahead of its newest; the script still decides on it, reading the few it needs.
+    const qint64 nowS = m_conn->command({"TIME"})[0].toInteger();
+    const QByteArray h = QByteArray::number(nowS - 3);
+    m_conn->command({"EVAL",
+                     "local h = tonumber(ARGV[1]) "
+                     "redis.call('HSET', KEYS[1], 'ws', '60000000', 'bn', '60', 't', '7', 'l', h - 10, 'h', h, 'b' .. (h - 10), '2', "
+                     "'b' .. h, '5') "
+                     "for i = 1, 300000, 1000 do local f = {} for j = i, i + 999 do f[#f + 1] = 'b' .. (h + j) f[#f + 1] = '5' end "
+                     "redis.call('HSET', KEYS[1], unpack(f)) end",
+                     "1", "giant", h});
+    QCOMPARE(m_conn->command({"HLEN", "giant"}).integer(), 300007);
+    const QStringList limits = args({"--algo", "sliding-buckets", "--limit", "100", "--window", "1m"});
+    const qint64 at = (nowS - 1) * 1000000 + 500000;
+    const QStringList now{QStringLiteral("--now-us"), QString::number(at)};
+    // inspect: a page of the fields, their number, and the script's own answer.
+    const CliResult inspected = runCli(cli(args({"--json", "inspect", "giant"}) + limits + now));
+    QVERIFY2(inspected.exitCode == 0, inspected.err.constData());
+    const QJsonObject o = lastJsonLine(inspected.out);
+    const QJsonObject state = o[QLatin1String("state")].toObject();
+    QCOMPARE(state[QLatin1String("fields_total")].toInteger(), 300007);
+    QVERIFY2(state[QLatin1String("fields")].toObject().size() < 20000, qPrintable(QString::number(state[QLatin1String("fields")].toObject().size())));
+    const Decision script = Limiter(*m_conn).peek("giant", {Algorithm::SlidingBuckets, 100, 60000000, 1, 60}, at);
+    const QJsonObject decision = o[QLatin1String("decision")].toObject();
+    QCOMPARE(decision[QLatin1String("used")].toInteger(), script.used);
+    QCOMPARE(decision[QLatin1String("retry_after_us")].toInteger(), script.retryAfterUs);
+    QCOMPARE(decision[QLatin1String("reset_after_us")].toInteger(), script.resetAfterUs);
+    QCOMPARE(state[QLatin1String("bucket_counts")].toArray().size(), 61);
+    // The plain-read peek of a user who may not run scripts reads the same, by name.
+    const auto fields = Limiter(*m_conn).peekFromFields("giant", {Algorithm::SlidingBuckets, 100, 60000000, 1, 60}, at);
+    QVERIFY(fields);
+    QVERIFY(*fields == script);
+    // A clock behind its newest bucket: the script reads there, and so does the plain read.
+    const qint64 behind = (nowS - 30) * 1000000;
+    QVERIFY(*Limiter(*m_conn).peekFromFields("giant", {Algorithm::SlidingBuckets, 100, 60000000, 1, 60}, behind) ==
+            Limiter(*m_conn).peek("giant", {Algorithm::SlidingBuckets, 100, 60000000, 1, 60}, behind));
+    // top: read a page at a time, its rate is not known (never the sum of the buckets ahead).
+    const CliResult top = runCli(cli(args({"--json", "top", "--interval", "10ms"})));
+    QVERIFY2(top.exitCode == 0, top.err.constData());
+    const QJsonObject row = QJsonDocument::fromJson(top.out.split('\n').first()).object();
+    QCOMPARE(row[QLatin1String("key")].toString(), QStringLiteral("giant"));
+    QVERIFY2(row[QLatin1String("rate")].isNull(), top.out.constData());
+}
+
 #include "tst_hardening.moc"
