@@ -13,6 +13,7 @@
 #include "base/keytext.h"
 #include "admin/policy.h"
 
+#include <QDateTime>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 
@@ -368,6 +369,12 @@ int runBoundary(Cli &cli)
     const QJsonObject before = boundaryAuditParameters(spec);
     AuditLog(cli.connection(), cli.ns()).ensureWritable(); // no run without its record
     BoundaryScenario scenario(cli.connection(), key, spec);
+    scenario.onWait = [&cli](qint64 waitUs, qint64 boundaryUs) {
+        if (waitUs >= 1000000) // a wait worth a word: how long, and for which boundary
+            cli.err() << "waiting " << formatWaitUs(waitUs) << " for the window boundary at "
+                      << QDateTime::fromMSecsSinceEpoch(boundaryUs / 1000, Qt::UTC).toString(Qt::ISODateWithMs) << '\n';
+        cli.err().flush();
+    };
     BoundaryResult result;
     try {
         result = scenario.run();

@@ -252,6 +252,10 @@ int runPeek(Cli &cli)
     const bool given = limits.spec || flagsComplete(cli);
     std::optional<LimitSpec> stated = given ? std::optional<LimitSpec>(specFor(cli, key, limits)) : std::nullopt;
     const KeyKind kind = classifyKey(c, key, now, unit, stated, limits.policy ? limits.policy->format : QString());
+    if (limits.policy && !limits.policy->format.isEmpty() && !kind.isLimiter())
+        if (const QString mismatch = declaredFormatMismatch(key, c.command({"TYPE", key}).bytes(), kind, &*limits.policy);
+            !mismatch.isEmpty())
+            throw UsageError(mismatch);
     // A counter window or another library's second key: the limits in force are its limiter's.
     EffectiveLimits inForce = limits;
     if (kind.subject(key) != key && !flagsComplete(cli)) {

@@ -85,6 +85,18 @@ KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs,
     return k;
 }
 
+QString declaredFormatMismatch(const QByteArray &key, const QByteArray &type, const KeyKind &kind, const Policy *policy)
+{
+    if (!policy || policy->format.isEmpty() || type == "none")
+        return {};
+    const FormatReader *declared = findFormatReader(policy->format);
+    if (!declared || (kind.format == KeyFormat::Library && kind.reader == declared))
+        return {};
+    return QStringLiteral("'%1' is covered by policy '%2', which declares its keys %3 limiters, but it holds no %4 (a %5 that does "
+                          "not read as one)")
+        .arg(displayKey(key), escapeControls(policy->name), policy->format, declared->label(), QString::fromUtf8(type));
+}
+
 QString writeRefusal(Connection &connection, const MetadataNamespace &ns, const QByteArray &key, const Policy *policy,
                      const LimitSpec &spec, std::optional<qint64> atUs)
 {
@@ -407,7 +419,10 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResol
     } else if (o.buckets > 0) {
         throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(displayKey(key), meta[0].text()));
     }
-    if (spec && ((kind.isLimiter() && kind.readable()) || meta[0].text() == QLatin1String("none"))) {
+    if (const QString mismatch = declaredFormatMismatch(key, meta[0].bytes(), kind, asKey.policy ? &*asKey.policy : nullptr);
+        !mismatch.isEmpty()) {
+        out.insert(QStringLiteral("decision_error"), mismatch); // never read as one of Ratescope's own
+    } else if (spec && ((kind.isLimiter() && kind.readable()) || meta[0].text() == QLatin1String("none"))) {
         // A missing key is a fresh limiter of the policy's algorithm.
         KeyKind asRead = kind;
         if (!kind.isLimiter())

@@ -26,6 +26,12 @@ KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs,
 QString writeRefusal(Connection &connection, const MetadataNamespace &ns, const QByteArray &key, const Policy *policy,
                      const LimitSpec &spec, std::optional<qint64> atUs = std::nullopt);
 
+// Why a key that exists is not read as the format `policy` declares for it (empty when it is,
+// or when nothing is declared): its value does not parse as that library's ("'cell:x' is
+// covered by policy 'cell', which declares its keys redis-cell limiters, but it holds no
+// redis-cell GCRA (a string that does not read as one)"). `type` is the key's Redis type.
+QString declaredFormatMismatch(const QByteArray &key, const QByteArray &type, const KeyKind &kind, const Policy *policy);
+
 struct InspectOptions {
     qint64 nowUs = 0;
     int entryOffset = 0; // paging through a log's entries in the window

@@ -109,6 +109,8 @@ private Q_SLOTS:
 
     // Errors in their classes, exit codes.
     void badPolicyRecordIsSkipped();
+    void handWrittenPolicyRecordsAreSkipped();
+    void smallerWrongAnswers();
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
     void peekFromFieldsMatchesTheScripts();
@@ -227,6 +229,105 @@ void TestHardening::badPolicyRecordIsSkipped()
     QCOMPARE(get.exitCode, 4);
     QCOMPARE(lastJsonLine(get.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
              QStringLiteral("unexpected-reply"));
+}
+
+void TestHardening::handWrittenPolicyRecordsAreSkipped()
+{
+    // Records no `policy set` writes: each skipped with a warning naming it, never listed, never
+    // breaking a check with a message that names no policy.
+    const QList<QPair<QByteArray, QByteArray>> records = {
+        {"neg", R"({"name":"neg","match":"n:*","algorithm":"gcra","limit":-5,"window_us":1000000})"},
+        {"zero", R"({"name":"zero","match":"n:*","algorithm":"gcra","limit":5,"window_us":0})"},
+        {"huge", R"({"name":"huge","match":"n:*","algorithm":"gcra","limit":1e30,"window_us":1000000})"},
+        {"alias", R"({"name":"other","match":"n:*","algorithm":"gcra","limit":5,"window_us":1000000})"},
+        {"text", "{not json"},
+        {"array", "[1,2]"},
+    };
+    for (const auto &[field, value] : records)
+        m_conn->command({"HSET", "ratescope:policies", field, value});
+    QStringList skipped;
+    QVERIFY(PolicyStore(*m_conn, kNs).list(&skipped).empty());
+    QCOMPARE(skipped.size(), records.size());
+    const CliResult list = runCli(cli(args({"policy", "list"})));
+    QCOMPARE(list.exitCode, 0);
+    QVERIFY2(!list.out.contains("n:*"), list.out.constData());
+    for (const auto &[field, value] : records)
+        QVERIFY2(list.err.contains("policy record '" + field + "' skipped"), list.err.constData());
+    QVERIFY2(list.err.contains("its name 'other' is not the field 'alias'"), list.err.constData());
+    // check: no policy covers n:1 (said so, exit 2); with the flags it decides.
+    const CliResult check = runCli(cli(args({"check", "n:1"})));
+    QCOMPARE(check.exitCode, 2);
+    QVERIFY2(check.err.contains("no policy matches 'n:1'") && check.err.contains("warning: policy record 'neg' skipped"),
+             check.err.constData());
+    QCOMPARE(runCli(cli(args({"check", "n:1", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+    // get names the record (exit 4); a set replaces it; a policy that does not exist is exit 6.
+    const CliResult get = runCli(cli(args({"policy", "get", "neg"})));
+    QVERIFY2(get.exitCode == 4 && get.err.contains("limit"), get.err.constData());
+    QCOMPARE(runCli(cli(args({"policy", "set", "neg", "--match", "n:*", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode,
+             0);
+    QCOMPARE(runCli(cli(args({"policy", "get", "neg"}))).exitCode, 0);
+    for (const char *action : {"get", "delete"}) {
+        const CliResult missing = runCli(cli(args({"--json", "policy", action, "nothing-here"})));
+        QVERIFY2(missing.exitCode == 6, missing.err.constData());
+        QCOMPARE(lastJsonLine(missing.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
+                 QStringLiteral("conflict"));
+    }
+}
+
+void TestHardening::smallerWrongAnswers()
+{
+    // watch --algo naming another algorithm than the key's: refused as peek refuses it.
+    QCOMPARE(runCli(cli(args({"check", "g:1", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+    CliResult r = runCli(cli(args({"watch", "g:1", "--algo", "sliding-log", "--limit", "5", "--window", "1s", "--count", "1"})));
+    QVERIFY2(r.exitCode == 2 && r.err.contains("'g:1' is a gcra; --algo sliding-log does not fit it"), r.err.constData());
+    // inspect --now-us 0 reads at 0, not at the server's clock.
+    r = runCli(cli(args({"--json", "inspect", "g:1", "--now-us", "0"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("now_us")).toInteger(-1), 0);
+    // A full sharded limiter, inspected by its base with the limits as flags: the group's answer.
+    for (int i = 0; i < 4; ++i) {
+        const QByteArray shard = "rl:{t}:" + QByteArray::number(i);
+        QCOMPARE(runCli(cli(QStringList{QStringLiteral("burst"), QString::fromUtf8(shard)} +
+                            args({"--algo", "sliding-log", "--limit", "10", "--window", "1h", "--requests", "10"})))
+                     .exitCode,
+                 0);
+    }
+    r = runCli(cli(args({"--json", "inspect", "rl:{t}", "--algo", "sliding-log", "--limit", "40", "--window", "1h"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject inspected = lastJsonLine(r.out);
+    const QJsonObject decision = inspected.value(QStringLiteral("decision")).toObject();
+    QCOMPARE(decision.value(QStringLiteral("allowed")).toBool(true), false);
+    QCOMPARE(decision.value(QStringLiteral("used_now")).toInteger(), 40);
+    QCOMPARE(decision.value(QStringLiteral("remaining")).toInteger(-1), 0);
+    QCOMPARE(inspected.value(QStringLiteral("sharded")).toObject().value(QStringLiteral("used")).toInteger(), 40);
+    // A key a policy declares redis-cell whose value is none: said so, not a Ratescope WRONGTYPE.
+    QCOMPARE(runCli(cli(args({"policy", "set", "cell", "--match", "cell:*", "--format", "redis-cell", "--algo", "gcra", "--limit", "5",
+                              "--window", "1s"})))
+                 .exitCode,
+             0);
+    m_conn->command({"SET", "cell:x", "garbage"});
+    for (const QStringList &a : {args({"peek", "cell:x"}), args({"watch", "cell:x", "--count", "1"})}) {
+        r = runCli(cli(a));
+        QVERIFY2(r.exitCode == 2 && r.err.contains("holds no redis-cell GCRA") && !r.err.contains("WRONGTYPE"), r.err.constData());
+    }
+    r = runCli(cli(args({"--json", "inspect", "cell:x"})));
+    QVERIFY2(lastJsonLine(r.out).value(QStringLiteral("decision_error")).toString().contains(QStringLiteral("holds no redis-cell GCRA")),
+             r.out.constData());
+    // A geo set east of Greenwich is no log of times in 2080.
+    m_conn->command({"GEOADD", "geo:sicily", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"});
+    r = runCli(cli(args({"--json", "keys", "--match", "geo:*", "--all"})));
+    QVERIFY2(r.exitCode == 0 && !r.out.contains("sliding-log"), r.out.constData());
+    // simulate --key with a CSV trace (whose rows name their keys): refused, not ignored.
+    QTemporaryDir dir;
+    writeFile(dir.filePath(QStringLiteral("t.csv")), "time,key\n1795400000000000,a\n");
+    r = runCli(cli(QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), dir.filePath(QStringLiteral("t.csv"))} +
+                   args({"--algo", "gcra", "--limit", "5", "--window", "1s", "--key", "zz"})));
+    QVERIFY2(r.exitCode == 2 && r.err.contains("is a CSV trace, whose rows name their keys"), r.err.constData());
+    // boundary with a window whose next boundary is months away: refused before anything is sent.
+    const QByteArray before = snapshot();
+    r = runCli(cli(args({"boundary", "--algo", "fixed-window", "--limit", "5", "--window", "366d"})));
+    QVERIFY2(r.exitCode == 2 && r.err.contains("the scenario waits at most") && r.err.contains("nothing was sent"), r.err.constData());
+    QCOMPARE(snapshot(), before);
 }
 
 void TestHardening::wrongFieldsExitTwo()
@@ -1013,6 +1114,17 @@ void TestHardening::looseInputIsRefused_data()
     QTest::newRow("override window 0") << args({"override", "set", "k", "--limit", "5", "--window", "0", "--for", "1h"})
                                        << QByteArray("--window must be between 1ms");
     QTest::newRow("keys type set") << args({"keys", "--type", "set"}) << QByteArray("--type must be");
+    // Options that would be ignored, and an empty glob that would match everything.
+    QTest::newRow("keys match empty") << args({"keys", "--match", ""}) << QByteArray("--match: the glob is empty");
+    QTest::newRow("show replace") << args({"scripts", "show", "gcra", "--replace"}) << QByteArray("--replace goes with scripts deploy");
+    QTest::newRow("help extra") << args({"help", "extra"}) << QByteArray("help takes --man");
+    QTest::newRow("inspect sub-buckets") << args({"inspect", "k", "--sub-buckets", "7"}) << QByteArray("--sub-buckets goes with --algo");
+    QTest::newRow("simulate key from-keys") << args({"simulate", "--from-keys", "a:*", "--algo", "gcra", "--limit", "5", "--window", "1s",
+                                                     "--key", "zz"})
+                                            << QByteArray("--key names the key a burst timeline");
+    QTest::newRow("simulate base64") << args({"simulate", "--from-keys", "a:*", "--algo", "gcra", "--limit", "5", "--window", "1s",
+                                              "--base64-keys"})
+                                     << QByteArray("--base64-keys goes with --key");
     QTest::newRow("now beyond 2^52") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us",
                                               "4503599627370497"})
                                      << QByteArray("--now-us must be between 0 and 4503599627370496");
