@@ -290,8 +290,8 @@ int runPolicy(Cli &cli)
     if (action == QLatin1String("get")) {
         const QString name = policyName(p);
         const auto pol = PolicyStore(cli.connection(), cli.ns()).get(name);
-        if (!pol)
-            throw UsageError(QStringLiteral("no policy named '%1'").arg(name));
+        if (!pol) // exit 6, as an edit of a policy that does not exist
+            throw ConflictError(QStringLiteral("no policy named '%1'").arg(name));
         printPolicy(cli, *pol);
         return ExitOk;
     }
@@ -322,10 +322,16 @@ int runPolicy(Cli &cli)
         pol.validate(); // before anything is sent
         PolicyStore store(cli.connection(), cli.ns());
         ensureAuditable(cli);
-        const auto current = store.get(name);
+        std::optional<Policy> current;
+        qint64 currentVersion = 0;
+        try {
+            current = store.get(name);
+            currentVersion = current ? current->version : 0;
+        } catch (const UnexpectedReplyError &) {
+            currentVersion = store.storedVersion(name); // a record this build cannot read: a set replaces it
+        }
         // Based on what the caller says it saw, else on what is there now.
-        const qint64 basedOn =
-            cli.integerOption(QStringLiteral("based-on"), 0, std::numeric_limits<qint64>::max(), current ? current->version : 0);
+        const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 0, std::numeric_limits<qint64>::max(), currentVersion);
         const Policy stored = store.set(pol, basedOn, actor(cli));
         recordChange(cli, policySetAuditEntry(current, stored));
         printPolicy(cli, stored);
@@ -337,7 +343,7 @@ int runPolicy(Cli &cli)
         PolicyStore store(cli.connection(), cli.ns());
         const auto current = store.get(name);
         if (!current)
-            throw UsageError(QStringLiteral("no policy named '%1'").arg(name));
+            throw ConflictError(QStringLiteral("no policy named '%1' (nothing was changed)").arg(name));
         const qint64 basedOn = cli.integerOption(QStringLiteral("based-on"), 1, std::numeric_limits<qint64>::max(), current->version);
         ensureAuditable(cli);
         const Policy removed = store.remove(name, basedOn, actor(cli));

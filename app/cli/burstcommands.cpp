@@ -13,6 +13,7 @@
 #include "base/keytext.h"
 #include "admin/policy.h"
 
+#include <QDateTime>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 
@@ -280,14 +281,14 @@ int runBurst(Cli &cli)
     {
         // Ratescope's records and another service's limiter are not ours to write: refused
         // before anything is sent.
-        Connection &c = cli.connection();
-        const QByteArray first = config.shards > 1 ? config.shardKey(0) : config.key;
-        const auto policy = matchPolicy(cli.policies(), first);
-        const QString refusal = notOursToWrite(displayKey(first), first, cli.ns(), policy ? &*policy : nullptr,
-                                               classifyKey(c, first, serverTimeUs(c), policy ? policy->scoreUnit : ScoreUnit::Auto,
-                                                           config.spec, policy ? policy->format : QString()));
-        if (!refusal.isEmpty())
-            throw UsageError(refusal);
+        // Every shard: any of them may be a record, another library's or beside counter windows.
+        for (int i = 0; i < std::max(config.shards, 1); ++i) {
+            const QByteArray key = config.shards > 1 ? config.shardKey(i) : config.key;
+            const auto policy = matchPolicy(cli.policies(), key);
+            const QString refusal = writeRefusal(cli.connection(), cli.ns(), key, policy ? &*policy : nullptr, config.spec);
+            if (!refusal.isEmpty())
+                throw UsageError(refusal);
+        }
     }
     cli.auditLog().ensureWritable(); // no burst without its record
     BurstEngine engine(cli.connectionOptions(), config);
@@ -358,9 +359,22 @@ int runBoundary(Cli &cli)
         throw UsageError(QStringLiteral("boundary takes no KEY argument (use --key K)"));
     const LimitSpec spec = specFromOptions(cli, false);
     const QByteArray key = boundaryKey(cli, spec);
+    {
+        // A --key is refused where a limiter is not ours to write, as check and burst refuse it.
+        const auto policy = matchPolicy(cli.policies(), key);
+        const QString refusal = writeRefusal(cli.connection(), cli.ns(), key, policy ? &*policy : nullptr, spec);
+        if (!refusal.isEmpty())
+            throw UsageError(refusal);
+    }
     const QJsonObject before = boundaryAuditParameters(spec);
     cli.auditLog().ensureWritable(); // no run without its record
     BoundaryScenario scenario(cli.connection(), key, spec);
+    scenario.onWait = [&cli](qint64 waitUs, qint64 boundaryUs) {
+        if (waitUs >= 1000000) // a wait worth a word: how long, and for which boundary
+            cli.err() << "waiting " << formatWaitUs(waitUs) << " for the window boundary at "
+                      << QDateTime::fromMSecsSinceEpoch(boundaryUs / 1000, Qt::UTC).toString(Qt::ISODateWithMs) << '\n';
+        cli.err().flush();
+    };
     BoundaryResult result;
     try {
         result = scenario.run();

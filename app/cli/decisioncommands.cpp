@@ -236,12 +236,8 @@ int runCheck(Cli &cli)
         // before anything is written.
         // The policy is asked even when the command line gives every limit: it may declare the
         // key another library's.
-        Connection &c = cli.connection();
         const auto policy = limits.policy ? limits.policy : matchPolicy(cli.policiesOnce(), key);
-        const QString refusal = notOursToWrite(displayKey(key), key, cli.ns(), policy ? &*policy : nullptr,
-                                               classifyKey(c, key, now ? *now : serverTimeUs(c),
-                                                           policy ? policy->scoreUnit : ScoreUnit::Auto, spec,
-                                                           policy ? policy->format : QString()));
+        const QString refusal = writeRefusal(cli.connection(), cli.ns(), key, policy ? &*policy : nullptr, spec, now);
         if (!refusal.isEmpty())
             throw UsageError(refusal);
     }
@@ -269,6 +265,10 @@ int runPeek(Cli &cli)
     const bool given = limits.spec || flagsComplete(cli);
     std::optional<LimitSpec> stated = given ? std::optional<LimitSpec>(specFor(cli, key, limits)) : std::nullopt;
     const KeyKind kind = classifyKey(c, key, now, unit, stated, limits.policy ? limits.policy->format : QString());
+    if (limits.policy && !limits.policy->format.isEmpty() && !kind.isLimiter())
+        if (const QString mismatch = declaredFormatMismatch(key, c.command({"TYPE", key}).bytes(), kind, &*limits.policy);
+            !mismatch.isEmpty())
+            throw UsageError(mismatch);
     // A counter window or another library's second key: the limits in force are its limiter's.
     EffectiveLimits inForce = limits;
     if (kind.subject(key) != key && !flagsComplete(cli)) {

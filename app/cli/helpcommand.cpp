@@ -54,8 +54,13 @@ int Cli::help(const QStringList &rest)
     } else if (form == QLatin1String("--algorithms")) {
         for (const QString &a : algorithmNames())
             m_out << a << '\n';
-    } else {
+    } else if (form.isEmpty()) {
         m_out << globalHelp();
+    } else if (const Subcommand *command = find(form); command && rest.size() == 1) {
+        m_out << commandHelp(*command); // help COMMAND: as COMMAND --help
+    } else {
+        throw UsageError(QStringLiteral("help takes --man, --commands, --options [COMMAND], --algorithms or a command, not '%1'")
+                             .arg(shown(rest.join(QLatin1Char(' ')))));
     }
     return ExitOk;
 }

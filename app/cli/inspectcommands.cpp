@@ -127,6 +127,8 @@ int runKeys(Cli &cli)
 {
     KeyScanner::Options options;
     options.match = cli.bytes(cli.args().value(QStringLiteral("match")));
+    if (cli.args().isSet(QStringLiteral("match")) && options.match.isEmpty()) // as reset --match '' is refused
+        throw UsageError(QStringLiteral("--match: the glob is empty (leave --match out to list every key, or give '*')"));
     requireWellFormedGlob(options.match, QStringLiteral("--match"));
     options.type = cli.args().value(QStringLiteral("type")).toUtf8();
     if (cli.args().isSet(QStringLiteral("type")) && !isLimiterType(options.type))
@@ -547,13 +549,14 @@ int runInspect(Cli &cli)
     const QByteArray key = cli.keyBytes(p[0]);
     Connection &c = cli.connectionFor(key, true); // everything about the key in one round, with the handshake
     InspectOptions o;
-    o.nowUs = nowOption(cli).value_or(0);
-    if (!o.nowUs)
-        o.nowUs = serverTimeUs(c);
+    const std::optional<qint64> given = nowOption(cli); // 0 is a time like any other
+    o.nowUs = given ? *given : serverTimeUs(c);
     o.entryOffset = int(cli.integerOption(QStringLiteral("offset"), 0, 1000000000, 0));
     o.entryCount = int(cli.integerOption(QStringLiteral("entries"), 0, 10000, 20));
     if (cli.args().isSet(QStringLiteral("score-unit")))
         o.scoreUnit = parseScoreUnit(cli.args().value(QStringLiteral("score-unit")));
+    if (cli.args().isSet(QStringLiteral("sub-buckets")) && !cli.args().isSet(QStringLiteral("algo")))
+        throw UsageError(QStringLiteral("--sub-buckets goes with --algo sliding-buckets --limit N --window D"));
     if (cli.args().isSet(QStringLiteral("algo")) || cli.args().isSet(QStringLiteral("limit")) ||
         cli.args().isSet(QStringLiteral("window"))) {
         LimitSpec s;
@@ -582,7 +585,55 @@ int runInspect(Cli &cli)
     // The base of a sharded limiter (no key of its own): the group, shard by shard, under the
     // base's override and the shards' own, if any.
     if (!state.value(QStringLiteral("exists")).toBool())
-        if (const auto group = readShardGroup(c, key, policies, o.nowUs, &overrides)) {
+        if (auto group = readShardGroup(c, key, policies, o.nowUs, &overrides)) {
+            if (o.spec && !group->group.policy) {
+                // Limits from the flags, no policy: each shard against its share of them.
+                for (int i = 0; i < group->group.count; ++i) {
+                    const QByteArray shard = group->group.shardKey(i);
+                    LimitSpec share = *o.spec;
+                    share.limit = shardShare(o.spec->limit, group->group.count, i);
+                    try {
+                        share.validate();
+                        KeyKind kind = classifyKey(c, shard, o.nowUs, o.scoreUnit, share);
+                        if (!kind.isLimiter())
+                            kind.format = ownFormat(share.algorithm); // missing: a fresh one
+                        group->usage[size_t(i)] = peekAnyFormat(c, shard, kind, share, o.nowUs);
+                    } catch (const UsageError &) {
+                    } catch (const ReplyError &) {
+                    }
+                }
+                group->sum = sumShards(group->usage);
+            }
+            // What a request is told is its shard's answer: the base's own "decision" (a fresh
+            // limiter at a key nobody decides on) gives way to the group's. Allowed when some
+            // shard would allow it (which one depends on the request's id).
+            int allowing = 0, read = 0;
+            qint64 retry = -1, reset = 0, cost = o.spec ? o.spec->cost : 1;
+            for (const auto &u : group->usage) {
+                if (!u)
+                    continue;
+                ++read;
+                allowing += u->decision.allowed ? 1 : 0;
+                if (!u->decision.allowed)
+                    retry = retry < 0 ? u->decision.retryAfterUs : std::min(retry, u->decision.retryAfterUs);
+                reset = std::max(reset, u->decision.resetAfterUs);
+            }
+            if (read > 0 && (group->group.policy || o.spec)) {
+                const qint64 limit = group->group.policy ? group->sum.limit : o.spec->limit;
+                if (group->group.policy)
+                    cost = group->group.policy->spec.cost;
+                const bool allowed = allowing > 0;
+                state.insert(QStringLiteral("decision"),
+                             QJsonObject{{QStringLiteral("used_now"), group->sum.used},
+                                         {QStringLiteral("allowed"), allowed},
+                                         {QStringLiteral("limit"), limit},
+                                         {QStringLiteral("used"), group->sum.used + (allowed ? cost : 0)},
+                                         {QStringLiteral("remaining"), std::max<qint64>(0, limit - group->sum.used - (allowed ? cost : 0))},
+                                         {QStringLiteral("retry_after_us"), allowed ? 0 : std::max<qint64>(0, retry)},
+                                         {QStringLiteral("reset_after_us"), reset},
+                                         {QStringLiteral("shards_allowing"), allowing}});
+                state.remove(QStringLiteral("decision_error"));
+            }
             QJsonArray shards;
             for (int i = 0; i < group->group.count; ++i) {
                 QJsonObject one{{QStringLiteral("index"), group->group.from + i}};
@@ -597,12 +648,13 @@ int runInspect(Cli &cli)
                           {QStringLiteral("from"), group->group.from},
                           {QStringLiteral("declared"), group->group.declared},
                           {QStringLiteral("shards"), shards}};
-            if (group->group.policy) {
+            if (group->group.policy || (o.spec && read > 0)) {
                 g.insert(QStringLiteral("used"), group->sum.used);
-                g.insert(QStringLiteral("limit"), group->sum.limit);
+                g.insert(QStringLiteral("limit"), group->group.policy ? group->sum.limit : o.spec->limit);
                 g.insert(QStringLiteral("overridden"), group->group.override.has_value());
                 g.insert(QStringLiteral("shards_overridden"), int(group->group.shardOverrides.size()));
-                g.insert(QStringLiteral("remaining"), std::max<qint64>(0, group->sum.limit - group->sum.used));
+                g.insert(QStringLiteral("remaining"),
+                         std::max<qint64>(0, (group->group.policy ? group->sum.limit : o.spec->limit) - group->sum.used));
                 if (group->sum.busiest >= 0) {
                     g.insert(QStringLiteral("busiest"), group->group.from + group->sum.busiest);
                     g.insert(QStringLiteral("skew"), std::round(group->sum.skew * 1000) / 1000);
@@ -646,7 +698,9 @@ int runInspect(Cli &cli)
         for (auto it = fields.begin(); it != fields.end() && shown.size() < kFieldsShown; ++it)
             shown << QStringLiteral("%1=%2").arg(it.key(), it.value().toVariant().toString());
         lines.insert(at, {QStringLiteral("state.fields"),
-                          QStringLiteral("%1 fields: %2, ... (each: --json)").arg(fields.size()).arg(shown.join(QStringLiteral(", ")))});
+                          QStringLiteral("%1 fields: %2, ... (each: --json)")
+                              .arg(inner.value(QStringLiteral("fields_total")).toInteger(fields.size()))
+                              .arg(shown.join(QStringLiteral(", ")))});
     }
     if (!buckets.isEmpty()) {
         qint64 max = 0;

@@ -28,7 +28,7 @@ inline QCommandLineOption windowOption()
 inline QCommandLineOption subBucketsOption()
 {
     return {QStringLiteral("sub-buckets"),
-            QStringLiteral("sliding-buckets: sub-buckets per window (2..3600, default 60); the window must be a multiple of them."),
+            QStringLiteral("sliding-buckets: sub-buckets per window (2..3600 and at most the window in us, default 60)."),
             QStringLiteral("B")};
 }
 

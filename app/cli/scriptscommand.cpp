@@ -5,6 +5,7 @@
 
 #include "admin/audit.h"
 #include "base/errors.h"
+#include "base/keytext.h"
 #include "limiters/limiterscript.h"
 #include "limiters/scriptlibrary.h"
 
@@ -140,6 +141,8 @@ int runScripts(Cli &cli)
     if (p.isEmpty())
         throw UsageError(QStringLiteral("scripts needs an action: show ALGO|library, status, deploy [--replace]"));
     const QString action = p.takeFirst();
+    if (action != QLatin1String("deploy") && cli.args().isSet(QStringLiteral("replace")))
+        throw UsageError(QStringLiteral("--replace goes with scripts deploy, not scripts %1").arg(escapeControls(action)));
     if (action == QLatin1String("show"))
         return runShow(cli, p);
     if (!p.isEmpty())

@@ -118,6 +118,10 @@ int runSimulate(Cli &cli)
     const bool fromKeys = cli.args().isSet(QStringLiteral("from-keys"));
     if (fromFile == fromKeys)
         throw UsageError(QStringLiteral("give exactly one of --trace FILE and --from-keys GLOB"));
+    if (cli.args().isSet(QStringLiteral("base64-keys")) && !cli.args().isSet(QStringLiteral("key")))
+        throw UsageError(QStringLiteral("--base64-keys goes with --key (simulate takes no other KEY)"));
+    if (fromKeys && cli.args().isSet(QStringLiteral("key")))
+        throw UsageError(QStringLiteral("--key names the key a burst timeline is replayed on; --from-keys reads the keys themselves"));
     const std::vector<LimitSpec> specs = specsFromOptions(cli);
     const TraceTimeUnit unit = cli.args().isSet(QStringLiteral("time-unit"))
                                    ? parseTraceTimeUnit(cli.args().value(QStringLiteral("time-unit")))
@@ -148,6 +152,10 @@ int runSimulate(Cli &cli)
                                                                            : QByteArrayLiteral("burst");
             trace = openBurstTimelineTrace(file.file(), file.name(), key, 0);
         } else {
+            if (cli.args().isSet(QStringLiteral("key")))
+                throw UsageError(QStringLiteral("--key names the key a burst timeline is replayed on; %1 is a CSV trace, whose rows name "
+                                                "their keys")
+                                     .arg(file.name()));
             trace = openCsvTrace(file.file(), file.name(), unit, smallestLimit); // the whole file is checked here
         }
     }

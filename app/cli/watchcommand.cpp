@@ -112,8 +112,17 @@ std::vector<Watched> resolve(Cli &cli, const QList<QByteArray> &keys, const Flag
         }
         const ScoreUnit unit = flags.unit ? *flags.unit : limits.policy ? limits.policy->scoreUnit : ScoreUnit::Auto;
         KeyKind kind = classifyKey(c, key, nowUs, unit, spec, limits.policy ? limits.policy->format : QString());
+        if (limits.policy && !limits.policy->format.isEmpty() && !kind.isLimiter())
+            if (const QString mismatch = declaredFormatMismatch(key, c.command({"TYPE", key}).bytes(), kind, &*limits.policy);
+                !mismatch.isEmpty())
+                throw UsageError(mismatch);
         if (kind.format == KeyFormat::Library && !kind.readable())
             throw UsageError(QStringLiteral("'%1' is a %2: its state is recognised, never decoded").arg(displayKey(key), kind.label()));
+        // --algo naming another algorithm than the key's own: refused, as peek refuses it (the key
+        // would be read as what it is, not as what was asked).
+        if (flags.algorithm && kind.algorithm() && *kind.algorithm() != *flags.algorithm)
+            throw UsageError(QStringLiteral("'%1' is a %2; --algo %3 does not fit it")
+                                 .arg(displayKey(key), kind.label(), algorithmName(*flags.algorithm)));
         spec = limitsFor(kind, spec); // another library's key may state its own limits or window
         if (!kind.isLimiter()) {
             const QByteArray type = c.command({"TYPE", key}).bytes();

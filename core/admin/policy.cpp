@@ -127,6 +127,23 @@ Policy Policy::fromJson(const QJsonObject &o)
     }
 }
 
+Policy Policy::fromRecord(const QByteArray &field, const QByteArray &value)
+{
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(value, &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+        throw UnexpectedReplyError(QStringLiteral("malformed policy record: not a JSON object (%1)")
+                                       .arg(error.error != QJsonParseError::NoError ? error.errorString()
+                                                                                     : QStringLiteral("JSON, but no object")));
+    const Policy p = fromJson(doc.object());
+    if (p.name.toUtf8() != field)
+        throw UnexpectedReplyError(QStringLiteral("malformed policy record: its name '%1' is not the field '%2' it is stored under")
+                                       .arg(escapeControls(p.name), displayKey(field)));
+    if (const auto found = p.problems(); !found.empty())
+        throw UnexpectedReplyError(QStringLiteral("malformed policy record: %1").arg(found.front().message));
+    return p;
+}
+
 std::optional<Policy> matchPolicy(const std::vector<Policy> &policies, const QByteArray &key)
 {
     const Policy *best = findPolicy(policies, key);
@@ -158,7 +175,7 @@ std::vector<Policy> PolicyStore::list(QStringList *skipped)
     std::vector<Policy> policies;
     for (size_t i = 0; i + 1 < r.size(); i += 2) {
         try {
-            policies.push_back(Policy::fromJson(QJsonDocument::fromJson(r[i + 1].bytes()).object()));
+            policies.push_back(Policy::fromRecord(r[i].bytes(), r[i + 1].bytes()));
         } catch (const UnexpectedReplyError &e) {
             if (skipped)
                 *skipped << QStringLiteral("policy record '%1' skipped: %2").arg(displayKey(r[i].bytes()), e.message());
@@ -173,7 +190,13 @@ std::optional<Policy> PolicyStore::get(const QString &name)
     const Reply r = m_connection.command({"HGET", hashKey(), name.toUtf8()});
     if (r.isNil())
         return std::nullopt;
-    return Policy::fromJson(QJsonDocument::fromJson(r.bytes()).object());
+    return Policy::fromRecord(name.toUtf8(), r.bytes());
+}
+
+qint64 PolicyStore::storedVersion(const QString &name)
+{
+    const Reply r = m_connection.command({"HGET", hashKey(), name.toUtf8()});
+    return r.isNil() ? 0 : QJsonDocument::fromJson(r.bytes()).object().value(QStringLiteral("version")).toInteger(0);
 }
 
 // One key, one script: the version check and the write cannot be interleaved with another

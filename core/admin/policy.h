@@ -52,6 +52,10 @@ struct Policy {
     std::vector<PolicyProblem> problems() const;
     QJsonObject toJson() const;
     static Policy fromJson(const QJsonObject &o); // throws UnexpectedReplyError for a malformed record
+    // A record as stored under `field` of the policies hash: JSON of a policy named `field` that
+    // Policy::problems() finds nothing wrong with (a hand-written limit -5, window 0 or limit
+    // 1e30, a value that is no JSON object). Else UnexpectedReplyError saying what.
+    static Policy fromRecord(const QByteArray &field, const QByteArray &value);
 };
 
 // The policy for a key: an exact (literal) match beats any glob; among globs the most
@@ -73,6 +77,8 @@ public:
     // one line per skipped record is appended to it ("policy record 'x' skipped: ...").
     std::vector<Policy> list(QStringList *skipped = nullptr);
     std::optional<Policy> get(const QString &name);
+    // The version a record states, whether or not it can be read as a policy (0: none).
+    qint64 storedVersion(const QString &name);
     // Writes the policy if its current version is still `basedOnVersion` (0: it must not
     // exist yet). Otherwise throws ConflictError naming who changed it and when. Publishes
     // the change on the events channel. Returns the stored policy (new version).

@@ -84,15 +84,18 @@ QString formatDurationUs(qint64 us)
     const quint64 a = us < 0 ? quint64(0) - quint64(us) : quint64(us);
     // Largest unit that keeps at most three decimals exact: a / u.us has at most three
     // decimals when a is a multiple of u.us / 1000 (never a * 1000, which can overflow).
+    // Seconds keep six, down to the microsecond: from a second on, any time is exact in
+    // seconds ("3599.988023s", not "3599988.023ms").
     for (int i = 5; i >= 0; --i) {
         const Unit &u = kUnits[size_t(i)];
-        const quint64 step = u.us >= 1000 ? quint64(u.us / 1000) : 1;
+        const bool seconds = u.us == 1000000;
+        const quint64 step = seconds ? 1 : u.us >= 1000 ? quint64(u.us / 1000) : 1;
         if (a >= quint64(u.us) && a % step == 0) {
-            // Whole units and thousandths apart, so large values keep every digit.
+            // Whole units and the fraction apart, so large values keep every digit.
             const quint64 whole = a / quint64(u.us), rest = (a % quint64(u.us)) / step;
             QString text = QString::number(whole);
             if (rest) {
-                QString decimals = QString::number(rest).rightJustified(3, QLatin1Char('0'));
+                QString decimals = QString::number(rest).rightJustified(seconds ? 6 : 3, QLatin1Char('0'));
                 while (decimals.endsWith(QLatin1Char('0')))
                     decimals.chop(1);
                 text += QLatin1Char('.') + decimals;

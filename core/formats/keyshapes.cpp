@@ -16,13 +16,22 @@ qint64 windowOfIndex(qint64 index, qint64 now, std::initializer_list<qint64> len
     return 0;
 }
 
+namespace {
+// Window lengths people choose; anything else would make every integer look like one. Up
+// to 3 hours: the ids of longer windows are numbers of five digits or fewer (a day's is
+// about 20,000 now), which application keys end in all the time ("user:20781"); a
+// counter of a longer window is recognised when limits name it (a policy, or flags).
+constexpr std::initializer_list<qint64> kUsualCounterWindows = {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800};
+} // namespace
+
+std::initializer_list<qint64> usualCounterWindowSeconds()
+{
+    return kUsualCounterWindows;
+}
+
 qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds)
 {
-    // Window lengths people choose; anything else would make every integer look like one. Up
-    // to 3 hours: the ids of longer windows are numbers of five digits or fewer (a day's is
-    // about 20,000 now), which application keys end in all the time ("user:20781"); a
-    // counter of a longer window is recognised when limits name it (a policy, or flags).
-    return windowOfIndex(id, nowSeconds, {1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800});
+    return windowOfIndex(id, nowSeconds, kUsualCounterWindows);
 }
 
 QByteArray counterWindowKey(const QByteArray &base, qint64 id)

@@ -12,6 +12,8 @@ namespace ratescope {
 // The window length (s) for which `id` = floor(epoch seconds / window) is the current or
 // previous window at `nowSeconds`, among the usual window lengths; 0 when none fits.
 qint64 inferWindowSeconds(qint64 id, qint64 nowSeconds);
+// Those usual window lengths (s), shortest first.
+std::initializer_list<qint64> usualCounterWindowSeconds();
 
 // The first of `lengths` (in any unit) for which `index` = floor(now / length) is the current
 // or previous window at `now` (the same unit); 0 when none fits. inferWindowSeconds, and the

@@ -134,6 +134,14 @@ KeyKind classify(const QByteArray &key, const QByteArray &type, const std::vecto
         }
         if (declaredUnit == ScoreUnit::Auto && classifyLibrary(key, type, s, nowUs, declaredFormat, k))
             return k;
+        // A log's newest entry is no later than now (a day of clock skew aside): a sorted set
+        // whose highest score is a time further ahead holds no times at all (a geo set's 52-bit
+        // cells east of Greenwich read as µs in 2041 .. 2112; a leaderboard). A policy's unit
+        // says it is a log whatever the scores.
+        constexpr qint64 kSkewUs = 86400LL * 1000000;
+        if (declaredUnit == ScoreUnit::Auto && detected != ScoreUnit::Auto && nowUs > 0 &&
+            score * double(scoreUnitUs(detected)) > double(nowUs + kSkewUs))
+            return k;
         k.unit = declaredUnit != ScoreUnit::Auto ? declaredUnit : detected;
         if (k.unit != ScoreUnit::Auto)
             k.format = KeyFormat::ForeignSlidingLog;

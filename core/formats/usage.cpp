@@ -81,15 +81,16 @@ bool isScriptFormat(KeyFormat f)
            f == KeyFormat::Gcra;
 }
 
-// A sliding-buckets hash read whole (HGETALL): the script's rule applied here, with the limits
+// A sliding-buckets hash read in bounded time (a page of bucketHashScan, completed by name when
+// the hash is bigger than any the script keeps): the script's rule applied here, with the limits
 // asked about, so the answer is what a check would be told (a hash kept for another window or
 // B reads as empty, as the script reads it).
-Usage bucketsUsage(const QByteArray &key, const LimitSpec &spec, const Reply &hgetall, qint64 nowUs)
+Usage bucketsUsage(Connection &connection, const QByteArray &key, const LimitSpec &spec, const Reply &hscan, qint64 nowUs)
 {
-    const auto state = parseBucketHash(key, hgetall.orThrow());
     LimitSpec s = spec;
     s.algorithm = Algorithm::SlidingBuckets;
     s.validate();
+    const auto state = bucketStateFrom(connection, key, s, nowUs, hscan);
     const Decision d = bucketsDecision(key, s, state, nowUs);
     return {d.used - (d.allowed ? spec.cost : 0), d};
 }
@@ -197,7 +198,7 @@ std::vector<Command> usageCommands(Connection &connection, const UsageTarget &t,
         return {LimiterScript::forAlgorithm(spec.algorithm).command(t.key, Limiter::arguments(t.key, spec, nowUs, true), true, *calls)};
     }
     if (t.kind.format == KeyFormat::SlidingBuckets)
-        return {{"HGETALL", t.key}};
+        return {bucketHashScan(t.key)};
     if (t.kind.format == KeyFormat::ForeignSlidingLog)
         return foreignLogCommands(t, nowUs);
     if (t.kind.format == KeyFormat::CounterWindow)
@@ -225,7 +226,7 @@ Usage usageFromReplies(Connection &connection, const UsageTarget &t, const Reply
         return Usage{d.used - (d.allowed ? t.spec.cost : 0), d};
     }
     if (t.kind.format == KeyFormat::SlidingBuckets)
-        return bucketsUsage(t.key, t.spec, r, nowUs);
+        return bucketsUsage(connection, t.key, t.spec, r, nowUs);
     if (t.kind.format == KeyFormat::ForeignSlidingLog && n == 3)
         return foreignLogUsage(t, replies[0], replies[1], replies[2], nowUs);
     if (t.kind.format == KeyFormat::CounterWindow && n == 2)
@@ -283,7 +284,7 @@ Usage peekAnyFormat(Connection &connection, const QByteArray &key, const KeyKind
         return {d.used - (d.allowed ? spec.cost : 0), d};
     }
     if (kind.format == KeyFormat::SlidingBuckets)
-        return bucketsUsage(key, spec, connection.command({"HGETALL", key}), nowUs);
+        return bucketsUsage(connection, key, spec, connection.command(bucketHashScan(key)), nowUs);
     if (kind.format == KeyFormat::CounterWindow) {
         const UsageTarget t{key, kind, spec};
         const auto r = connection.pipeline(counterWindowCommands(t, nowUs));

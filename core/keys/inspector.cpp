@@ -6,6 +6,8 @@
 #include "base/errors.h"
 #include "base/keytext.h"
 #include "formats/formatreaders.h"
+#include "formats/keyshapes.h"
+#include "keys/keyscanner.h"
 #include "keys/logwindow.h"
 #include "formats/usage.h"
 
@@ -158,6 +160,62 @@ KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs,
     return k;
 }
 
+QString declaredFormatMismatch(const QByteArray &key, const QByteArray &type, const KeyKind &kind, const Policy *policy)
+{
+    if (!policy || policy->format.isEmpty() || type == "none")
+        return {};
+    const FormatReader *declared = findFormatReader(policy->format);
+    if (!declared || (kind.format == KeyFormat::Library && kind.reader == declared))
+        return {};
+    return QStringLiteral("'%1' is covered by policy '%2', which declares its keys %3 limiters, but it holds no %4 (a %5 that does "
+                          "not read as one)")
+        .arg(displayKey(key), escapeControls(policy->name), policy->format, declared->label(), QString::fromUtf8(type));
+}
+
+QString writeRefusal(Connection &connection, const MetadataNamespace &ns, const QByteArray &key, const Policy *policy,
+                     const LimitSpec &spec, std::optional<qint64> atUs)
+{
+    const QString shown = displayKey(key);
+    if (QString own = notOursToWrite(shown, key, ns, policy, KeyKind{}); !own.isEmpty())
+        return own; // known without asking the server
+    const ScoreUnit unit = policy ? policy->scoreUnit : ScoreUnit::Auto;
+    const QString format = policy ? policy->format : QString();
+    const qint64 serverNow = serverTimeUs(connection);
+    std::vector<qint64> times{serverNow};
+    if (atUs && *atUs != serverNow)
+        times.push_back(*atUs);
+    for (qint64 t : times)
+        if (QString theirs = notOursToDecide(shown, classifyKey(connection, key, t, unit, spec, format)); !theirs.isEmpty())
+            return theirs;
+    // A new key beside another service's counter windows: their base, whatever window the
+    // request names and whenever it is made at.
+    std::vector<Command> probes{{"EXISTS", key}};
+    std::vector<qint64> lengthsUs;
+    for (qint64 t : times) {
+        for (qint64 seconds : usualCounterWindowSeconds())
+            lengthsUs.push_back(seconds * 1000000);
+        if (spec.windowUs % 1000000 == 0)
+            lengthsUs.push_back(spec.windowUs);
+        for (std::size_t i = probes.size() - 1; i < lengthsUs.size(); ++i) {
+            const auto [current, previous] = counterWindowKeys(key, lengthsUs[i], t);
+            probes.push_back({"EXISTS", current, previous});
+        }
+    }
+    const std::vector<Reply> found = connection.pipeline(probes);
+    if (found[0].toInteger() > 0)
+        return {};
+    for (std::size_t i = 1; i < found.size(); ++i) {
+        if (found[i].toInteger() > 0) {
+            KeyKind k;
+            k.format = KeyFormat::CounterWindow;
+            k.base = key;
+            k.windowSeconds = lengthsUs[i - 1] / 1000000;
+            return notOursToDecide(shown, k);
+        }
+    }
+    return {};
+}
+
 namespace {
 
 QJsonObject specJson(const LimitSpec &s)
@@ -224,14 +282,31 @@ QJsonObject logState(Connection &c, const QByteArray &key, const KeyKind &kind, 
 
 QJsonObject hashState(Connection &c, const QByteArray &key, const KeyKind &kind, const std::optional<LimitSpec> &spec, qint64 nowUs)
 {
+    // Read in bounded time whatever the hash holds: one page of fields (every field of any hash
+    // a script writes), its length, and by name the fields the state below is made of.
+    static const QByteArrayList kNamed = {"w", "n", "c", "p", "tk", "ts", "tat", "ws", "bn", "t", "l", "h"};
+    Command named{QByteArrayLiteral("HMGET"), key};
+    named.append(kNamed);
+    const auto r = c.pipeline({bucketHashScan(key), {"HLEN", key}, named});
+    const Reply &page = r[0].orThrow();
+    const bool whole = isWholeHash(page);
     QHash<QByteArray, QByteArray> h;
-    const Reply all = c.command({"HGETALL", key});
+    const Reply &all = scannedFields(page);
     for (size_t i = 0; i + 1 < all.size(); i += 2)
         h.insert(all[i].bytes(), all[i + 1].bytes());
     QJsonObject fields;
     for (auto it = h.cbegin(); it != h.cend(); ++it)
         fields.insert(displayKey(it.key()), isUtf8(it.value()) ? QString::fromUtf8(it.value()) : displayKey(it.value()));
     QJsonObject s{{QStringLiteral("fields"), fields}};
+    if (!whole) { // a page of them; the state's own fields as they are
+        s.insert(QStringLiteral("fields_total"), r[1].orThrow().toInteger());
+        const Reply &values = r[2].orThrow();
+        for (qsizetype i = 0; i < kNamed.size() && size_t(i) < values.size(); ++i)
+            if (values[size_t(i)].isNil())
+                h.remove(kNamed[i]);
+            else
+                h.insert(kNamed[i], values[size_t(i)].bytes());
+    }
     const qint64 w = spec ? spec->windowUs : 0;
     switch (kind.format) {
     case KeyFormat::FixedWindow:
@@ -263,13 +338,15 @@ QJsonObject hashState(Connection &c, const QByteArray &key, const KeyKind &kind,
         s.insert(QStringLiteral("sub_buckets"), field(h, "bn"));
         s.insert(QStringLiteral("newest_bucket"), field(h, "h"));
         s.insert(QStringLiteral("stored_total"), field(h, "t"));
+        if (!spec)
+            break;
         std::optional<BucketHash> state;
         try {
-            state = parseBucketHash(key, all);
+            state = bucketStateFrom(c, key, *spec, nowUs, page);
         } catch (const ReplyError &) {
             break; // not one the script wrote: its fields are shown as they are
         }
-        if (!spec || !state || state->windowUs != spec->windowUs)
+        if (!state || state->windowUs != spec->windowUs)
             break; // kept for other limits: the script reads it as empty
         // The buckets the window covers now, oldest (weighted) first, as the script reads them.
         const qint64 b = state->buckets;
@@ -416,7 +493,10 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResol
     } else if (o.buckets > 0) {
         throw UsageError(QStringLiteral("buckets count the entries of a sliding log; '%1' is a %2").arg(displayKey(key), meta[0].text()));
     }
-    if (spec && ((kind.isLimiter() && kind.readable()) || meta[0].text() == QLatin1String("none"))) {
+    if (const QString mismatch = declaredFormatMismatch(key, meta[0].bytes(), kind, asKey.policy ? &*asKey.policy : nullptr);
+        !mismatch.isEmpty()) {
+        out.insert(QStringLiteral("decision_error"), mismatch); // never read as one of Ratescope's own
+    } else if (spec && ((kind.isLimiter() && kind.readable()) || meta[0].text() == QLatin1String("none"))) {
         // A missing key is a fresh limiter of the policy's algorithm.
         KeyKind asRead = kind;
         if (!kind.isLimiter())

@@ -34,6 +34,21 @@ Command counterWindowsQuery(const QByteArray &key, const QByteArray &policiesHas
                             const std::vector<qint64> &windowsUs = {});
 void takeCounterWindows(Connection &connection, const QByteArray &key, const Reply &reply);
 
+// Why Ratescope's scripts must not write a limiter at `key` (empty when they may), asked before
+// anything is written: one of Ratescope's own records; a key `policy` (the one covering it)
+// declares another library's; another service's limiter, by what the key holds or names now,
+// or, for a key that does not exist, by a counter window <key>:<window id> beside it, current or
+// previous, of the window of `spec` or of any usual length. With `atUs` (a write at another
+// time than the server's clock) the key is recognised at that time as well.
+QString writeRefusal(Connection &connection, const MetadataNamespace &ns, const QByteArray &key, const Policy *policy,
+                     const LimitSpec &spec, std::optional<qint64> atUs = std::nullopt);
+
+// Why a key that exists is not read as the format `policy` declares for it (empty when it is,
+// or when nothing is declared): its value does not parse as that library's ("'cell:x' is
+// covered by policy 'cell', which declares its keys redis-cell limiters, but it holds no
+// redis-cell GCRA (a string that does not read as one)"). `type` is the key's Redis type.
+QString declaredFormatMismatch(const QByteArray &key, const QByteArray &type, const KeyKind &kind, const Policy *policy);
+
 struct InspectOptions {
     qint64 nowUs = 0;
     int entryOffset = 0; // paging through a log's entries in the window

@@ -388,12 +388,12 @@ std::optional<Decision> Limiter::peekFromFields(const QByteArray &key, const Lim
     case Algorithm::Gcra:
         return peekGcra(m_connection, key, spec, nowUs);
     case Algorithm::SlidingBuckets: {
-        const auto replies = m_connection.pipeline({{"TYPE", key}, {"HGETALL", key}});
+        const auto replies = m_connection.pipeline({{"TYPE", key}, bucketHashScan(key)});
         const QByteArray type = replies[0].orThrow().bytes();
         if (type != "none" && type != "hash")
             throw ReplyError(QStringLiteral("WRONGTYPE key '%1' holds a %2, sliding-buckets needs a hash")
                                  .arg(QString::fromUtf8(key), QString::fromUtf8(type)));
-        return bucketsDecision(key, spec, parseBucketHash(key, replies[1].orThrow()), nowUs);
+        return bucketsDecision(key, spec, bucketStateFrom(m_connection, key, spec, nowUs, replies[1]), nowUs);
     }
     case Algorithm::FixedWindow:
     case Algorithm::SlidingCounter:

@@ -1,6 +1,7 @@
 #include "limiters/scriptlibrary.h"
 
 #include "base/errors.h"
+#include "base/keytext.h"
 #include "limiters/limiterscript.h"
 
 #include <QCryptographicHash>
@@ -158,9 +159,12 @@ QString ScriptsStatus::summary() const
             }
         const bool anyFunctions =
             std::any_of(masters.begin(), masters.end(), [](const ScriptsNodeStatus &m) { return m.problem.isEmpty() && m.functions; });
+        const bool unreadable = std::any_of(masters.begin(), masters.end(), [](const ScriptsNodeStatus &m) { return m.libraryUnreadable(); });
         if (!others.isEmpty())
             text = QStringLiteral("script cache only (functions library ratescope %1 is not this release's %2)")
                        .arg(others.join(QStringLiteral(", ")), lib.version());
+        else if (unreadable) // loaded or not, this user cannot tell: never "no library"
+            text = QStringLiteral("functions library not readable by this user (FUNCTION LIST and FCALL_RO ratescope_version refused)");
         else if (!anyFunctions &&
                  std::any_of(masters.begin(), masters.end(), [](const ScriptsNodeStatus &m) { return m.problem.isEmpty(); }))
             text = QStringLiteral("script cache only (no Redis Functions on this server)");
@@ -207,7 +211,7 @@ QJsonObject ScriptsStatus::toJson() const
         o.insert(QStringLiteral("functions"), m.functions);
         if (!m.functionsProblem.isEmpty())
             o.insert(QStringLiteral("functions_problem"), m.functionsProblem);
-        o.insert(QStringLiteral("library_loaded"), m.libraryLoaded);
+        o.insert(QStringLiteral("library_loaded"), m.libraryUnreadable() ? QJsonValue() : QJsonValue(m.libraryLoaded)); // null: not known
         o.insert(QStringLiteral("library_version"), m.library ? QJsonValue(m.library->version) : QJsonValue());
         o.insert(QStringLiteral("library_is_this_release"), m.hasThisBuild());
         if (!m.cacheProblem.isEmpty())
@@ -222,6 +226,53 @@ QJsonObject ScriptsStatus::toJson() const
             {QStringLiteral("masters"), nodes},
             {QStringLiteral("algorithms"), algos},
             {QStringLiteral("drift"), QJsonArray::fromStringList(drift())}};
+}
+
+namespace {
+
+// The bytes a Lua single-quoted string literal's text stands for (its escapes: \ddd, \a, \n, ...).
+QByteArray luaLiteral(const QByteArray &text)
+{
+    QByteArray out;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        if (text[i] != '\\' || i + 1 == text.size()) {
+            out += text[i];
+            continue;
+        }
+        const char c = text[++i];
+        if (c >= '0' && c <= '9') {
+            int v = 0, n = 0;
+            for (; n < 3 && i < text.size() && text[i] >= '0' && text[i] <= '9'; ++n, ++i)
+                v = v * 10 + (text[i] - '0');
+            --i;
+            out += char(v & 0xff);
+            continue;
+        }
+        static const QByteArray from = "abfnrtv", to = "\a\b\f\n\r\t\v";
+        const qsizetype k = from.indexOf(c);
+        out += k >= 0 ? to[k] : c; // \\, \', \" stand for themselves
+    }
+    return out;
+}
+
+} // namespace
+
+std::optional<LoadedLibrary> libraryOfCode(const QByteArray &code)
+{
+    const FunctionLibrary &lib = FunctionLibrary::instance();
+    if (code == lib.code())
+        return LoadedLibrary{lib.version(), lib.scriptsDigest()};
+    static const QRegularExpression version(QStringLiteral("^local VERSION = '([^'\\n]{1,100})'$"),
+                                            QRegularExpression::MultilineOption);
+    static const QRegularExpression digest(QStringLiteral("^local SCRIPTS = '([0-9a-f]{40})'$"), QRegularExpression::MultilineOption);
+    const QString text = QString::fromUtf8(code.left(64 * 1024)); // the header states them
+    const auto v = version.match(text);
+    if (!v.hasMatch())
+        return std::nullopt;
+    const auto d = digest.match(text);
+    // Another build's words, shown by status and deploy: no control character reaches a terminal.
+    return LoadedLibrary{escapeControls(QString::fromUtf8(luaLiteral(v.captured(1).toUtf8()))),
+                         d.hasMatch() ? d.captured(1).toLatin1() : QByteArray()};
 }
 
 ScriptsStatus readScriptsStatus(Connection &connection, const std::vector<ReleasedScript> &known)
@@ -239,7 +290,7 @@ ScriptsStatus readScriptsStatus(Connection &connection, const std::vector<Releas
     ScriptsStatus status;
     status.cluster = connection.isCluster();
     const auto perMaster =
-        connection.onEachMaster({{"FUNCTION", "LIST", "LIBRARYNAME", FunctionLibrary::name()}, LoadedLibrary::query(), exists});
+        connection.onEachMaster({{"FUNCTION", "LIST", "LIBRARYNAME", FunctionLibrary::name(), "WITHCODE"}, LoadedLibrary::query(), exists});
     const QStringList addresses = masterAddresses(connection);
     for (size_t i = 0; i < perMaster.size(); ++i) {
         const std::vector<Reply> &r = perMaster[i];
@@ -254,12 +305,23 @@ ScriptsStatus readScriptsStatus(Connection &connection, const std::vector<Releas
             m.functions = !isUnknownCommand(r[0]);
             m.functionsProblem = r[0].text();
         } else {
-            for (const Reply &lib : r[0].elements()) // flat name/value pairs; LIBRARYNAME is a pattern
-                for (size_t k = 0; k + 1 < lib.size(); k += 2)
+            for (const Reply &lib : r[0].elements()) { // flat name/value pairs; LIBRARYNAME is a pattern
+                bool ours = false;
+                QByteArray code;
+                for (size_t k = 0; k + 1 < lib.size(); k += 2) {
                     if (lib[k].bytes() == "library_name" && lib[k + 1].bytes() == FunctionLibrary::name())
-                        m.libraryLoaded = true;
+                        ours = true;
+                    else if (lib[k].bytes() == "library_code")
+                        code = lib[k + 1].bytes();
+                }
+                if (ours) {
+                    m.libraryLoaded = true;
+                    m.libraryCode = code;
+                    m.library = libraryOfCode(code); // whatever FCALL_RO may be called here
+                }
+            }
         }
-        if (const auto loaded = LoadedLibrary::fromReply(r[1])) {
+        if (const auto loaded = LoadedLibrary::fromReply(r[1]); loaded && !m.library) {
             m.library = loaded;
             m.libraryLoaded = true; // the version function answers: a reader may not FUNCTION LIST
         }
@@ -369,7 +431,11 @@ DeployPlan planDeploy(const ScriptsStatus &status, bool replace)
                                  .arg(m.address, m.functionsProblem));
         if (!m.functionsProblem.isEmpty())
             throw ReplyError(m.functionsProblem);
-        DeployPlan::Target t{m.address, DeployPlan::Action::Load, {}};
+        DeployPlan::Target t{m.address, DeployPlan::Action::Load, {}, m.libraryCode};
+        if (m.libraryLoaded && m.libraryCode.isEmpty())
+            throw ReplyError(QStringLiteral("ERR %1: the ratescope library loaded there could not be read (FUNCTION LIST WITHCODE): "
+                                            "nothing loaded")
+                                 .arg(m.address));
         if (m.hasThisBuild()) {
             t.action = DeployPlan::Action::UpToDate;
             t.loaded = m.library->version;
@@ -394,19 +460,96 @@ int deployLibrary(Connection &connection, const DeployPlan &plan)
         throw UsageError(why);
     if (!plan.needsLoad())
         return 0;
+    // The masters as planned, in the same order: else the plan is of another topology.
+    const QStringList addresses = masterAddresses(connection);
+    if (addresses.size() != qsizetype(plan.targets.size()))
+        throw ReplyError(QStringLiteral("ERR the masters changed since the plan (%1, now %2): nothing loaded; deploy again")
+                             .arg(plan.targets.size())
+                             .arg(addresses.size()));
+    for (size_t i = 0; i < plan.targets.size(); ++i)
+        if (plan.targets[i].address != addresses[qsizetype(i)])
+            throw ReplyError(QStringLiteral("ERR the masters changed since the plan (%1 is now %2): nothing loaded; deploy again")
+                                 .arg(plan.targets[i].address, addresses[qsizetype(i)]));
+    const QByteArray &code = FunctionLibrary::instance().code();
+    const Command list{"FUNCTION", "LIST", "LIBRARYNAME", FunctionLibrary::name(), "WITHCODE"};
+    // What a FUNCTION LIST WITHCODE reply shows of the ratescope library: its code, or empty.
+    auto codeIn = [](const Reply &listed) {
+        for (const Reply &lib : listed.elements()) {
+            bool ours = false;
+            QByteArray found;
+            for (size_t k = 0; k + 1 < lib.size(); k += 2) {
+                if (lib[k].bytes() == "library_name" && lib[k + 1].bytes() == FunctionLibrary::name())
+                    ours = true;
+                else if (lib[k].bytes() == "library_code")
+                    found = lib[k + 1].bytes();
+            }
+            if (ours)
+                return found;
+        }
+        return QByteArray();
+    };
+    const auto replies = connection.onEachMaster([&](size_t i) -> std::vector<Command> {
+        if (plan.targets[i].code.isEmpty())
+            return {{"FUNCTION", "LOAD", code}}; // fails if one was loaded meanwhile: nothing replaced
+        return {{"MULTI"}, list, {"FUNCTION", "LOAD", "REPLACE", code}, {"EXEC"}};
+    });
     int loaded = 0;
     std::optional<Reply> firstError;
-    for (const std::vector<Reply> &replies :
-         connection.onEachMaster({{"FUNCTION", "LOAD", "REPLACE", FunctionLibrary::instance().code()}})) {
-        const Reply &r = replies.front();
-        if (r.isError()) {
+    std::vector<std::pair<size_t, QByteArray>> putBack; // masters whose library changed after the check, and what it was
+    for (size_t i = 0; i < replies.size() && i < plan.targets.size(); ++i) {
+        const std::vector<Reply> &mine = replies[i];
+        const Reply &r = mine.empty() ? Reply() : mine.back();
+        const DeployPlan::Target &t = plan.targets[i];
+        if (r.isError() || (!t.code.isEmpty() && (!r.isArray() || r.size() != 2))) {
+            const Reply why = r.isError() ? r : mine.front().isError() ? mine.front() : Reply::error("ERR EXEC answered " + r.debugString().toUtf8());
+            if (!firstError) {
+                firstError = why;
+                if (t.code.isEmpty() && why.bytes().contains("already exists"))
+                    firstError = Reply::error(QStringLiteral("ERR %1: a ratescope library was loaded there while deploying: left as it "
+                                                             "is; deploy again to see it in the plan")
+                                                  .arg(t.address)
+                                                  .toUtf8());
+            }
+            continue;
+        }
+        const Reply &load = t.code.isEmpty() ? r : r[1];
+        if (!t.code.isEmpty()) {
+            if (const QByteArray before = codeIn(r[0]); before != t.code && !before.isEmpty()) { // deleted meanwhile: nothing lost
+                putBack.emplace_back(i, before);
+                continue;
+            }
+        }
+        if (load.isError()) {
             if (!firstError)
-                firstError = r;
-        } else if (r.bytes() == FunctionLibrary::name()) {
+                firstError = load;
+        } else if (load.bytes() == FunctionLibrary::name()) {
             ++loaded;
         } else if (!firstError) {
-            firstError = Reply::error("ERR FUNCTION LOAD answered " + r.debugString().toUtf8());
+            firstError = Reply::error("ERR FUNCTION LOAD answered " + load.debugString().toUtf8());
         }
+    }
+    if (!putBack.empty()) {
+        // Another library came between the check and the load: it goes back, at once, where ours
+        // is still what replaced it.
+        const auto restored = connection.onEachMaster([&](size_t i) -> std::vector<Command> {
+            for (const auto &[at, before] : putBack)
+                if (at == i)
+                    return {{"MULTI"}, list, {"FUNCTION", "LOAD", "REPLACE", before}, {"EXEC"}};
+            return {};
+        });
+        QStringList where;
+        for (const auto &[at, before] : putBack) {
+            const std::vector<Reply> &mine = restored[at];
+            const bool ok = !mine.empty() && mine.back().isArray() && mine.back().size() == 2 && codeIn(mine.back()[0]) == code;
+            const auto was = libraryOfCode(before);
+            where << QStringLiteral("%1 (now %2%3)")
+                         .arg(plan.targets[at].address, was ? QStringLiteral("ratescope ") + was->version : QStringLiteral("another library"),
+                              ok ? QStringLiteral(", put back") : QStringLiteral(", changed again: left as it is"));
+        }
+        firstError = Reply::error(QStringLiteral("ERR the library changed while deploying on %1: not replaced; deploy again to see it in "
+                                                 "the plan")
+                                      .arg(where.join(QStringLiteral(", ")))
+                                      .toUtf8());
     }
     connection.setScriptCalls(std::nullopt); // the next decision asks again
     if (firstError)

@@ -60,12 +60,16 @@ struct ScriptsNodeStatus {
     bool functions = true;                                // false: no Redis Functions here (Redis 6, or FUNCTION renamed away)
     QString functionsProblem;                             // why the library could not be read (no functions, NOPERM, ...)
     bool libraryLoaded = false;                           // a library named ratescope is loaded
-    std::optional<LoadedLibrary> library;                 // its version, when its ratescope_version answers
+    std::optional<LoadedLibrary> library;                 // its version: from its code, else from its ratescope_version
+    QByteArray libraryCode;                               // its code (FUNCTION LIST WITHCODE); empty when none or not readable
     QString cacheProblem;                                 // why SCRIPT EXISTS failed (NOPERM), else empty
     std::array<bool, std::size(kAllAlgorithms)> cached{}; // this release's script, per algorithm, in the script cache
     std::vector<ReleasedScript> olderFound;               // earlier releases' scripts in the script cache
 
     bool hasThisBuild() const { return library && library->isThisBuild(); }
+    // Functions here, but this user may read neither the library nor its version: whether one is
+    // loaded is not known.
+    bool libraryUnreadable() const { return problem.isEmpty() && functions && !functionsProblem.isEmpty() && !libraryLoaded; }
 };
 
 struct ScriptsStatus {
@@ -81,7 +85,11 @@ struct ScriptsStatus {
     QJsonObject toJson() const;
 };
 
-// One pipeline per master: FUNCTION LIST LIBRARYNAME ratescope, FCALL_RO ratescope_version 0,
+// The version and scripts digest a ratescope library's code states (its `local VERSION = '...'`
+// and `local SCRIPTS = '...'`); this build's for this build's code; nullopt when it says neither.
+std::optional<LoadedLibrary> libraryOfCode(const QByteArray &code);
+
+// One pipeline per master: FUNCTION LIST LIBRARYNAME ratescope WITHCODE, FCALL_RO ratescope_version 0,
 // SCRIPT EXISTS of this release's and the known older scripts. A release's script whose SHA-1
 // equals this release's is not drift.
 ScriptsStatus readScriptsStatus(Connection &connection, const std::vector<ReleasedScript> &known = knownReleases());
@@ -100,6 +108,7 @@ struct DeployPlan {
         QString address;
         Action action = Action::Load;
         QString loaded; // the version loaded before, "" when none, "unknown" when it does not say
+        QByteArray code; // the code of the library checked (empty: none); loaded over only if it is still there
     };
     QByteArray library = FunctionLibrary::name();
     QString version;
@@ -120,8 +129,11 @@ struct DeployPlan {
 // "DOWN ..."), has no Redis Functions (ReplyError "ERR ...: Redis 7 or later is needed"), or
 // may not be asked (the NOPERM reply).
 DeployPlan planDeploy(const ScriptsStatus &status, bool replace);
-// Runs FUNCTION LOAD REPLACE with this build's library on every master when the plan needs a
-// load; throws UsageError with the plan's refusal first. The connection detects the library
+// Loads this build's library on every master when the plan needs a load, only over what the
+// plan checked there: FUNCTION LOAD (never REPLACE) where there was none; where there was one,
+// FUNCTION LOAD REPLACE in a transaction with FUNCTION LIST WITHCODE, and when that shows another
+// library than the one checked (loaded meanwhile), it is put back at once and the deploy fails
+// (ReplyError, "changed while deploying"). Throws UsageError with the plan's refusal first. The connection detects the library
 // again for its next decision. Returns the number of masters loaded.
 int deployLibrary(Connection &connection, const DeployPlan &plan);
 // "scripts.deploy": the library and version, the functions and the masters loaded (after),

@@ -1,6 +1,7 @@
 #include "limiters/slidingbuckets.h"
 
 #include "base/errors.h"
+#include "redis/connection.h"
 
 #include <algorithm>
 
@@ -119,6 +120,53 @@ std::optional<BucketHash> parseBucketHash(const QByteArray &key, const Reply &hg
             h.counts[*id] = fieldIn(value, kMaxLimit).value_or(-1);
     }
     return h;
+}
+
+Command bucketHashScan(const QByteArray &key)
+{
+    return {QByteArrayLiteral("HSCAN"), key, QByteArrayLiteral("0"), QByteArrayLiteral("COUNT"), QByteArray::number(kBucketScanCount)};
+}
+
+bool isWholeHash(const Reply &hscan)
+{
+    return hscan.isArray() && hscan.size() == 2 && hscan[0].bytes() == "0";
+}
+
+const Reply &scannedFields(const Reply &hscan)
+{
+    static const Reply kNone;
+    return hscan.isArray() && hscan.size() == 2 && hscan[1].isArray() ? hscan[1] : kNone;
+}
+
+std::optional<BucketHash> bucketStateFrom(Connection &connection, const QByteArray &key, const LimitSpec &spec, qint64 nowUs,
+                                          const Reply &hscan)
+{
+    hscan.orThrow();
+    if (isWholeHash(hscan))
+        return parseBucketHash(key, scannedFields(hscan));
+    // The fields the script may read when its newest bucket is `to`: ws, bn, t, l, h, and the
+    // buckets from the oldest one a valid l can name (h - 3600) and the window's oldest to `to`.
+    const qint64 b = spec.buckets;
+    auto readUpTo = [&](qint64 to) {
+        Command hmget{QByteArrayLiteral("HMGET"), key, QByteArrayLiteral("ws"), QByteArrayLiteral("bn"), QByteArrayLiteral("t"),
+                      QByteArrayLiteral("l"), QByteArrayLiteral("h")};
+        const qint64 from = to - b - kMaxBuckets;
+        for (qint64 j = from; j <= to; ++j)
+            hmget.push_back('b' + QByteArray::number(j));
+        const Reply values = connection.command(hmget).orThrow();
+        std::vector<Reply> flat; // as HGETALL would give the fields that exist
+        for (size_t i = 0; i < values.size() && i + 2 < size_t(hmget.size()); ++i)
+            if (!values[i].isNil()) {
+                flat.push_back(Reply::string(hmget[qsizetype(i) + 2]));
+                flat.push_back(values[i]);
+            }
+        return parseBucketHash(key, Reply::array(std::move(flat)));
+    };
+    const qint64 id = bucketOf(nowUs, spec.windowUs, int(b)).id;
+    std::optional<BucketHash> state = readUpTo(id);
+    if (state && state->high > id) // the clock is behind its newest bucket: the script reads there
+        state = readUpTo(state->high);
+    return state;
 }
 
 Decision bucketsDecision(const QByteArray &key, const LimitSpec &spec, const std::optional<BucketHash> &state, qint64 nowUs)

@@ -1,5 +1,7 @@
 #include "load/boundaryscenario.h"
 
+#include <QDateTime>
+
 #include "redis/connection.h"
 #include "base/duration.h"
 #include "base/errors.h"
@@ -128,6 +130,15 @@ BoundaryResult BoundaryScenario::run()
     result.boundaryUs = (now / window + 1) * window;
     if (result.boundaryUs - now < lead + kMinLeadUs)
         result.boundaryUs += window; // too close to park before this one
+    const qint64 waitUs = result.boundaryUs - lead - now;
+    if (waitUs > kMaxWaitUs)
+        throw UsageError(QStringLiteral("the next boundary of a %1 window is %2 away (%3): the scenario waits at most %4 for one; "
+                                        "nothing was sent")
+                             .arg(formatDurationUs(window), formatDurationUs(result.boundaryUs - now),
+                                  QDateTime::fromMSecsSinceEpoch(result.boundaryUs / 1000, Qt::UTC).toString(Qt::ISODate),
+                                  formatDurationUs(kMaxWaitUs)));
+    if (onWait)
+        onWait(waitUs, result.boundaryUs);
 
     waitForServerTime(result.boundaryUs - lead);
     result.firstStartUs = serverTimeUs();

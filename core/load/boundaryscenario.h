@@ -7,6 +7,8 @@
 #include <QByteArray>
 #include <QJsonObject>
 
+#include <functional>
+
 namespace ratescope {
 
 class Connection;
@@ -38,6 +40,11 @@ public:
     // Blocks for up to about one window plus the two bursts. Throws UsageError (bad input,
     // existing key, timing not met), ConnectionError, ReplyError.
     BoundaryResult run();
+    // The longest the scenario parks before its first burst: a window whose next boundary is
+    // further (a day's, a year's) is refused before anything is sent.
+    static constexpr qint64 kMaxWaitUs = 3660LL * 1000000; // an hour and a minute: any window up to 1h fits
+    // Told once, before parking, how long it will wait and for which boundary (server clock, us).
+    std::function<void(qint64 waitUs, qint64 boundaryUs)> onWait;
     // Requests fired so far, also when run() threw after firing (for the audit trail).
     qint64 requestsSent() const { return m_sent; }
 

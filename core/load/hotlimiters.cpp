@@ -6,6 +6,7 @@
 #include "redis/scan.h"
 #include "base/errors.h"
 #include "keys/keyscanner.h"
+#include "limiters/slidingbuckets.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -92,8 +93,11 @@ size_t appendStateCommands(std::vector<Command> &out, const HotLimiter &l, qint6
         out.push_back({QByteArrayLiteral("HMGET"), l.key, QByteArrayLiteral("tat"), QByteArrayLiteral("f")});
         return 1;
     case KeyFormat::SlidingBuckets:
-        out.push_back({QByteArrayLiteral("HGETALL"), l.key});
-        return 1;
+        // A page of its fields (all of any hash the script writes; never millions) and its newest
+        // bucket by name, which a page of a bigger hash may leave out.
+        out.push_back(bucketHashScan(l.key));
+        out.push_back({QByteArrayLiteral("HGET"), l.key, QByteArrayLiteral("h")});
+        return 2;
     case KeyFormat::CounterWindow:
         if (!cluster)
             return 0;
@@ -128,18 +132,21 @@ CounterState stateOf(const HotLimiter &l, const Reply *replies, size_t n, qint64
     }
     const Reply &r = replies[0];
     if (l.kind.format == KeyFormat::SlidingBuckets) {
-        // a = the newest bucket id with admissions, b = its count; every bucket for the second read
-        if (r.isError() || !r.isArray())
+        // a = the newest bucket id with admissions, b = its count; every bucket read, by id; c =
+        // 1 when the page was not the whole hash
+        if (n != 2 || r.isError() || replies[1].isError() || replies[1].isNil())
             return s;
-        for (size_t i = 0; i + 1 < r.size(); i += 2) {
-            const QByteArray name = r[i].bytes();
+        s.a = integerOf(replies[1]), s.present = true;
+        s.c = isWholeHash(r) ? 0 : 1;
+        const Reply &fields = scannedFields(r);
+        for (size_t i = 0; i + 1 < fields.size(); i += 2) {
+            const QByteArray name = fields[i].bytes();
             bool ok = false;
             const qint64 id = name.startsWith('b') ? name.mid(1).toLongLong(&ok) : 0;
             if (ok)
-                s.buckets.emplace_back(id, integerOf(r[i + 1]));
-            else if (name == "h")
-                s.a = integerOf(r[i + 1]), s.present = true;
+                s.buckets.emplace_back(id, integerOf(fields[i + 1]));
         }
+        std::sort(s.buckets.begin(), s.buckets.end());
         for (const auto &[id, count] : s.buckets)
             if (id == s.a)
                 s.b = count;
@@ -170,13 +177,21 @@ std::optional<qint64> admittedBetween(const HotLimiter &l, const CounterState &b
             return after.b; // a new window: its count so far
         return std::max<qint64>(0, after.b - before.b);
     case KeyFormat::SlidingBuckets: {
-        // The buckets after the newest one of the first read, and that one's growth.
+        // What grew from the newest bucket of the first read on: that one's growth and the
+        // buckets after it, each less what the first read saw there (a hash that is not the
+        // script's may hold buckets ahead of its newest; standing still, they admitted nothing).
+        // A hash bigger than one page (than any the script keeps) was read in part: not known.
+        if (before.c || after.c)
+            return std::nullopt;
         qint64 sum = 0;
-        for (const auto &[id, count] : after.buckets)
-            if (!before.present || id > before.a)
-                sum += count;
-            else if (id == before.a)
-                sum += std::max<qint64>(0, count - before.b);
+        for (const auto &[id, count] : after.buckets) {
+            if (before.present && id < before.a)
+                continue;
+            const auto seen = std::lower_bound(before.buckets.begin(), before.buckets.end(), std::pair<qint64, qint64>(id, 0),
+                                               [](const auto &x, const auto &y) { return x.first < y.first; });
+            const qint64 was = seen != before.buckets.end() && seen->first == id ? seen->second : 0;
+            sum = saneCount(sum + std::max<qint64>(0, count - was));
+        }
         return sum;
     }
     case KeyFormat::CounterWindow:
@@ -679,7 +694,9 @@ void HotScanner::firstRead(Connection &connection)
     steps.gets = [&](size_t i, qint64 t1, Command &mget) { return appendCounterWindowKeys(mget, pass.limiters[i], t1, Windows::Current); };
     steps.take = [&](size_t i, qint64 t1, const Reply *replies, size_t n) {
         m_first[i] = stateOf(pass.limiters[i], replies, n, t1);
-        m_first[i].buckets = {}; // only the newest bucket is compared with the second read
+        // the buckets from the newest on stay, to be compared with the second read (one for a
+        // hash the script writes: it keeps none ahead of its newest)
+        std::erase_if(m_first[i].buckets, [&](const auto &b) { return b.first < m_first[i].a; });
         m_firstAt[i] = t1;
     };
     sweep(connection, pass.limiters.size(), true, steps);

@@ -147,7 +147,7 @@ public:
     struct CounterState {
         bool present = false;
         qint64 a = 0, b = 0, c = 0;
-        std::vector<std::pair<qint64, qint64>> buckets; // sliding-buckets: (id, count), kept only for the second read
+        std::vector<std::pair<qint64, qint64>> buckets; // sliding-buckets: (id, count), by id (the first read's from its newest on)
     };
 
 private:

@@ -656,13 +656,24 @@ std::vector<ServerNode> ClusterRouter::nodes()
 
 std::vector<std::vector<Reply>> ClusterRouter::onEachMaster(const std::vector<Command> &commands)
 {
+    return onEachMaster([&](size_t) { return commands; });
+}
+
+std::vector<std::vector<Reply>> ClusterRouter::onEachMaster(const std::function<std::vector<Command>(size_t)> &commandsFor)
+{
     // A master that cannot be reached answers "DOWN ..." in place, so that the others are
     // still heard; only when none answers is it a lost connection.
     const std::vector<int> all = rereadMapAfterLoss([&] { return masters(); });
     std::vector<std::vector<Reply>> out;
     std::exception_ptr firstLoss;
     bool anyReached = false;
-    for (int m : all) {
+    for (size_t i = 0; i < all.size(); ++i) {
+        const int m = all[i];
+        const std::vector<Command> commands = commandsFor(i);
+        if (commands.empty()) {
+            out.emplace_back();
+            continue;
+        }
         try {
             out.push_back(onNode(m, [&](NodeConnection &c) { return c.pipeline(commands); }));
             anyReached = true;

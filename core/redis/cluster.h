@@ -65,6 +65,7 @@ public:
     std::vector<ServerNode> nodes();
     HostPort masterOf(int slot); // empty host when no master serves it
     std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
+    std::vector<std::vector<Reply>> onEachMaster(const std::function<std::vector<Command>(size_t)> &commandsFor);
     void refresh(); // reads the slot map from a known node or a seed
 
     // A node that timed out or could not be reached is not asked again for a while: its

@@ -308,4 +308,12 @@ std::vector<std::vector<Reply>> Connection::onEachMaster(const std::vector<Comma
     return {pipeline(commands)};
 }
 
+std::vector<std::vector<Reply>> Connection::onEachMaster(const std::function<std::vector<Command>(size_t)> &commandsFor)
+{
+    if (m_cluster)
+        return m_cluster->onEachMaster(commandsFor);
+    const std::vector<Command> mine = commandsFor(0);
+    return {mine.empty() ? std::vector<Reply>{} : pipeline(mine)};
+}
+
 } // namespace ratescope

@@ -99,6 +99,9 @@ public:
     // and so does a cluster master that cannot be reached: every reply "DOWN <address>: why"
     // (a ConnectionError only when no master answers).
     std::vector<std::vector<Reply>> onEachMaster(const std::vector<Command> &commands);
+    // The same with a pipeline of its own for each master: commandsFor(i) for the i-th (nodes()
+    // order); a master given no commands is not asked.
+    std::vector<std::vector<Reply>> onEachMaster(const std::function<std::vector<Command>(size_t)> &commandsFor);
 
     // How limiter scripts go on this connection: unknown until LimiterScript::callsOn() has
     // asked the servers (once per connection); connect() and disconnect() forget it.

@@ -109,6 +109,8 @@ private Q_SLOTS:
 
     // Errors in their classes, exit codes.
     void badPolicyRecordIsSkipped();
+    void handWrittenPolicyRecordsAreSkipped();
+    void smallerWrongAnswers();
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
     void peekFromFieldsMatchesTheScripts();
@@ -134,6 +136,8 @@ private Q_SLOTS:
     void resetRefusesNonLimiterTypes();
     void resetRefusesMetadata();
     void checkAndBurstWriteOnlyTheirOwnKeys();
+    void noLimiterBesideAnotherServicesWindows();
+    void boundaryKeyIsRefusedLikeCheck();
     void brokenGlobsAreRejected_data();
     void brokenGlobsAreRejected();
     void policyGlobMustNotCoverTheNamespace();
@@ -157,6 +161,9 @@ private Q_SLOTS:
     void hugeForeignCountersDoNotOverflow();
     void hugeForeignScoresDoNotOverflow();
     void overLimitStateIsShownAsItIs();
+
+    // A key of millions of fields costs a bounded read.
+    void aGiantBucketHashIsReadBounded();
 
 private:
     ConnectionOptions as(const char *user, const char *password) const
@@ -222,6 +229,105 @@ void TestHardening::badPolicyRecordIsSkipped()
     QCOMPARE(get.exitCode, 4);
     QCOMPARE(lastJsonLine(get.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
              QStringLiteral("unexpected-reply"));
+}
+
+void TestHardening::handWrittenPolicyRecordsAreSkipped()
+{
+    // Records no `policy set` writes: each skipped with a warning naming it, never listed, never
+    // breaking a check with a message that names no policy.
+    const QList<QPair<QByteArray, QByteArray>> records = {
+        {"neg", R"({"name":"neg","match":"n:*","algorithm":"gcra","limit":-5,"window_us":1000000})"},
+        {"zero", R"({"name":"zero","match":"n:*","algorithm":"gcra","limit":5,"window_us":0})"},
+        {"huge", R"({"name":"huge","match":"n:*","algorithm":"gcra","limit":1e30,"window_us":1000000})"},
+        {"alias", R"({"name":"other","match":"n:*","algorithm":"gcra","limit":5,"window_us":1000000})"},
+        {"text", "{not json"},
+        {"array", "[1,2]"},
+    };
+    for (const auto &[field, value] : records)
+        m_conn->command({"HSET", "ratescope:policies", field, value});
+    QStringList skipped;
+    QVERIFY(PolicyStore(*m_conn, kNs).list(&skipped).empty());
+    QCOMPARE(skipped.size(), records.size());
+    const CliResult list = runCli(cli(args({"policy", "list"})));
+    QCOMPARE(list.exitCode, 0);
+    QVERIFY2(!list.out.contains("n:*"), list.out.constData());
+    for (const auto &[field, value] : records)
+        QVERIFY2(list.err.contains("policy record '" + field + "' skipped"), list.err.constData());
+    QVERIFY2(list.err.contains("its name 'other' is not the field 'alias'"), list.err.constData());
+    // check: no policy covers n:1 (said so, exit 2); with the flags it decides.
+    const CliResult check = runCli(cli(args({"check", "n:1"})));
+    QCOMPARE(check.exitCode, 2);
+    QVERIFY2(check.err.contains("no policy matches 'n:1'") && check.err.contains("warning: policy record 'neg' skipped"),
+             check.err.constData());
+    QCOMPARE(runCli(cli(args({"check", "n:1", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+    // get names the record (exit 4); a set replaces it; a policy that does not exist is exit 6.
+    const CliResult get = runCli(cli(args({"policy", "get", "neg"})));
+    QVERIFY2(get.exitCode == 4 && get.err.contains("limit"), get.err.constData());
+    QCOMPARE(runCli(cli(args({"policy", "set", "neg", "--match", "n:*", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode,
+             0);
+    QCOMPARE(runCli(cli(args({"policy", "get", "neg"}))).exitCode, 0);
+    for (const char *action : {"get", "delete"}) {
+        const CliResult missing = runCli(cli(args({"--json", "policy", action, "nothing-here"})));
+        QVERIFY2(missing.exitCode == 6, missing.err.constData());
+        QCOMPARE(lastJsonLine(missing.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
+                 QStringLiteral("conflict"));
+    }
+}
+
+void TestHardening::smallerWrongAnswers()
+{
+    // watch --algo naming another algorithm than the key's: refused as peek refuses it.
+    QCOMPARE(runCli(cli(args({"check", "g:1", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+    CliResult r = runCli(cli(args({"watch", "g:1", "--algo", "sliding-log", "--limit", "5", "--window", "1s", "--count", "1"})));
+    QVERIFY2(r.exitCode == 2 && r.err.contains("'g:1' is a gcra; --algo sliding-log does not fit it"), r.err.constData());
+    // inspect --now-us 0 reads at 0, not at the server's clock.
+    r = runCli(cli(args({"--json", "inspect", "g:1", "--now-us", "0"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("now_us")).toInteger(-1), 0);
+    // A full sharded limiter, inspected by its base with the limits as flags: the group's answer.
+    for (int i = 0; i < 4; ++i) {
+        const QByteArray shard = "rl:{t}:" + QByteArray::number(i);
+        QCOMPARE(runCli(cli(QStringList{QStringLiteral("burst"), QString::fromUtf8(shard)} +
+                            args({"--algo", "sliding-log", "--limit", "10", "--window", "1h", "--requests", "10"})))
+                     .exitCode,
+                 0);
+    }
+    r = runCli(cli(args({"--json", "inspect", "rl:{t}", "--algo", "sliding-log", "--limit", "40", "--window", "1h"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject inspected = lastJsonLine(r.out);
+    const QJsonObject decision = inspected.value(QStringLiteral("decision")).toObject();
+    QCOMPARE(decision.value(QStringLiteral("allowed")).toBool(true), false);
+    QCOMPARE(decision.value(QStringLiteral("used_now")).toInteger(), 40);
+    QCOMPARE(decision.value(QStringLiteral("remaining")).toInteger(-1), 0);
+    QCOMPARE(inspected.value(QStringLiteral("sharded")).toObject().value(QStringLiteral("used")).toInteger(), 40);
+    // A key a policy declares redis-cell whose value is none: said so, not a Ratescope WRONGTYPE.
+    QCOMPARE(runCli(cli(args({"policy", "set", "cell", "--match", "cell:*", "--format", "redis-cell", "--algo", "gcra", "--limit", "5",
+                              "--window", "1s"})))
+                 .exitCode,
+             0);
+    m_conn->command({"SET", "cell:x", "garbage"});
+    for (const QStringList &a : {args({"peek", "cell:x"}), args({"watch", "cell:x", "--count", "1"})}) {
+        r = runCli(cli(a));
+        QVERIFY2(r.exitCode == 2 && r.err.contains("holds no redis-cell GCRA") && !r.err.contains("WRONGTYPE"), r.err.constData());
+    }
+    r = runCli(cli(args({"--json", "inspect", "cell:x"})));
+    QVERIFY2(lastJsonLine(r.out).value(QStringLiteral("decision_error")).toString().contains(QStringLiteral("holds no redis-cell GCRA")),
+             r.out.constData());
+    // A geo set east of Greenwich is no log of times in 2080.
+    m_conn->command({"GEOADD", "geo:sicily", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"});
+    r = runCli(cli(args({"--json", "keys", "--match", "geo:*", "--all"})));
+    QVERIFY2(r.exitCode == 0 && !r.out.contains("sliding-log"), r.out.constData());
+    // simulate --key with a CSV trace (whose rows name their keys): refused, not ignored.
+    QTemporaryDir dir;
+    writeFile(dir.filePath(QStringLiteral("t.csv")), "time,key\n1795400000000000,a\n");
+    r = runCli(cli(QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), dir.filePath(QStringLiteral("t.csv"))} +
+                   args({"--algo", "gcra", "--limit", "5", "--window", "1s", "--key", "zz"})));
+    QVERIFY2(r.exitCode == 2 && r.err.contains("is a CSV trace, whose rows name their keys"), r.err.constData());
+    // boundary with a window whose next boundary is months away: refused before anything is sent.
+    const QByteArray before = snapshot();
+    r = runCli(cli(args({"boundary", "--algo", "fixed-window", "--limit", "5", "--window", "366d"})));
+    QVERIFY2(r.exitCode == 2 && r.err.contains("the scenario waits at most") && r.err.contains("nothing was sent"), r.err.constData());
+    QCOMPARE(snapshot(), before);
 }
 
 void TestHardening::wrongFieldsExitTwo()
@@ -858,6 +964,48 @@ void TestHardening::checkAndBurstWriteOnlyTheirOwnKeys()
     QCOMPARE(runCli(cli(args({"check", "api:new", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
 }
 
+void TestHardening::noLimiterBesideAnotherServicesWindows()
+{
+    // Another service counts api:acme in one key per minute: api:acme is their limiter's base,
+    // whatever time or window a check names.
+    const qint64 serverS = m_conn->command({"TIME"})[0].toInteger();
+    m_conn->command({"SET", "api:acme:" + QByteArray::number(serverS / 60), "7"});
+    m_conn->command({"SET", "api:acme:" + QByteArray::number(serverS / 60 - 1), "3"});
+    const QByteArray before = snapshot();
+    const QStringList check = args({"check", "api:acme", "--algo", "fixed-window", "--limit", "10", "--now-us"});
+    for (const QStringList &a :
+         {check + QStringList{QString::number((serverS + 3600) * 1000000)}, check + QStringList{QString::number((serverS - 86400) * 1000000)},
+          args({"check", "api:acme", "--algo", "fixed-window", "--limit", "10", "--window", "1s"}),
+          args({"check", "api:acme", "--algo", "gcra", "--limit", "10", "--window", "1h"}),
+          args({"burst", "api:acme", "--algo", "fixed-window", "--limit", "5", "--window", "1s", "--requests", "3"})}) {
+        const CliResult r = runCli(cli(a + (a.contains(QStringLiteral("--now-us")) ? args({"--window", "1m"}) : QStringList{})));
+        QVERIFY2(r.exitCode == 2, qPrintable(a.join(QLatin1Char(' ')) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+        QVERIFY2(r.err.contains("counter window (60s) limiter that another service keeps"), r.err.constData());
+    }
+    QCOMPARE(snapshot(), before);
+    // A key of its own beside them is still ours.
+    QCOMPARE(runCli(cli(args({"check", "api:acme2", "--algo", "gcra", "--limit", "5", "--window", "1s"}))).exitCode, 0);
+}
+
+void TestHardening::boundaryKeyIsRefusedLikeCheck()
+{
+    QVERIFY(runCli(cli(args({"policy", "set", "cell", "--match", "cell:*", "--format", "redis-cell", "--algo", "gcra", "--limit", "5",
+                             "--window", "1s"})))
+                .exitCode == 0);
+    const QByteArray before = snapshot();
+    for (const char *key : {"ratescope:override:b", "ratescope:policies", "cell:b"}) {
+        const CliResult r = runCli(cli(args({"boundary", "--algo", "fixed-window", "--limit", "5", "--window", "1s", "--key", key})));
+        QVERIFY2(r.exitCode == 2, key);
+        QVERIFY2(r.err.contains("Ratescope's own records") || r.err.contains("declares its keys redis-cell"), r.err.constData());
+    }
+    QCOMPARE(snapshot(), before);
+    // A sharded burst: every shard is asked, not only the first.
+    m_conn->command({"SET", "sh:3:" + QByteArray::number(m_conn->command({"TIME"})[0].toInteger() / 60), "1"});
+    const CliResult r = runCli(cli(args({"burst", "sh", "--algo", "gcra", "--limit", "8", "--window", "1s", "--requests", "4", "--shards",
+                                         "4"})));
+    QVERIFY2(r.exitCode == 2 && r.err.contains("'sh:3' is a counter window"), r.err.constData());
+}
+
 void TestHardening::resetRefusesMetadata()
 {
     QCOMPARE(runCli(cli(args({"override", "set", "k", "--limit", "5", "--for", "1h"}))).exitCode, 0);
@@ -966,6 +1114,17 @@ void TestHardening::looseInputIsRefused_data()
     QTest::newRow("override window 0") << args({"override", "set", "k", "--limit", "5", "--window", "0", "--for", "1h"})
                                        << QByteArray("--window must be between 1ms");
     QTest::newRow("keys type set") << args({"keys", "--type", "set"}) << QByteArray("--type must be");
+    // Options that would be ignored, and an empty glob that would match everything.
+    QTest::newRow("keys match empty") << args({"keys", "--match", ""}) << QByteArray("--match: the glob is empty");
+    QTest::newRow("show replace") << args({"scripts", "show", "gcra", "--replace"}) << QByteArray("--replace goes with scripts deploy");
+    QTest::newRow("help extra") << args({"help", "extra"}) << QByteArray("help takes --man");
+    QTest::newRow("inspect sub-buckets") << args({"inspect", "k", "--sub-buckets", "7"}) << QByteArray("--sub-buckets goes with --algo");
+    QTest::newRow("simulate key from-keys") << args({"simulate", "--from-keys", "a:*", "--algo", "gcra", "--limit", "5", "--window", "1s",
+                                                     "--key", "zz"})
+                                            << QByteArray("--key names the key a burst timeline");
+    QTest::newRow("simulate base64") << args({"simulate", "--from-keys", "a:*", "--algo", "gcra", "--limit", "5", "--window", "1s",
+                                              "--base64-keys"})
+                                     << QByteArray("--base64-keys goes with --key");
     QTest::newRow("now beyond 2^52") << args({"check", "k", "--algo", "gcra", "--limit", "5", "--window", "1s", "--now-us",
                                               "4503599627370497"})
                                      << QByteArray("--now-us must be between 0 and 4503599627370496");
@@ -1342,4 +1501,50 @@ void TestHardening::failedOrInterruptedRunsKeepTheOldFile()
 }
 
 QTEST_GUILESS_MAIN(TestHardening)
+void TestHardening::aGiantBucketHashIsReadBounded()
+{
+    // Shaped like a sliding-buckets hash (window 1m, B = 60: one-second buckets), 300,000 bucket
+    // fields ahead of its newest; the script still decides on it, reading the few it needs.
+    const qint64 nowS = m_conn->command({"TIME"})[0].toInteger();
+    const QByteArray h = QByteArray::number(nowS - 3);
+    m_conn->command({"EVAL",
+                     "local h = tonumber(ARGV[1]) "
+                     "redis.call('HSET', KEYS[1], 'ws', '60000000', 'bn', '60', 't', '7', 'l', h - 10, 'h', h, 'b' .. (h - 10), '2', "
+                     "'b' .. h, '5') "
+                     "for i = 1, 300000, 1000 do local f = {} for j = i, i + 999 do f[#f + 1] = 'b' .. (h + j) f[#f + 1] = '5' end "
+                     "redis.call('HSET', KEYS[1], unpack(f)) end",
+                     "1", "giant", h});
+    QCOMPARE(m_conn->command({"HLEN", "giant"}).integer(), 300007);
+    const QStringList limits = args({"--algo", "sliding-buckets", "--limit", "100", "--window", "1m"});
+    const qint64 at = (nowS - 1) * 1000000 + 500000;
+    const QStringList now{QStringLiteral("--now-us"), QString::number(at)};
+    // inspect: a page of the fields, their number, and the script's own answer.
+    const CliResult inspected = runCli(cli(args({"--json", "inspect", "giant"}) + limits + now));
+    QVERIFY2(inspected.exitCode == 0, inspected.err.constData());
+    const QJsonObject o = lastJsonLine(inspected.out);
+    const QJsonObject state = o[QLatin1String("state")].toObject();
+    QCOMPARE(state[QLatin1String("fields_total")].toInteger(), 300007);
+    QVERIFY2(state[QLatin1String("fields")].toObject().size() < 20000, qPrintable(QString::number(state[QLatin1String("fields")].toObject().size())));
+    const Decision script = Limiter(*m_conn).peek("giant", {Algorithm::SlidingBuckets, 100, 60000000, 1, 60}, at);
+    const QJsonObject decision = o[QLatin1String("decision")].toObject();
+    QCOMPARE(decision[QLatin1String("used")].toInteger(), script.used);
+    QCOMPARE(decision[QLatin1String("retry_after_us")].toInteger(), script.retryAfterUs);
+    QCOMPARE(decision[QLatin1String("reset_after_us")].toInteger(), script.resetAfterUs);
+    QCOMPARE(state[QLatin1String("bucket_counts")].toArray().size(), 61);
+    // The plain-read peek of a user who may not run scripts reads the same, by name.
+    const auto fields = Limiter(*m_conn).peekFromFields("giant", {Algorithm::SlidingBuckets, 100, 60000000, 1, 60}, at);
+    QVERIFY(fields);
+    QVERIFY(*fields == script);
+    // A clock behind its newest bucket: the script reads there, and so does the plain read.
+    const qint64 behind = (nowS - 30) * 1000000;
+    QVERIFY(*Limiter(*m_conn).peekFromFields("giant", {Algorithm::SlidingBuckets, 100, 60000000, 1, 60}, behind) ==
+            Limiter(*m_conn).peek("giant", {Algorithm::SlidingBuckets, 100, 60000000, 1, 60}, behind));
+    // top: read a page at a time, its rate is not known (never the sum of the buckets ahead).
+    const CliResult top = runCli(cli(args({"--json", "top", "--interval", "10ms"})));
+    QVERIFY2(top.exitCode == 0, top.err.constData());
+    const QJsonObject row = QJsonDocument::fromJson(top.out.split('\n').first()).object();
+    QCOMPARE(row[QLatin1String("key")].toString(), QStringLiteral("giant"));
+    QVERIFY2(row[QLatin1String("rate")].isNull(), top.out.constData());
+}
+
 #include "tst_hardening.moc"

@@ -342,8 +342,13 @@ void TestConnectionOptions::badDurations()
 // The extremes of qint64 format without overflow (llabs(INT64_MIN), a * 1000 were UB).
 void TestConnectionOptions::formatDurationExtremes()
 {
-    QCOMPARE(formatDurationUs(std::numeric_limits<qint64>::min()), QStringLiteral("-9223372036854775.808ms"));
-    QCOMPARE(formatDurationUs(std::numeric_limits<qint64>::max()), QStringLiteral("9223372036854775.807ms"));
+    QCOMPARE(formatDurationUs(std::numeric_limits<qint64>::min()), QStringLiteral("-9223372036854.775808s"));
+    QCOMPARE(formatDurationUs(std::numeric_limits<qint64>::max()), QStringLiteral("9223372036854.775807s"));
+    // The shortest exact form: seconds to the microsecond, never thousands of fractional ms.
+    QCOMPARE(formatDurationUs(3599988023LL), QStringLiteral("3599.988023s"));
+    QCOMPARE(formatDurationUs(2707822545454422LL), QStringLiteral("2707822545.454422s"));
+    QCOMPARE(formatDurationUs(1500), QStringLiteral("1.5ms"));
+    QCOMPARE(formatDurationUs(1000001), QStringLiteral("1.000001s"));
     QCOMPARE(formatDurationUs(9223372036854000000LL), QStringLiteral("2562047788.015h"));
     QCOMPARE(formatDurationUs(-1500000), QStringLiteral("-1.5s"));
     QCOMPARE(formatDurationUs(86400000000LL * 366), QStringLiteral("366d"));

@@ -107,6 +107,9 @@ private Q_SLOTS:
     void cliShowStatusAndDeploy();
     void downgradeIsRefusedWithoutReplace();
     void deployOnEveryMasterOfACluster();
+    void aReaderIsToldTheLibraryIsNotReadable();
+    void versionFromTheCodeWhenFcallIsRenamed();
+    void aLibraryLoadedWhileDeployingStays();
 
 private:
     ConnectionOptions as(const QString &user, const QString &password) const
@@ -131,6 +134,8 @@ void TestFunctions::initTestCase()
     SandboxServer::Config config = aclConfig();
     // What a service's read-only account needs for the _peek twins, and nothing more.
     config.configLines << QStringLiteral("user service on >servicepw ~* &* -@all +@read +fcall_ro");
+    // The read-only user of docs/cli.md: reads and the scripts' read-only calls, no FCALL_RO.
+    config.configLines << QStringLiteral("user plain on >plainpw ~* &* -@all +@read +@connection +evalsha_ro +eval_ro");
     m_server = std::make_unique<SandboxServer>(config);
     m_server->start();
     m_conn = std::make_unique<Connection>(as(QStringLiteral("admin"), QStringLiteral("adminpw")));
@@ -692,4 +697,70 @@ void TestFunctions::deployOnEveryMasterOfACluster()
 }
 
 QTEST_GUILESS_MAIN(TestFunctions)
+void TestFunctions::aReaderIsToldTheLibraryIsNotReadable()
+{
+    // A loaded library this user may not see (no FUNCTION LIST, no FCALL_RO): never "no library".
+    loadLibrary(*m_conn);
+    const QStringList plain{QStringLiteral("--url"), as(QStringLiteral("plain"), QStringLiteral("plainpw")).toUrl(true)};
+    CliResult r = runCli(plain + QStringList{QStringLiteral("scripts"), QStringLiteral("status")});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("summary  functions library not readable by this user"), r.out.constData());
+    QVERIFY2(r.out.contains("library not readable: NOPERM"), r.out.constData());
+    QVERIFY2(!r.out.contains("no library") && !r.out.contains("script cache only"), r.out.constData());
+    r = runCli(plain + QStringList{QStringLiteral("--json"), QStringLiteral("scripts"), QStringLiteral("status")});
+    const QJsonObject master = jsonOf(r).value(QStringLiteral("masters")).toArray().at(0).toObject();
+    QVERIFY2(master.value(QStringLiteral("library_loaded")).isNull(), r.out.constData());
+}
+
+void TestFunctions::versionFromTheCodeWhenFcallIsRenamed()
+{
+    SandboxServer::Config config;
+    config.configLines = {QStringLiteral("rename-command FCALL \"\""), QStringLiteral("rename-command FCALL_RO \"\"")};
+    SandboxServer server(config);
+    server.start();
+    const QStringList base{QStringLiteral("--url"), server.url()};
+    const QStringList deploy = base + QStringList{QStringLiteral("scripts"), QStringLiteral("deploy")};
+    QCOMPARE(runCli(deploy).exitCode, 0);
+    // Its own library, read from FUNCTION LIST WITHCODE: this release's, and a second deploy
+    // has nothing to do.
+    CliResult r = runCli(base + QStringList{QStringLiteral("scripts"), QStringLiteral("status")});
+    QVERIFY2(r.out.contains("library " + FunctionLibrary::instance().version().toUtf8() + " (this release)"), r.out.constData());
+    r = runCli(deploy);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("already loaded"), r.err.constData());
+    // Another release's, by the version its code states.
+    Connection c(server.options());
+    c.command({"FUNCTION", "LOAD", "REPLACE", libraryVariant(QStringLiteral("0.1.5"))});
+    const ScriptsStatus status = readScriptsStatus(c);
+    QVERIFY(status.masters[0].library);
+    QCOMPARE(status.masters[0].library->version, QStringLiteral("0.1.5"));
+    r = runCli(deploy);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("upgrade 0.1.5 to"), r.out.constData());
+}
+
+void TestFunctions::aLibraryLoadedWhileDeployingStays()
+{
+    // Checked, then another writer loads a newer library before ours goes: it is not replaced
+    // (where none was, FUNCTION LOAD fails; where one was, it is put back at once).
+    for (const bool noneBefore : {true, false}) {
+        m_conn->command({"FUNCTION", "FLUSH"});
+        if (!noneBefore)
+            loadLibrary(*m_conn, libraryVariant(QStringLiteral("0.1.5")));
+        const DeployPlan plan = planDeploy(readScriptsStatus(*m_conn), false);
+        QVERIFY(plan.needsLoad());
+        loadLibrary(*m_conn, libraryVariant(QStringLiteral("9.0.0")));
+        try {
+            deployLibrary(*m_conn, plan);
+            QFAIL("deployed over a library it had not checked");
+        } catch (const ReplyError &e) {
+            QVERIFY2(e.message().contains(noneBefore ? "was loaded there while deploying" : "changed while deploying"),
+                     qPrintable(e.message()));
+        }
+        QCOMPARE(m_conn->command({"FCALL_RO", "ratescope_version", "0"})[0].text(), QStringLiteral("9.0.0"));
+    }
+    // Unchanged since the check: loaded.
+    loadLibrary(*m_conn, libraryVariant(QStringLiteral("0.1.5")));
+    QCOMPARE(deployLibrary(*m_conn, planDeploy(readScriptsStatus(*m_conn), false)), 1);
+    QCOMPARE(m_conn->command({"FCALL_RO", "ratescope_version", "0"})[0].text(), FunctionLibrary::instance().version());
+}
+
 #include "tst_functions.moc"

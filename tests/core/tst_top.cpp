@@ -46,6 +46,7 @@ private Q_SLOTS:
     void ranksByTheTrafficOfAControlledBurst_data();
     void ranksByTheTrafficOfAControlledBurst();
     void slidingBucketsRateFromTheirBuckets();
+    void slidingBucketsRateFromWhatChanged();
     void counterWindowsRateFromTheirWindows();
     void samplingSaysItsSampleSize();
     void aFailedScanStaysFailed();
@@ -192,6 +193,37 @@ void TestTop::slidingBucketsRateFromTheirBuckets()
     QCOMPARE(admitted.size(), size_t(2));
     QCOMPARE(admitted["sb:old"], 9);
     QCOMPARE(admitted["sb:new"], 7);
+}
+
+void TestTop::slidingBucketsRateFromWhatChanged()
+{
+    // Hashes shaped like sliding buckets (1m, B = 60) holding buckets ahead of their newest,
+    // which no script wrote: 3,000 of them, read whole, idle (nothing admitted) or with 3
+    // admissions between the reads (3); 20,000, read a page at a time: the rate is not known
+    // (not the sum of what stands still).
+    const qint64 nowS = m_conn->command({"TIME"})[0].toInteger();
+    const QByteArray h = QByteArray::number(nowS);
+    for (const auto &[key, ahead] : {std::pair{"sb:idle", "3000"}, std::pair{"sb:busy", "3000"}, std::pair{"sb:giant", "20000"}})
+        m_conn->command({"EVAL",
+                         "local h = tonumber(ARGV[1]) "
+                         "redis.call('HSET', KEYS[1], 'ws', '60000000', 'bn', '60', 't', '1', 'l', h, 'h', h, 'b' .. h, '1') "
+                         "for i = 1, tonumber(ARGV[2]), 1000 do local f = {} for j = i, i + 999 do f[#f + 1] = 'b' .. (h + j) "
+                         "f[#f + 1] = '5' end redis.call('HSET', KEYS[1], unpack(f)) end",
+                         "1", key, h, ahead});
+    const LimitSpec spec{Algorithm::SlidingBuckets, 1000000, 60 * kSecond, 1, 60};
+    Limiter limiter(*m_conn);
+    HotOptions options;
+    options.intervalUs = 3600 * kSecond;
+    const HotPass pass = HotScanner(options).run(*m_conn, [&] {
+        for (int i = 0; i < 3; ++i)
+            QVERIFY(limiter.check("sb:busy", spec, nowS * kSecond + 500000).allowed);
+    });
+    std::map<QByteArray, qint64> admitted;
+    for (const HotLimiter &l : pass.limiters)
+        admitted[l.key] = l.admitted.value_or(-1);
+    QCOMPARE(admitted["sb:idle"], 0);
+    QCOMPARE(admitted["sb:busy"], 3);
+    QCOMPARE(admitted["sb:giant"], -1);
 }
 
 void TestTop::samplingSaysItsSampleSize()

@@ -25,7 +25,9 @@ BurstPreflight readBurstPreflight(Connection &c, const MetadataNamespace &ns, co
             d.kind = named;
     }
     BurstPreflight out;
-    out.refusal = notOursToWrite(displayKey(key), key, ns, policy ? &*policy : nullptr, d.kind);
+    out.refusal = notOursToDecide(displayKey(key), d.kind);
+    if (out.refusal.isEmpty())
+        out.refusal = writeRefusal(c, ns, key, policy ? &*policy : nullptr, spec);
     if (d.kind.isLimiter() && out.refusal.isEmpty()) {
         // How full it is under the limits the burst will use, read without writing.
         try {
