@@ -690,16 +690,8 @@ void PoliciesPage::runEffect()
 
 void PoliciesPage::savePolicy(bool onTopOfTheirs)
 {
-    if (!writable()) {
-        m_policyEditor->setStatus(whyNotWritable(), true); // nothing is sent
+    if (!policyReadyToSend())
         return;
-    }
-    if (m_busy)
-        return;
-    if (!m_policyEditor->problems().empty()) {
-        m_policyEditor->setStatus(QStringLiteral("Correct the fields marked first."), true);
-        return;
-    }
     const Policy p = m_policyEditor->proposed();
     qint64 basedOn = m_policyEditor->basedOnVersion();
     if (onTopOfTheirs) {
@@ -780,18 +772,25 @@ QString PoliciesPage::effectWords() const
     return m_previewKeys.empty() ? QStringLiteral("No key matches its pattern now.") : QString();
 }
 
-void PoliciesPage::askSavePolicy(bool onTopOfTheirs)
+bool PoliciesPage::policyReadyToSend()
 {
     if (!writable()) {
         m_policyEditor->setStatus(whyNotWritable(), true); // nothing is sent
-        return;
+        return false;
     }
     if (m_busy)
-        return;
+        return false;
     if (!m_policyEditor->problems().empty()) {
         m_policyEditor->setStatus(QStringLiteral("Correct the fields marked first."), true);
-        return;
+        return false;
     }
+    return true;
+}
+
+void PoliciesPage::askSavePolicy(bool onTopOfTheirs)
+{
+    if (!policyReadyToSend())
+        return;
     ask(
         [this] {
             const Policy p = m_policyEditor->proposed();

@@ -108,6 +108,9 @@ private:
     void ask(std::function<QString()> textNow, const QString &confirmWords, std::function<void()> confirmed);
     void stopAsking();
     QString effectWords() const; // the effect line, or why there is none yet
+    // The policy editor's form may be sent: writable, nothing under way, no field marked (else
+    // the editor says why and nothing is sent).
+    bool policyReadyToSend();
     void askSavePolicy(bool onTopOfTheirs);
     void askGrant();
     void savePolicy(bool onTopOfTheirs);
