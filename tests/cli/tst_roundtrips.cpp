@@ -113,15 +113,14 @@ void TestRoundTrips::proxyCountsRoundTrips()
     QCOMPARE(m_proxy->connections()[0].roundTrips, 2);
     c.pipeline({{"PING"}, {"ECHO", "x"}, {"TIME"}}); // one write, one wait
     QCOMPARE(m_proxy->connections()[0].roundTrips, 3);
-    // Two writes before the first reply is read: still one wait.
-    c.send(Command{"PING"});
-    c.send(Command{"ECHO", "y"});
-    c.receive(2);
+    // (Two writes before the first reply is read are one wait only when the second reaches the
+    // proxy before the first reply is delivered: without a delay that is a race, so it is not
+    // asserted here; the pipelines above and the commands' counts below are exact.)
     links = m_proxy->connections();
-    QCOMPARE(links[0].roundTrips, 4);
-    QCOMPARE(links[0].commands, 6);
-    QCOMPARE(links[0].replies, 6);
-    QVERIFY(links[0].clientWrites >= 3); // the two sends may arrive as one
+    QCOMPARE(links[0].roundTrips, 3);
+    QCOMPARE(links[0].commands, 4);
+    QCOMPARE(links[0].replies, 4);
+    QVERIFY(links[0].clientWrites >= 2);
     QVERIFY(links[0].bytesToServer > 0);
     QVERIFY(links[0].bytesToClient > 0);
     QVERIFY(links[0].open);
@@ -132,7 +131,7 @@ void TestRoundTrips::proxyCountsRoundTrips()
     c.receive();
     c.send(Command{"PING"});
     c.receive();
-    QCOMPARE(m_proxy->connections()[0].roundTrips, 6);
+    QCOMPARE(m_proxy->connections()[0].roundTrips, 5);
 
     m_proxy->reset();
     QCOMPARE(m_proxy->connections().size(), size_t(1)); // still open: counted afresh
