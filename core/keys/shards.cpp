@@ -91,31 +91,16 @@ std::vector<UsageTarget> shardTargets(const ShardGroup &group)
     std::vector<UsageTarget> targets;
     if (!group.policy)
         return targets;
-    LimitSpec whole = group.policy->spec;
-    if (group.override) {
-        whole.limit = group.override->limit;
-        if (group.override->windowUs)
-            whole.windowUs = group.override->windowUs;
-    }
     const bool declared = group.declared && group.policy->shards >= 2;
     for (int i = 0; i < group.count; ++i) {
         const QByteArray key = group.shardKey(i);
         const auto own = group.shardOverrides.find(i);
-        LimitSpec share = whole;
-        if (declared) {
-            // A declared group's shard has the limits every command and view gives it
-            // (limitsOf, as LimitResolver resolves a shard): its own override, else its share
-            // of the group's override or policy, shard n of N taking share n mod N.
-            share = limitsOf(*group.policy, own != group.shardOverrides.end() ? std::optional(own->second) : group.override, key);
-        } else {
-            share.limit = shardShare(share.limit, group.count, i);
-            if (own != group.shardOverrides.end()) {
-                share.limit = own->second.limit; // a shard's own override beats its share
-                if (own->second.windowUs)
-                    share.windowUs = own->second.windowUs;
-            }
-            share.cost = std::min(share.cost, std::max<qint64>(1, share.limit));
-        }
+        const std::optional<Override> shardOwn = own != group.shardOverrides.end() ? std::optional(own->second) : std::nullopt;
+        // Each shard has the limits every command and view gives its key (limitsOf, as
+        // LimitResolver resolves it): its own override, else, in a declared group, its share
+        // of the group's override or policy (shard n of N taking share n mod N); in an
+        // inferred group the policy limits each key it matches, so a shard has it whole.
+        const LimitSpec share = limitsOf(*group.policy, shardOwn ? shardOwn : (declared ? group.override : std::nullopt), key);
         KeyKind kind;
         kind.format = group.format;
         targets.push_back({key, kind, share});
@@ -127,7 +112,7 @@ qint64 groupLimit(const ShardGroup &group)
 {
     if (!group.policy)
         return 0;
-    if (!group.shardOverrides.empty()) {
+    if (!group.declared || !group.shardOverrides.empty()) {
         qint64 sum = 0;
         for (const UsageTarget &t : shardTargets(group))
             sum += t.spec.limit;
@@ -142,7 +127,9 @@ void readGroupOverrides(OverrideStore &store, ShardGroup &group)
     for (int i = 0; i < group.count; ++i)
         keys.push_back(group.shardKey(i));
     const auto found = store.getMany(keys);
-    group.override = found[0];
+    // An override of the base is the group's limit only where a policy declares the group:
+    // a shard of an inferred group is limited as its own key, which that override does not name.
+    group.override = group.declared ? found[0] : std::nullopt;
     group.shardOverrides.clear();
     for (int i = 0; i < group.count; ++i)
         if (found[size_t(i) + 1])

@@ -1,6 +1,8 @@
 // Sharded limiters: a hot limiter split into keys <base>:<n> (n in 0..N-1 or 1..N), each
-// holding the same kind of limiter state and enforcing a share of the limit, is one logical
-// limiter. Found from the keys themselves, or declared by a policy (`shards`).
+// holding the same kind of limiter state, is one logical limiter. Declared by a policy
+// (`shards`): the shards share the policy's limit out. Inferred from the keys alone: each
+// shard has what its own key is given (a policy limits every key it matches), and the
+// group enforces the sum.
 #pragma once
 
 #include "formats/recognition.h"
@@ -55,11 +57,11 @@ ShardUsage sumShards(const std::vector<std::optional<Usage>> &shards);
 // The group's usage as one limiter's: used summed against the group's limit, denying when a
 // shard would deny (no retry time: each shard has its own).
 Usage groupUsage(const ShardUsage &sum, qint64 groupLimit);
-// What to read for each shard of a group with a policy: its key, format and share of the
-// policy's limit (shard order); empty without a policy.
+// What to read for each shard of a group with a policy: its key, format and limits, those
+// a one-key read of it resolves (shard order); empty without a policy.
 std::vector<UsageTarget> shardTargets(const ShardGroup &group);
-// What the group enforces in all: its override's or its policy's limit, or, when shards have
-// overrides of their own, the sum of what each shard enforces.
+// What the group enforces in all: a declared group's override's or policy's limit; the sum
+// of what each shard enforces when shards have overrides of their own or the group is inferred.
 qint64 groupLimit(const ShardGroup &group);
 
 // A sharded limiter read whole, by its base (a key that does not exist itself): its shards

@@ -87,6 +87,7 @@ private Q_SLOTS:
     void policyOnly();
     void policyAndOverride();
     void overrideOfAShardGroupsBase();
+    void anInferredShardGroup();
     void aPinnedForeignLogWithAHugeScore();
     void aPolicyChangedByAnotherConnection();
     void aKeyThatExpired();
@@ -344,6 +345,59 @@ void TestConsistency::overrideOfAShardGroupsBase()
             QCOMPARE(row.value(QStringLiteral("used")).toInteger(), 28);
         }
     QVERIFY2(found, r.out.constData());
+}
+
+// sh:inf:0..3 under a policy of 10 that does not declare shards: nothing says the service
+// shares the 10 out, so each shard has it whole, as a check of the shard's key is told, and
+// the group's row sums the four (40). An override of the base names no key a check reads:
+// it changes neither.
+void TestConsistency::anInferredShardGroup()
+{
+    const LimitSpec each{Algorithm::SlidingLog, 10, 60 * kSecond, 1};
+    setPolicy(*m_conn, QStringLiteral("inf"), "sh:inf:*", each);
+    const int used[] = {7, 7, 3, 10};
+    for (int i = 0; i < 4; ++i)
+        fill("sh:inf:" + QByteArray::number(i), each, used[i]);
+    Override o;
+    o.key = "sh:inf";
+    o.limit = 80;
+    OverrideStore(*m_conn, kNs).set(o, 3600 * kSecond, QStringLiteral("test"));
+    everySurfaceSays("sh:inf:1", said(10, 7, false));
+    everySurfaceSays("sh:inf:3", said(10, 10, true));
+
+    const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("keys"), QStringLiteral("--now-us"), QString::number(m_now)}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    bool found = false;
+    for (const QJsonObject &row : jsonObjects(r.out))
+        if (row.value(QStringLiteral("key")).toString() == QLatin1String("sh:inf")) {
+            found = true;
+            QCOMPARE(row.value(QStringLiteral("shards")).toInt(), 4);
+            QCOMPARE(row.value(QStringLiteral("limit")).toInteger(), 40);
+            QCOMPARE(row.value(QStringLiteral("used")).toInteger(), 27);
+            QCOMPARE(row.value(QStringLiteral("remaining")).toInteger(), 13);
+        }
+    QVERIFY2(found, r.out.constData());
+    // inspect of the base and the console's key view of it: each shard against its key's 10.
+    const CliResult inspect = runCli(cli({QStringLiteral("--json"), QStringLiteral("inspect"), QStringLiteral("sh:inf"),
+                                          QStringLiteral("--now-us"), QString::number(m_now)}));
+    QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
+    const QJsonObject sharded = jsonObjects(inspect.out).back().value(QStringLiteral("sharded")).toObject();
+    QCOMPARE(sharded.value(QStringLiteral("declared")).toBool(), false);
+    QCOMPARE(sharded.value(QStringLiteral("overridden")).toBool(), false);
+    QCOMPARE(sharded.value(QStringLiteral("limit")).toInteger(), 40);
+    const QJsonArray shards = sharded.value(QStringLiteral("shards")).toArray();
+    QCOMPARE(shards.size(), 4);
+    for (int i = 0; i < 4; ++i) {
+        QCOMPARE(shards[i].toObject().value(QStringLiteral("limit")).toInteger(), 10);
+        QCOMPARE(shards[i].toObject().value(QStringLiteral("used")).toInteger(), used[i]);
+    }
+    const ui::KeyRead view = ui::readKey(*m_conn, "sh:inf", kNs.bytes(), m_now);
+    QVERIFY(view.shards);
+    QCOMPARE(view.shards->sum.limit, 40);
+    for (int i = 0; i < 4; ++i) {
+        QVERIFY(view.shards->usage[size_t(i)]);
+        QCOMPARE(view.shards->usage[size_t(i)]->decision.limit, 10);
+    }
 }
 
 void TestConsistency::aPinnedForeignLogWithAHugeScore()
