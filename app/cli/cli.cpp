@@ -8,7 +8,6 @@
 #include "base/keytext.h"
 #include "admin/limitsinforce.h"
 #include "keys/inspector.h"
-#include "limiters/limiterscript.h"
 
 #include <QJsonDocument>
 #include <QProcessEnvironment>
@@ -281,29 +280,17 @@ Connection &Cli::connection(const std::vector<Command> &firstReads)
 
 std::vector<Command> Cli::limiterReads(const QByteArray &key, bool forInspect)
 {
-    std::vector<Command> reads{{"HGETALL", PolicyStore::hashKeyIn(m_namespace)}};
-    for (Command &c : LimitResolver::overrideReads(m_namespace, key))
-        reads.push_back(std::move(c));
-    reads.push_back({"TIME"});
-    for (Command &c : classifyReads(key, forInspect))
-        reads.push_back(std::move(c));
-    // One server: the scripts' presence and the functions library's version. (A cluster asks
-    // every master, in rounds of its own.)
-    if (ConnectionOptions::fromUrl(m_url).transport != ConnectionOptions::Transport::Cluster) {
-        reads.push_back(LoadedLibrary::query());
-        reads.push_back(LimiterScript::existsQuery());
-        std::vector<qint64> windows;
-        if (m_parser.isSet(QStringLiteral("window"))) {
-            try {
-                windows.push_back(durationOptionUs(QStringLiteral("window")));
-            } catch (const UsageError &) {
-                // said by the command where it reads its limits
-            }
+    FirstRound round;
+    round.forInspect = forInspect;
+    round.oneServer = ConnectionOptions::fromUrl(m_url).transport != ConnectionOptions::Transport::Cluster;
+    if (m_parser.isSet(QStringLiteral("window"))) {
+        try {
+            round.windowsUs.push_back(durationOptionUs(QStringLiteral("window")));
+        } catch (const UsageError &) {
+            // said by the command where it reads its limits
         }
-        reads.push_back(counterWindowsQuery(key, PolicyStore::hashKeyIn(m_namespace), LimitResolver::overrideReads(m_namespace, key),
-                                            windows));
     }
-    return reads;
+    return firstRoundReads(m_namespace, key, round);
 }
 
 Connection &Cli::connectionFor(const QByteArray &key, bool forInspect, const std::vector<Command> &more)

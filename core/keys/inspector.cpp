@@ -1,5 +1,6 @@
 #include "keys/inspector.h"
 
+#include "limiters/limiterscript.h"
 #include "limiters/slidingbuckets.h"
 
 #include "redis/connection.h"
@@ -118,19 +119,53 @@ Command counterWindowsQuery(const QByteArray &key, const QByteArray &policiesHas
     return c;
 }
 
-void takeCounterWindows(Connection &connection, const QByteArray &key, const Reply &reply)
+std::vector<Command> takeCounterWindows(Connection &connection, const QByteArray &key, const Reply &reply)
 {
+    std::vector<Command> kept;
     if (!reply.isArray())
-        return; // refused (no EVAL_RO, NOPERM): classifyKey asks itself
+        return kept; // refused (no EVAL_RO, NOPERM): classifyKey asks itself
     for (const Reply &w : reply.elements()) {
         if (!w.isArray() || w.size() != 3 || !w[2].isInteger())
             continue;
         bool ok = false;
         const qint64 id = w[1].bytes().toLongLong(&ok);
-        if (ok)
-            connection.keepPrefetched({"EXISTS", key + ":" + QByteArray::number(id), key + ":" + QByteArray::number(id - 1)},
-                                      Reply::integer(w[2].integer()));
+        if (ok) {
+            Command exists{"EXISTS", key + ":" + QByteArray::number(id), key + ":" + QByteArray::number(id - 1)};
+            kept.push_back(exists);
+            connection.keepPrefetched(std::move(exists), Reply::integer(w[2].integer()));
+        }
     }
+    return kept;
+}
+
+std::vector<Command> firstRoundReads(const MetadataNamespace &ns, const QByteArray &key, const FirstRound &round)
+{
+    const QByteArray policies = PolicyStore::hashKeyIn(ns);
+    std::vector<Command> reads{{"HGETALL", policies}};
+    const std::vector<Command> overrides = LimitResolver::overrideReads(ns, key);
+    reads.insert(reads.end(), overrides.begin(), overrides.end());
+    reads.push_back({"TIME"});
+    for (Command &c : classifyReads(key, round.forInspect))
+        reads.push_back(std::move(c));
+    if (round.oneServer) { // a cluster asks every master, in rounds of its own
+        if (round.askScripts) {
+            reads.push_back(LoadedLibrary::query());
+            reads.push_back(LimiterScript::existsQuery());
+        }
+        reads.push_back(counterWindowsQuery(key, policies, overrides, round.windowsUs));
+    }
+    return reads;
+}
+
+std::vector<Command> prefetchFirstRound(Connection &connection, const MetadataNamespace &ns, const QByteArray &key, const FirstRound &round)
+{
+    std::vector<Command> reads = firstRoundReads(ns, key, round);
+    connection.prefetch(reads);
+    if (round.oneServer) // the counter windows' question is the last read
+        if (const auto counters = connection.takePrefetched(reads.back()))
+            for (Command &kept : takeCounterWindows(connection, key, *counters))
+                reads.push_back(std::move(kept));
+    return reads;
 }
 
 KeyKind classifyKey(Connection &connection, const QByteArray &key, qint64 nowUs, ScoreUnit declaredUnit,
@@ -399,12 +434,14 @@ QJsonObject counterState(Connection &c, const KeyKind &kind, qint64 nowUs)
 
 } // namespace
 
-QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResolver &resolver, const InspectOptions &o)
+QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResolver &resolver, const InspectOptions &o, KeyKind *kindRead)
 {
     resolver.readOverrides(connection, {key});
     const LimitsInForce asKey = resolver.resolve(key, KeyKind{}, o.spec);
     const ScoreUnit declared = o.scoreUnit != ScoreUnit::Auto ? o.scoreUnit : asKey.policy ? asKey.policy->scoreUnit : ScoreUnit::Auto;
     const KeyKind kind = classifyKey(connection, key, o.nowUs, declared, asKey.spec, asKey.policy ? asKey.policy->format : QString());
+    if (kindRead)
+        *kindRead = kind;
     // What is in force for the limiter the key belongs to (a counter window's base); another
     // library's key may state its own limits or window (Python limits, Kong's period).
     if (kind.subject(key) != key)

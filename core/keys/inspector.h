@@ -32,7 +32,28 @@ std::vector<Command> classifyReads(const QByteArray &key, bool forInspect = fals
 // will send (Connection::keepPrefetched). One server only (its keys are not all declared).
 Command counterWindowsQuery(const QByteArray &key, const QByteArray &policiesHash, const std::vector<Command> &overrideReads,
                             const std::vector<qint64> &windowsUs = {});
-void takeCounterWindows(Connection &connection, const QByteArray &key, const Reply &reply);
+// Returns the EXISTS commands whose replies it kept.
+std::vector<Command> takeCounterWindows(Connection &connection, const QByteArray &key, const Reply &reply);
+
+// Everything a one-key command or view reads before its last rounds, whatever the key turns
+// out to be, for one round trip (Connection::prefetch): the policies, the key's overrides,
+// the server's clock, the key's type and samples (classifyReads, with forInspect its own
+// facts), and on one server whether it has the scripts and this build's functions library
+// (askScripts: a connection that does not know yet) and whether counter windows of the
+// policies' or `windowsUs` lengths lie beside the key (counterWindowsQuery).
+struct FirstRound {
+    bool forInspect = false;
+    bool oneServer = true;
+    bool askScripts = true;
+    std::vector<qint64> windowsUs;
+};
+std::vector<Command> firstRoundReads(const MetadataNamespace &ns, const QByteArray &key, const FirstRound &round);
+// Sends them ahead (Connection::prefetch, in the handshake's round when it connects) and keeps
+// the counter windows' answer for the key's classification. Returns the reads and the EXISTS
+// kept, for a caller on a connection that lives on to take back what nobody asked for
+// (takePrefetched): a reply left would answer a later read of the same command with what was
+// true at this round.
+std::vector<Command> prefetchFirstRound(Connection &connection, const MetadataNamespace &ns, const QByteArray &key, const FirstRound &round);
 
 // Why Ratescope's scripts must not write a limiter at `key` (empty when they may), asked before
 // anything is written: one of Ratescope's own records; a key `policy` (the one covering it)
@@ -68,6 +89,9 @@ struct InspectOptions {
 // Throws UsageError when buckets are asked of a key that is no log, or without span or limits.
 // The limits are the ones in force (the resolver's; options.spec wins as given with the
 // command); the overrides it needs are read into it.
-QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResolver &limits, const InspectOptions &options);
+// kindRead: where to leave what the key was read as (its classification), for a caller that
+// shows it without classifying the key a second time.
+QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResolver &limits, const InspectOptions &options,
+                       KeyKind *kindRead = nullptr);
 
 } // namespace ratescope

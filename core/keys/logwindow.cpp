@@ -72,7 +72,17 @@ qint64 memberCost(const QByteArray &member)
     return ok && cost > 0 ? cost : 1;
 }
 
-LogWindow readLogWindow(Connection &connection, const LogWindowQuery &q)
+namespace {
+
+// The query checked, its bucket edges as score bounds (they tile the range without gaps) and
+// the buckets' time spans.
+struct WindowShape {
+    std::vector<LogBucket> buckets;
+    std::vector<double> edges;
+    QByteArray lo, hi;
+};
+
+WindowShape shapeOf(const LogWindowQuery &q)
 {
     if (q.buckets < 1 || q.buckets > 10000)
         throw UsageError(QStringLiteral("bucket count must be 1..10000, got %1").arg(q.buckets));
@@ -80,29 +90,64 @@ LogWindow readLogWindow(Connection &connection, const LogWindowQuery &q)
         throw UsageError(QStringLiteral("empty time range"));
     if (q.entryCap < 0)
         throw UsageError(QStringLiteral("negative entry cap"));
-    const qint64 perUnit = unitUs(q.unit);
     const qint64 span = q.toUs - q.fromUs;
-
-    // Equal slices; edges are computed from the range so that they tile it without gaps.
-    std::vector<LogBucket> buckets(size_t(q.buckets));
-    std::vector<double> edges(size_t(q.buckets) + 1);
+    WindowShape w;
+    w.buckets.resize(size_t(q.buckets));
+    w.edges.resize(size_t(q.buckets) + 1);
     for (int i = 0; i <= q.buckets; ++i) {
         const qint64 at = q.fromUs + qint64((__int128(span) * i) / q.buckets);
-        edges[size_t(i)] = scoreBound(at, q.unit);
+        w.edges[size_t(i)] = scoreBound(at, q.unit);
         if (i < q.buckets)
-            buckets[size_t(i)].fromUs = at;
+            w.buckets[size_t(i)].fromUs = at;
         if (i > 0)
-            buckets[size_t(i - 1)].toUs = at;
+            w.buckets[size_t(i - 1)].toUs = at;
     }
-    const QByteArray lo = scoreBoundText(edges.front()), hi = "(" + scoreBoundText(edges.back());
+    w.lo = scoreBoundText(w.edges.front());
+    w.hi = "(" + scoreBoundText(w.edges.back());
+    return w;
+}
+
+Command entriesCommand(const LogWindowQuery &q, const WindowShape &w)
+{
+    return {"ZRANGE", q.key, w.lo, w.hi, "BYSCORE", "LIMIT", "0", QByteArray::number(q.entryCap), "WITHSCORES"};
+}
+
+std::vector<Command> bucketCounts(const LogWindowQuery &q, const WindowShape &w)
+{
+    std::vector<Command> counts;
+    counts.reserve(w.buckets.size());
+    for (size_t i = 0; i < w.buckets.size(); ++i)
+        counts.push_back({"ZCOUNT", q.key, scoreBoundText(w.edges[i]), "(" + scoreBoundText(w.edges[i + 1])});
+    return counts;
+}
+
+} // namespace
+
+std::vector<Command> logWindowReads(const LogWindowQuery &q, bool bucketed)
+{
+    const WindowShape w = shapeOf(q);
+    std::vector<Command> reads{{"ZCOUNT", q.key, w.lo, w.hi}};
+    if (bucketed) {
+        for (Command &c : bucketCounts(q, w))
+            reads.push_back(std::move(c));
+    } else {
+        reads.push_back(entriesCommand(q, w));
+    }
+    return reads;
+}
+
+LogWindow readLogWindow(Connection &connection, const LogWindowQuery &q)
+{
+    WindowShape shape = shapeOf(q);
+    std::vector<LogBucket> &buckets = shape.buckets;
+    const std::vector<double> &edges = shape.edges;
+    const qint64 perUnit = unitUs(q.unit);
 
     LogWindow w;
-    w.total = connection.command({"ZCOUNT", q.key, lo, hi}).toInteger();
+    w.total = connection.command({"ZCOUNT", q.key, shape.lo, shape.hi}).toInteger();
     if (w.total <= q.entryCap) {
         if (w.total > 0)
-            w.entries = entriesOf(
-                connection.command({"ZRANGE", q.key, lo, hi, "BYSCORE", "LIMIT", "0", QByteArray::number(q.entryCap), "WITHSCORES"}),
-                perUnit);
+            w.entries = entriesOf(connection.command(entriesCommand(q, shape)), perUnit);
         w.entriesRead = qint64(w.entries.size());
         // The same comparisons as the server's, on the stored doubles.
         size_t b = 0;
@@ -116,11 +161,7 @@ LogWindow readLogWindow(Connection &connection, const LogWindowQuery &q)
         w.total = qint64(w.entries.size());
     } else {
         w.bucketed = true;
-        std::vector<Command> counts;
-        counts.reserve(buckets.size());
-        for (size_t i = 0; i < buckets.size(); ++i)
-            counts.push_back({"ZCOUNT", q.key, scoreBoundText(edges[i]), "(" + scoreBoundText(edges[i + 1])});
-        const auto replies = connection.pipeline(counts);
+        const auto replies = connection.pipeline(bucketCounts(q, shape));
         for (size_t i = 0; i < buckets.size(); ++i) {
             if (replies[i].isError())
                 throw ReplyError(replies[i].text());
@@ -131,14 +172,18 @@ LogWindow readLogWindow(Connection &connection, const LogWindowQuery &q)
     return w;
 }
 
+std::vector<Command> logPageReads(const QByteArray &key, ScoreUnit unit, qint64 fromUs, qint64 toUs, qint64 offset, int count)
+{
+    const QByteArray lo = scoreBoundText(scoreBound(fromUs, unit)), hi = "(" + scoreBoundText(scoreBound(toUs, unit));
+    return {{"ZCOUNT", key, lo, hi},
+            {"ZRANGE", key, lo, hi, "BYSCORE", "LIMIT", QByteArray::number(offset), QByteArray::number(count), "WITHSCORES"}};
+}
+
 LogPage readLogPage(Connection &connection, const QByteArray &key, ScoreUnit unit, qint64 fromUs, qint64 toUs, qint64 offset, int count)
 {
     if (toUs <= fromUs || offset < 0 || count < 0)
         throw UsageError(QStringLiteral("bad page of log entries"));
-    const QByteArray lo = scoreBoundText(scoreBound(fromUs, unit)), hi = "(" + scoreBoundText(scoreBound(toUs, unit));
-    const auto r = connection.pipeline(
-        {{"ZCOUNT", key, lo, hi},
-         {"ZRANGE", key, lo, hi, "BYSCORE", "LIMIT", QByteArray::number(offset), QByteArray::number(count), "WITHSCORES"}});
+    const auto r = connection.pipeline(logPageReads(key, unit, fromUs, toUs, offset, count));
     for (const Reply &x : r)
         if (x.isError())
             throw ReplyError(x.text());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "admin/policy.h"
+#include "redis/resp.h"
 
 #include <QByteArray>
 
@@ -48,6 +49,11 @@ struct LogWindow {
 // One ZCOUNT, then either ZRANGE BYSCORE of the entries or the pipelined ZCOUNTs of the buckets.
 // Throws UsageError for a bad query, ReplyError/ConnectionError as the connection does.
 LogWindow readLogWindow(Connection &connection, const LogWindowQuery &query);
+// The commands readLogWindow() sends, for a caller that reads them ahead with others in one
+// round (Connection::prefetch): its ZCOUNT, then the entries or, with `bucketed` (a guess,
+// from the previous read: the range holds more than the cap), the buckets' ZCOUNTs. A wrong
+// guess costs readLogWindow() the round it would have taken anyway.
+std::vector<Command> logWindowReads(const LogWindowQuery &query, bool bucketed);
 
 // One page of the entries in [fromUs, toUs), oldest first (ZRANGE BYSCORE LIMIT), and how many
 // the range holds.
@@ -57,6 +63,8 @@ struct LogPage {
     std::vector<LogEntry> entries;
 };
 LogPage readLogPage(Connection &connection, const QByteArray &key, ScoreUnit unit, qint64 fromUs, qint64 toUs, qint64 offset, int count);
+// The pipeline readLogPage() sends (ZCOUNT and ZRANGE of the range).
+std::vector<Command> logPageReads(const QByteArray &key, ScoreUnit unit, qint64 fromUs, qint64 toUs, qint64 offset, int count);
 
 // The score bound for a time: the smallest double whose time (scoreToUs: the score in µs,
 // rounded to the nearest µs) is at least timeUs, so that [fromUs, toUs) is the score range

@@ -157,8 +157,10 @@ void TestLookup::seedCustomer()
     m_conn->command({"SET", "svc:acme:" + minute, "7"});
     m_conn->command({"SET", "svc:acme:" + QByteArray::number(kNowS / 60 - 1), "40"});
     // Another library's limiter: Upstash's fixed window "<prefix>:<identifier>:<floor(ms / window)>".
-    setPolicy(policy(QStringLiteral("up"), "@upstash/*", Algorithm::FixedWindow, 10, 10 * kSecond));
-    m_conn->command({"SET", "@upstash/ratelimit:acme:" + QByteArray::number(kNow / 1000 / 10000), "4"});
+    // A day long: the grant and reset below read it on the server's clock, a slow (sanitizer)
+    // run a minute later, still in the same window.
+    setPolicy(policy(QStringLiteral("up"), "@upstash/*", Algorithm::FixedWindow, 10, 86400 * kSecond));
+    m_conn->command({"SET", "@upstash/ratelimit:acme:" + QByteArray::number(kNow / 1000 / 86400000), "4"});
     // Another service's log (ms scores), and not the customer's, and no limiters.
     m_conn->command({"ZADD", "rlflx:acme", QByteArray::number(kNow / 1000 - 5000), "a", QByteArray::number(kNow / 1000 - 2000), "b"});
     check("api:acmecorp", 1);

@@ -513,7 +513,7 @@ void KeyView::showState(const KeyRead &read)
             connect(m_log, &LogView::loaded, this, &KeyView::checkLoaded);
         }
         m_stack->setCurrentWidget(m_log);
-        m_log->setContext(spec, kind.unit, now);
+        m_log->setContext(spec, kind.unit, now, kind);
         return;
     }
     if (!kind.isLimiter()) {

@@ -44,8 +44,13 @@ struct LogReadRequest {
     std::optional<std::pair<qint64, qint64>> filter; // the entries page's time range (else the window)
     qint64 pageOffset = 0;
     int pageSize = 100;
+    // What the last read found (its kind, whether its window was over the entry cap): what
+    // this read asks ahead, in one round with the rest. A guess proved wrong costs a round.
+    std::optional<KeyKind> expected;
+    bool expectBucketed = false;
 };
-// Refuses (UsageError) a key that is neither a sorted set nor missing.
+// One round when the key is what request.expected says (everything is read ahead together);
+// refuses (UsageError) a key that is neither a sorted set nor missing.
 LogRead readLog(Connection &c, const LogReadRequest &request);
 
 } // namespace ratescope::ui

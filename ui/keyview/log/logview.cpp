@@ -305,10 +305,10 @@ QAbstractItemModel *LogView::entriesModel() const
     return m_model;
 }
 
-void LogView::setContext(const std::optional<LimitSpec> &spec, ScoreUnit unit, qint64 nowUs)
+void LogView::setContext(const std::optional<LimitSpec> &spec, ScoreUnit unit, qint64 nowUs, const std::optional<KeyKind> &kind)
 {
     const bool specChanged = !m_context || m_context->spec != spec;
-    m_context = Context{spec, unit, nowUs};
+    m_context = Context{spec, unit, nowUs, kind};
     if (specChanged)
         m_historyBox->setEnabled(spec.has_value());
     startRead();
@@ -399,6 +399,9 @@ void LogView::startRead()
     request.filter = m_filter;
     request.pageOffset = m_pageOffset;
     request.pageSize = m_pageSize;
+    // One round when the key is as the last read (or the key view) found it.
+    request.expected = m_read ? std::optional(m_read->kind) : m_context->kind;
+    request.expectBucketed = m_read && m_read->window.bucketed;
     m_client->request(
         this, [request](Connection &c) { return readLog(c, request); },
         [this](const Outcome<LogRead> &o) {

@@ -41,9 +41,11 @@ public:
     ~LogView() override;
 
     // What the key view learned in its last refresh: the limits in force (nullopt: no policy or
-    // override gives any), the log's score unit (as classified), and the clock to draw against.
+    // override gives any), the log's score unit (as classified), and the clock to draw against;
+    // `kind`, what the key view read the key as, lets the first read take one round.
     // Triggers a read of the window for that now.
-    void setContext(const std::optional<ratescope::LimitSpec> &spec, ratescope::ScoreUnit unit, qint64 nowUs);
+    void setContext(const std::optional<ratescope::LimitSpec> &spec, ratescope::ScoreUnit unit, qint64 nowUs,
+                    const std::optional<ratescope::KeyKind> &kind = std::nullopt);
     bool isLoaded() const { return m_loaded; }
 
     // One more window of history before the current one (expired entries shaded).
@@ -96,6 +98,7 @@ private:
         std::optional<LimitSpec> spec;
         ScoreUnit unit = ScoreUnit::Auto;
         qint64 nowUs = 0;
+        std::optional<KeyKind> kind;
     };
     void startRead();
     void apply(const LogRead &read);

@@ -1,0 +1,226 @@
+// The console over a slow link: the round trips of a key view's reads, counted through the
+// delay proxy (tests/support/delayproxy.h) on one connection, as the console's worker holds it.
+// Exact counts: they do not depend on timing.
+#include "admin/policy.h"
+#include "base/errors.h"
+#include "delayproxy.h"
+#include "keyviewqueries.h"
+#include "limiters/limiter.h"
+#include "logqueries.h"
+#include "redis/connection.h"
+#include "redis/sandboxserver.h"
+#include "testsupport.h"
+
+#include <QTest>
+
+using namespace ratescope;
+using namespace ratescope::test;
+using namespace ratescope::ui;
+
+namespace {
+constexpr qint64 kSecond = 1000000;
+constexpr qint64 kWindowUs = 3600 * kSecond;
+const QByteArray kNs = "ratescope:";
+} // namespace
+
+class TestConsoleLink : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void keyViewOfALog();
+    void keyViewOfAGcraAndACounter();
+    void logViewReadsInOneRound();
+    void logViewOverTheEntryCap();
+    void nothingReadAheadAnswersLater();
+
+private:
+    // Round trips `read` made on the connection (opened and with the scripts' presence known
+    // beforehand, as the console's worker connection is after its first read).
+    template <typename Read> int roundTripsOf(Read read);
+    // What a log view's first read asks after the key view read the key.
+    LogReadRequest logRequest(const KeyRead &viewed) const;
+
+    std::unique_ptr<SandboxServer> m_server;
+    std::unique_ptr<DelayProxy> m_proxy;
+    std::unique_ptr<Connection> m_direct;
+    std::unique_ptr<Connection> m_link; // through the proxy
+    qint64 m_now = 0;
+};
+
+void TestConsoleLink::initTestCase()
+{
+    m_server = std::make_unique<SandboxServer>();
+    m_server->start();
+    m_proxy = std::make_unique<DelayProxy>(m_server->port());
+    m_direct = std::make_unique<Connection>(m_server->options());
+}
+
+void TestConsoleLink::init()
+{
+    m_direct->command({"FLUSHALL"});
+    PolicyStore policies(*m_direct, QString::fromUtf8(kNs));
+    Policy log;
+    log.name = QStringLiteral("log");
+    log.match = "app:log:*";
+    log.spec = {Algorithm::SlidingLog, 10, kWindowUs, 1};
+    policies.set(log, 0, QStringLiteral("test"));
+    Policy gcra;
+    gcra.name = QStringLiteral("gcra");
+    gcra.match = "app:gcra:*";
+    gcra.spec = {Algorithm::Gcra, 10, kWindowUs, 1};
+    policies.set(gcra, 0, QStringLiteral("test"));
+    const Reply t = m_direct->command({"TIME"});
+    m_now = t[0].bytes().toLongLong() * kSecond + t[1].bytes().toLongLong();
+    Limiter limiter(*m_direct);
+    for (int i = 0; i < 4; ++i)
+        limiter.check("app:log:alice", log.spec, m_now - 1000 * (4 - i));
+    limiter.check("app:gcra:bob", gcra.spec, m_now - 1000);
+    m_link = std::make_unique<Connection>(m_proxy->options(m_server->options()));
+    m_link->connect();
+    readKey(*m_link, "app:gcra:bob", kNs, m_now); // the scripts' presence asked once, as the console's worker does
+    QVERIFY(m_link->scriptCalls());
+}
+
+void TestConsoleLink::cleanup()
+{
+    m_link.reset();
+    QVERIFY(m_proxy->waitQuiet(10000, int(m_proxy->connections().size())));
+    m_proxy->reset();
+}
+
+template <typename Read> int TestConsoleLink::roundTripsOf(Read read)
+{
+    m_proxy->waitQuiet(5000);
+    m_proxy->reset();
+    read();
+    m_proxy->waitQuiet(5000);
+    const std::vector<LinkStats> links = m_proxy->connections();
+    if (links.size() != 1)
+        return -1;
+    if (qEnvironmentVariableIsSet("ROUNDS"))
+        for (const QByteArray &round : links[0].rounds)
+            qInfo("  %s", round.constData());
+    return links[0].roundTrips;
+}
+
+LogReadRequest TestConsoleLink::logRequest(const KeyRead &viewed) const
+{
+    LogReadRequest r;
+    r.key = "app:log:alice";
+    r.spec = viewed.spec;
+    r.unit = viewed.kind.unit;
+    r.nowUs = viewed.nowUs;
+    r.expected = viewed.kind;
+    return r;
+}
+
+// The key view of a sliding log: the clock, policies, overrides, the key's type, samples and
+// facts in one round; then the log's state and the decision's script, a round each.
+void TestConsoleLink::keyViewOfALog()
+{
+    KeyRead read;
+    QCOMPARE(roundTripsOf([&] { read = readKey(*m_link, "app:log:alice", kNs, m_now); }), 3);
+    QCOMPARE(read.kind.format, KeyFormat::SlidingLog);
+    QVERIFY(read.spec);
+    QCOMPARE(read.spec->limit, 10);
+    QCOMPARE(read.inspected.value(QStringLiteral("decision")).toObject().value(QStringLiteral("used_now")).toInteger(), 4);
+    // The same read on the server's clock (no frozen now) is no dearer.
+    QCOMPARE(roundTripsOf([&] { read = readKey(*m_link, "app:log:alice", kNs, std::nullopt); }), 3);
+}
+
+// A GCRA (a hash): the first round, the hash's fields read within a bound (HSCAN, HLEN, HMGET:
+// a hash may be huge), and the decision. A counter's base (key-per-window strings): the first
+// round answers whether its windows exist, then the windows' state, then the decision.
+void TestConsoleLink::keyViewOfAGcraAndACounter()
+{
+    KeyRead read;
+    QCOMPARE(roundTripsOf([&] { read = readKey(*m_link, "app:gcra:bob", kNs, m_now); }), 3);
+    QCOMPARE(read.kind.format, KeyFormat::Gcra);
+    QCOMPARE(read.spec->limit, 10);
+
+    PolicyStore policies(*m_direct, QString::fromUtf8(kNs));
+    Policy cw;
+    cw.name = QStringLiteral("cw");
+    cw.match = "cw:*";
+    cw.spec = {Algorithm::FixedWindow, 10, 60 * kSecond, 1};
+    policies.set(cw, 0, QStringLiteral("test"));
+    const qint64 id = m_now / (60 * kSecond);
+    m_direct->command({"SET", "cw:acme:" + QByteArray::number(id), "3"});
+    // (The windows' GETs are sent twice, for the state and for the decision: one round more.)
+    QCOMPARE(roundTripsOf([&] { read = readKey(*m_link, "cw:acme", kNs, m_now); }), 3);
+    QCOMPARE(read.kind.format, KeyFormat::CounterWindow);
+    QCOMPARE(read.inspected.value(QStringLiteral("decision")).toObject().value(QStringLiteral("used_now")).toInteger(), 3);
+}
+
+// The log view's read after the key view's: its type, classification, window, peeks and page
+// in one round; without knowing the key, two (the peek waits for the classification).
+void TestConsoleLink::logViewReadsInOneRound()
+{
+    const KeyRead viewed = readKey(*m_link, "app:log:alice", kNs, m_now);
+    LogRead log;
+    QCOMPARE(roundTripsOf([&] { log = readLog(*m_link, logRequest(viewed)); }), 1);
+    QCOMPARE(log.window.total, 4);
+    QCOMPARE(log.page.total, 4);
+    QVERIFY(log.forOne);
+    QCOMPARE(log.forOne->usedNow, 4);
+    // With a cost of 3 as well: both peeks in the same round.
+    LogReadRequest costly = logRequest(viewed);
+    costly.spec->cost = 3;
+    QCOMPARE(roundTripsOf([&] { log = readLog(*m_link, costly); }), 1);
+    QVERIFY(log.forCost);
+    QCOMPARE(log.forCost->decision.remaining, 3);
+
+    LogReadRequest blind = logRequest(viewed);
+    blind.expected.reset();
+    LogRead unaided;
+    QCOMPARE(roundTripsOf([&] { unaided = readLog(*m_link, blind); }), 2);
+    QCOMPARE(unaided.window.total, log.window.total);
+    QCOMPARE(unaided.forOne->usedNow, 4);
+
+    // The key turned into something else since: the guess is wrong, the answer right.
+    m_direct->command({"DEL", "app:log:alice"});
+    m_direct->command({"SET", "app:log:alice", "x"});
+    QVERIFY_THROWS_EXCEPTION(UsageError, readLog(*m_link, logRequest(viewed)));
+}
+
+// More entries than a chart reads: the buckets' counts, read ahead when the last read was over
+// the cap too; a wrong guess costs one round more, never a wrong picture.
+void TestConsoleLink::logViewOverTheEntryCap()
+{
+    const KeyRead viewed = readKey(*m_link, "app:log:alice", kNs, m_now);
+    Command add{"ZADD", "app:log:alice"};
+    for (qint64 i = 0; i < LogReadRequest::kEntryCap + 10; ++i)
+        add << QByteArray::number(m_now - 2 * kSecond - i) << "m" + QByteArray::number(i);
+    m_direct->command(add);
+    LogReadRequest r = logRequest(viewed);
+    LogRead guessedWrong;
+    QCOMPARE(roundTripsOf([&] { guessedWrong = readLog(*m_link, r); }), 2);
+    QVERIFY(guessedWrong.window.bucketed);
+    r.expectBucketed = true;
+    LogRead guessedRight;
+    QCOMPARE(roundTripsOf([&] { guessedRight = readLog(*m_link, r); }), 1);
+    QVERIFY(guessedRight.window.bucketed);
+    QCOMPARE(guessedRight.window.total, guessedWrong.window.total);
+    qint64 sum = 0;
+    for (const LogBucket &b : guessedRight.window.buckets)
+        sum += b.count;
+    QCOMPARE(sum, guessedRight.window.total);
+}
+
+// Replies read ahead and not asked for are dropped at the end of the read: the connection
+// lives on, and a later read of the same command gets the server's answer of its own time.
+void TestConsoleLink::nothingReadAheadAnswersLater()
+{
+    KeyRead read = readKey(*m_link, "app:log:carol", kNs, m_now); // missing: its samples unused
+    QCOMPARE(read.inspected.value(QStringLiteral("exists")).toBool(), false);
+    m_direct->command({"SET", "app:log:carol", "not a log"});
+    QCOMPARE(m_link->command({"TYPE", "app:log:carol"}).text(), QStringLiteral("string"));
+    QCOMPARE(m_link->command({"GETRANGE", "app:log:carol", "0", "40"}).bytes(), QByteArray("not a log"));
+    read = readKey(*m_link, "app:log:carol", kNs, m_now);
+    QCOMPARE(read.inspected.value(QStringLiteral("type")).toString(), QStringLiteral("string"));
+}
+
+QTEST_MAIN(TestConsoleLink)
+#include "tst_consolelink.moc"
