@@ -1,9 +1,11 @@
 // The console over a slow link: the round trips of a key view's reads, counted through the
 // delay proxy (tests/support/delayproxy.h) on one connection, as the console's worker holds it.
 // Exact counts: they do not depend on timing.
+#include "admin/audit.h"
 #include "admin/policy.h"
 #include "base/errors.h"
 #include "delayproxy.h"
+#include "browserqueries.h"
 #include "keyviewqueries.h"
 #include "limiters/limiter.h"
 #include "logqueries.h"
@@ -34,6 +36,7 @@ private slots:
     void logViewReadsInOneRound();
     void logViewOverTheEntryCap();
     void nothingReadAheadAnswersLater();
+    void changesFollowedInOneRound();
 
 private:
     // Round trips `read` made on the connection (opened and with the scripts' presence known
@@ -220,6 +223,20 @@ void TestConsoleLink::nothingReadAheadAnswersLater()
     QCOMPARE(m_link->command({"GETRANGE", "app:log:carol", "0", "40"}).bytes(), QByteArray("not a log"));
     read = readKey(*m_link, "app:log:carol", kNs, m_now);
     QCOMPARE(read.inspected.value(QStringLiteral("type")).toString(), QStringLiteral("string"));
+}
+
+// What every open view polls to follow changes made elsewhere (the policies and the newest
+// audit entry): one round trip.
+void TestConsoleLink::changesFollowedInOneRound()
+{
+    AuditEntry change;
+    change.action = QStringLiteral("policy.set");
+    change.target = QStringLiteral("log");
+    const QString id = AuditLog(*m_direct, MetadataNamespace(QString::fromUtf8(kNs))).append(change);
+    ChangeMarks marks;
+    QCOMPARE(roundTripsOf([&] { marks = readChangeMarks(*m_link, MetadataNamespace(QString::fromUtf8(kNs))); }), 1);
+    QCOMPARE(marks.policies.size(), size_t(2));
+    QCOMPARE(marks.lastChange, id);
 }
 
 QTEST_MAIN(TestConsoleLink)

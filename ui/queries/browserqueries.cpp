@@ -6,6 +6,7 @@
 #include "redis/scan.h"
 
 #include <QElapsedTimer>
+#include <QScopeGuard>
 
 namespace ratescope::ui {
 
@@ -72,10 +73,18 @@ std::vector<QByteArray> existingKeys(Connection &c, const std::vector<QByteArray
 
 ChangeMarks readChangeMarks(Connection &c, const MetadataNamespace &ns)
 {
+    // Both in one round trip: the policies and the newest audit entry (AuditLog::list(1)).
+    AuditLog audit(c, ns);
+    const std::vector<Command> ahead{{"HGETALL", PolicyStore::hashKeyIn(ns)}, {"XREVRANGE", audit.streamKey(), "+", "-", "COUNT", "1"}};
+    c.prefetch(ahead);
+    const auto forget = qScopeGuard([&] { // the connection lives on: nothing read now answers later
+        for (const Command &read : ahead)
+            c.takePrefetched(read);
+    });
     ChangeMarks m;
     m.policies = PolicyStore(c, ns).list();
     try {
-        const auto newest = AuditLog(c, ns).list(1);
+        const auto newest = audit.list(1);
         m.lastChange = newest.empty() ? QString() : newest.front().id;
     } catch (const ReplyError &) {
         // no right to read the audit: policies are still followed
