@@ -56,6 +56,11 @@ Connection::Node replicaOf(const QString &line, const HostPort &master)
 
 } // namespace
 
+std::vector<Command> ServerInfo::reads()
+{
+    return {{"PING"}, {"INFO", "server"}, {"INFO", "clients"}, {"INFO", "replication"}, {"INFO", "memory"}, {"INFO", "keyspace"}, {"DBSIZE"}};
+}
+
 ServerInfo ServerInfo::fetch(Connection &connection)
 {
     ServerInfo info;
@@ -64,14 +69,9 @@ ServerInfo ServerInfo::fetch(Connection &connection)
     // Otherwise after: through sentinels, that call may have followed a failover.
     if (connection.isCluster())
         info.nodes = connection.nodes();
-    const auto perMaster = connection.onEachMaster({
-        {"INFO", "server"},
-        {"INFO", "clients"},
-        {"INFO", "replication"},
-        {"INFO", "memory"},
-        {"INFO", "keyspace"},
-        {"DBSIZE"},
-    });
+    std::vector<Command> asked = reads();
+    asked.erase(asked.begin()); // no PING
+    const auto perMaster = connection.onEachMaster(asked);
     const QString db = QStringLiteral("db%1").arg(connection.options().db);
     if (!connection.isCluster())
         info.nodes = connection.nodes();

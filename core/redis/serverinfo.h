@@ -35,6 +35,9 @@ struct ServerInfo {
     // per master. A cluster master that does not answer is counted in mastersMissing, its
     // node says why; when none answers, its error is thrown.
     static ServerInfo fetch(Connection &connection);
+    // What fetch() asks each master, with a PING in front: for a status poll that reads it
+    // ahead in one timed round trip on one server (Connection::prefetch).
+    static std::vector<Command> reads();
     // For users who may not run INFO: DBSIZE (summed over the masters that answer) and the
     // nodes only.
     static ServerInfo fetchWithoutInfo(Connection &connection);

@@ -9,6 +9,7 @@
 #include "keyviewqueries.h"
 #include "limiters/limiter.h"
 #include "logqueries.h"
+#include "redisclient.h"
 #include "redis/connection.h"
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
@@ -37,6 +38,7 @@ private slots:
     void logViewOverTheEntryCap();
     void nothingReadAheadAnswersLater();
     void changesFollowedInOneRound();
+    void statusPollInOneRound();
 
 private:
     // Round trips `read` made on the connection (opened and with the scripts' presence known
@@ -56,7 +58,9 @@ void TestConsoleLink::initTestCase()
 {
     m_server = std::make_unique<SandboxServer>();
     m_server->start();
-    m_proxy = std::make_unique<DelayProxy>(m_server->port());
+    // A few milliseconds each way: a pipeline that leaves in several writes (10,000 ZCOUNTs)
+    // is one wait, as on a real link, even on a loaded machine.
+    m_proxy = std::make_unique<DelayProxy>(m_server->port(), 5);
     m_direct = std::make_unique<Connection>(m_server->options());
 }
 
@@ -237,6 +241,16 @@ void TestConsoleLink::changesFollowedInOneRound()
     QCOMPARE(roundTripsOf([&] { marks = readChangeMarks(*m_link, MetadataNamespace(QString::fromUtf8(kNs))); }), 1);
     QCOMPARE(marks.policies.size(), size_t(2));
     QCOMPARE(marks.lastChange, id);
+}
+
+// The status bar's poll (the heartbeat): PING, INFO and DBSIZE in one timed round trip.
+void TestConsoleLink::statusPollInOneRound()
+{
+    RedisClient::Status status;
+    QCOMPARE(roundTripsOf([&] { status = RedisClient::probe(*m_link); }), 1);
+    QVERIFY(status.roundTripMs >= 0);
+    QVERIFY(!status.info.version.isEmpty());
+    QCOMPARE(status.info.dbSize, m_direct->command({"DBSIZE"}).integer());
 }
 
 QTEST_MAIN(TestConsoleLink)

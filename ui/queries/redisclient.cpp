@@ -6,6 +6,7 @@
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QScopeGuard>
 #include <QMutex>
 #include <QThread>
 
@@ -45,6 +46,21 @@ void RedisClient::deliver(const std::shared_ptr<Link> &link, std::function<void(
         QMetaObject::invokeMethod(link->client, std::move(answer), Qt::QueuedConnection);
 }
 
+namespace {
+
+RedisClient::Status withInfo(Connection &c, RedisClient::Status s)
+{
+    try {
+        s.info = ServerInfo::fetch(c);
+    } catch (const ReplyError &) {
+        // INFO may be outside a read-only ACL user's commands; DBSIZE is a read.
+        s.info = ServerInfo::fetchWithoutInfo(c);
+    }
+    return s;
+}
+
+} // namespace
+
 RedisClient::Status RedisClient::probe(Connection &c)
 {
     QElapsedTimer t;
@@ -57,17 +73,17 @@ RedisClient::Status RedisClient::probe(Connection &c)
         for (const auto &replies : c.onEachMaster({{"PING"}}))
             answered += replies.front().isError() ? 0 : 1;
         s.roundTripMs = double(t.nsecsElapsed()) / 1e6 / std::max(answered, 1);
-    } else {
-        c.command({"PING"});
-        s.roundTripMs = double(t.nsecsElapsed()) / 1e6;
+        return withInfo(c, s);
     }
-    try {
-        s.info = ServerInfo::fetch(c);
-    } catch (const ReplyError &) {
-        // INFO may be outside a read-only ACL user's commands; DBSIZE is a read.
-        s.info = ServerInfo::fetchWithoutInfo(c);
-    }
-    return s;
+    // One server: the PING and what ServerInfo reads in one round trip, which is timed.
+    const std::vector<Command> ahead = ServerInfo::reads();
+    c.prefetch(ahead);
+    s.roundTripMs = double(t.nsecsElapsed()) / 1e6;
+    const auto forget = qScopeGuard([&] {
+        for (const Command &read : ahead)
+            c.takePrefetched(read);
+    });
+    return withInfo(c, s);
 }
 
 RedisClient::Status RedisClient::connectAndProbe(Connection &c)
