@@ -7,8 +7,13 @@
 
 #include <QDateTime>
 #include <QJsonDocument>
+#include <QScopeGuard>
 
 namespace ratescope {
+
+namespace {
+constexpr size_t kSampleAheadKeys = 500;
+} // namespace
 
 std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector<QByteArray> &keys, const std::vector<Policy> &policies,
                                        const MetadataNamespace &ns)
@@ -40,7 +45,28 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
                 reads.push_back({"GET", overrideStore.storageKey(k)});
         return reads;
     };
-    const KeyRoundResult read = readKeyRecords(connection, keys, round);
+    // A few keys (the rows in view): each type's samples go ahead with the first round, so the
+    // keys are classified without a round of their own (the replies of the types a key does
+    // not have are small errors, taken back unused). Many keys: the samples of each key's
+    // type only, in a round of their own.
+    KeyRoundReader reader(keys, round);
+    const std::vector<Command> first = reader.firstCommands();
+    std::vector<Command> ahead;
+    if (keys.size() <= kSampleAheadKeys) {
+        ahead = first;
+        for (const QByteArray &key : keys)
+            for (const char *type : {"hash", "zset", "string", "list"})
+                appendSampleCommands(ahead, key, type);
+    }
+    connection.prefetch(ahead);
+    const auto forget = qScopeGuard([&] {
+        for (const Command &c : ahead)
+            connection.takePrefetched(c);
+    });
+    std::vector<Reply> meta = connection.pipeline(first);
+    reader.takeFirst(meta.data());
+    std::vector<Reply> samples = connection.pipeline(reader.sampleCommands());
+    const KeyRoundResult read = reader.takeSamples(samples.data());
     const qint64 nowUs = read.nowUs;
     for (size_t i = 0; i < keys.size(); ++i) {
         const std::vector<QByteArray> own = resolver.overrideSubjects(keys[i]);

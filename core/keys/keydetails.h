@@ -36,9 +36,11 @@ struct KeyDetails {
     qint64 remaining() const { return usage ? std::max<qint64>(0, usage->decision.limit - usage->usedNow) : -1; }
 };
 
-// Three pipelined round trips for the whole batch: TYPE, PTTL, MEMORY USAGE and overrides,
-// then the samples that tell limiter formats apart (the round readKeyRecords makes for the
-// key scanner too); then usage (scripts' peek, or counted here for foreign formats). Nothing is written. ns is Ratescope's metadata prefix
+// Two pipelined round trips for a few keys (the rows a view shows, up to 500): TYPE, PTTL,
+// MEMORY USAGE, overrides and every type's samples that tell limiter formats apart; then
+// usage (scripts' peek, or counted here for foreign formats). More keys take three: the
+// samples of each key's own type in a round between (as readKeyRecords reads them for the
+// key scanner). Nothing is written. ns is Ratescope's metadata prefix
 // ("ratescope:"). Throws the core's ConnectionError when the connection fails; per-key problems (WRONGTYPE, NOPERM, ...) are reported in
 // KeyDetails::problem.
 std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector<QByteArray> &keys, const std::vector<Policy> &policies,

@@ -6,6 +6,7 @@
 #include "base/errors.h"
 #include "delayproxy.h"
 #include "browserqueries.h"
+#include "keys/keydetails.h"
 #include "keyviewqueries.h"
 #include "limiters/limiter.h"
 #include "logqueries.h"
@@ -39,6 +40,7 @@ private slots:
     void nothingReadAheadAnswersLater();
     void changesFollowedInOneRound();
     void statusPollInOneRound();
+    void keysPanelRowsInTwoRounds();
 
 private:
     // Round trips `read` made on the connection (opened and with the scripts' presence known
@@ -251,6 +253,29 @@ void TestConsoleLink::statusPollInOneRound()
     QVERIFY(status.roundTripMs >= 0);
     QVERIFY(!status.info.version.isEmpty());
     QCOMPARE(status.info.dbSize, m_direct->command({"DBSIZE"}).integer());
+}
+
+// The keys panel's rows in view, read again each second: their type, TTL, memory, overrides
+// and every type's samples in one round, then their usage.
+void TestConsoleLink::keysPanelRowsInTwoRounds()
+{
+    const std::vector<Policy> policies = PolicyStore(*m_direct, QString::fromUtf8(kNs)).list();
+    const MetadataNamespace ns(QString::fromUtf8(kNs));
+    std::vector<KeyDetails> rows;
+    const std::vector<QByteArray> keys{"app:log:alice", "app:gcra:bob", "app:log:nobody"};
+    QCOMPARE(roundTripsOf([&] { rows = readKeyDetails(*m_link, keys, policies, ns); }), 2);
+    QCOMPARE(rows.size(), size_t(3));
+    QCOMPARE(rows[0].kind.format, KeyFormat::SlidingLog);
+    QCOMPARE(rows[0].used(), 4);
+    QCOMPARE(rows[1].kind.format, KeyFormat::Gcra);
+    QVERIFY(!rows[2].exists());
+    // The same rows as a direct connection reads.
+    const std::vector<KeyDetails> direct = readKeyDetails(*m_direct, keys, policies, ns);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        QCOMPARE(rows[i].kind.format, direct[i].kind.format);
+        QCOMPARE(rows[i].limit(), direct[i].limit());
+        QCOMPARE(rows[i].type, direct[i].type);
+    }
 }
 
 QTEST_MAIN(TestConsoleLink)
