@@ -10,7 +10,9 @@
 #include "keyviewqueries.h"
 #include "limiters/limiter.h"
 #include "logqueries.h"
+#include "keyview.h"
 #include "redisclient.h"
+#include "serverstatusbar.h"
 #include "redis/connection.h"
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
@@ -41,6 +43,7 @@ private slots:
     void changesFollowedInOneRound();
     void statusPollInOneRound();
     void keysPanelRowsInTwoRounds();
+    void slowLinkPacesTheViews();
 
 private:
     // Round trips `read` made on the connection (opened and with the scripts' presence known
@@ -276,6 +279,34 @@ void TestConsoleLink::keysPanelRowsInTwoRounds()
         QCOMPARE(rows[i].limit(), direct[i].limit());
         QCOMPARE(rows[i].type, direct[i].type);
     }
+}
+
+// On a slow link the views read less often, and the status bar says so: at a round trip of
+// 120 ms or more a key view set to 1 s reads every 2.4 s or more; back on a fast link, every
+// second again.
+void TestConsoleLink::slowLinkPacesTheViews()
+{
+    m_proxy->setDelayMs(60);
+    RedisClient client(m_proxy->options(m_server->options()));
+    client.open();
+    QTRY_VERIFY_WITH_TIMEOUT(client.status() && client.status()->roundTripMs >= 120, 20000);
+    const int paced = client.pacedMs(1000);
+    QVERIFY2(paced >= 2400 && paced % 100 == 0, qPrintable(QString::number(paced)));
+    QCOMPARE(client.pacedMs(0), 0);          // off stays off
+    QCOMPARE(client.pacedMs(600000), 600000); // slower than the pace: as chosen
+    KeyView view(&client, "app:log:alice", kNs);
+    view.setRefreshInterval(1000);
+    view.show();
+    QCOMPARE(view.effectiveRefreshMs(), paced);
+    ServerStatusBar bar;
+    bar.setClient(&client);
+    QVERIFY2(bar.summary().contains(QStringLiteral("views every")), qPrintable(bar.summary()));
+
+    m_proxy->setDelayMs(0);
+    QTRY_VERIFY_WITH_TIMEOUT(client.pacedMs(1000) == 1000, 20000); // the next heartbeats measure the fast link
+    QTRY_COMPARE_WITH_TIMEOUT(view.effectiveRefreshMs(), 1000, 5000);
+    QVERIFY2(!bar.summary().contains(QStringLiteral("views every")), qPrintable(bar.summary()));
+    m_proxy->setDelayMs(5);
 }
 
 QTEST_MAIN(TestConsoleLink)

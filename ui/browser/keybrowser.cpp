@@ -162,9 +162,23 @@ void KeyBrowser::setClient(RedisClient *client, const QByteArray &ns, const QByt
     m_client = client;
     m_ns = ns;
     m_separator = separator.isEmpty() ? QByteArray(":") : separator;
-    if (m_client)
+    if (m_client) {
         connect(m_client, &RedisClient::stateChanged, this, &KeyBrowser::onClientState);
+        connect(m_client, &RedisClient::statusChanged, this, &KeyBrowser::paceTimers);
+    }
+    paceTimers();
     refresh();
+}
+
+void KeyBrowser::paceTimers()
+{
+    // Slower on a slow link (RedisClient::pacedMs); a timer is restarted only when its period
+    // changes, so that status updates never postpone its ticks.
+    for (auto [timer, wanted] : {std::pair{&m_liveTimer, kLiveRefreshMs}, std::pair{&m_policyTimer, kPolicyCheckMs}}) {
+        const int ms = m_client ? m_client->pacedMs(wanted) : wanted;
+        if (timer->interval() != ms)
+            timer->setInterval(ms);
+    }
 }
 
 void KeyBrowser::setFilter(const QString &text)

@@ -75,7 +75,7 @@ public:
     // Rows read per pipelined batch when filling columns, and how long they stay fresh.
     static constexpr int kDetailsBatch = 100;
     static constexpr int kLiveRefreshMs = 2000;
-    static constexpr int kPolicyCheckMs = 1000; // a policy changed elsewhere shows within this
+    static constexpr int kPolicyCheckMs = 1000; // a policy changed elsewhere shows within this (paced on a slow link)
     static constexpr int kDetailsDelayMs = 40; // after scrolling: where the view comes to rest
 
     // The selected keys (groups left out), top to bottom.
@@ -126,6 +126,7 @@ private:
     void checkSettled();
     void showContextMenu(const QPoint &pos);
     void onClientState();
+    void paceTimers();
 
     QPointer<RedisClient> m_client;
     QByteArray m_ns = "ratescope:";

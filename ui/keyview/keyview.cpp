@@ -191,6 +191,8 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
     layout->addWidget(m_stack, 1);
 
     connect(&m_timer, &QTimer::timeout, this, &KeyView::refresh);
+    if (m_client)
+        connect(m_client, &RedisClient::statusChanged, this, &KeyView::updateTimer);
     if (m_client) {
         connect(m_client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
             if (s == RedisClient::State::Connected)
@@ -268,10 +270,15 @@ void KeyView::setRefreshInterval(int ms)
 
 void KeyView::updateTimer()
 {
-    if (m_interval > 0 && isVisible())
-        m_timer.start(m_interval);
-    else
+    if (m_interval > 0 && isVisible()) {
+        // Paced on a slow link; restarted only when the period changes, so that a status
+        // update every 2 s never postpones a slower tick for good.
+        const int ms = m_client ? m_client->pacedMs(m_interval) : m_interval;
+        if (!m_timer.isActive() || m_timer.interval() != ms)
+            m_timer.start(ms);
+    } else {
         m_timer.stop();
+    }
 }
 
 void KeyView::showEvent(QShowEvent *event)

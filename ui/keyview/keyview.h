@@ -46,6 +46,9 @@ public:
     // Auto-refresh period in ms (0: off). Runs only while the view is visible.
     void setRefreshInterval(int ms);
     int refreshInterval() const { return m_interval; }
+    // The period the view is read at: the interval chosen, paced on a slow link
+    // (RedisClient::pacedMs); 0 while not refreshing.
+    int effectiveRefreshMs() const { return m_timer.isActive() ? m_timer.interval() : 0; }
     bool isAutoRefreshActive() const { return m_timer.isActive(); }
     int readsStarted() const { return m_reads; }
 

@@ -296,6 +296,14 @@ void RedisClient::scheduleRetry()
     emit stateChanged(m_state); // the countdown changed
 }
 
+int RedisClient::pacedMs(int wantedMs) const
+{
+    if (wantedMs <= 0 || !m_status || m_status->roundTripMs <= 0)
+        return wantedMs;
+    const double floorMs = std::ceil(m_status->roundTripMs * kPaceRoundTrips / 100.0) * 100.0;
+    return int(std::max<double>(wantedMs, std::min(floorMs, 600000.0)));
+}
+
 void RedisClient::heartbeat()
 {
     if (m_heartbeatPending || m_state != State::Connected)

@@ -85,6 +85,15 @@ public:
     int secondsUntilRetry() const;
     std::optional<Status> status() const { return m_status; }
 
+    // Pacing on a slow link. A view that wants to read every wantedMs reads at most once per
+    // kPaceRoundTrips of the measured round trip (rounded up to 100 ms), so that the views
+    // open together (a key view takes 4 round trips a read, the keys panel 2, following
+    // changes 1) leave the link mostly idle instead of queueing behind each other. On a round
+    // trip up to 50 ms a 1 s refresh is kept; at 120 ms it becomes 2.4 s. wantedMs <= 0 (off)
+    // is kept as it is. Views apply it when statusChanged() says the round trip moved.
+    static constexpr int kPaceRoundTrips = 20;
+    int pacedMs(int wantedMs) const;
+
     // The read-only lock: while set, mutations are refused before anything is sent.
     bool isReadOnly() const { return m_readOnly; }
     void setReadOnly(bool readOnly);

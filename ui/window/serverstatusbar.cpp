@@ -121,8 +121,19 @@ void ServerStatusBar::update()
         m_memory->setToolTip(cluster ? QStringLiteral("used_memory from INFO memory, summed over %1").arg(over)
                                      : QStringLiteral("used_memory from INFO memory"));
         m_keys->setToolTip(cluster ? QStringLiteral("DBSIZE summed over %1").arg(over) : QStringLiteral("DBSIZE of the selected database"));
-        m_latency->setText(live ? QStringLiteral("Round trip %1").arg(formatRoundTrip(status->roundTripMs))
-                                : QStringLiteral("Round trip –"));
+        const int paced = m_client->pacedMs(1000);
+        QString latency = live ? QStringLiteral("Round trip %1").arg(formatRoundTrip(status->roundTripMs)) : QStringLiteral("Round trip –");
+        if (live && paced > 1000) // a slow link: say how the console adapted
+            latency += QStringLiteral(" · views every %1").arg(formatSpan(qint64(paced) * 1000));
+        m_latency->setText(latency);
+        m_latency->setToolTip(
+            live && paced > 1000
+                ? QStringLiteral("A slow link: key views, the keys panel and the following of changes made elsewhere are read at most "
+                                 "once every %1 (%2 round trips), so that they leave the link mostly idle. Measured by a PING with "
+                                 "INFO every 2 s.")
+                      .arg(formatSpan(qint64(paced) * 1000))
+                      .arg(RedisClient::kPaceRoundTrips)
+                : QStringLiteral("Measured by a PING with INFO every 2 s"));
         m_memory->setText(i.usedMemory > 0 ? QStringLiteral("Memory %1").arg(formatSize(i.usedMemory)) : QStringLiteral("Memory ?"));
         m_keys->setText(formatKeys(i.dbSize));
     } else {
