@@ -12,6 +12,7 @@
 #include "keys/logwindow.h"
 #include "formats/usage.h"
 
+#include <QScopeGuard>
 #include <cmath>
 #include <QJsonArray>
 
@@ -432,6 +433,22 @@ QJsonObject counterState(Connection &c, const KeyKind &kind, qint64 nowUs)
     return s;
 }
 
+// What the decision peeks: the key (a counter window's base) as read (a missing key is a fresh
+// limiter of the limits' algorithm), under the limits in force; nothing without limits, for a
+// key that is no readable limiter, or for one that holds another format than its policy declares.
+std::optional<UsageTarget> peekTarget(const QByteArray &key, const KeyKind &kind, const Reply &type, const std::optional<LimitSpec> &spec,
+                                      const Policy *policy)
+{
+    if (!declaredFormatMismatch(key, type.bytes(), kind, policy).isEmpty())
+        return std::nullopt;
+    if (!spec || !((kind.isLimiter() && kind.readable()) || type.text() == QLatin1String("none")))
+        return std::nullopt;
+    KeyKind asRead = kind;
+    if (!kind.isLimiter())
+        asRead.format = ownFormat(spec->algorithm);
+    return UsageTarget{kind.format == KeyFormat::CounterWindow ? kind.base : key, asRead, *spec};
+}
+
 } // namespace
 
 QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResolver &resolver, const InspectOptions &o, KeyKind *kindRead)
@@ -457,6 +474,20 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResol
     }
 
     const auto meta = connection.pipeline(keyFacts(key));
+    // The decision's peek, asked below after the state: what it reads is known now, so it goes
+    // with the state's first request (Connection::readAlong), not in a round of its own.
+    const std::optional<UsageTarget> peek = peekTarget(key, kind, meta[0], spec, asKey.policy ? &*asKey.policy : nullptr);
+    std::vector<Command> along;
+    if (peek) {
+        try {
+            std::optional<ScriptCalls> calls = connection.scriptCalls();
+            along = usageCommands(connection, *peek, o.nowUs, calls);
+        } catch (const UsageError &) {
+            // said by the peek itself
+        }
+    }
+    connection.readAlong(along);
+    const auto forget = qScopeGuard([&] { connection.forget(along); });
     QJsonObject out{{QStringLiteral("now_us"), o.nowUs},
                     {QStringLiteral("type"), meta[0].text()},
                     {QStringLiteral("exists"), meta[0].text() != QLatin1String("none")},
@@ -533,15 +564,9 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResol
     if (const QString mismatch = declaredFormatMismatch(key, meta[0].bytes(), kind, asKey.policy ? &*asKey.policy : nullptr);
         !mismatch.isEmpty()) {
         out.insert(QStringLiteral("decision_error"), mismatch); // never read as one of Ratescope's own
-    } else if (spec && ((kind.isLimiter() && kind.readable()) || meta[0].text() == QLatin1String("none"))) {
-        // A missing key is a fresh limiter of the policy's algorithm.
-        KeyKind asRead = kind;
-        if (!kind.isLimiter())
-            asRead.format = ownFormat(spec->algorithm);
+    } else if (peek) {
         try {
-            out.insert(
-                QStringLiteral("decision"),
-                decisionJson(peekAnyFormat(connection, kind.format == KeyFormat::CounterWindow ? kind.base : key, asRead, *spec, o.nowUs)));
+            out.insert(QStringLiteral("decision"), decisionJson(peekAnyFormat(connection, peek->key, peek->kind, peek->spec, o.nowUs)));
         } catch (const UnexpectedReplyError &e) {
             out.insert(QStringLiteral("decision_error"), e.message());
         } catch (const ReplyError &e) {

@@ -41,6 +41,7 @@ bool Connection::isConnected() const
 void Connection::connect()
 {
     m_prefetched.clear();
+    m_along.clear();
     m_scriptCalls.reset();
     if (m_cluster)
         m_cluster->connect();
@@ -51,6 +52,7 @@ void Connection::connect()
 void Connection::disconnect()
 {
     m_prefetched.clear();
+    m_along.clear();
     m_scriptCalls.reset();
     m_switchWatch.reset();
     m_owed.clear();
@@ -109,7 +111,8 @@ bool Connection::isReadCommand(const Command &command)
         "GET",    "MGET",      "GETRANGE", "STRLEN",  "EXISTS",     "TYPE",       "TTL",     "PTTL",     "HGET",     "HMGET",
         "HGETALL", "HLEN",     "HRANDFIELD", "HEXISTS", "HKEYS",    "HVALS",      "ZRANGE",  "ZCARD",    "ZCOUNT",   "ZSCORE",
         "ZRANGEBYSCORE", "LINDEX", "LRANGE", "LLEN",  "SCARD",      "SMEMBERS",   "XLEN",    "XRANGE",   "XREVRANGE", "TIME",
-        "PING",   "ECHO",      "DBSIZE",   "SCAN",    "INFO",       "ROLE",       "EVALSHA_RO", "EVAL_RO", "FCALL_RO",
+        "PING",   "ECHO",      "DBSIZE",   "SCAN",    "HSCAN",      "ZSCAN",      "SSCAN",   "INFO",     "ROLE",
+        "EVALSHA_RO", "EVAL_RO", "FCALL_RO",
     };
     const QByteArray name = command[0].toUpper();
     if (reads.contains(name))
@@ -130,6 +133,7 @@ void Connection::prefetch(const std::vector<Command> &reads)
         if (viaSentinel())
             followFailover();
         m_prefetched.clear();
+        m_along.clear();
         m_scriptCalls.reset(); // as connect() does
         replies = m_node->connectWith(reads);
     } else {
@@ -160,13 +164,37 @@ std::optional<Reply> Connection::takePrefetched(const Command &command)
 
 void Connection::keepPrefetchedFor(const std::vector<Command> &commands)
 {
-    if (!m_prefetched.empty() && !std::all_of(commands.begin(), commands.end(), isReadCommand))
+    if (!std::all_of(commands.begin(), commands.end(), isReadCommand)) {
         m_prefetched.clear();
+        m_along.clear();
+    }
+}
+
+void Connection::readAlong(const std::vector<Command> &reads)
+{
+    for (const Command &c : reads)
+        if (!isReadCommand(c))
+            throw UsageError(QStringLiteral("read-along of %1: not a read").arg(QString::fromUtf8(c.value(0))));
+    m_along.insert(m_along.end(), reads.begin(), reads.end());
+}
+
+void Connection::forget(const std::vector<Command> &reads)
+{
+    for (const Command &c : reads) {
+        takePrefetched(c);
+        if (const auto it = std::find(m_along.begin(), m_along.end(), c); it != m_along.end())
+            m_along.erase(it);
+    }
 }
 
 Reply Connection::command(const Command &args)
 {
-    if (!m_prefetched.empty()) {
+    if (!m_along.empty() && isReadCommand(args)) { // the read-along goes with it
+        Reply r = std::move(pipeline({args}).front());
+        r.orThrow();
+        return r;
+    }
+    if (!m_prefetched.empty() || !m_along.empty()) {
         if (auto r = takePrefetched(args)) {
             r->orThrow();
             return std::move(*r);
@@ -190,10 +218,10 @@ Reply Connection::command(const Command &args)
 
 std::vector<Reply> Connection::pipeline(const std::vector<Command> &commands)
 {
-    if (m_prefetched.empty())
+    if (m_prefetched.empty() && m_along.empty())
         return pipelineNow(commands);
     keepPrefetchedFor(commands);
-    // The replies read ahead, and the rest asked now in one round.
+    // The replies read ahead, and the rest asked now in one round, with the read-along.
     std::vector<std::optional<Reply>> kept(commands.size());
     std::vector<Command> rest;
     for (size_t i = 0; i < commands.size(); ++i) {
@@ -201,7 +229,29 @@ std::vector<Reply> Connection::pipeline(const std::vector<Command> &commands)
         if (!kept[i])
             rest.push_back(commands[i]);
     }
-    std::vector<Reply> asked = rest.empty() ? std::vector<Reply>{} : pipelineNow(rest);
+    std::vector<Reply> asked;
+    if (!rest.empty()) {
+        // What the request asks itself is not asked twice: its reply answers the read-along too.
+        std::vector<Command> along;
+        std::vector<size_t> shared; // index in rest of a read-along the request asks as well
+        for (Command &c : m_along) {
+            const auto same = std::find(rest.begin(), rest.end(), c);
+            if (same == rest.end())
+                along.push_back(std::move(c));
+            else
+                shared.push_back(size_t(same - rest.begin()));
+        }
+        m_along.clear();
+        const size_t own = rest.size();
+        rest.insert(rest.end(), along.begin(), along.end());
+        asked = pipelineNow(rest);
+        for (size_t i : shared)
+            if (i < asked.size())
+                m_prefetched.emplace_back(rest[i], asked[i]);
+        for (size_t i = 0; i < along.size() && own + i < asked.size(); ++i)
+            m_prefetched.emplace_back(std::move(along[i]), std::move(asked[own + i]));
+        asked.resize(std::min(asked.size(), own));
+    }
     std::vector<Reply> replies;
     replies.reserve(commands.size());
     size_t next = 0;
@@ -237,6 +287,7 @@ std::vector<Reply> Connection::pipelineNow(const std::vector<Command> &commands)
 void Connection::send(const std::vector<Command> &commands)
 {
     m_prefetched.clear();
+    m_along.clear();
     if (viaSentinel())
         followFailover();
     if (m_cluster)
@@ -249,6 +300,7 @@ void Connection::send(const std::vector<Command> &commands)
 void Connection::send(const Command &command)
 {
     m_prefetched.clear();
+    m_along.clear();
     if (viaSentinel())
         followFailover();
     if (m_cluster)

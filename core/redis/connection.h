@@ -66,6 +66,16 @@ public:
     void keepPrefetched(Command command, Reply reply);
     // Takes the reply kept for exactly this command, if any.
     std::optional<Reply> takePrefetched(const Command &command);
+    // Read-along: these reads go with the next request that goes to the server (command() or
+    // pipeline() of reads), in its round trip, and their replies are kept as prefetch() keeps
+    // them; no round trip of their own. For a command that knows what it will ask after a
+    // round it must wait for (a decision's peek behind a key's state). A request that is not
+    // a read, send(), connect() and disconnect() drop them. Throws UsageError for a command
+    // that is not a read.
+    void readAlong(const std::vector<Command> &reads);
+    // Drops these commands' replies kept and their read-along not sent yet: for a caller on a
+    // connection that lives on, so that nothing read for it answers a later read.
+    void forget(const std::vector<Command> &reads);
     // Commands that never change data: what prefetch() takes, and what leaves its replies.
     static bool isReadCommand(const Command &command);
 
@@ -129,6 +139,7 @@ private:
 
     ConnectionOptions m_options;
     std::vector<std::pair<Command, Reply>> m_prefetched; // read ahead, not yet asked for
+    std::vector<Command> m_along;                        // to send with the next request (readAlong)
     std::unique_ptr<NodeConnection> m_node;
     std::unique_ptr<ClusterRouter> m_cluster;
     std::unique_ptr<NodeConnection> m_switchWatch;
