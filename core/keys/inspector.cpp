@@ -487,7 +487,9 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResol
         }
     }
     connection.readAlong(along);
-    const auto forget = qScopeGuard([&] { connection.forget(along); });
+    auto forget = qScopeGuard([&] { connection.forget(along); }); // when the decision is not reached
+    if (o.readAlong)
+        connection.readAlong(o.readAlong(kind, spec)); // the caller's: taken, or forgotten, by it
     QJsonObject out{{QStringLiteral("now_us"), o.nowUs},
                     {QStringLiteral("type"), meta[0].text()},
                     {QStringLiteral("exists"), meta[0].text() != QLatin1String("none")},
@@ -573,6 +575,9 @@ QJsonObject inspectKey(Connection &connection, const QByteArray &key, LimitResol
             out.insert(QStringLiteral("decision_error"), e.message());
         }
     }
+    // The decision took the peek read along. (Not forgotten: the caller's read-along may ask
+    // the same command, sent once for each, and the other reply is its.)
+    forget.dismiss();
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include "admin/policy.h"
 #include "redis/resp.h"
 
+#include <functional>
 #include <optional>
 #include <QJsonObject>
 
@@ -80,6 +81,11 @@ struct InspectOptions {
     // the span defaults to the limits' window. Counted on the server (readLogWindow).
     int buckets = 0;
     qint64 bucketSpanUs = 0;
+    // Reads the caller will make once the key is known (its classification and the limits in
+    // force), sent along with the key's state in the same round trip (Connection::readAlong):
+    // a view that draws more of the key than its state. Their replies are the caller's to take,
+    // and to forget.
+    std::function<std::vector<Command>(const KeyKind &kind, const std::optional<LimitSpec> &spec)> readAlong;
 };
 
 // Everything about the key as one JSON object (the CLI prints it; the GUI reads it):

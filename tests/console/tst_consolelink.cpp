@@ -37,6 +37,7 @@ private slots:
     void cleanup();
     void keyViewOfALog();
     void keyViewOfAGcraAndACounter();
+    void openingALogKeyWithItsLog();
     void logViewReadsInOneRound();
     void logViewOverTheEntryCap();
     void nothingReadAheadAnswersLater();
@@ -164,6 +165,28 @@ void TestConsoleLink::keyViewOfAGcraAndACounter()
     QCOMPARE(roundTripsOf([&] { read = readKey(*m_link, "cw:acme", kNs, m_now); }), 2);
     QCOMPARE(read.kind.format, KeyFormat::CounterWindow);
     QCOMPARE(read.inspected.value(QStringLiteral("decision")).toObject().value(QStringLiteral("used_now")).toInteger(), 3);
+}
+
+// Opening a sliding log: the key view's read takes its log view's along (window, peeks, page)
+// with the key's state: 2 round trips for all that is drawn, none more for the log.
+void TestConsoleLink::openingALogKeyWithItsLog()
+{
+    KeyRead read;
+    QCOMPARE(roundTripsOf([&] { read = readKey(*m_link, "app:log:alice", kNs, m_now, LogReadRequest{}); }), 2);
+    QVERIFY(read.log);
+    QCOMPARE(read.log->window.total, 4);
+    QCOMPARE(read.log->page.total, 4);
+    QVERIFY(read.log->forOne);
+    QCOMPARE(read.log->forOne->usedNow, 4);
+    QCOMPARE(read.inspected.value(QStringLiteral("decision")).toObject().value(QStringLiteral("used_now")).toInteger(), 4);
+    // The same as the log view reads on its own.
+    const LogRead alone = readLog(*m_link, logRequest(read));
+    QCOMPARE(alone.window.total, read.log->window.total);
+    QCOMPARE(alone.page.entries.size(), read.log->page.entries.size());
+    QCOMPARE(alone.forOne->decision.remaining, read.log->forOne->decision.remaining);
+    // A key that is no log: nothing read for a log view.
+    QCOMPARE(roundTripsOf([&] { read = readKey(*m_link, "app:gcra:bob", kNs, m_now, LogReadRequest{}); }), 2);
+    QVERIFY(!read.log);
 }
 
 // The log view's read after the key view's: its type, classification, window, peeks and page

@@ -305,8 +305,10 @@ void KeyView::refresh()
     }
     m_pending = true;
     ++m_reads;
+    // The log view's settings, so that a log is read for it in the same round trips.
+    const LogReadRequest logSettings = m_log ? m_log->readSettings() : LogReadRequest{};
     m_client->request(
-        this, [key = m_key, ns = m_ns, frozen = m_frozenNow](Connection &c) { return readKey(c, key, ns, frozen); },
+        this, [key = m_key, ns = m_ns, frozen = m_frozenNow, logSettings](Connection &c) { return readKey(c, key, ns, frozen, logSettings); },
         [this](const Outcome<KeyRead> &o) {
             m_pending = false;
             if (o.ok()) {
@@ -512,15 +514,17 @@ void KeyView::showState(const KeyRead &read)
     const QString noLimits = QStringLiteral("A %1 limiter, but no policy or override gives its limit and window, so there is nothing to "
                                             "draw it against. Declare a policy that matches this key to see its state.");
 
-    if (kind.format == KeyFormat::SlidingLog || kind.format == KeyFormat::ForeignSlidingLog ||
-        (kind.format == KeyFormat::Library && kind.algorithm() == Algorithm::SlidingLog && type == QLatin1String("zset"))) {
+    if (drawnAsLog(kind, type)) {
         if (!m_log) {
             m_log = new LogView(m_client, m_key, m_stack);
             m_stack->addWidget(m_log);
             connect(m_log, &LogView::loaded, this, &KeyView::checkLoaded);
         }
         m_stack->setCurrentWidget(m_log);
-        m_log->setContext(spec, kind.unit, now, kind);
+        if (read.log) // read along with the key
+            m_log->showRead(spec, kind.unit, kind, *read.log);
+        else
+            m_log->setContext(spec, kind.unit, now, kind);
         return;
     }
     if (!kind.isLimiter()) {

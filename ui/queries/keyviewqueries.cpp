@@ -10,7 +10,31 @@
 
 namespace ratescope::ui {
 
-KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std::optional<qint64> frozenNow)
+bool drawnAsLog(const KeyKind &kind, const QString &type)
+{
+    return kind.format == KeyFormat::SlidingLog || kind.format == KeyFormat::ForeignSlidingLog ||
+           (kind.format == KeyFormat::Library && kind.algorithm() == Algorithm::SlidingLog && type == QLatin1String("zset"));
+}
+
+namespace {
+
+// The log view's read of the key as the key view read it.
+LogReadRequest logRequest(const LogReadRequest &settings, const QByteArray &key, const KeyKind &kind, const std::optional<LimitSpec> &spec,
+                          qint64 nowUs)
+{
+    LogReadRequest r = settings;
+    r.key = key;
+    r.spec = spec;
+    r.unit = kind.unit;
+    r.nowUs = nowUs;
+    r.expected = kind;
+    return r;
+}
+
+} // namespace
+
+KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std::optional<qint64> frozenNow,
+                const std::optional<LogReadRequest> &log)
 {
     KeyRead r;
     const QString nsText = QString::fromUtf8(ns);
@@ -34,6 +58,21 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
     InspectOptions o;
     o.nowUs = r.nowUs;
     o.entryCount = 1; // the log view pages through entries itself
+    std::vector<Command> logAlong; // the log view's reads, sent with the key's state
+    const auto forgetLog = qScopeGuard([&] { c.forget(logAlong); });
+    if (log)
+        o.readAlong = [&](const KeyKind &kind, const std::optional<LimitSpec> &spec) {
+            const bool asLog = kind.format == KeyFormat::SlidingLog || kind.format == KeyFormat::ForeignSlidingLog ||
+                               (kind.format == KeyFormat::Library && kind.algorithm() == Algorithm::SlidingLog);
+            if (!asLog)
+                return std::vector<Command>{};
+            try {
+                logAlong = logReadsAhead(c, logRequest(*log, key, kind, spec, r.nowUs));
+            } catch (const UsageError &) {
+                logAlong.clear(); // said by the log view's own read
+            }
+            return logAlong;
+        };
     // The core has no peek for other services' token buckets: read their fields only.
     InspectOptions bare; // no limits: the state without a decision
     bare.nowUs = r.nowUs;
@@ -54,6 +93,15 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
     r.policy = limits.policy;
     r.override = limits.override;
     r.spec = limits.spec;
+    if (log && drawnAsLog(r.kind, r.inspected.value(QStringLiteral("type")).toString())) {
+        try {
+            r.log = readLog(c, logRequest(*log, key, r.kind, r.spec, r.nowUs));
+        } catch (const UsageError &) {
+            // the log view reads it itself and says why
+        } catch (const ReplyError &) {
+            // likewise (the key changed type under the read)
+        }
+    }
     if (!r.inspected.value(QStringLiteral("exists")).toBool() && !r.kind.isLimiter()) {
         OverrideStore overrides(c, nsText);
         r.shards = readShardGroup(c, key, policies, r.nowUs, &overrides);

@@ -5,6 +5,7 @@
 #include "formats/recognition.h"
 #include "keys/shards.h"
 #include "limiters/limiter.h"
+#include "logqueries.h"
 
 #include <QJsonObject>
 
@@ -28,11 +29,21 @@ struct KeyRead {
     QString placement;             // a cluster's key: "slot 1234 on 127.0.0.1:7001"
     // A key that does not exist but is the base of a sharded limiter: the group, read whole.
     std::optional<ShardGroupState> shards;
+    // A key drawn as a log (drawnAsLog), read with a log view's settings: its window, peeks
+    // and page, read along with the key's state.
+    std::optional<LogRead> log;
 };
+
+// Whether the key view draws the key as a sliding log (its log view): Ratescope's or another
+// service's log, or another library's sliding log kept in a sorted set.
+bool drawnAsLog(const KeyKind &kind, const QString &type);
 
 // The clock, the limits in force, the format, then the state and the peek for that now, all
 // through the core's inspection. Nothing is written. frozenNow: the time to show the state for
-// (tests), else the server's.
-KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std::optional<qint64> frozenNow);
+// (tests), else the server's. With `log` (a log view's settings: history, time filter, page,
+// what its last read found), a key drawn as a log is read for its log view as well, in the
+// same round trips: 2 after the click, whatever the key.
+KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std::optional<qint64> frozenNow,
+                const std::optional<LogReadRequest> &log = std::nullopt);
 
 } // namespace ratescope::ui

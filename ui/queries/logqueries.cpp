@@ -64,9 +64,9 @@ std::vector<LimitSpec> peekSpecs(const LimitSpec &spec)
     return specs;
 }
 
-// What readLog() will ask when the key is still what it was at the last read (request.expected):
-// the type and classification, the window, the peeks and the page, for one round.
-std::vector<Command> readsAhead(Connection &c, const LogReadRequest &request)
+} // namespace
+
+std::vector<Command> logReadsAhead(Connection &c, const LogReadRequest &request)
 {
     std::vector<Command> reads{{"TYPE", request.key}};
     for (Command &read : classifyReads(request.key))
@@ -94,21 +94,17 @@ std::vector<Command> readsAhead(Connection &c, const LogReadRequest &request)
     return reads;
 }
 
-} // namespace
-
 LogRead readLog(Connection &c, const LogReadRequest &request)
 {
     std::vector<Command> ahead;
     try {
-        ahead = readsAhead(c, request);
+        ahead = logReadsAhead(c, request);
     } catch (const UsageError &) {
         // a range the read refuses below, saying why
     }
-    c.prefetch(ahead);
-    const auto forget = qScopeGuard([&] { // the connection lives on: nothing read now answers later
-        for (const Command &read : ahead)
-            c.takePrefetched(read);
-    });
+    // With its first request (none at all when a key view read them along with the key).
+    c.readAlong(ahead);
+    const auto forget = qScopeGuard([&] { c.forget(ahead); }); // the connection lives on: nothing read now answers later
     LogRead r;
     r.nowUs = request.nowUs;
     r.spec = request.spec;

@@ -49,8 +49,12 @@ struct LogReadRequest {
     std::optional<KeyKind> expected;
     bool expectBucketed = false;
 };
-// One round when the key is what request.expected says (everything is read ahead together);
-// refuses (UsageError) a key that is neither a sorted set nor missing.
+// One round when the key is what request.expected says (everything is read ahead together),
+// none when the caller read logReadsAhead() along with its own; refuses (UsageError) a key
+// that is neither a sorted set nor missing.
 LogRead readLog(Connection &c, const LogReadRequest &request);
+// What readLog() asks when the key is what request.expected says: the type and classification,
+// the window, the peeks and the page. Throws UsageError for a range readLog() refuses.
+std::vector<Command> logReadsAhead(Connection &c, const LogReadRequest &request);
 
 } // namespace ratescope::ui

@@ -380,6 +380,29 @@ double LogView::xOf(qint64 timeUs) const
     return double(timeUs - m_axisNowUs) / double(m_axisUnitUs);
 }
 
+LogReadRequest LogView::readSettings() const
+{
+    LogReadRequest request;
+    request.history = m_history;
+    request.filter = m_filter;
+    request.pageOffset = m_pageOffset;
+    request.pageSize = m_pageSize;
+    request.expectBucketed = m_read && m_read->window.bucketed;
+    return request;
+}
+
+void LogView::showRead(const std::optional<LimitSpec> &spec, ScoreUnit unit, const KeyKind &kind, const LogRead &read)
+{
+    const bool specChanged = !m_context || m_context->spec != spec;
+    m_context = Context{spec, unit, read.nowUs, kind};
+    if (specChanged)
+        m_historyBox->setEnabled(spec.has_value());
+    ++m_reads;
+    ++m_readsDone;
+    apply(read);
+    emit refreshed();
+}
+
 void LogView::startRead()
 {
     if (!m_context || !m_client)
@@ -390,18 +413,13 @@ void LogView::startRead()
     }
     m_inFlight = true;
     ++m_reads;
-    LogReadRequest request;
+    LogReadRequest request = readSettings();
     request.key = m_key;
     request.spec = m_context->spec;
     request.unit = m_context->unit;
     request.nowUs = m_context->nowUs;
-    request.history = m_history;
-    request.filter = m_filter;
-    request.pageOffset = m_pageOffset;
-    request.pageSize = m_pageSize;
     // One round when the key is as the last read (or the key view) found it.
     request.expected = m_read ? std::optional(m_read->kind) : m_context->kind;
-    request.expectBucketed = m_read && m_read->window.bucketed;
     m_client->request(
         this, [request](Connection &c) { return readLog(c, request); },
         [this](const Outcome<LogRead> &o) {

@@ -47,6 +47,13 @@ public:
     void setContext(const std::optional<ratescope::LimitSpec> &spec, ratescope::ScoreUnit unit, qint64 nowUs,
                     const std::optional<ratescope::KeyKind> &kind = std::nullopt);
     bool isLoaded() const { return m_loaded; }
+    // What the key view's read needs to read the log along with the key (history, time filter,
+    // page, what the last read found); its key, limits and now are the key view's.
+    ratescope::ui::LogReadRequest readSettings() const;
+    // A read the key view made for this view (readKey with readSettings()): shown as this
+    // view's own, with the context it was read in; no read of its own.
+    void showRead(const std::optional<ratescope::LimitSpec> &spec, ratescope::ScoreUnit unit, const ratescope::KeyKind &kind,
+                  const ratescope::ui::LogRead &read);
 
     // One more window of history before the current one (expired entries shaded).
     void setHistoryShown(bool shown);
