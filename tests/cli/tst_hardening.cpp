@@ -11,6 +11,7 @@
 #include "testsupport.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -146,6 +147,11 @@ private Q_SLOTS:
     void looseInputIsRefused_data();
     void looseInputIsRefused();
     void missingUnixSocketIsNamed();
+    void traceRowsAreReadStrictly_data();
+    void traceRowsAreReadStrictly();
+    void aByteOrderMarkStartsNoRow();
+    void anUnclosedQuoteIsReadOnce();
+    void digitsPastTheMicrosecondAreNamed();
     void nowFarAheadOnAnExistingKey();
 
     // Files written (--timeline, --decisions): checked first, never destroying what they replace.
@@ -1144,6 +1150,120 @@ void TestHardening::looseInputIsRefused()
     QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
     QVERIFY2(r.err.contains(message), r.err.constData());
     QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0); // nothing written, under any name
+}
+
+// Trace rows that were taken loosely (trimmed, an empty field read as absent, a fraction cut to
+// the µs) or expanded without bound: refused, naming the line and the field, before anything runs.
+void TestHardening::traceRowsAreReadStrictly_data()
+{
+    QTest::addColumn<QByteArray>("trace");
+    QTest::addColumn<QByteArray>("message");
+    QTest::newRow("time leading space") << QByteArray("time,key\n1795400000000000,a\n 1795400000000001,a\n")
+                                        << QByteArray("trace.csv line 3: the time field ' 1795400000000001' has spaces around it");
+    QTest::newRow("time trailing space") << QByteArray("1795400000000000 ,a\n")
+                                         << QByteArray("trace.csv line 1: the time field '1795400000000000 ' has spaces around it");
+    QTest::newRow("empty cost") << QByteArray("time,key,cost\n1795400000000000,a,2\n1795400000000001,a,\n")
+                                << QByteArray("trace.csv line 3: the cost field is empty");
+    QTest::newRow("quoted key then text") << QByteArray("1795400000000000,\"a\"\rx\n") << QByteArray("line 1: text after a closing quote");
+    QTest::newRow("timeline 10^9") << QByteArray("elapsed_ms,allowed,denied,errors,unknown\n100,1000000000,0,0,0\n")
+                                   << QByteArray("trace.csv line 2: the slices up to here hold 1,000,000,000 requests, more than a "
+                                                 "replay takes (100,000,000 at most)");
+    QTest::newRow("timeline total") << QByteArray("elapsed_ms,allowed,denied,errors,unknown\n100,60000000,0,0,0\n200,0,40000000,0,0\n"
+                                                  "300,1,0,0,0\n")
+                                    << QByteArray("trace.csv line 4: the slices up to here hold 100,000,001 requests");
+}
+
+void TestHardening::traceRowsAreReadStrictly()
+{
+    QFETCH(QByteArray, trace);
+    QFETCH(QByteArray, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("trace.csv"));
+    writeFile(path, trace);
+    QElapsedTimer timer;
+    timer.start();
+    const CliResult r = runCli(cli(QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), path} +
+                                   args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})));
+    QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.out + r.err)));
+    QVERIFY2(r.err.contains(message), r.err.constData());
+    QVERIFY2(timer.elapsed() < 10000, "refused before anything was expanded or replayed");
+}
+
+// A byte order mark (spreadsheets write one) before a CSV header or a burst timeline's header is
+// skipped: the header is still the header.
+void TestHardening::aByteOrderMarkStartsNoRow()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("trace.csv"));
+    const QStringList limits = args({"--json", "simulate", "--algo", "fixed-window", "--limit", "5", "--window", "1m", "--trace"});
+    writeFile(path, "\xEF\xBB\xBFtime,key,cost\n1795400000000000,a,2\n1795400000000001,\"b\"\r\n");
+    CliResult r = runCli(cli(limits + QStringList{path}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("requests")).toInteger(), 2);
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("keys")).toInteger(), 2);
+    // The quoted key before the line's CR is b, not "b\r".
+    const QString decisions = dir.filePath(QStringLiteral("decisions.csv"));
+    r = runCli(cli(limits + QStringList{path, QStringLiteral("--decisions"), decisions}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(readAll(decisions).contains("\n1795400000000001,b,1,"), readAll(decisions).constData());
+
+    writeFile(path, "\xEF\xBB\xBF" "elapsed_ms,allowed,denied,errors,unknown\n100,3,1,0,0\n");
+    r = runCli(cli(limits + QStringList{path}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("requests")).toInteger(), 4);
+    QVERIFY(lastJsonLine(r.out).value(QStringLiteral("trace")).toString().startsWith(QStringLiteral("burst timeline")));
+}
+
+// An unclosed quote near the top of a big trace: the rest of the file is one open field, read
+// once (it was split again for every line after it: quadratic, minutes for a few MB).
+void TestHardening::anUnclosedQuoteIsReadOnce()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("trace.csv"));
+    QByteArray csv = "time,key\n1795400000000000,a\n1795400000000000,\"open\n";
+    for (int i = 0; i < 200000; ++i)
+        csv += "1795400000000001,k" + QByteArray::number(i) + '\n';
+    writeFile(path, csv);
+    QElapsedTimer timer;
+    timer.start();
+    const CliResult r = runCli(cli(QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), path} +
+                                   args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})),
+                               {}, 30000);
+    QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    QVERIFY2(r.err.contains("trace.csv line 3: a quoted field is not closed"), r.err.constData());
+    QVERIFY2(timer.elapsed() < 10000, qPrintable(QStringLiteral("%1 ms").arg(timer.elapsed())));
+}
+
+// ISO times with more than 6 digits after the second (.NET's round-trip format writes 7): read
+// to the µs as before, but said so on stderr, naming the first such line and the count.
+void TestHardening::digitsPastTheMicrosecondAreNamed()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("trace.csv"));
+    const QString decisions = dir.filePath(QStringLiteral("decisions.csv"));
+    writeFile(path, "time,key\n2026-11-23T10:15:00.25Z,a\n2026-11-23T10:15:00.1234567Z,a\n"
+                    "2026-11-23T11:15:00.999999999012+01:00,a\n");
+    const CliResult r = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), path,
+                                               QStringLiteral("--decisions"), decisions} +
+                                   args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("ratescope-cli: warning: trace.csv line 3: time '2026-11-23T10:15:00.1234567Z' has 7 digits after the second: "
+                            "times are read to the microsecond, the digits past the 6th are dropped (2 times in all)"),
+             r.err.constData());
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("requests")).toInteger(), 3);
+    const QByteArray written = readAll(decisions);
+    QVERIFY2(written.contains("\n1795428900123456,a,") && written.contains("\n1795428900999999,a,"), written.constData());
+
+    // Six digits or fewer: nothing to say.
+    writeFile(path, "time,key\n2026-11-23T10:15:00.123456Z,a\n");
+    const CliResult exact = runCli(cli(QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), path} +
+                                       args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})));
+    QVERIFY2(exact.exitCode == 0, exact.err.constData());
+    QVERIFY2(!exact.err.contains("warning"), exact.err.constData());
 }
 
 void TestHardening::missingUnixSocketIsNamed()
