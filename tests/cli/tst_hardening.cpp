@@ -147,6 +147,8 @@ private Q_SLOTS:
     void looseInputIsRefused_data();
     void looseInputIsRefused();
     void missingUnixSocketIsNamed();
+    void urlParametersAreGivenOnce_data();
+    void urlParametersAreGivenOnce();
     void traceRowsAreReadStrictly_data();
     void traceRowsAreReadStrictly();
     void aByteOrderMarkStartsNoRow();
@@ -1264,6 +1266,36 @@ void TestHardening::digitsPastTheMicrosecondAreNamed()
                                        args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})));
     QVERIFY2(exact.exitCode == 0, exact.err.constData());
     QVERIFY2(!exact.err.contains("warning"), exact.err.constData());
+}
+
+// A query parameter given twice, in any case, is refused (names are case-insensitive: TIMEOUT
+// and timeout are one), never last-wins; every URL error says "invalid connection URL:" once.
+void TestHardening::urlParametersAreGivenOnce_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QByteArray>("message");
+    QTest::newRow("timeout cases") << QStringLiteral("TIMEOUT=1s&timeout=2s")
+                                   << QByteArray("invalid connection URL: 'timeout' is given twice (as 'TIMEOUT' and 'timeout')");
+    QTest::newRow("same twice") << QStringLiteral("timeout=1s&timeout=1s") << QByteArray("invalid connection URL: 'timeout' is given twice");
+    QTest::newRow("name") << QStringLiteral("name=a&connect_timeout=1s&Name=b")
+                          << QByteArray("invalid connection URL: 'name' is given twice (as 'name' and 'Name')");
+    QTest::newRow("timeout range") << QStringLiteral("timeout=0s") << QByteArray("invalid connection URL: timeout must be between 1ms and 1h");
+    QTest::newRow("connect_timeout range") << QStringLiteral("connect_timeout=2h")
+                                           << QByteArray("invalid connection URL: connect_timeout must be between 1ms and 1h");
+    QTest::newRow("timeout not a duration") << QStringLiteral("timeout=abc")
+                                            << QByteArray("invalid connection URL: timeout: invalid duration 'abc'");
+}
+
+void TestHardening::urlParametersAreGivenOnce()
+{
+    QFETCH(QString, query);
+    QFETCH(QByteArray, message);
+    const QString url = as("admin", "adminpw").toUrl(true) + QStringLiteral("?") + query;
+    const CliResult r = runCli({QStringLiteral("--url"), url, QStringLiteral("--json"), QStringLiteral("info")});
+    QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    QVERIFY2(r.err.contains("ratescope-cli: " + message), r.err.constData());
+    QCOMPARE(r.err.count("invalid connection URL"), 1);
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("usage"));
 }
 
 void TestHardening::missingUnixSocketIsNamed()
