@@ -131,6 +131,26 @@ QString displayKey(const QByteArray &key)
     return out;
 }
 
+QString escapeInvalidUtf8(const QByteArray &bytes)
+{
+    QString out;
+    out.reserve(bytes.size());
+    qsizetype run = 0; // the start of the valid bytes not yet copied
+    for (qsizetype i = 0; i < bytes.size();) {
+        char32_t c = 0;
+        const int n = decodeUtf8(bytes, i, &c);
+        if (n > 0) {
+            i += n;
+            continue;
+        }
+        out += QString::fromUtf8(bytes.constData() + run, i - run);
+        out += QStringLiteral("\\x%1").arg(uchar(bytes[i]), 2, 16, QLatin1Char('0'));
+        run = ++i;
+    }
+    out += QString::fromUtf8(bytes.constData() + run, bytes.size() - run);
+    return out;
+}
+
 QString escapeControls(const QString &text)
 {
     const QByteArray bytes = text.toUtf8();

@@ -43,6 +43,11 @@ inline bool isKeySeparator(char c)
 // id may hold separators itself ("acme-eu" is in "api:acme-eu:1"). An empty id is in no key.
 bool keyHoldsSegment(const QByteArray &key, const QByteArray &id);
 
+// Bytes for a message (a server's error reply, a key inside a sentence): valid UTF-8 as it is,
+// and each byte that is not part of valid UTF-8 as \xNN, as displayKey writes it, never U+FFFD
+// (so 'u:\xff' and 'u:\xfe' stay two keys). Control characters are left to escapeControls.
+QString escapeInvalidUtf8(const QByteArray &bytes);
+
 // True when the bytes are valid UTF-8 (shortest form, no surrogates), i.e. survive a round trip
 // through QString unchanged.
 bool isUtf8(const QByteArray &bytes);

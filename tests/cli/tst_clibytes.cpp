@@ -86,6 +86,7 @@ private Q_SLOTS:
     void textMustBeUtf8();
     void policyGlobMustBeUtf8();
     void pathsAreBytes();
+    void serverErrorsEscapeKeyBytes();
 
 private:
     QList<QByteArray> args(const QList<QByteArray> &rest) const { return QList<QByteArray>{"--url", m_server.url().toUtf8()} + rest; }
@@ -376,6 +377,30 @@ void TestCliBytes::pathsAreBytes()
     QCOMPARE(missing.exitCode, 2);
     QVERIFY2(missing.err.contains("--trace: cannot read \"" + folder + "/n\\xff.csv\": No such file or directory"),
              missing.err.constData());
+}
+
+// A server's error reply quoting a key that is not UTF-8 (the scripts' "key '...' is not a
+// ratescope ...", a WRONGTYPE): the bytes escaped as \xNN, as keys are everywhere else, never
+// U+FFFD, so u:\xff and u:\xfe stay two keys in the message too.
+void TestCliBytes::serverErrorsEscapeKeyBytes()
+{
+    Connection c(m_server.options());
+    for (const QByteArray &key : {QByteArray("u:\xff"), QByteArray("u:\xfe")}) {
+        c.command({"HSET", key, "x", "1"});
+        const QByteArray shown = key == "u:\xff" ? "u:\\xff" : "u:\\xfe";
+        const QList<QPair<QByteArray, QByteArray>> cases = {
+            {"token-bucket", "ERR ratescope: key '" + shown + "' is not a ratescope token bucket (field tk is missing)"}, // the script's
+            {"sliding-log", "WRONGTYPE key '" + shown + "' holds a hash, sliding-log needs a zset"},                  // this side's
+        };
+        for (const auto &[algo, message] : cases) {
+            const CliResult r = runCliBytes(args({"--json", "check", key, "--algo", algo, "--limit", "5", "--window", "1s"}));
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains("ratescope-cli: " + message + '\n'), r.err.constData());
+            QVERIFY2(!r.err.contains("\xef\xbf\xbd") && !r.out.contains("\xef\xbf\xbd"), r.err.constData());
+            const QJsonObject error = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("error")).toObject();
+            QCOMPARE(error.value(QStringLiteral("message")).toString().toUtf8(), message);
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TestCliBytes)
