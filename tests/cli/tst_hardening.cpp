@@ -169,6 +169,7 @@ private Q_SLOTS:
     void hugeForeignCountersDoNotOverflow();
     void hugeForeignScoresDoNotOverflow();
     void overLimitStateIsShownAsItIs();
+    void bucketWidthIsAnInteger();
 
     // A key of millions of fields costs a bounded read.
     void aGiantBucketHashIsReadBounded();
@@ -1414,6 +1415,26 @@ void TestHardening::overLimitStateIsShownAsItIs()
     const CliResult counter = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("cnt:u1")} + at));
     QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("used")).toInt(), 14);
     QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("remaining")).toInt(), 0);
+}
+
+// Times in the JSON are integers: a sliding-buckets limiter of 1m / 7 has buckets of
+// 8571428.57... µs, printed rounded down, as the part of the current bucket elapsed.
+void TestHardening::bucketWidthIsAnInteger()
+{
+    const QStringList limits = args({"--algo", "sliding-buckets", "--limit", "5", "--window", "1m", "--sub-buckets", "7", "--now-us"});
+    const qint64 now = 1795400000012345; // 2,869,487.57 µs into its bucket (the script counts in 1/7 µs)
+    QCOMPARE(runCli(cli(args({"check", "sb:1"}) + limits + QStringList{QString::number(now)})).exitCode, 0);
+    const CliResult r = runCli(cli(args({"--json", "inspect", "sb:1"}) + limits + QStringList{QString::number(now)}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains("\"bucket_width_us\":8571428,"), r.out.constData());
+    QVERIFY2(r.out.contains("\"elapsed_us\":"), r.out.constData());
+    const QJsonObject state = lastJsonLine(r.out).value(QStringLiteral("state")).toObject();
+    const QJsonValue elapsed = state.value(QStringLiteral("elapsed_us"));
+    QCOMPARE(elapsed.toDouble(), double(elapsed.toInteger()));
+    QCOMPARE(elapsed.toInteger(), (now % 60000000 * 7 % 60000000) / 7);
+    const CliResult human = runCli(cli(args({"inspect", "sb:1"}) + limits + QStringList{QString::number(now)}));
+    QVERIFY2(human.out.contains("state.bucket_width_us     8571428 (8.572s)\n"), human.out.constData());
+    QVERIFY2(human.out.contains("state.elapsed_us          2869487 (2.87s)\n"), human.out.constData());
 }
 
 void TestHardening::outputPathsAreCheckedFirst_data()
