@@ -67,6 +67,12 @@ int runReset(Cli &cli)
     const QStringList keys = cli.positional();
     if (int(byPattern) + int(byLookup) + int(!keys.isEmpty()) != 1)
         throw UsageError(QStringLiteral("give one of KEY..., --match GLOB or --lookup ID"));
+    if (byPattern) { // the glob first: a bad one is the problem whatever else is missing
+        const QByteArray glob = cli.bytes(cli.args().value(QStringLiteral("match")));
+        if (glob.isEmpty()) // as keys refuses it
+            throw UsageError(QStringLiteral("--match: the glob is empty (give '*' to reset every limiter)"));
+        requireWellFormedGlob(glob, QStringLiteral("--match"));
+    }
     if (!dryRun)
         cli.requireWritable(QStringLiteral("reset"));
     const bool interactive = ::isatty(STDIN_FILENO) && !cli.json();
@@ -74,8 +80,6 @@ int runReset(Cli &cli)
         throw UsageError(
             QStringLiteral("reset deletes keys: add --yes (not on a terminal, so there is nobody to ask), or --dry-run to preview"));
 
-    if (byPattern)
-        requireWellFormedGlob(cli.bytes(cli.args().value(QStringLiteral("match"))), QStringLiteral("--match"));
     if (!dryRun)
         ensureAuditable(cli);
     Resetter resetter(cli.connection(), cli.ns());

@@ -1125,6 +1125,10 @@ void TestHardening::looseInputIsRefused_data()
     QTest::newRow("keys type set") << args({"keys", "--type", "set"}) << QByteArray("--type must be");
     // Options that would be ignored, and an empty glob that would match everything.
     QTest::newRow("keys match empty") << args({"keys", "--match", ""}) << QByteArray("--match: the glob is empty");
+    // reset refuses it in the same words, and before asking for --yes.
+    QTest::newRow("reset match empty") << args({"reset", "--match", "", "--yes"}) << QByteArray("--match: the glob is empty");
+    QTest::newRow("reset match empty no yes") << args({"reset", "--match", ""}) << QByteArray("--match: the glob is empty");
+    QTest::newRow("reset match empty dry") << args({"reset", "--match", "", "--dry-run"}) << QByteArray("--match: the glob is empty");
     QTest::newRow("show replace") << args({"scripts", "show", "gcra", "--replace"}) << QByteArray("--replace goes with scripts deploy");
     QTest::newRow("help extra") << args({"help", "extra"}) << QByteArray("help takes --man");
     QTest::newRow("inspect sub-buckets") << args({"inspect", "k", "--sub-buckets", "7"}) << QByteArray("--sub-buckets goes with --algo");
