@@ -14,6 +14,7 @@
 #include "admin/policy.h"
 #include "keys/reset.h"
 
+#include <array>
 #include <cstdio>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -278,14 +279,25 @@ int runPolicy(Cli &cli)
     const QString action = p.takeFirst();
     if (action == QLatin1String("list")) {
         const auto policies = cli.policies();
+        // Columns as wide as their widest cell as shown (escaped, wide characters two columns),
+        // at least 24, 32 and 16: a long or wide name never pushes the rest of its row along.
+        std::vector<std::array<QString, 3>> rows;
+        std::array<int, 3> widths = {24, 32, 16};
         for (const Policy &pol : policies) {
-            if (cli.json())
+            if (cli.json()) {
                 cli.printJson(pol.toJson());
-            else
-                cli.out() << escapeControls(pol.name).leftJustified(24) << ' ' << displayKey(pol.match).leftJustified(32) << ' '
-                          << algorithmName(pol.spec.algorithm).leftJustified(16) << ' '
-                          << QStringLiteral("%1/%2").arg(pol.spec.limit).arg(formatDurationUs(pol.spec.windowUs)) << "  v" << pol.version
-                          << '\n';
+                continue;
+            }
+            rows.push_back({escapeControls(pol.name), displayKey(pol.match), algorithmName(pol.spec.algorithm)});
+            for (size_t i = 0; i < widths.size(); ++i)
+                widths[i] = std::max(widths[i], displayWidth(rows.back()[i]));
+        }
+        for (size_t r = 0; r < rows.size(); ++r) {
+            const Policy &pol = policies[r];
+            cli.out() << padToWidth(rows[r][0], widths[0]) << ' ' << padToWidth(rows[r][1], widths[1]) << ' '
+                      << padToWidth(rows[r][2], widths[2]) << ' '
+                      << QStringLiteral("%1/%2").arg(pol.spec.limit).arg(formatDurationUs(pol.spec.windowUs)) << "  v" << pol.version
+                      << '\n';
         }
         if (!cli.json() && policies.empty())
             cli.err() << "no policies under namespace '" << cli.ns().text() << "'\n";

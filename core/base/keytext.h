@@ -24,6 +24,13 @@ QString displayKey(const QByteArray &key);
 // so the text cannot move the cursor, retitle a terminal, forge a line or reorder what follows.
 QString escapeControls(const QString &text);
 
+// How many terminal columns the text takes: East Asian wide and fullwidth characters (CJK,
+// Hangul, most emoji) two, combining marks and invisible format characters none, the rest one.
+// For text shown already escaped (displayKey, escapeControls), so tables align by what is seen.
+int displayWidth(const QString &text);
+// The text followed by spaces up to `width` columns (displayWidth); as it is when wider.
+QString padToWidth(const QString &text, int width);
+
 // The bytes that separate a key's segments: : / { } | . , ; = @ - _ and space. "api:{acme}:3"
 // has the segments api, acme and 3; a hash tag's braces are separators too.
 inline bool isKeySeparator(char c)

@@ -142,6 +142,7 @@ private Q_SLOTS:
     void brokenGlobsAreRejected_data();
     void brokenGlobsAreRejected();
     void policyGlobMustNotCoverTheNamespace();
+    void policyListAlignsByShownWidth();
 
     // Input taken strictly.
     void looseInputIsRefused_data();
@@ -1081,6 +1082,46 @@ void TestHardening::policyGlobMustNotCoverTheNamespace()
         const CliResult r =
             runCli(cli(args({"policy", "set", name.constData(), "--match", glob, "--algo", "gcra", "--limit", "5", "--window", "1s"})));
         QVERIFY2(r.exitCode == 0, glob);
+    }
+}
+
+// policy list's columns line up on a terminal whatever the names: a name longer than the column,
+// wide characters (two columns each), combining marks (none).
+void TestHardening::policyListAlignsByShownWidth()
+{
+    const QList<QPair<QString, QByteArray>> policies = {
+        {QStringLiteral("plain"), "p:*"},
+        {QStringLiteral("a-policy-name-longer-than-the-column"), "l:*"},
+        {QStringLiteral("東京の顧客"), "tokyo:*"},
+        {QStringLiteral("cafe\u0301-\U0001F600"), "cafe:*"},
+    };
+    for (const auto &[name, match] : policies) {
+        Policy p;
+        p.name = name;
+        p.match = match;
+        p.spec = {Algorithm::Gcra, 5, 1000000, 1};
+        PolicyStore(*m_conn, kNs).set(p, 0, QStringLiteral("t"));
+    }
+    const CliResult r = runCli(cli(args({"policy", "list"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    // Columns as a terminal counts them (the characters used here only).
+    const auto columns = [](const QString &text) {
+        int width = 0;
+        for (const char32_t c : text.toUcs4())
+            width += (c >= 0x300 && c <= 0x36F) ? 0 : ((c >= 0x3040 && c <= 0x9FFF) || c >= 0x1F300) ? 2 : 1;
+        return width;
+    };
+    const QStringList lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), policies.size());
+    for (const auto &[name, match] : policies) {
+        const auto line = std::find_if(lines.begin(), lines.end(), [&](const QString &l) { return l.startsWith(name + QLatin1Char(' ')); });
+        QVERIFY2(line != lines.end(), qPrintable(name));
+        const qsizetype at = line->indexOf(QLatin1Char(' ') + QString::fromUtf8(match) + QLatin1Char(' '));
+        QVERIFY2(at > 0, qPrintable(*line));
+        // The match column starts one column after the widest name, on every row.
+        QCOMPARE(columns(line->left(at + 1)), int(QStringLiteral("a-policy-name-longer-than-the-column").size()) + 1);
+        // And the algorithm column 32 columns after it.
+        QCOMPARE(columns(line->left(line->indexOf(QStringLiteral(" gcra ")) + 1)), 37 + 33);
     }
 }
 
