@@ -305,10 +305,16 @@ Connection &Cli::connectionFor(const QByteArray &key, bool forInspect, const std
     return c;
 }
 
-const std::vector<Policy> &Cli::policiesOnce()
+const std::vector<Policy> &Cli::policiesOnce(bool warnSkipped)
 {
     if (!m_policies)
-        m_policies = policies();
+        m_policies = PolicyStore(connection(), m_namespace).list(&m_skippedPolicies);
+    if (warnSkipped && !m_skippedPolicies.isEmpty()) {
+        for (const QString &warning : std::as_const(m_skippedPolicies))
+            m_err << "ratescope-cli: warning: " << warning << '\n';
+        m_err.flush();
+        m_skippedPolicies.clear(); // named once
+    }
     return *m_policies;
 }
 

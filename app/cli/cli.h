@@ -145,8 +145,10 @@ public:
     // on stderr (the others keep working).
     std::vector<Policy> policies();
     // The same, read once for the whole command (commands that change no policy and ask
-    // more than once).
-    const std::vector<Policy> &policiesOnce();
+    // more than once). warnSkipped false: the records skipped are not named, for a command
+    // that uses no policy's limits (its flags give them all) and asks only whether a policy
+    // declares the key another library's; a later call with true names them, once.
+    const std::vector<Policy> &policiesOnce(bool warnSkipped = true);
     // For commands that open connections of their own (bursts: one per thread).
     ConnectionOptions connectionOptions() const { return ConnectionOptions::fromUrl(m_url); }
     // Reports an error as the command's outcome would (stderr, and the JSON error object)
@@ -196,6 +198,7 @@ private:
     std::unique_ptr<SandboxServer> m_sandbox;
     std::unique_ptr<Connection> m_connection;
     std::optional<std::vector<Policy>> m_policies; // policiesOnce()
+    QStringList m_skippedPolicies;                 // the records policiesOnce() skipped, until named
 };
 
 } // namespace ratescope::cli

@@ -111,6 +111,7 @@ private Q_SLOTS:
     // Errors in their classes, exit codes.
     void badPolicyRecordIsSkipped();
     void handWrittenPolicyRecordsAreSkipped();
+    void skippedRecordsAreNamedWhereTheyMatter();
     void smallerWrongAnswers();
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
@@ -239,6 +240,47 @@ void TestHardening::badPolicyRecordIsSkipped()
     QCOMPARE(get.exitCode, 4);
     QCOMPARE(lastJsonLine(get.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
              QStringLiteral("unexpected-reply"));
+}
+
+// A record this build cannot read is named where the command takes limits from the policies,
+// once; not by burst, boundary or a check whose flags give every limit (they use no policy's
+// limits: the policies are asked only whether one declares the key another library's).
+void TestHardening::skippedRecordsAreNamedWhereTheyMatter()
+{
+    m_conn->command({"HSET", "ratescope:policies", "garbage", "not json at all"});
+    Policy p;
+    p.name = QStringLiteral("api");
+    p.match = "api:*";
+    p.spec = {Algorithm::FixedWindow, 50, 60000000, 1};
+    PolicyStore(*m_conn, kNs).set(p, 0, QStringLiteral("t"));
+    const QStringList limits = args({"--algo", "fixed-window", "--limit", "50", "--window", "1m"});
+    const QList<QStringList> quiet = {
+        args({"burst", "api:1", "--requests", "3"}) + limits,
+        args({"burst", "api:2", "--requests", "3", "--shards", "3"}) + limits,
+        args({"boundary", "--key", "api:3", "--algo", "fixed-window", "--limit", "50", "--window", "1s"}),
+        args({"check", "api:4"}) + limits,
+    };
+    for (const QStringList &command : quiet) {
+        const CliResult r = runCli(cli(command));
+        QVERIFY2(r.exitCode == 0, qPrintable(command.join(QLatin1Char(' ')) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+        QVERIFY2(!r.err.contains("warning"), qPrintable(command.join(QLatin1Char(' ')) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    }
+    // Limits from the policies: the record is named, once.
+    const CliResult check = runCli(cli(args({"check", "api:5"})));
+    QVERIFY2(check.exitCode == 0, check.err.constData());
+    QCOMPARE(check.err.count("warning: policy record 'garbage' skipped"), 1);
+
+    // The policies are still asked: one declaring the key another library's refuses a burst.
+    Policy foreign;
+    foreign.name = QStringLiteral("flexible");
+    foreign.match = "rlflx:*";
+    foreign.format = QStringLiteral("rate-limiter-flexible");
+    foreign.spec = {Algorithm::FixedWindow, 50, 60000000, 1};
+    PolicyStore(*m_conn, kNs).set(foreign, 0, QStringLiteral("t"));
+    const CliResult refused = runCli(cli(args({"burst", "rlflx:new", "--requests", "3"}) + limits));
+    QVERIFY2(refused.exitCode == 2, refused.err.constData());
+    QVERIFY2(!refused.err.contains("warning"), refused.err.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "rlflx:new"}).integer(), 0);
 }
 
 void TestHardening::handWrittenPolicyRecordsAreSkipped()
