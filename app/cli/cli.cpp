@@ -381,7 +381,7 @@ void Cli::requireWritable(const QString &what) const
         throw ReadOnlyError(QStringLiteral("%1 changes data and the session is read-only").arg(what));
 }
 
-int Cli::fail(const std::exception &e)
+ErrorClass Cli::classify(const std::exception &e)
 {
     int code = ExitServer;
     QString kind = QStringLiteral("server");
@@ -414,7 +414,12 @@ int Cli::fail(const std::exception &e)
         kind = QStringLiteral("connection");
     }
     // Messages quote keys, names and server replies: no control character reaches the terminal.
-    const QString message = escapeControls(QString::fromUtf8(e.what()));
+    return {code, kind, escapeControls(QString::fromUtf8(e.what()))};
+}
+
+int Cli::fail(const std::exception &e)
+{
+    const auto [code, kind, message] = classify(e);
     if (m_json)
         printJson({{QStringLiteral("error"), QJsonObject{{QStringLiteral("kind"), kind}, {QStringLiteral("message"), message}}}});
     m_err << "ratescope-cli: " << message << '\n';

@@ -32,6 +32,13 @@ enum ExitCode {
 
 class Cli;
 
+// An error as the CLI reports it (Cli::classify): exit code, JSON kind, message.
+struct ErrorClass {
+    int code = 0;
+    QString kind;
+    QString message;
+};
+
 struct Subcommand {
     QString name;
     QString synopsis;    // "check KEY --algo A ..."
@@ -154,6 +161,9 @@ public:
     // Reports an error as the command's outcome would (stderr, and the JSON error object)
     // and returns its exit code: for commands that still have something to say after it.
     int fail(const std::exception &e);
+    // An error's exit code, its JSON kind (usage, read-only, connection, server,
+    // unexpected-reply, conflict) and its message with control characters escaped.
+    static ErrorClass classify(const std::exception &e);
     QTextStream &out() { return m_out; }
     // From now on what the command prints (its report, JSON, errors) goes to standard error:
     // for a command whose file output is standard output (`--decisions -`).
