@@ -14,6 +14,7 @@
 #include "admin/policy.h"
 #include "keys/reset.h"
 
+#include <array>
 #include <cstdio>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -67,6 +68,12 @@ int runReset(Cli &cli)
     const QStringList keys = cli.positional();
     if (int(byPattern) + int(byLookup) + int(!keys.isEmpty()) != 1)
         throw UsageError(QStringLiteral("give one of KEY..., --match GLOB or --lookup ID"));
+    if (byPattern) { // the glob first: a bad one is the problem whatever else is missing
+        const QByteArray glob = cli.bytes(cli.args().value(QStringLiteral("match")));
+        if (glob.isEmpty()) // as keys refuses it
+            throw UsageError(QStringLiteral("--match: the glob is empty (give '*' to reset every limiter)"));
+        requireWellFormedGlob(glob, QStringLiteral("--match"));
+    }
     if (!dryRun)
         cli.requireWritable(QStringLiteral("reset"));
     const bool interactive = ::isatty(STDIN_FILENO) && !cli.json();
@@ -74,8 +81,6 @@ int runReset(Cli &cli)
         throw UsageError(
             QStringLiteral("reset deletes keys: add --yes (not on a terminal, so there is nobody to ask), or --dry-run to preview"));
 
-    if (byPattern)
-        requireWellFormedGlob(cli.bytes(cli.args().value(QStringLiteral("match"))), QStringLiteral("--match"));
     if (!dryRun)
         ensureAuditable(cli);
     Resetter resetter(cli.connection(), cli.ns());
@@ -274,14 +279,25 @@ int runPolicy(Cli &cli)
     const QString action = p.takeFirst();
     if (action == QLatin1String("list")) {
         const auto policies = cli.policies();
+        // Columns as wide as their widest cell as shown (escaped, wide characters two columns),
+        // at least 24, 32 and 16: a long or wide name never pushes the rest of its row along.
+        std::vector<std::array<QString, 3>> rows;
+        std::array<int, 3> widths = {24, 32, 16};
         for (const Policy &pol : policies) {
-            if (cli.json())
+            if (cli.json()) {
                 cli.printJson(pol.toJson());
-            else
-                cli.out() << escapeControls(pol.name).leftJustified(24) << ' ' << displayKey(pol.match).leftJustified(32) << ' '
-                          << algorithmName(pol.spec.algorithm).leftJustified(16) << ' '
-                          << QStringLiteral("%1/%2").arg(pol.spec.limit).arg(formatDurationUs(pol.spec.windowUs)) << "  v" << pol.version
-                          << '\n';
+                continue;
+            }
+            rows.push_back({escapeControls(pol.name), displayKey(pol.match), algorithmName(pol.spec.algorithm)});
+            for (size_t i = 0; i < widths.size(); ++i)
+                widths[i] = std::max(widths[i], displayWidth(rows.back()[i]));
+        }
+        for (size_t r = 0; r < rows.size(); ++r) {
+            const Policy &pol = policies[r];
+            cli.out() << padToWidth(rows[r][0], widths[0]) << ' ' << padToWidth(rows[r][1], widths[1]) << ' '
+                      << padToWidth(rows[r][2], widths[2]) << ' '
+                      << QStringLiteral("%1/%2").arg(pol.spec.limit).arg(formatDurationUs(pol.spec.windowUs)) << "  v" << pol.version
+                      << '\n';
         }
         if (!cli.json() && policies.empty())
             cli.err() << "no policies under namespace '" << cli.ns().text() << "'\n";

@@ -284,7 +284,9 @@ int runBurst(Cli &cli)
         // Every shard: any of them may be a record, another library's or beside counter windows.
         for (int i = 0; i < std::max(config.shards, 1); ++i) {
             const QByteArray key = config.shards > 1 ? config.shardKey(i) : config.key;
-            const auto policy = matchPolicy(cli.policies(), key);
+            // Read once for every shard; burst takes every limit from its flags, so the records
+            // that could not be read are no concern of its (no warning).
+            const auto policy = matchPolicy(cli.policiesOnce(false), key);
             const QString refusal = writeRefusal(cli.connection(), cli.ns(), key, policy ? &*policy : nullptr, config.spec);
             if (!refusal.isEmpty())
                 throw UsageError(refusal);
@@ -361,7 +363,7 @@ int runBoundary(Cli &cli)
     const QByteArray key = boundaryKey(cli, spec);
     {
         // A --key is refused where a limiter is not ours to write, as check and burst refuse it.
-        const auto policy = matchPolicy(cli.policies(), key);
+        const auto policy = matchPolicy(cli.policiesOnce(false), key); // limits from the flags: no warning
         const QString refusal = writeRefusal(cli.connection(), cli.ns(), key, policy ? &*policy : nullptr, spec);
         if (!refusal.isEmpty())
             throw UsageError(refusal);

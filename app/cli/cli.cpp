@@ -305,10 +305,16 @@ Connection &Cli::connectionFor(const QByteArray &key, bool forInspect, const std
     return c;
 }
 
-const std::vector<Policy> &Cli::policiesOnce()
+const std::vector<Policy> &Cli::policiesOnce(bool warnSkipped)
 {
     if (!m_policies)
-        m_policies = policies();
+        m_policies = PolicyStore(connection(), m_namespace).list(&m_skippedPolicies);
+    if (warnSkipped && !m_skippedPolicies.isEmpty()) {
+        for (const QString &warning : std::as_const(m_skippedPolicies))
+            m_err << "ratescope-cli: warning: " << warning << '\n';
+        m_err.flush();
+        m_skippedPolicies.clear(); // named once
+    }
     return *m_policies;
 }
 
@@ -375,7 +381,7 @@ void Cli::requireWritable(const QString &what) const
         throw ReadOnlyError(QStringLiteral("%1 changes data and the session is read-only").arg(what));
 }
 
-int Cli::fail(const std::exception &e)
+ErrorClass Cli::classify(const std::exception &e)
 {
     int code = ExitServer;
     QString kind = QStringLiteral("server");
@@ -408,7 +414,12 @@ int Cli::fail(const std::exception &e)
         kind = QStringLiteral("connection");
     }
     // Messages quote keys, names and server replies: no control character reaches the terminal.
-    const QString message = escapeControls(QString::fromUtf8(e.what()));
+    return {code, kind, escapeControls(QString::fromUtf8(e.what()))};
+}
+
+int Cli::fail(const std::exception &e)
+{
+    const auto [code, kind, message] = classify(e);
     if (m_json)
         printJson({{QStringLiteral("error"), QJsonObject{{QStringLiteral("kind"), kind}, {QStringLiteral("message"), message}}}});
     m_err << "ratescope-cli: " << message << '\n';

@@ -32,6 +32,13 @@ enum ExitCode {
 
 class Cli;
 
+// An error as the CLI reports it (Cli::classify): exit code, JSON kind, message.
+struct ErrorClass {
+    int code = 0;
+    QString kind;
+    QString message;
+};
+
 struct Subcommand {
     QString name;
     QString synopsis;    // "check KEY --algo A ..."
@@ -145,13 +152,18 @@ public:
     // on stderr (the others keep working).
     std::vector<Policy> policies();
     // The same, read once for the whole command (commands that change no policy and ask
-    // more than once).
-    const std::vector<Policy> &policiesOnce();
+    // more than once). warnSkipped false: the records skipped are not named, for a command
+    // that uses no policy's limits (its flags give them all) and asks only whether a policy
+    // declares the key another library's; a later call with true names them, once.
+    const std::vector<Policy> &policiesOnce(bool warnSkipped = true);
     // For commands that open connections of their own (bursts: one per thread).
     ConnectionOptions connectionOptions() const { return ConnectionOptions::fromUrl(m_url); }
     // Reports an error as the command's outcome would (stderr, and the JSON error object)
     // and returns its exit code: for commands that still have something to say after it.
     int fail(const std::exception &e);
+    // An error's exit code, its JSON kind (usage, read-only, connection, server,
+    // unexpected-reply, conflict) and its message with control characters escaped.
+    static ErrorClass classify(const std::exception &e);
     QTextStream &out() { return m_out; }
     // From now on what the command prints (its report, JSON, errors) goes to standard error:
     // for a command whose file output is standard output (`--decisions -`).
@@ -196,6 +208,7 @@ private:
     std::unique_ptr<SandboxServer> m_sandbox;
     std::unique_ptr<Connection> m_connection;
     std::optional<std::vector<Policy>> m_policies; // policiesOnce()
+    QStringList m_skippedPolicies;                 // the records policiesOnce() skipped, until named
 };
 
 } // namespace ratescope::cli

@@ -235,8 +235,9 @@ int runCheck(Cli &cli)
         // Ratescope's records and another service's limiter are not ours to write: refused
         // before anything is written.
         // The policy is asked even when the command line gives every limit: it may declare the
-        // key another library's.
-        const auto policy = limits.policy ? limits.policy : matchPolicy(cli.policiesOnce(), key);
+        // key another library's. Records that could not be read were named if the limits came
+        // from the policies; otherwise this command uses none of them, and says nothing.
+        const auto policy = limits.policy ? limits.policy : matchPolicy(cli.policiesOnce(false), key);
         const QString refusal = writeRefusal(cli.connection(), cli.ns(), key, policy ? &*policy : nullptr, spec, now);
         if (!refusal.isEmpty())
             throw UsageError(refusal);

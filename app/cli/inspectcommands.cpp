@@ -477,9 +477,18 @@ void flatten(const QString &prefix, const QJsonValue &v, QList<QPair<QString, QS
 {
     if (v.isObject()) {
         const QJsonObject o = v.toObject();
-        for (auto it = o.begin(); it != o.end(); ++it)
-            if (!it.key().endsWith(QLatin1String("_base64"))) // the escaped form is shown instead
-                flatten(prefix.isEmpty() ? it.key() : prefix + QLatin1Char('.') + it.key(), it.value(), out);
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            if (it.key().endsWith(QLatin1String("_base64"))) // the bytes are shown with the field they belong to
+                continue;
+            const QString name = prefix.isEmpty() ? it.key() : prefix + QLatin1Char('.') + it.key();
+            // Bytes that are not plain text (a member with a newline, invalid UTF-8): quoted and
+            // escaped from their exact bytes, as `keys` and the key line show a key.
+            const QJsonValue bytes = o.value(it.key() + QLatin1String("_base64"));
+            if (bytes.isString())
+                out.append({name, displayKey(QByteArray::fromBase64(bytes.toString().toLatin1()))});
+            else
+                flatten(name, it.value(), out);
+        }
     } else if (v.isArray()) {
         const QJsonArray a = v.toArray();
         for (qsizetype i = 0; i < a.size(); ++i)

@@ -107,7 +107,10 @@ std::vector<LimitSpec> specsFromOptions(const Cli &cli)
 
 bool isBurstTimeline(QFile &trace)
 {
-    return trace.peek(64).startsWith("elapsed_ms,"); // peeked: the reader reads it again
+    QByteArray head = trace.peek(64); // peeked: the reader reads it again
+    if (head.startsWith("\xEF\xBB\xBF")) // a byte order mark, which the reader skips
+        head.remove(0, 3);
+    return head.startsWith("elapsed_ms,");
 }
 
 int runSimulate(Cli &cli)
@@ -159,6 +162,9 @@ int runSimulate(Cli &cli)
             trace = openCsvTrace(file.file(), file.name(), unit, smallestLimit); // the whole file is checked here
         }
     }
+    for (const QString &warning : trace->warnings())
+        cli.err() << "ratescope-cli: warning: " << escapeControls(warning) << '\n';
+    cli.err().flush();
     QIODevice *decisions = nullptr;
     if (decisionsTarget) {
         decisions = &decisionsTarget->open();

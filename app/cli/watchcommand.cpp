@@ -154,7 +154,8 @@ public:
             m_keyWidth = std::max(m_keyWidth, w.shown.size());
     }
 
-    void tick(qint64 nowUs, const std::vector<std::optional<Usage>> &usage)
+    // errors: why a key's usage is missing (readUsage's), in the JSON's error object.
+    void tick(qint64 nowUs, const std::vector<std::optional<Usage>> &usage, const std::vector<std::exception_ptr> &errors)
     {
         QTextStream &out = m_cli.out();
         if (m_cli.json()) {
@@ -168,8 +169,22 @@ public:
                     o.insert(QStringLiteral("remaining"), std::max<qint64>(0, u->decision.limit - u->usedNow));
                     o.insert(QStringLiteral("retry_after_ms"), unitsRoundedUp(u->decision.retryAfterUs, 1000));
                 } else {
+                    // The shape of every --json error ({"kind","message"}), classified as the
+                    // command's own error would be (a key of another type now: usage).
+                    ErrorClass why{ExitUsage, QStringLiteral("usage"), QString()};
+                    if (i < errors.size() && errors[i]) {
+                        try {
+                            std::rethrow_exception(errors[i]);
+                        } catch (const std::exception &e) {
+                            why = Cli::classify(e);
+                        }
+                    }
+                    QString message = QStringLiteral("'%1' is not readable as %2 (its type changed?)")
+                                          .arg(m_watched[i].shown, m_watched[i].target.kind.label());
+                    if (!why.message.isEmpty())
+                        message += QStringLiteral(": ") + why.message;
                     o.insert(QStringLiteral("error"),
-                             QStringLiteral("not readable as %1 (its type changed?)").arg(m_watched[i].target.kind.label()));
+                             QJsonObject{{QStringLiteral("kind"), why.kind}, {QStringLiteral("message"), escapeControls(message)}});
                 }
                 m_cli.printJson(o);
             }
@@ -263,7 +278,9 @@ int runWatch(Cli &cli)
         if (g_stop.load())
             break;
         const qint64 nowUs = QDateTime::currentMSecsSinceEpoch() * 1000 + offsetUs;
-        printer.tick(nowUs, readUsage(c, targets, nowUs));
+        std::vector<std::exception_ptr> errors;
+        const auto usage = readUsage(c, targets, nowUs, &errors);
+        printer.tick(nowUs, usage, errors);
     }
     return ExitOk;
 }

@@ -2,6 +2,10 @@
 
 #include <QStringDecoder>
 
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
 namespace ratescope {
 
 namespace {
@@ -58,7 +62,52 @@ bool isShownAsIs(char32_t c)
     return !isControl(c) && !isInvisibleFormat(c);
 }
 
+// East Asian Wide (W) and Fullwidth (F) ranges, in order (Unicode 15, EastAsianWidth.txt,
+// merged where the gaps hold no assigned character).
+constexpr std::pair<char32_t, char32_t> kWide[] = {
+    {0x1100, 0x115F},   {0x231A, 0x231B},   {0x2329, 0x232A},   {0x23E9, 0x23EC},   {0x23F0, 0x23F0},   {0x23F3, 0x23F3},
+    {0x25FD, 0x25FE},   {0x2614, 0x2615},   {0x2648, 0x2653},   {0x267F, 0x267F},   {0x2693, 0x2693},   {0x26A1, 0x26A1},
+    {0x26AA, 0x26AB},   {0x26BD, 0x26BE},   {0x26C4, 0x26C5},   {0x26CE, 0x26CE},   {0x26D4, 0x26D4},   {0x26EA, 0x26EA},
+    {0x26F2, 0x26F3},   {0x26F5, 0x26F5},   {0x26FA, 0x26FA},   {0x26FD, 0x26FD},   {0x2705, 0x2705},   {0x270A, 0x270B},
+    {0x2728, 0x2728},   {0x274C, 0x274C},   {0x274E, 0x274E},   {0x2753, 0x2755},   {0x2757, 0x2757},   {0x2795, 0x2797},
+    {0x27B0, 0x27B0},   {0x27BF, 0x27BF},   {0x2B1B, 0x2B1C},   {0x2B50, 0x2B50},   {0x2B55, 0x2B55},   {0x2E80, 0x303E},
+    {0x3041, 0x33FF},   {0x3400, 0x4DBF},   {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xA960, 0xA97F},   {0xAC00, 0xD7A3},
+    {0xF900, 0xFAFF},   {0xFE10, 0xFE19},   {0xFE30, 0xFE6F},   {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},   {0x16FE0, 0x16FE4},
+    {0x17000, 0x18CFF}, {0x1AFF0, 0x1B2FF}, {0x1F004, 0x1F004}, {0x1F0CF, 0x1F0CF}, {0x1F18E, 0x1F18E}, {0x1F191, 0x1F19A},
+    {0x1F200, 0x1F251}, {0x1F260, 0x1F265}, {0x1F300, 0x1F320}, {0x1F32D, 0x1F335}, {0x1F337, 0x1F37C}, {0x1F37E, 0x1F393},
+    {0x1F3A0, 0x1F3CA}, {0x1F3CF, 0x1F3D3}, {0x1F3E0, 0x1F3F0}, {0x1F3F4, 0x1F3F4}, {0x1F3F8, 0x1F43E}, {0x1F440, 0x1F440},
+    {0x1F442, 0x1F4FC}, {0x1F4FF, 0x1F53D}, {0x1F54B, 0x1F54E}, {0x1F550, 0x1F567}, {0x1F57A, 0x1F57A}, {0x1F595, 0x1F596},
+    {0x1F5A4, 0x1F5A4}, {0x1F5FB, 0x1F64F}, {0x1F680, 0x1F6C5}, {0x1F6CC, 0x1F6CC}, {0x1F6D0, 0x1F6D2}, {0x1F6D5, 0x1F6D7},
+    {0x1F6DC, 0x1F6DF}, {0x1F6EB, 0x1F6EC}, {0x1F6F4, 0x1F6FC}, {0x1F7E0, 0x1F7EB}, {0x1F7F0, 0x1F7F0}, {0x1F90C, 0x1F93A},
+    {0x1F93C, 0x1F945}, {0x1F947, 0x1F9FF}, {0x1FA70, 0x1FAFF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
+};
+
+int columnsOf(char32_t c)
+{
+    const QChar::Category category = QChar::category(c);
+    if (category == QChar::Mark_NonSpacing || category == QChar::Mark_Enclosing || category == QChar::Other_Format ||
+        isInvisibleFormat(c))
+        return 0;
+    const auto wide = std::upper_bound(std::begin(kWide), std::end(kWide), c,
+                                       [](char32_t v, const std::pair<char32_t, char32_t> &r) { return v < r.first; });
+    return wide != std::begin(kWide) && c <= std::prev(wide)->second ? 2 : 1;
+}
+
 } // namespace
+
+int displayWidth(const QString &text)
+{
+    int width = 0;
+    for (const char32_t c : text.toUcs4())
+        width += columnsOf(c);
+    return width;
+}
+
+QString padToWidth(const QString &text, int width)
+{
+    const int shown = displayWidth(text);
+    return shown >= width ? text : text + QString(width - shown, QLatin1Char(' '));
+}
 
 bool keyHoldsSegment(const QByteArray &key, const QByteArray &id)
 {
@@ -128,6 +177,26 @@ QString displayKey(const QByteArray &key)
         i += std::max(n, 1);
     }
     out += QLatin1Char('"');
+    return out;
+}
+
+QString escapeInvalidUtf8(const QByteArray &bytes)
+{
+    QString out;
+    out.reserve(bytes.size());
+    qsizetype run = 0; // the start of the valid bytes not yet copied
+    for (qsizetype i = 0; i < bytes.size();) {
+        char32_t c = 0;
+        const int n = decodeUtf8(bytes, i, &c);
+        if (n > 0) {
+            i += n;
+            continue;
+        }
+        out += QString::fromUtf8(bytes.constData() + run, i - run);
+        out += QStringLiteral("\\x%1").arg(uchar(bytes[i]), 2, 16, QLatin1Char('0'));
+        run = ++i;
+    }
+    out += QString::fromUtf8(bytes.constData() + run, bytes.size() - run);
     return out;
 }
 

@@ -24,6 +24,13 @@ QString displayKey(const QByteArray &key);
 // so the text cannot move the cursor, retitle a terminal, forge a line or reorder what follows.
 QString escapeControls(const QString &text);
 
+// How many terminal columns the text takes: East Asian wide and fullwidth characters (CJK,
+// Hangul, most emoji) two, combining marks and invisible format characters none, the rest one.
+// For text shown already escaped (displayKey, escapeControls), so tables align by what is seen.
+int displayWidth(const QString &text);
+// The text followed by spaces up to `width` columns (displayWidth); as it is when wider.
+QString padToWidth(const QString &text, int width);
+
 // The bytes that separate a key's segments: : / { } | . , ; = @ - _ and space. "api:{acme}:3"
 // has the segments api, acme and 3; a hash tag's braces are separators too.
 inline bool isKeySeparator(char c)
@@ -42,6 +49,11 @@ inline bool isKeySeparator(char c)
 // not in "api:acmecorp" or "api:xacme". Bytes compare exactly (case matters, as in Redis); an
 // id may hold separators itself ("acme-eu" is in "api:acme-eu:1"). An empty id is in no key.
 bool keyHoldsSegment(const QByteArray &key, const QByteArray &id);
+
+// Bytes for a message (a server's error reply, a key inside a sentence): valid UTF-8 as it is,
+// and each byte that is not part of valid UTF-8 as \xNN, as displayKey writes it, never U+FFFD
+// (so 'u:\xff' and 'u:\xfe' stay two keys). Control characters are left to escapeControls.
+QString escapeInvalidUtf8(const QByteArray &bytes);
 
 // True when the bytes are valid UTF-8 (shortest form, no surrogates), i.e. survive a round trip
 // through QString unchanged.

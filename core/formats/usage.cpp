@@ -240,9 +240,12 @@ Usage usageFromReplies(Connection &connection, const UsageTarget &t, const Reply
     throw UsageError(QStringLiteral("'%1' is not a limiter key Ratescope can read (%2)").arg(displayKey(t.key), t.kind.label()));
 }
 
-std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs)
+std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs,
+                                            std::vector<std::exception_ptr> *errors)
 {
     std::vector<std::optional<Usage>> result(targets.size());
+    if (errors)
+        errors->assign(targets.size(), nullptr);
     std::vector<Command> commands;
     std::vector<std::pair<size_t, size_t>> owned(targets.size(), {0, 0}); // first command, count
     std::vector<bool> readable(targets.size(), false);
@@ -256,6 +259,8 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
                 commands.push_back(std::move(c));
         } catch (const UsageError &) {
             // unreadable with these limits, or no limiter: std::nullopt, the others still read
+            if (errors)
+                (*errors)[i] = std::current_exception();
         }
     }
     auto replies = connection.pipeline(commands);
@@ -269,6 +274,8 @@ std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::v
             throw;
         } catch (const Error &) {
             result[i] = std::nullopt; // changed type or vanished meanwhile
+            if (errors)
+                (*errors)[i] = std::current_exception();
         }
     }
     return result;

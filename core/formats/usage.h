@@ -6,6 +6,7 @@
 #include "limiters/limiter.h"
 #include "redis/resp.h"
 
+#include <exception>
 #include <optional>
 #include <vector>
 
@@ -41,8 +42,10 @@ struct Usage {
 };
 
 // One pipelined round. A target whose state cannot be read gets std::nullopt (wrong type
-// meanwhile, unknown format).
-std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs);
+// meanwhile, unknown format); with `errors`, the error that said so in the same place (null
+// for a target that was read), for a caller that reports why.
+std::vector<std::optional<Usage>> readUsage(Connection &connection, const std::vector<UsageTarget> &targets, qint64 nowUs,
+                                            std::vector<std::exception_ptr> *errors = nullptr);
 
 // readUsage in two halves, for callers that read many limiters in one round of their own
 // (the console's Monitor puts TIME in front): the commands that read one target (throws

@@ -390,8 +390,10 @@ QJsonObject hashState(Connection &c, const QByteArray &key, const KeyKind &kind,
         QJsonArray counts;
         for (qint64 j = at.id - b; j <= at.id; ++j)
             counts.append(j >= state->low && j <= state->high ? std::max<qint64>(0, state->count(j)) : 0);
-        s.insert(QStringLiteral("bucket_width_us"), double(spec->windowUs) / double(b));
-        s.insert(QStringLiteral("elapsed_us"), double(at.elapsed) / double(b));
+        // Integers, as every time in the JSON: a bucket is window / B wide, which need not be
+        // a whole number of µs (1m / 7): rounded down, as the elapsed part of it.
+        s.insert(QStringLiteral("bucket_width_us"), spec->windowUs / b);
+        s.insert(QStringLiteral("elapsed_us"), at.elapsed / b);
         s.insert(QStringLiteral("bucket_counts"), counts);
         break;
     }

@@ -268,7 +268,7 @@ QByteArrayList Resetter::libraryWindows(const QByteArray &name)
 ResetPlan Resetter::planPattern(const QByteArray &pattern, const std::function<bool(qint64, qint64)> &progress)
 {
     if (pattern.isEmpty())
-        throw UsageError(QStringLiteral("the pattern must not be empty"));
+        throw UsageError(QStringLiteral("--match: the glob is empty (give '*' to reset every limiter)"));
     requireWellFormedGlob(pattern, QStringLiteral("--match"));
     ResetPlan plan;
     plan.pattern = pattern;

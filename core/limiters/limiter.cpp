@@ -2,6 +2,7 @@
 
 #include "redis/connection.h"
 #include "base/errors.h"
+#include "base/keytext.h"
 #include "limiters/limiterscript.h"
 #include "limiters/slidingbuckets.h"
 
@@ -75,7 +76,7 @@ std::optional<std::vector<qint64>> readFields(Connection &c, const QByteArray &k
         return std::nullopt;
     if (type != "hash")
         throw ReplyError(QStringLiteral("WRONGTYPE key '%1' holds a %2, %3 needs a hash")
-                             .arg(QString::fromUtf8(key), QString::fromUtf8(type), QLatin1String(algo)));
+                             .arg(escapeInvalidUtf8(key), QString::fromUtf8(type), QLatin1String(algo)));
     const Reply &raw = replies[1].orThrow();
     std::vector<qint64> values;
     for (size_t i = 0; i < fields.size(); ++i) {
@@ -91,7 +92,7 @@ std::optional<std::vector<qint64>> readFields(Connection &c, const QByteArray &k
             const QString shown =
                 r.isNil() ? QStringLiteral("missing") : QLatin1Char('\'') + QString::fromUtf8(r.bytes().left(64)) + QLatin1Char('\'');
             throw ReplyError(QStringLiteral("ERR ratescope: key '%1' is not a ratescope %2 (field %3 is %4)")
-                                 .arg(QString::fromUtf8(key), QLatin1String(kind), QString::fromUtf8(fields[i].first), shown));
+                                 .arg(escapeInvalidUtf8(key), QLatin1String(kind), QString::fromUtf8(fields[i].first), shown));
         }
         values.push_back(v);
     }
@@ -248,7 +249,7 @@ LogEntry entryOf(const QByteArray &key, const Reply &member, const Reply &score)
     const double t = score.bytes().toDouble(&ok);
     if (!decoded || !ok || !std::isfinite(t) || t != std::floor(t) || std::fabs(t) > 4e18)
         throw ReplyError(QStringLiteral("ERR ratescope: key '%1' is not a ratescope sliding log (member '%2', score %3)")
-                             .arg(QString::fromUtf8(key), QString::fromUtf8(member.bytes().left(64)), QString::fromUtf8(score.bytes())));
+                             .arg(escapeInvalidUtf8(key), escapeInvalidUtf8(member.bytes().left(64)), QString::fromUtf8(score.bytes())));
     return {qint64(t), decoded->first, decoded->second};
 }
 
@@ -263,7 +264,7 @@ Decision peekSlidingLogOnce(Connection &c, const QByteArray &key, const LimitSpe
     const QByteArray type = first[0].orThrow().bytes();
     if (type != "none" && type != "zset")
         throw ReplyError(
-            QStringLiteral("WRONGTYPE key '%1' holds a %2, sliding-log needs a zset").arg(QString::fromUtf8(key), QString::fromUtf8(type)));
+            QStringLiteral("WRONGTYPE key '%1' holds a %2, sliding-log needs a zset").arg(escapeInvalidUtf8(key), QString::fromUtf8(type)));
     const Reply &newestReply = first[1].orThrow(), &firstReply = first[2].orThrow();
     const qint64 card = first[3].orThrow().integer();
     *snapshot = newestReply.debugString().toUtf8() + ' ' + QByteArray::number(card);
@@ -293,7 +294,7 @@ Decision peekSlidingLogOnce(Connection &c, const QByteArray &key, const LimitSpe
         used = newest->ticket - base;
         if (used < newest->cost || used > kMaxNowUs)
             throw ReplyError(QStringLiteral("ERR ratescope: key '%1' is not a ratescope sliding log (tickets out of order)")
-                                 .arg(QString::fromUtf8(key)));
+                                 .arg(escapeInvalidUtf8(key)));
     } else if (newest) {
         expired.reset();
     }
@@ -392,7 +393,7 @@ std::optional<Decision> Limiter::peekFromFields(const QByteArray &key, const Lim
         const QByteArray type = replies[0].orThrow().bytes();
         if (type != "none" && type != "hash")
             throw ReplyError(QStringLiteral("WRONGTYPE key '%1' holds a %2, sliding-buckets needs a hash")
-                                 .arg(QString::fromUtf8(key), QString::fromUtf8(type)));
+                                 .arg(escapeInvalidUtf8(key), QString::fromUtf8(type)));
         return bucketsDecision(key, spec, bucketStateFrom(m_connection, key, spec, nowUs, replies[1]), nowUs);
     }
     case Algorithm::FixedWindow:

@@ -1,6 +1,7 @@
 #include "limiters/slidingbuckets.h"
 
 #include "base/errors.h"
+#include "base/keytext.h"
 #include "redis/connection.h"
 
 #include <algorithm>
@@ -32,7 +33,7 @@ std::optional<qint64> fieldIn(const QByteArray &raw, qint64 hi)
 [[noreturn]] void notOurs(const QByteArray &key, const QString &what)
 {
     throw ReplyError(
-        QStringLiteral("ERR ratescope: key '%1' is not a ratescope sliding-buckets hash (%2)").arg(QString::fromUtf8(key), what));
+        QStringLiteral("ERR ratescope: key '%1' is not a ratescope sliding-buckets hash (%2)").arg(escapeInvalidUtf8(key), what));
 }
 
 // The script's bucket_us(): us from now until m periods on plus d units into that period

@@ -27,6 +27,7 @@ namespace ratescope {
 namespace {
 
 constexpr qsizetype kRunRows = 200000; // rows sorted in memory before a run is spilled
+constexpr char kUtf8Bom[] = "\xEF\xBB\xBF";
 
 QString grouped(qint64 n)
 {
@@ -147,50 +148,83 @@ private:
 
 // ---- CSV traces --------------------------------------------------------------------------
 
-// Splits one CSV record (RFC 4180: fields in double quotes may hold commas, newlines and
-// doubled quotes). Returns false when the record's quotes are not closed yet.
-bool splitCsv(const QByteArray &record, QList<QByteArray> &fields, QString *problem)
-{
-    fields.clear();
-    QByteArray field;
-    bool quoted = false, wasQuoted = false;
-    for (qsizetype i = 0; i < record.size(); ++i) {
-        const char c = record[i];
-        if (quoted) {
-            if (c == '"') {
-                if (i + 1 < record.size() && record[i + 1] == '"') {
-                    field += '"';
+// One CSV record (RFC 4180: fields in double quotes may hold commas, newlines and doubled
+// quotes), read a line at a time. The state of the field being read is kept between the lines of
+// a record, so each byte is looked at once: an unclosed quote near the top of a huge file costs
+// one pass over it, not a pass over the growing record for every line after it.
+class CsvRecord {
+public:
+    enum class Step { Complete, Open };
+
+    // Takes one more line (without its '\n'). Complete: the record is in fields(), or a problem
+    // was set; Open: a quoted field goes on on the next line.
+    Step feed(const QByteArray &line, QString *problem)
+    {
+        if (!m_open) {
+            m_fields.clear();
+            m_field.clear();
+            m_quoted = m_wasQuoted = false;
+            m_open = true;
+        } else {
+            m_field += '\n'; // the line break inside the quoted field
+        }
+        const qsizetype n = line.size();
+        for (qsizetype i = 0; i < n; ++i) {
+            const char c = line[i];
+            if (m_quoted) {
+                // The quoted run up to the next quote, in one append.
+                const qsizetype quote = line.indexOf('"', i);
+                if (quote < 0) {
+                    m_field.append(line.constData() + i, n - i);
+                    break;
+                }
+                m_field.append(line.constData() + i, quote - i);
+                i = quote;
+                if (i + 1 < n && line[i + 1] == '"') {
+                    m_field += '"';
                     ++i;
                 } else {
-                    quoted = false;
+                    m_quoted = false;
                 }
+            } else if (c == '"') {
+                if (!m_field.isEmpty() || m_wasQuoted)
+                    return fail(problem, QStringLiteral("a quote inside an unquoted field"));
+                m_quoted = m_wasQuoted = true;
+            } else if (c == ',') {
+                m_fields.append(m_field);
+                m_field.clear();
+                m_wasQuoted = false;
+            } else if (m_wasQuoted) {
+                if (c != '\r' || i + 1 != n) // a closing quote ends the field, but for the line's CR
+                    return fail(problem, QStringLiteral("text after a closing quote"));
             } else {
-                field += c;
+                m_field += c;
             }
-        } else if (c == '"') {
-            if (!field.isEmpty() || wasQuoted) {
-                *problem = QStringLiteral("a quote inside an unquoted field");
-                return true;
-            }
-            quoted = wasQuoted = true;
-        } else if (c == ',') {
-            fields.append(field);
-            field.clear();
-            wasQuoted = false;
-        } else if (wasQuoted && c != '\r') {
-            *problem = QStringLiteral("text after a closing quote");
-            return true;
-        } else {
-            field += c;
         }
+        if (m_quoted)
+            return Step::Open;
+        if (m_field.endsWith('\r') && !m_wasQuoted)
+            m_field.chop(1);
+        m_fields.append(m_field);
+        m_open = false;
+        return Step::Complete;
     }
-    if (quoted)
-        return false;
-    if (field.endsWith('\r') && !wasQuoted)
-        field.chop(1);
-    fields.append(field);
-    return true;
-}
+
+    bool open() const { return m_open; }
+    const QList<QByteArray> &fields() const { return m_fields; }
+
+private:
+    Step fail(QString *problem, const QString &why)
+    {
+        *problem = why;
+        m_open = false;
+        return Step::Complete;
+    }
+
+    QList<QByteArray> m_fields;
+    QByteArray m_field;
+    bool m_quoted = false, m_wasQuoted = false, m_open = false;
+};
 
 bool digitsOnly(const QByteArray &s)
 {
@@ -204,8 +238,7 @@ public:
         : m_name(name)
     {
         qint64 line = 0, recordLine = 0;
-        QByteArray record;
-        QList<QByteArray> fields;
+        CsvRecord record;
         while (!file.atEnd()) {
             QByteArray text = file.readLine();
             if (text.isEmpty() && file.error() != QFileDevice::NoError)
@@ -213,21 +246,18 @@ public:
             ++line;
             if (text.endsWith('\n'))
                 text.chop(1);
-            if (record.isNull()) {
+            if (line == 1 && text.startsWith(kUtf8Bom))
+                text.remove(0, 3); // a byte order mark (spreadsheets write one): not part of the header
+            if (!record.open())
                 recordLine = line;
-                record = text;
-            } else {
-                record += '\n' + text;
-            }
             QString problem;
-            if (!splitCsv(record, fields, &problem))
+            if (record.feed(text, &problem) == CsvRecord::Step::Open)
                 continue; // a quoted field goes on on the next line
             if (!problem.isEmpty())
                 fail(recordLine, problem);
-            takeRecord(recordLine, fields, unit, maxCost);
-            record = QByteArray();
+            takeRecord(recordLine, record.fields(), unit, maxCost);
         }
-        if (!record.isNull())
+        if (record.open())
             fail(recordLine, QStringLiteral("a quoted field is not closed"));
         m_sorter.finish();
     }
@@ -246,6 +276,14 @@ public:
 
     QString description() const override { return QStringLiteral("%1 (%2 requests)").arg(m_name, grouped(m_total)); }
     bool admittedOnly() const override { return false; }
+    QStringList warnings() const override
+    {
+        if (m_subMicrosecondTimes == 0)
+            return {};
+        return {QStringLiteral("%1: times are read to the microsecond, the digits past the 6th are dropped (%2 %3 in all)")
+                    .arg(m_firstSubMicrosecond, grouped(m_subMicrosecondTimes),
+                         m_subMicrosecondTimes == 1 ? QStringLiteral("time") : QStringLiteral("times"))};
+    }
     double progress() const override { return m_total == 0 ? 1.0 : double(m_emitted) / double(m_total); }
 
 private:
@@ -267,12 +305,17 @@ private:
             fail(line, QStringLiteral("expected time,key[,cost], found %1 field").arg(fields.size()));
         if (fields.size() > 3)
             fail(line, QStringLiteral("expected time,key[,cost], found %1 fields").arg(fields.size()));
+        if (first != first.trimmed())
+            fail(line, QStringLiteral("the time field '%1' has spaces around it (write the time alone)")
+                           .arg(escapeControls(QString::fromUtf8(first.left(64)))));
         Row row;
         row.timeUs = parseTime(line, first, unit);
         row.key = fields[1];
         if (row.key.isEmpty())
             fail(line, QStringLiteral("the key is empty"));
-        if (fields.size() == 3 && !fields[2].isEmpty()) {
+        if (fields.size() == 3 && fields[2].isEmpty())
+            fail(line, QStringLiteral("the cost field is empty (give a cost, or leave out the field and its comma)"));
+        if (fields.size() == 3) {
             const QByteArray c = fields[2];
             bool ok = digitsOnly(c) && c.size() <= 13;
             row.cost = ok ? c.toLongLong(&ok) : 0;
@@ -288,7 +331,7 @@ private:
         m_sorter.add(std::move(row));
     }
 
-    qint64 parseTime(qint64 line, const QByteArray &raw, TraceTimeUnit unit) const
+    qint64 parseTime(qint64 line, const QByteArray &raw, TraceTimeUnit unit)
     {
         const QByteArray t = raw.trimmed();
         const auto shown = [&] { return escapeControls(QString::fromUtf8(t.left(64))); };
@@ -300,10 +343,16 @@ private:
         qint64 us = 0;
         if (iso) {
             // The fraction of a second is read here, to the µs (Qt keeps ms and rounds).
-            static const QRegularExpression fraction(QStringLiteral("(?<=[T ]\\d\\d:\\d\\d:\\d\\d)[.,](\\d{1,9})"));
+            static const QRegularExpression fraction(QStringLiteral("(?<=[T ]\\d\\d:\\d\\d:\\d\\d)[.,](\\d+)"));
             QString text = QString::fromLatin1(t);
             qint64 fractionUs = 0;
             const auto m = fraction.match(text);
+            if (m.hasMatch() && m.capturedLength(1) > 6 && m_subMicrosecondTimes++ == 0)
+                m_firstSubMicrosecond = QStringLiteral("%1 line %2: time '%3' has %4 digits after the second")
+                                            .arg(m_name)
+                                            .arg(line)
+                                            .arg(shown())
+                                            .arg(m.capturedLength(1));
             if (m.hasMatch()) {
                 fractionUs = m.captured(1).leftJustified(6, QLatin1Char('0')).left(6).toLongLong();
                 text.remove(m.capturedStart(), m.capturedLength());
@@ -338,6 +387,8 @@ private:
     qint64 m_total = 0;
     qint64 m_emitted = 0;
     bool m_sawHeader = false;
+    qint64 m_subMicrosecondTimes = 0; // ISO times with digits past the µs, which are dropped
+    QString m_firstSubMicrosecond;    // the first of them, for the warning
 };
 
 // ---- live logs ---------------------------------------------------------------------------
@@ -551,8 +602,10 @@ public:
         qint64 line = 0;
         qint64 previousEndUs = 0;
         while (!file.atEnd()) {
-            const QByteArray text = file.readLine().trimmed();
+            QByteArray text = file.readLine().trimmed();
             ++line;
+            if (line == 1 && text.startsWith(kUtf8Bom))
+                text.remove(0, 3);
             if (text.isEmpty())
                 continue;
             if (line == 1 && text.startsWith("elapsed_ms"))
@@ -585,8 +638,11 @@ public:
                     fail(QStringLiteral("count %1 is above 10^9").arg(n[i]));
             }
             s.requests = n[0] + n[1] + n[3]; // errors never reached the limiter; unknown may have
-            if (m_total > kMaxNowUs - s.requests)
-                fail(QStringLiteral("more than 2^52 requests"));
+            // The total is bounded before anything is expanded: a few bytes of counts would
+            // otherwise stand for hours of replay.
+            if (m_total + s.requests > kMaxTimelineRequests)
+                fail(QStringLiteral("the slices up to here hold %1 requests, more than a replay takes (%2 at most)")
+                         .arg(grouped(m_total + s.requests), grouped(kMaxTimelineRequests)));
             if (m_startUs + s.toUs > kMaxNowUs)
                 fail(QStringLiteral("the burst runs beyond 2^52 µs"));
             previousEndUs = s.toUs;

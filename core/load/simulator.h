@@ -9,6 +9,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 #include <functional>
 #include <memory>
@@ -44,13 +45,17 @@ public:
     virtual QString description() const = 0; // "trace.csv (98,311 requests)", "logs of api:* ..."
     virtual bool admittedOnly() const = 0;   // true: a lower bound of the real traffic
     virtual double progress() const = 0;     // 0..1, for progress bars
+    // What was read but not exactly as written (a CSV trace's ISO times with digits past the
+    // µs, which are dropped): one sentence each, for a warning before the replay.
+    virtual QStringList warnings() const { return {}; }
 };
 
 // A CSV file of `time,key[,cost]` rows (RFC 4180 quoting; an optional header row whose
-// first field is "time"). Times: integer µs (Auto, Microseconds) or ms since the epoch, or
-// ISO 8601 (Iso8601; Auto takes a row with a '-' or 'T' after its first digit as ISO 8601).
-// The whole file is read and checked here, before anything runs: a bad row throws
-// UsageError "FILE line N: why". maxCost > 0 refuses costs above it (the smallest limit).
+// first field is "time", after an optional UTF-8 byte order mark). Times: integer µs (Auto,
+// Microseconds) or ms since the epoch, or ISO 8601 (Iso8601; Auto takes a row with a '-' or 'T'
+// after its first digit as ISO 8601). The whole file is read and checked here, before anything
+// runs: a bad row throws UsageError "FILE line N: why" (also a time with spaces around it, an
+// empty cost field). maxCost > 0 refuses costs above it (the smallest limit).
 std::unique_ptr<TraceReader> openCsvTrace(const QString &path, TraceTimeUnit unit, qint64 maxCost = 0);
 // The same from a file opened already (the CLI opens a path by its exact bytes, which a QString
 // path cannot always carry); name is what the description and messages call it.
@@ -62,7 +67,10 @@ std::unique_ptr<TraceReader> openCsvTrace(QFile &file, const QString &name, Trac
 std::unique_ptr<TraceReader> openLogKeysTrace(Connection &inspected, const QByteArray &glob, ScoreUnit unit = ScoreUnit::Auto);
 // A burst timeline CSV (elapsed_ms,allowed,denied,errors,unknown per slice, as `burst
 // --timeline` writes it): the requests of each slice (allowed + denied + unknown), spread
-// evenly over the slice, all on `key`, the burst starting at `startUs`.
+// evenly over the slice, all on `key`, the burst starting at `startUs`. A timeline of more than
+// kMaxTimelineRequests requests in all is refused (UsageError naming the line) before any is
+// expanded. A UTF-8 byte order mark before the header is skipped, as in a CSV trace.
+inline constexpr qint64 kMaxTimelineRequests = 100000000; // 10^8: about 10 minutes of replay
 std::unique_ptr<TraceReader> openBurstTimelineTrace(const QString &path, const QByteArray &key, qint64 startUs);
 std::unique_ptr<TraceReader> openBurstTimelineTrace(QFile &file, const QString &name, const QByteArray &key, qint64 startUs);
 

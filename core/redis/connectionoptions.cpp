@@ -3,7 +3,9 @@
 #include "base/duration.h"
 #include "base/errors.h"
 #include "base/inputcheck.h"
+#include "base/keytext.h"
 
+#include <QHash>
 #include <QStringDecoder>
 
 #include <QUrl>
@@ -129,14 +131,15 @@ int parseDb(const QString &text)
 
 int parseTimeoutMs(const QString &name, const QString &value)
 {
+    qint64 us = 0;
     try {
-        const qint64 us = parseDurationUs(value);
-        if (us <= 0 || us > 3600LL * 1000000)
-            throw urlError(QStringLiteral("%1 must be between 1ms and 1h").arg(name));
-        return int((us + 999) / 1000);
-    } catch (const UsageError &e) {
+        us = parseDurationUs(value);
+    } catch (const UsageError &e) { // the duration's own message, under the URL's prefix once
         throw urlError(QStringLiteral("%1: %2").arg(name, e.message()));
     }
+    if (us <= 0 || us > 3600LL * 1000000)
+        throw urlError(QStringLiteral("%1 must be between 1ms and 1h").arg(name));
+    return int((us + 999) / 1000);
 }
 
 // Splits "user:pass@rest" into its parts; the password is percent-decoded.
@@ -156,8 +159,17 @@ QString takeUserInfo(const QString &authority, ConnectionOptions &o)
 void applyQuery(const QString &query, ConnectionOptions &o)
 {
     const QUrlQuery q(query);
+    QHash<QString, QString> seen; // a parameter by its name in lower case: as it was written
     for (const auto &[rawKey, rawValue] : q.queryItems(QUrl::FullyDecoded)) {
         const QString key = rawKey.toLower();
+        // Names are case-insensitive, so TIMEOUT and timeout are one parameter: given twice is
+        // refused, as a repeated option is, never last-wins.
+        if (const auto before = seen.constFind(key); before != seen.cend())
+            throw urlError(before.value() == rawKey
+                               ? QStringLiteral("'%1' is given twice").arg(escapeControls(rawKey))
+                               : QStringLiteral("'%1' is given twice (as '%2' and '%3')")
+                                     .arg(escapeControls(key), escapeControls(before.value()), escapeControls(rawKey)));
+        seen.insert(key, rawKey);
         const QString &value = rawValue;
         const bool tlsKey = key == QLatin1String("cacert") || key == QLatin1String("cert") || key == QLatin1String("key") ||
                             key == QLatin1String("sni") || key == QLatin1String("insecure");

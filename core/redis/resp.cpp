@@ -1,6 +1,7 @@
 #include "redis/resp.h"
 
 #include "base/errors.h"
+#include "base/keytext.h"
 
 #include <hiredis/hiredis.h>
 
@@ -26,6 +27,11 @@ Reply Reply::array(std::vector<Reply> elements)
     r.m_type = Type::Array;
     r.m_elements = std::move(elements);
     return r;
+}
+
+QString Reply::text() const
+{
+    return m_type == Type::Error ? escapeInvalidUtf8(m_bytes) : QString::fromUtf8(m_bytes);
 }
 
 const Reply &Reply::orThrow() const

@@ -33,7 +33,9 @@ public:
     bool isInteger() const { return m_type == Type::Integer; }
     // Bulk string, status or error text.
     const QByteArray &bytes() const { return m_bytes; }
-    QString text() const { return QString::fromUtf8(m_bytes); }
+    // As text: an error reply's bytes that are not UTF-8 (a key quoted in the message) as \xNN
+    // escapes, never U+FFFD; other replies decoded as UTF-8.
+    QString text() const;
     long long integer() const { return m_integer; }
     const std::vector<Reply> &elements() const { return m_elements; }
     std::vector<Reply> &elements() { return m_elements; }

@@ -86,6 +86,8 @@ private Q_SLOTS:
     void textMustBeUtf8();
     void policyGlobMustBeUtf8();
     void pathsAreBytes();
+    void serverErrorsEscapeKeyBytes();
+    void inspectShowsMembersAsKeysShowKeys();
 
 private:
     QList<QByteArray> args(const QList<QByteArray> &rest) const { return QList<QByteArray>{"--url", m_server.url().toUtf8()} + rest; }
@@ -219,8 +221,8 @@ void TestCliBytes::humanOutputIsEscaped()
     const CliResult inspect = runCliBytes(args({"inspect", "o:members", "--algo", "sliding-log", "--limit", "5", "--window", "60s"}));
     QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
     QVERIFY(!hasRawControl(inspect.out));
-    QVERIFY(inspect.out.contains("\\x1b]0;pwned\\x07"));
-    QVERIFY(inspect.out.contains("row\\x0aFAKE"));
+    QVERIFY(inspect.out.contains("\"\\x1b]0;pwned\\a\""));
+    QVERIFY(inspect.out.contains("\"row\\nFAKE\""));
     const CliResult inspectKey = runCliBytes(args({"inspect", "o:\x1b[2J", "--algo", "sliding-log", "--limit", "5", "--window", "60s"}));
     QVERIFY2(inspectKey.exitCode == 0, inspectKey.err.constData());
     QVERIFY(!hasRawControl(inspectKey.out));
@@ -376,6 +378,57 @@ void TestCliBytes::pathsAreBytes()
     QCOMPARE(missing.exitCode, 2);
     QVERIFY2(missing.err.contains("--trace: cannot read \"" + folder + "/n\\xff.csv\": No such file or directory"),
              missing.err.constData());
+}
+
+// A server's error reply quoting a key that is not UTF-8 (the scripts' "key '...' is not a
+// ratescope ...", a WRONGTYPE): the bytes escaped as \xNN, as keys are everywhere else, never
+// U+FFFD, so u:\xff and u:\xfe stay two keys in the message too.
+void TestCliBytes::serverErrorsEscapeKeyBytes()
+{
+    Connection c(m_server.options());
+    for (const QByteArray &key : {QByteArray("u:\xff"), QByteArray("u:\xfe")}) {
+        c.command({"HSET", key, "x", "1"});
+        const QByteArray shown = key == "u:\xff" ? "u:\\xff" : "u:\\xfe";
+        const QList<QPair<QByteArray, QByteArray>> cases = {
+            {"token-bucket", "ERR ratescope: key '" + shown + "' is not a ratescope token bucket (field tk is missing)"}, // the script's
+            {"sliding-log", "WRONGTYPE key '" + shown + "' holds a hash, sliding-log needs a zset"},                  // this side's
+        };
+        for (const auto &[algo, message] : cases) {
+            const CliResult r = runCliBytes(args({"--json", "check", key, "--algo", algo, "--limit", "5", "--window", "1s"}));
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains("ratescope-cli: " + message + '\n'), r.err.constData());
+            QVERIFY2(!r.err.contains("\xef\xbf\xbd") && !r.out.contains("\xef\xbf\xbd"), r.err.constData());
+            const QJsonObject error = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("error")).toObject();
+            QCOMPARE(error.value(QStringLiteral("message")).toString().toUtf8(), message);
+        }
+    }
+}
+
+// A sliding log's members in inspect's human output: shown as `keys` shows the same bytes as a
+// key (plain text as itself, anything else quoted and escaped), not some quoted (invalid UTF-8)
+// and others bare with \xNN escapes (a newline).
+void TestCliBytes::inspectShowsMembersAsKeysShowKeys()
+{
+    Connection c(m_server.options());
+    const qint64 t = 1795400000000000;
+    const QList<QByteArray> members = {"m\xff" "1", "x\ny", "a b", "\"q", "tab\there"};
+    for (int i = 0; i < members.size(); ++i) {
+        c.command({"ZADD", "log:m", QByteArray::number(t + i), members[i]});
+        c.command({"ZADD", members[i], QByteArray::number(t), "m"}); // the same bytes as a key, for keys
+    }
+    const CliResult keys = runCli({QStringLiteral("--url"), m_server.url(), QStringLiteral("keys")});
+    QVERIFY2(keys.exitCode == 0, keys.err.constData());
+    const CliResult inspect =
+        runCliBytes(args({"inspect", "log:m", "--algo", "sliding-log", "--limit", "10", "--window", "1m", "--now-us", "1795400000000010"}));
+    QVERIFY2(inspect.exitCode == 0, inspect.err.constData());
+    const QList<QByteArray> shown = {"\"m\\xff1\"", "\"x\\ny\"", "a b", "\"\\\"q\"", "\"tab\\there\""};
+    for (int i = 0; i < members.size(); ++i) {
+        const QByteArray line = "state.entries[" + QByteArray::number(i) + "].member";
+        QVERIFY2(inspect.out.contains(QByteArray(line).leftJustified(26) + shown[i] + '\n'), inspect.out.constData());
+        QVERIFY2(keys.out.contains('\n' + shown[i] + ' '), keys.out.constData());
+    }
+    QVERIFY2(inspect.out.contains("state.oldest.member       \"m\\xff1\"\n"), inspect.out.constData());
+    QVERIFY2(inspect.out.contains("state.newest.member       \"tab\\there\"\n"), inspect.out.constData());
 }
 
 QTEST_GUILESS_MAIN(TestCliBytes)

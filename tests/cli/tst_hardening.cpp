@@ -11,6 +11,7 @@
 #include "testsupport.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -110,6 +111,7 @@ private Q_SLOTS:
     // Errors in their classes, exit codes.
     void badPolicyRecordIsSkipped();
     void handWrittenPolicyRecordsAreSkipped();
+    void skippedRecordsAreNamedWhereTheyMatter();
     void smallerWrongAnswers();
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
@@ -141,11 +143,19 @@ private Q_SLOTS:
     void brokenGlobsAreRejected_data();
     void brokenGlobsAreRejected();
     void policyGlobMustNotCoverTheNamespace();
+    void policyListAlignsByShownWidth();
 
     // Input taken strictly.
     void looseInputIsRefused_data();
     void looseInputIsRefused();
     void missingUnixSocketIsNamed();
+    void urlParametersAreGivenOnce_data();
+    void urlParametersAreGivenOnce();
+    void traceRowsAreReadStrictly_data();
+    void traceRowsAreReadStrictly();
+    void aByteOrderMarkStartsNoRow();
+    void anUnclosedQuoteIsReadOnce();
+    void digitsPastTheMicrosecondAreNamed();
     void nowFarAheadOnAnExistingKey();
 
     // Files written (--timeline, --decisions): checked first, never destroying what they replace.
@@ -161,6 +171,7 @@ private Q_SLOTS:
     void hugeForeignCountersDoNotOverflow();
     void hugeForeignScoresDoNotOverflow();
     void overLimitStateIsShownAsItIs();
+    void bucketWidthIsAnInteger();
 
     // A key of millions of fields costs a bounded read.
     void aGiantBucketHashIsReadBounded();
@@ -229,6 +240,47 @@ void TestHardening::badPolicyRecordIsSkipped()
     QCOMPARE(get.exitCode, 4);
     QCOMPARE(lastJsonLine(get.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(),
              QStringLiteral("unexpected-reply"));
+}
+
+// A record this build cannot read is named where the command takes limits from the policies,
+// once; not by burst, boundary or a check whose flags give every limit (they use no policy's
+// limits: the policies are asked only whether one declares the key another library's).
+void TestHardening::skippedRecordsAreNamedWhereTheyMatter()
+{
+    m_conn->command({"HSET", "ratescope:policies", "garbage", "not json at all"});
+    Policy p;
+    p.name = QStringLiteral("api");
+    p.match = "api:*";
+    p.spec = {Algorithm::FixedWindow, 50, 60000000, 1};
+    PolicyStore(*m_conn, kNs).set(p, 0, QStringLiteral("t"));
+    const QStringList limits = args({"--algo", "fixed-window", "--limit", "50", "--window", "1m"});
+    const QList<QStringList> quiet = {
+        args({"burst", "api:1", "--requests", "3"}) + limits,
+        args({"burst", "api:2", "--requests", "3", "--shards", "3"}) + limits,
+        args({"boundary", "--key", "api:3", "--algo", "fixed-window", "--limit", "50", "--window", "1s"}),
+        args({"check", "api:4"}) + limits,
+    };
+    for (const QStringList &command : quiet) {
+        const CliResult r = runCli(cli(command));
+        QVERIFY2(r.exitCode == 0, qPrintable(command.join(QLatin1Char(' ')) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+        QVERIFY2(!r.err.contains("warning"), qPrintable(command.join(QLatin1Char(' ')) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    }
+    // Limits from the policies: the record is named, once.
+    const CliResult check = runCli(cli(args({"check", "api:5"})));
+    QVERIFY2(check.exitCode == 0, check.err.constData());
+    QCOMPARE(check.err.count("warning: policy record 'garbage' skipped"), 1);
+
+    // The policies are still asked: one declaring the key another library's refuses a burst.
+    Policy foreign;
+    foreign.name = QStringLiteral("flexible");
+    foreign.match = "rlflx:*";
+    foreign.format = QStringLiteral("rate-limiter-flexible");
+    foreign.spec = {Algorithm::FixedWindow, 50, 60000000, 1};
+    PolicyStore(*m_conn, kNs).set(foreign, 0, QStringLiteral("t"));
+    const CliResult refused = runCli(cli(args({"burst", "rlflx:new", "--requests", "3"}) + limits));
+    QVERIFY2(refused.exitCode == 2, refused.err.constData());
+    QVERIFY2(!refused.err.contains("warning"), refused.err.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "rlflx:new"}).integer(), 0);
 }
 
 void TestHardening::handWrittenPolicyRecordsAreSkipped()
@@ -1075,6 +1127,46 @@ void TestHardening::policyGlobMustNotCoverTheNamespace()
     }
 }
 
+// policy list's columns line up on a terminal whatever the names: a name longer than the column,
+// wide characters (two columns each), combining marks (none).
+void TestHardening::policyListAlignsByShownWidth()
+{
+    const QList<QPair<QString, QByteArray>> policies = {
+        {QStringLiteral("plain"), "p:*"},
+        {QStringLiteral("a-policy-name-longer-than-the-column"), "l:*"},
+        {QStringLiteral("東京の顧客"), "tokyo:*"},
+        {QStringLiteral("cafe\u0301-\U0001F600"), "cafe:*"},
+    };
+    for (const auto &[name, match] : policies) {
+        Policy p;
+        p.name = name;
+        p.match = match;
+        p.spec = {Algorithm::Gcra, 5, 1000000, 1};
+        PolicyStore(*m_conn, kNs).set(p, 0, QStringLiteral("t"));
+    }
+    const CliResult r = runCli(cli(args({"policy", "list"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    // Columns as a terminal counts them (the characters used here only).
+    const auto columns = [](const QString &text) {
+        int width = 0;
+        for (const char32_t c : text.toUcs4())
+            width += (c >= 0x300 && c <= 0x36F) ? 0 : ((c >= 0x3040 && c <= 0x9FFF) || c >= 0x1F300) ? 2 : 1;
+        return width;
+    };
+    const QStringList lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), policies.size());
+    for (const auto &[name, match] : policies) {
+        const auto line = std::find_if(lines.begin(), lines.end(), [&](const QString &l) { return l.startsWith(name + QLatin1Char(' ')); });
+        QVERIFY2(line != lines.end(), qPrintable(name));
+        const qsizetype at = line->indexOf(QLatin1Char(' ') + QString::fromUtf8(match) + QLatin1Char(' '));
+        QVERIFY2(at > 0, qPrintable(*line));
+        // The match column starts one column after the widest name, on every row.
+        QCOMPARE(columns(line->left(at + 1)), int(QStringLiteral("a-policy-name-longer-than-the-column").size()) + 1);
+        // And the algorithm column 32 columns after it.
+        QCOMPARE(columns(line->left(line->indexOf(QStringLiteral(" gcra ")) + 1)), 37 + 33);
+    }
+}
+
 void TestHardening::looseInputIsRefused_data()
 {
     QTest::addColumn<QStringList>("command");
@@ -1116,6 +1208,10 @@ void TestHardening::looseInputIsRefused_data()
     QTest::newRow("keys type set") << args({"keys", "--type", "set"}) << QByteArray("--type must be");
     // Options that would be ignored, and an empty glob that would match everything.
     QTest::newRow("keys match empty") << args({"keys", "--match", ""}) << QByteArray("--match: the glob is empty");
+    // reset refuses it in the same words, and before asking for --yes.
+    QTest::newRow("reset match empty") << args({"reset", "--match", "", "--yes"}) << QByteArray("--match: the glob is empty");
+    QTest::newRow("reset match empty no yes") << args({"reset", "--match", ""}) << QByteArray("--match: the glob is empty");
+    QTest::newRow("reset match empty dry") << args({"reset", "--match", "", "--dry-run"}) << QByteArray("--match: the glob is empty");
     QTest::newRow("show replace") << args({"scripts", "show", "gcra", "--replace"}) << QByteArray("--replace goes with scripts deploy");
     QTest::newRow("help extra") << args({"help", "extra"}) << QByteArray("help takes --man");
     QTest::newRow("inspect sub-buckets") << args({"inspect", "k", "--sub-buckets", "7"}) << QByteArray("--sub-buckets goes with --algo");
@@ -1144,6 +1240,150 @@ void TestHardening::looseInputIsRefused()
     QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
     QVERIFY2(r.err.contains(message), r.err.constData());
     QCOMPARE(m_conn->command({"DBSIZE"}).integer(), 0); // nothing written, under any name
+}
+
+// Trace rows that were taken loosely (trimmed, an empty field read as absent, a fraction cut to
+// the µs) or expanded without bound: refused, naming the line and the field, before anything runs.
+void TestHardening::traceRowsAreReadStrictly_data()
+{
+    QTest::addColumn<QByteArray>("trace");
+    QTest::addColumn<QByteArray>("message");
+    QTest::newRow("time leading space") << QByteArray("time,key\n1795400000000000,a\n 1795400000000001,a\n")
+                                        << QByteArray("trace.csv line 3: the time field ' 1795400000000001' has spaces around it");
+    QTest::newRow("time trailing space") << QByteArray("1795400000000000 ,a\n")
+                                         << QByteArray("trace.csv line 1: the time field '1795400000000000 ' has spaces around it");
+    QTest::newRow("empty cost") << QByteArray("time,key,cost\n1795400000000000,a,2\n1795400000000001,a,\n")
+                                << QByteArray("trace.csv line 3: the cost field is empty");
+    QTest::newRow("quoted key then text") << QByteArray("1795400000000000,\"a\"\rx\n") << QByteArray("line 1: text after a closing quote");
+    QTest::newRow("timeline 10^9") << QByteArray("elapsed_ms,allowed,denied,errors,unknown\n100,1000000000,0,0,0\n")
+                                   << QByteArray("trace.csv line 2: the slices up to here hold 1,000,000,000 requests, more than a "
+                                                 "replay takes (100,000,000 at most)");
+    QTest::newRow("timeline total") << QByteArray("elapsed_ms,allowed,denied,errors,unknown\n100,60000000,0,0,0\n200,0,40000000,0,0\n"
+                                                  "300,1,0,0,0\n")
+                                    << QByteArray("trace.csv line 4: the slices up to here hold 100,000,001 requests");
+}
+
+void TestHardening::traceRowsAreReadStrictly()
+{
+    QFETCH(QByteArray, trace);
+    QFETCH(QByteArray, message);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("trace.csv"));
+    writeFile(path, trace);
+    QElapsedTimer timer;
+    timer.start();
+    const CliResult r = runCli(cli(QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), path} +
+                                   args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})));
+    QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.out + r.err)));
+    QVERIFY2(r.err.contains(message), r.err.constData());
+    QVERIFY2(timer.elapsed() < 10000, "refused before anything was expanded or replayed");
+}
+
+// A byte order mark (spreadsheets write one) before a CSV header or a burst timeline's header is
+// skipped: the header is still the header.
+void TestHardening::aByteOrderMarkStartsNoRow()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("trace.csv"));
+    const QStringList limits = args({"--json", "simulate", "--algo", "fixed-window", "--limit", "5", "--window", "1m", "--trace"});
+    writeFile(path, "\xEF\xBB\xBFtime,key,cost\n1795400000000000,a,2\n1795400000000001,\"b\"\r\n");
+    CliResult r = runCli(cli(limits + QStringList{path}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("requests")).toInteger(), 2);
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("keys")).toInteger(), 2);
+    // The quoted key before the line's CR is b, not "b\r".
+    const QString decisions = dir.filePath(QStringLiteral("decisions.csv"));
+    r = runCli(cli(limits + QStringList{path, QStringLiteral("--decisions"), decisions}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(readAll(decisions).contains("\n1795400000000001,b,1,"), readAll(decisions).constData());
+
+    writeFile(path, "\xEF\xBB\xBF" "elapsed_ms,allowed,denied,errors,unknown\n100,3,1,0,0\n");
+    r = runCli(cli(limits + QStringList{path}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("requests")).toInteger(), 4);
+    QVERIFY(lastJsonLine(r.out).value(QStringLiteral("trace")).toString().startsWith(QStringLiteral("burst timeline")));
+}
+
+// An unclosed quote near the top of a big trace: the rest of the file is one open field, read
+// once (it was split again for every line after it: quadratic, minutes for a few MB).
+void TestHardening::anUnclosedQuoteIsReadOnce()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("trace.csv"));
+    QByteArray csv = "time,key\n1795400000000000,a\n1795400000000000,\"open\n";
+    for (int i = 0; i < 200000; ++i)
+        csv += "1795400000000001,k" + QByteArray::number(i) + '\n';
+    writeFile(path, csv);
+    QElapsedTimer timer;
+    timer.start();
+    const CliResult r = runCli(cli(QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), path} +
+                                   args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})),
+                               {}, 30000);
+    QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    QVERIFY2(r.err.contains("trace.csv line 3: a quoted field is not closed"), r.err.constData());
+    QVERIFY2(timer.elapsed() < 10000, qPrintable(QStringLiteral("%1 ms").arg(timer.elapsed())));
+}
+
+// ISO times with more than 6 digits after the second (.NET's round-trip format writes 7): read
+// to the µs as before, but said so on stderr, naming the first such line and the count.
+void TestHardening::digitsPastTheMicrosecondAreNamed()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("trace.csv"));
+    const QString decisions = dir.filePath(QStringLiteral("decisions.csv"));
+    writeFile(path, "time,key\n2026-11-23T10:15:00.25Z,a\n2026-11-23T10:15:00.1234567Z,a\n"
+                    "2026-11-23T11:15:00.999999999012+01:00,a\n");
+    const CliResult r = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("simulate"), QStringLiteral("--trace"), path,
+                                               QStringLiteral("--decisions"), decisions} +
+                                   args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.err.contains("ratescope-cli: warning: trace.csv line 3: time '2026-11-23T10:15:00.1234567Z' has 7 digits after the second: "
+                            "times are read to the microsecond, the digits past the 6th are dropped (2 times in all)"),
+             r.err.constData());
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("requests")).toInteger(), 3);
+    const QByteArray written = readAll(decisions);
+    QVERIFY2(written.contains("\n1795428900123456,a,") && written.contains("\n1795428900999999,a,"), written.constData());
+
+    // Six digits or fewer: nothing to say.
+    writeFile(path, "time,key\n2026-11-23T10:15:00.123456Z,a\n");
+    const CliResult exact = runCli(cli(QStringList{QStringLiteral("simulate"), QStringLiteral("--trace"), path} +
+                                       args({"--algo", "fixed-window", "--limit", "5", "--window", "1m"})));
+    QVERIFY2(exact.exitCode == 0, exact.err.constData());
+    QVERIFY2(!exact.err.contains("warning"), exact.err.constData());
+}
+
+// A query parameter given twice, in any case, is refused (names are case-insensitive: TIMEOUT
+// and timeout are one), never last-wins; every URL error says "invalid connection URL:" once.
+void TestHardening::urlParametersAreGivenOnce_data()
+{
+    QTest::addColumn<QString>("query");
+    QTest::addColumn<QByteArray>("message");
+    QTest::newRow("timeout cases") << QStringLiteral("TIMEOUT=1s&timeout=2s")
+                                   << QByteArray("invalid connection URL: 'timeout' is given twice (as 'TIMEOUT' and 'timeout')");
+    QTest::newRow("same twice") << QStringLiteral("timeout=1s&timeout=1s") << QByteArray("invalid connection URL: 'timeout' is given twice");
+    QTest::newRow("name") << QStringLiteral("name=a&connect_timeout=1s&Name=b")
+                          << QByteArray("invalid connection URL: 'name' is given twice (as 'name' and 'Name')");
+    QTest::newRow("timeout range") << QStringLiteral("timeout=0s") << QByteArray("invalid connection URL: timeout must be between 1ms and 1h");
+    QTest::newRow("connect_timeout range") << QStringLiteral("connect_timeout=2h")
+                                           << QByteArray("invalid connection URL: connect_timeout must be between 1ms and 1h");
+    QTest::newRow("timeout not a duration") << QStringLiteral("timeout=abc")
+                                            << QByteArray("invalid connection URL: timeout: invalid duration 'abc'");
+}
+
+void TestHardening::urlParametersAreGivenOnce()
+{
+    QFETCH(QString, query);
+    QFETCH(QByteArray, message);
+    const QString url = as("admin", "adminpw").toUrl(true) + QStringLiteral("?") + query;
+    const CliResult r = runCli({QStringLiteral("--url"), url, QStringLiteral("--json"), QStringLiteral("info")});
+    QVERIFY2(r.exitCode == 2, qPrintable(QString::number(r.exitCode) + QLatin1Char(' ') + QString::fromUtf8(r.err)));
+    QVERIFY2(r.err.contains("ratescope-cli: " + message), r.err.constData());
+    QCOMPARE(r.err.count("invalid connection URL"), 1);
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("usage"));
 }
 
 void TestHardening::missingUnixSocketIsNamed()
@@ -1262,6 +1502,26 @@ void TestHardening::overLimitStateIsShownAsItIs()
     const CliResult counter = runCli(cli(QStringList{QStringLiteral("--json"), QStringLiteral("peek"), QStringLiteral("cnt:u1")} + at));
     QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("used")).toInt(), 14);
     QCOMPARE(lastJsonLine(counter.out).value(QStringLiteral("remaining")).toInt(), 0);
+}
+
+// Times in the JSON are integers: a sliding-buckets limiter of 1m / 7 has buckets of
+// 8571428.57... µs, printed rounded down, as the part of the current bucket elapsed.
+void TestHardening::bucketWidthIsAnInteger()
+{
+    const QStringList limits = args({"--algo", "sliding-buckets", "--limit", "5", "--window", "1m", "--sub-buckets", "7", "--now-us"});
+    const qint64 now = 1795400000012345; // 2,869,487.57 µs into its bucket (the script counts in 1/7 µs)
+    QCOMPARE(runCli(cli(args({"check", "sb:1"}) + limits + QStringList{QString::number(now)})).exitCode, 0);
+    const CliResult r = runCli(cli(args({"--json", "inspect", "sb:1"}) + limits + QStringList{QString::number(now)}));
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    QVERIFY2(r.out.contains("\"bucket_width_us\":8571428,"), r.out.constData());
+    QVERIFY2(r.out.contains("\"elapsed_us\":"), r.out.constData());
+    const QJsonObject state = lastJsonLine(r.out).value(QStringLiteral("state")).toObject();
+    const QJsonValue elapsed = state.value(QStringLiteral("elapsed_us"));
+    QCOMPARE(elapsed.toDouble(), double(elapsed.toInteger()));
+    QCOMPARE(elapsed.toInteger(), (now % 60000000 * 7 % 60000000) / 7);
+    const CliResult human = runCli(cli(args({"inspect", "sb:1"}) + limits + QStringList{QString::number(now)}));
+    QVERIFY2(human.out.contains("state.bucket_width_us     8571428 (8.572s)\n"), human.out.constData());
+    QVERIFY2(human.out.contains("state.elapsed_us          2869487 (2.87s)\n"), human.out.constData());
 }
 
 void TestHardening::outputPathsAreCheckedFirst_data()

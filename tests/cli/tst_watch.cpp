@@ -13,6 +13,9 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
+#include <QThread>
+
+#include <thread>
 
 using namespace ratescope;
 using namespace ratescope::test;
@@ -51,6 +54,7 @@ private Q_SLOTS:
     void limitsFromFlags();
     void badArguments();
     void unreadableKeys();
+    void aKeyTurningUnreadableIsAnErrorObject();
 
 private:
     QStringList cli(const QStringList &args) const { return QStringList{QStringLiteral("--url"), m_server.url()} + args; }
@@ -208,6 +212,48 @@ void TestWatch::unreadableKeys()
         QVERIFY2(r.err.contains(c.says), r.err.constData());
         QVERIFY(r.out.isEmpty()); // nothing printed before every key is known
     }
+}
+
+// A key whose type changes during the watch: its readings from then on carry the documented
+// error object, {"error":{"kind","message"}} as every --json error, not a bare string.
+void TestWatch::aKeyTurningUnreadableIsAnErrorObject()
+{
+    Connection c(m_server.options());
+    const LimitSpec spec{Algorithm::SlidingLog, 10, kYearUs, 1};
+    Limiter(c).check("w:turns", spec);
+    const auto reads = [&] {
+        qint64 n = 0;
+        for (const QByteArray command : {"evalsha_ro", "evalsha", "eval_ro", "eval", "fcall_ro", "fcall"})
+            n += commandCalls(c, command);
+        return n;
+    };
+    const qint64 before = reads();
+    // Once the first reading was made, the log becomes a string.
+    std::thread changer([&] {
+        Connection other(m_server.options());
+        for (int i = 0; i < 500 && reads() == before; ++i)
+            QThread::msleep(10);
+        other.command({"DEL", "w:turns"});
+        other.command({"SET", "w:turns", "now a string"});
+    });
+    const CliResult r = runCli(cli({QStringLiteral("--json"), QStringLiteral("watch"), QStringLiteral("w:turns"), QStringLiteral("--algo"),
+                                    QStringLiteral("sliding-log"), QStringLiteral("--limit"), QStringLiteral("10"),
+                                    QStringLiteral("--window"), QStringLiteral("365d"), QStringLiteral("--count"), QStringLiteral("3"),
+                                    QStringLiteral("--interval"), QStringLiteral("500ms")}));
+    changer.join();
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    QCOMPARE(lines.size(), 3);
+    QCOMPARE(QJsonDocument::fromJson(lines[0]).object().value(QStringLiteral("used")).toInteger(), 1);
+    const QJsonObject last = QJsonDocument::fromJson(lines[2]).object();
+    QCOMPARE(last.value(QStringLiteral("key")).toString(), QStringLiteral("w:turns"));
+    QVERIFY2(last.value(QStringLiteral("error")).isObject(), lines[2].constData());
+    const QJsonObject error = last.value(QStringLiteral("error")).toObject();
+    QCOMPARE(error.value(QStringLiteral("kind")).toString(), QStringLiteral("usage")); // as peek's WRONGTYPE is
+    QVERIFY2(error.value(QStringLiteral("message")).toString().startsWith(
+                 QStringLiteral("'w:turns' is not readable as sliding-log (its type changed?): WRONGTYPE")),
+             lines[2].constData());
+    QVERIFY(!last.contains(QStringLiteral("used")));
 }
 
 QTEST_MAIN(TestWatch)

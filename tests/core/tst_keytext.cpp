@@ -92,6 +92,34 @@ private slots:
         QCOMPARE(binary.value(QStringLiteral("member")).toString(), QStringLiteral("\"m\\xff\""));
         QCOMPARE(binary.value(QStringLiteral("member_base64")).toString(), QString::fromLatin1(QByteArray("m\xff").toBase64()));
     }
+
+    // A server's error text: valid UTF-8 kept (controls are escapeControls' business), every
+    // other byte \xNN, never U+FFFD, so two keys stay two.
+    void escapeInvalidUtf8()
+    {
+        using ratescope::escapeInvalidUtf8;
+        QCOMPARE(escapeInvalidUtf8("ERR key 'u:\xff' is not"), QStringLiteral("ERR key 'u:\\xff' is not"));
+        QVERIFY(escapeInvalidUtf8("u:\xff") != escapeInvalidUtf8("u:\xfe"));
+        QCOMPARE(escapeInvalidUtf8("東京:\xe6\x9d"), QStringLiteral("東京:\\xe6\\x9d")); // a truncated sequence, byte by byte
+        QCOMPARE(escapeInvalidUtf8("\xed\xa0\x80!"), QStringLiteral("\\xed\\xa0\\x80!"));   // a surrogate is no UTF-8
+        QCOMPARE(escapeInvalidUtf8("a\nb"), QStringLiteral("a\nb"));
+        QVERIFY(!escapeInvalidUtf8("\xc3\x28\xff").contains(QChar(0xFFFD)));
+    }
+
+    // Terminal columns: wide characters two, combining marks none; padding by them.
+    void displayWidth()
+    {
+        using ratescope::displayWidth;
+        QCOMPARE(displayWidth(QStringLiteral("plain")), 5);
+        QCOMPARE(displayWidth(QStringLiteral("東京の顧客")), 10);
+        QCOMPARE(displayWidth(QStringLiteral("한국")), 4);
+        QCOMPARE(displayWidth(QStringLiteral("cafe\u0301")), 4);
+        QCOMPARE(displayWidth(QStringLiteral("\U0001F600")), 2);
+        QCOMPARE(displayWidth(QStringLiteral("ＡＢ")), 4); // fullwidth
+        QCOMPARE(displayWidth(QStringLiteral("клиент")), 6);
+        QCOMPARE(ratescope::padToWidth(QStringLiteral("東京"), 6), QStringLiteral("東京  "));
+        QCOMPARE(ratescope::padToWidth(QStringLiteral("longer"), 3), QStringLiteral("longer"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestKeyText)
