@@ -4,6 +4,7 @@
 #include "delayproxy.h"
 #include "testsupport.h"
 
+#include "base/errors.h"
 #include "formats/keykind.h"
 #include "keys/keyscanner.h"
 #include "limiters/limiterscript.h"
@@ -39,6 +40,7 @@ private Q_SLOTS:
     void proxyCountsRoundTrips();
     void proxyDelaysEachWay();
     void proxyCountsWithoutRespParsing();
+    void readAlongRidesTheNextRequest();
     void check();
     void checkWithSharedPolicy();
     void checkAfterScriptFlush();
@@ -181,6 +183,37 @@ void TestRoundTrips::proxyCountsWithoutRespParsing()
             got += s.readAll();
     QCOMPARE(got, QByteArray("+PONG\r\n"));
     QCOMPARE(m_proxy->connections()[0].roundTrips, 3);
+}
+
+// Connection::readAlong: reads that go with the next request, answered from there without a
+// round trip of their own; a read the request asks itself answers both; forget drops them.
+void TestRoundTrips::readAlongRidesTheNextRequest()
+{
+    m_direct->command({"SET", "ra:a", "1"});
+    m_direct->command({"SET", "ra:b", "2"});
+    ConnectionOptions o = m_proxy->options(m_server->options());
+    o.clientName.clear();
+    Connection c(o);
+    c.connect();
+    QVERIFY(m_proxy->waitConnections(1, 5000));
+    auto rounds = [&] { return m_proxy->connections().at(0).roundTrips; };
+    c.readAlong({{"GET", "ra:b"}, {"GET", "ra:a"}});
+    QCOMPARE(rounds(), 1);                                  // nothing sent yet
+    QCOMPARE(c.command({"GET", "ra:a"}).bytes(), QByteArray("1")); // with the read-along
+    QCOMPARE(rounds(), 2);
+    QCOMPARE(c.command({"GET", "ra:b"}).bytes(), QByteArray("2")); // read along: no round trip
+    QCOMPARE(c.command({"GET", "ra:a"}).bytes(), QByteArray("1")); // the shared reply's copy
+    QCOMPARE(rounds(), 2);
+    c.readAlong({{"GET", "ra:b"}});
+    c.forget({{"GET", "ra:b"}}); // never sent
+    QCOMPARE(c.command({"GET", "ra:a"}).bytes(), QByteArray("1"));
+    QCOMPARE(m_proxy->connections().at(0).commands, 3); // GET ra:a with GET ra:b, then GET ra:a: nothing forgotten was sent
+    // A write drops the read-along; a write is never read along.
+    c.readAlong({{"GET", "ra:b"}});
+    c.command({"SET", "ra:b", "3"});
+    QCOMPARE(c.command({"GET", "ra:b"}).bytes(), QByteArray("3"));
+    const std::vector<Command> write{{"SET", "ra:b", "4"}};
+    QVERIFY_THROWS_EXCEPTION(UsageError, c.readAlong(write));
 }
 
 namespace {
