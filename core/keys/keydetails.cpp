@@ -59,10 +59,7 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
                 appendSampleCommands(ahead, key, type);
     }
     connection.prefetch(ahead);
-    const auto forget = qScopeGuard([&] {
-        for (const Command &c : ahead)
-            connection.takePrefetched(c);
-    });
+    const auto forget = qScopeGuard([&] { connection.forget(ahead); });
     std::vector<Reply> meta = connection.pipeline(first);
     reader.takeFirst(meta.data());
     std::vector<Reply> samples = connection.pipeline(reader.sampleCommands());

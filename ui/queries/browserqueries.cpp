@@ -77,10 +77,7 @@ ChangeMarks readChangeMarks(Connection &c, const MetadataNamespace &ns)
     AuditLog audit(c, ns);
     const std::vector<Command> ahead{{"HGETALL", PolicyStore::hashKeyIn(ns)}, {"XREVRANGE", audit.streamKey(), "+", "-", "COUNT", "1"}};
     c.prefetch(ahead);
-    const auto forget = qScopeGuard([&] { // the connection lives on: nothing read now answers later
-        for (const Command &read : ahead)
-            c.takePrefetched(read);
-    });
+    const auto forget = qScopeGuard([&] { c.forget(ahead); }); // the connection lives on: nothing read now answers later
     ChangeMarks m;
     m.policies = PolicyStore(c, ns).list();
     try {

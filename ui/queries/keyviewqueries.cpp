@@ -46,10 +46,7 @@ KeyRead readKey(Connection &c, const QByteArray &key, const QByteArray &ns, std:
     first.oneServer = !c.isCluster();
     first.askScripts = !c.scriptCalls();
     const std::vector<Command> ahead = prefetchFirstRound(c, nsName, key, first);
-    const auto forget = qScopeGuard([&] { // the connection lives on: nothing read now answers later
-        for (const Command &read : ahead)
-            c.takePrefetched(read);
-    });
+    const auto forget = qScopeGuard([&] { c.forget(ahead); }); // the connection lives on: nothing read now answers later
     r.serverNowUs = serverTimeUs(c);
     r.nowUs = frozenNow ? *frozenNow : r.serverNowUs;
     const std::vector<Policy> policies = PolicyStore(c, nsText).list();

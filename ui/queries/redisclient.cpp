@@ -79,10 +79,7 @@ RedisClient::Status RedisClient::probe(Connection &c)
     const std::vector<Command> ahead = ServerInfo::reads();
     c.prefetch(ahead);
     s.roundTripMs = double(t.nsecsElapsed()) / 1e6;
-    const auto forget = qScopeGuard([&] {
-        for (const Command &read : ahead)
-            c.takePrefetched(read);
-    });
+    const auto forget = qScopeGuard([&] { c.forget(ahead); });
     return withInfo(c, s);
 }
 
