@@ -250,6 +250,15 @@ LookupResult lookupLimiters(Connection &connection, const LookupOptions &options
     return result;
 }
 
+// A wait as a person reads it: to a tenth of a second, whole seconds from ten on; rounded
+// up, so that it never promises the next request early.
+static QString spokenWait(qint64 us)
+{
+    constexpr qint64 kS = 1000000;
+    const qint64 step = us >= 10 * kS ? kS : us >= kS ? kS / 10 : 1;
+    return formatWaitUs(unitsRoundedUp(us, step) * step);
+}
+
 QString lookupVerdict(const LookupRow &row, qint64 nowUs)
 {
     if (!row.spec) {
@@ -265,7 +274,7 @@ QString lookupVerdict(const LookupRow &row, qint64 nowUs)
     QString text = row.deniedSinceUs ? QStringLiteral("denied since %1: ").arg(clockText(*row.deniedSinceUs)) : QStringLiteral("denied: ");
     text += usedText(row);
     if (d.retryAfterUs > 0)
-        text += QStringLiteral("; the next request passes in %1 (at %2)").arg(formatWaitUs(d.retryAfterUs), clockText(nowUs + d.retryAfterUs));
+        text += QStringLiteral("; the next request passes in %1 (at %2)").arg(spokenWait(d.retryAfterUs), clockText(nowUs + d.retryAfterUs));
     return text;
 }
 

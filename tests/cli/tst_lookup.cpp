@@ -236,6 +236,10 @@ void TestLookup::listsEveryFormatWithPeeksValues()
     QVERIFY2(lines[2].startsWith("! api:acme") || lines[2].startsWith("! gcra:{acme}"), lines[2].constData());
     QVERIFY2(human.out.contains("denied since") && human.out.contains("5 of 5 used in the last 1m; the next request passes in"),
              human.out.constData());
+    // The wait as a person reads it: whole seconds from ten on, rounded up (54.5679 s is 55 s).
+    const CliResult later = runCli({QStringLiteral("--url"), url(), QStringLiteral("lookup"), QStringLiteral("acme"),
+                                    QStringLiteral("--now-us"), QString::number(kNow + 5432100)});
+    QVERIFY2(later.out.contains("the next request passes in 55s (at "), later.out.constData());
     const QJsonObject api = rows.at(QStringLiteral("api:acme"));
     QCOMPARE(api.value(QStringLiteral("denied_since_us")).toInteger(), kNow); // the fifth entry filled it
     QCOMPARE(api.value(QStringLiteral("retry_after_ms")).toInteger(), 60000);
