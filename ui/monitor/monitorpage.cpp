@@ -183,6 +183,7 @@ MonitorPage::MonitorPage(QWidget *parent)
     header->setStretchLastSection(false);
     header->setSectionResizeMode(QHeaderView::ResizeToContents);
     header->setSectionResizeMode(MonitorLegendModel::KeyColumn, QHeaderView::Stretch);
+    header->setResizeContentsPrecision(20); // measured on the rows in view and up to 20, not every row on every tick
 
     auto *split = new QSplitter(Qt::Vertical);
     split->addWidget(m_chartView);
@@ -791,9 +792,10 @@ void MonitorPage::redraw()
     }
     m_timeAxis->setTickCount(int(std::min(intervals, most)) + 1);
 
-    // Points per line: one per pixel; with many keys one per six (each point costs in Qt
-    // Charts' geometry and hover shape on every tick, and lines that many overlap anyway).
-    const int maxPoints = std::max(200, int(m_chart->plotArea().width()) / (m_pins.size() > 20 ? 6 : 1));
+    // Points per line: one per pixel; with many keys one per six pixels (each point costs in
+    // Qt Charts' geometry and hover shape on every tick, and lines that many overlap anyway).
+    const bool many = m_pins.size() > 20;
+    const int maxPoints = std::max(many ? 60 : 200, int(m_chart->plotArea().width()) / (many ? 6 : 1));
     // Antialiased wide lines cost the most to paint: with many keys, crisp lines instead.
     m_chartView->setRenderHint(QPainter::Antialiasing, m_pins.size() <= 20);
     qint64 maxLimit = 0;
