@@ -10,9 +10,13 @@ namespace ratescope {
 size_t appendSampleCommands(std::vector<Command> &out, const QByteArray &key, const QByteArray &type)
 {
     // Literals: no allocation per key for the constant words (a scan sends one per key).
-    if (type == "zset")
+    if (type == "zset") {
+        // The newest entry and the oldest: a log spans at most about its window.
         out.push_back(
             {QByteArrayLiteral("ZRANGE"), key, QByteArrayLiteral("-1"), QByteArrayLiteral("-1"), QByteArrayLiteral("WITHSCORES")});
+        out.push_back({QByteArrayLiteral("ZRANGE"), key, QByteArrayLiteral("0"), QByteArrayLiteral("0"), QByteArrayLiteral("WITHSCORES")});
+        return 2;
+    }
     else if (type == "string")
         out.push_back({QByteArrayLiteral("GETRANGE"), key, QByteArrayLiteral("0"), QByteArrayLiteral("40")});
     else if (type == "hash")
@@ -142,6 +146,16 @@ KeyKind classify(const QByteArray &key, const QByteArray &type, const std::vecto
         if (declaredUnit == ScoreUnit::Auto && detected != ScoreUnit::Auto && nowUs > 0 &&
             score * double(scoreUnitUs(detected)) > double(nowUs + kSkewUs))
             return k;
+        // Nor is one whose oldest entry lies more than two days before its newest: a log is
+        // trimmed to its window on every request, and a log with a longer window is declared
+        // by a policy. Geo sets west of Greenwich hold 52-bit cells that read as µs around
+        // today (New York's as October 2026), but places 200 km apart read weeks apart.
+        constexpr double kLongestSpanUs = 2.0 * 86400 * 1000000;
+        if (declaredUnit == ScoreUnit::Auto && detected != ScoreUnit::Auto && samples.size() > 1 && samples[1].size() == 2) {
+            const double oldest = samples[1][1].bytes().toDouble(&ok);
+            if (ok && (score - oldest) * double(scoreUnitUs(detected)) > kLongestSpanUs)
+                return k;
+        }
         k.unit = declaredUnit != ScoreUnit::Auto ? declaredUnit : detected;
         if (k.unit != ScoreUnit::Auto)
             k.format = KeyFormat::ForeignSlidingLog;

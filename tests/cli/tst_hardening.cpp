@@ -6,6 +6,7 @@
 #include "base/errors.h"
 #include "limiters/limiter.h"
 #include "admin/policy.h"
+#include "keys/keyscanner.h"
 #include "keys/reset.h"
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
@@ -367,8 +368,15 @@ void TestHardening::smallerWrongAnswers()
              r.out.constData());
     // A geo set east of Greenwich is no log of times in 2080.
     m_conn->command({"GEOADD", "geo:sicily", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"});
+    // Nor one west of it, whose cells read as times around now (New York's as October 2026),
+    // but a few hundred kilometres read weeks apart; a log of this age is still a log.
+    m_conn->command({"GEOADD", "geo:east-coast", "-74.0060", "40.7128", "New York", "-71.0589", "42.3601", "Boston"});
+    const qint64 nowUs = serverTimeUs(*m_conn);
+    m_conn->command({"ZADD", "log:old", QByteArray::number(nowUs - 86400000000LL), "a", QByteArray::number(nowUs - 3600000000LL), "b"});
     r = runCli(cli(args({"--json", "keys", "--match", "geo:*", "--all"})));
-    QVERIFY2(r.exitCode == 0 && !r.out.contains("sliding-log"), r.out.constData());
+    QVERIFY2(r.exitCode == 0 && r.out.contains("geo:east-coast") && !r.out.contains("sliding-log"), r.out.constData());
+    r = runCli(cli(args({"--json", "keys", "--match", "log:old"})));
+    QVERIFY2(r.exitCode == 0 && r.out.contains("sliding-log"), r.out.constData());
     // simulate --key with a CSV trace (whose rows name their keys): refused, not ignored.
     QTemporaryDir dir;
     writeFile(dir.filePath(QStringLiteral("t.csv")), "time,key\n1795400000000000,a\n");
