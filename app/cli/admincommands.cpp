@@ -478,7 +478,7 @@ int runOverride(Cli &cli)
     if (action == QLatin1String("get")) {
         const auto o = OverrideStore(cli.connection(), cli.ns()).get(key);
         if (!o)
-            throw UsageError(QStringLiteral("no override for %1").arg(displayKey(key)));
+            throw ConflictError(QStringLiteral("no override for %1 (none was set, or it expired)").arg(displayKey(key)));
         printOverride(cli, *o);
         return ExitOk;
     }

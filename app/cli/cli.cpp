@@ -207,7 +207,8 @@ QString Cli::globalHelp() const
     }
     text += QStringLiteral("\nDurations: 250ms, 60s, 5m, 2h, 1d (a bare number is seconds).\n"
                            "Exit codes: 0 ok (a denied decision too), 2 usage or validation, 3 connection,\n"
-                           "4 server error reply, 5 refused by read-only mode, 6 edit conflict.\n");
+                           "4 server error reply, 5 refused by read-only mode, 6 edit conflict or no such policy\n"
+                           "or override.\n");
     return text;
 }
 

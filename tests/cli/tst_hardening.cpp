@@ -22,6 +22,7 @@
 #include <QThread>
 
 #include <csignal>
+#include <set>
 #include <fcntl.h>
 #include <functional>
 #include <sys/stat.h>
@@ -116,6 +117,8 @@ private Q_SLOTS:
     void smallerWrongAnswers();
     void wrongFieldsExitTwo();
     void conflictsHaveTheirOwnExitCode();
+    void exitCodesFollowTheTable_data();
+    void exitCodesFollowTheTable();
     void peekFromFieldsMatchesTheScripts();
     void peekFromFieldsMatchesAfterTraffic_data();
     void peekFromFieldsMatchesAfterTraffic();
@@ -421,6 +424,84 @@ void TestHardening::conflictsHaveTheirOwnExitCode()
     const CliResult exists = runCli(cli(set + args({"--based-on", "0"})));
     QCOMPARE(exists.exitCode, 6);
     QVERIFY(exists.err.contains("already exists"));
+}
+
+// docs/cli.md's table of exit codes, a row of commands for each of its codes, with the JSON
+// error kind it names; every command of a row exits with that code.
+void TestHardening::exitCodesFollowTheTable_data()
+{
+    QTest::addColumn<QStringList>("command");
+    QTest::addColumn<QByteArray>("user");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("kind");
+    const QByteArray admin = "admin", reader = "reader";
+    const QString none;
+    // 0: success, a denied decision too.
+    QTest::newRow("0 allowed") << args({"check", "t:1", "--algo", "fixed-window", "--limit", "1", "--window", "1h"}) << admin << 0 << none;
+    QTest::newRow("0 denied") << args({"check", "t:1", "--algo", "fixed-window", "--limit", "1", "--window", "1h"}) << admin << 0 << none;
+    QTest::newRow("0 lookup finding nothing") << args({"lookup", "nobody"}) << admin << 0 << none;
+    // 2: usage or validation, nothing sent; a key of the wrong type or shape.
+    QTest::newRow("2 unknown option") << args({"keys", "--colour"}) << admin << 2 << QStringLiteral("usage");
+    QTest::newRow("2 limit zero") << args({"check", "t:2", "--algo", "gcra", "--limit", "0", "--window", "1s"}) << admin << 2
+                                  << QStringLiteral("usage");
+    QTest::newRow("2 cost above limit") << args({"check", "t:2", "--algo", "gcra", "--limit", "2", "--window", "1s", "--cost", "3"})
+                                        << admin << 2 << QStringLiteral("usage");
+    QTest::newRow("2 wrong type") << args({"check", "s:1", "--algo", "sliding-log", "--limit", "5", "--window", "1s"}) << admin << 2
+                                  << QStringLiteral("usage");
+    QTest::newRow("2 not a ratescope key") << args({"peek", "h:1", "--algo", "token-bucket", "--limit", "5", "--window", "1s"})
+                                           << admin << 2 << QStringLiteral("usage");
+    QTest::newRow("2 reset without --yes, no terminal") << args({"reset", "--match", "t:*"}) << admin << 2 << QStringLiteral("usage");
+    // 3: connection (a rejected password).
+    QTest::newRow("3 wrong password") << args({"info"}) << QByteArray("nobody") << 3 << QStringLiteral("connection");
+    // 4: a server error reply (NOPERM), a record this build cannot use.
+    QTest::newRow("4 NOPERM") << args({"policy", "set", "p", "--match", "p:*", "--algo", "gcra", "--limit", "5", "--window", "1s"})
+                              << reader << 4 << QStringLiteral("server");
+    QTest::newRow("4 unreadable policy record") << args({"policy", "get", "garbage"}) << admin << 4 << QStringLiteral("unexpected-reply");
+    // 5: read-only mode.
+    QTest::newRow("5 read-only reset") << args({"--read-only", "reset", "t:1", "--yes"}) << admin << 5 << QStringLiteral("read-only");
+    QTest::newRow("5 read-only check") << args({"--read-only", "check", "t:1", "--algo", "gcra", "--limit", "5", "--window", "1s"})
+                                       << admin << 5 << QStringLiteral("read-only");
+    // 6: an edit on another version; a policy or override that does not exist.
+    QTest::newRow("6 based on a version never stored")
+        << args({"policy", "set", "q", "--match", "q:*", "--algo", "gcra", "--limit", "5", "--window", "1s", "--based-on", "7"}) << admin
+        << 6 << QStringLiteral("conflict");
+    QTest::newRow("6 policy get missing") << args({"policy", "get", "nothing-here"}) << admin << 6 << QStringLiteral("conflict");
+    QTest::newRow("6 policy delete missing") << args({"policy", "delete", "nothing-here"}) << admin << 6 << QStringLiteral("conflict");
+    QTest::newRow("6 override get missing") << args({"override", "get", "t:9"}) << admin << 6 << QStringLiteral("conflict");
+
+    // The rows cover exactly the codes the table documents.
+    QFile doc(BuiltPaths::sourceDir() + QStringLiteral("/docs/cli.md"));
+    QVERIFY(doc.open(QIODevice::ReadOnly));
+    const QByteArray text = doc.readAll();
+    const qsizetype table = text.indexOf("### Exit codes");
+    QVERIFY(table >= 0);
+    std::set<int> documented;
+    for (const QByteArray &line : text.mid(table, text.indexOf("\n\n", text.indexOf("| Code", table)) - table).split('\n')) {
+        bool ok = false;
+        const int code = line.startsWith("| ") ? line.mid(2, line.indexOf(' ', 2) - 2).toInt(&ok) : -1;
+        if (ok)
+            documented.insert(code);
+    }
+    QCOMPARE(documented, (std::set<int>{0, 2, 3, 4, 5, 6}));
+}
+
+void TestHardening::exitCodesFollowTheTable()
+{
+    QFETCH(QStringList, command);
+    QFETCH(QByteArray, user);
+    QFETCH(int, code);
+    QFETCH(QString, kind);
+    m_conn->command({"SET", "s:1", "x"});
+    m_conn->command({"HSET", "h:1", "a", "1"});
+    m_conn->command({"HSET", "ratescope:policies", "garbage", "not json at all"});
+    if (QByteArray(QTest::currentDataTag()) == "0 denied")
+        QCOMPARE(runCli(cli(command)).exitCode, 0); // the first request fills the limit of 1
+    const QByteArray password = user == "admin" ? "adminpw" : user == "reader" ? "readerpw" : "wrong";
+    const CliResult r = runCli(cli(QStringList{QStringLiteral("--json")} + command, user.constData(), password.constData()));
+    QVERIFY2(r.exitCode == code, qPrintable(QStringLiteral("exit %1: %2").arg(r.exitCode).arg(QString::fromUtf8(r.err))));
+    if (kind.isEmpty())
+        return;
+    QCOMPARE(lastJsonLine(r.out).value(QStringLiteral("error")).toObject().value(QStringLiteral("kind")).toString(), kind);
 }
 
 // The plain-read peek gives exactly the scripts' answer, over states of every kind: current,
