@@ -279,10 +279,11 @@ Connection &Cli::connection(const std::vector<Command> &firstReads)
     return *m_connection;
 }
 
-std::vector<Command> Cli::limiterReads(const QByteArray &key, bool forInspect)
+std::vector<Command> Cli::limiterReads(const QByteArray &key, KeyUse use)
 {
     FirstRound round;
-    round.forInspect = forInspect;
+    round.forInspect = use == KeyUse::Inspect;
+    round.forWrite = use == KeyUse::Write;
     round.oneServer = ConnectionOptions::fromUrl(m_url).transport != ConnectionOptions::Transport::Cluster;
     if (m_parser.isSet(QStringLiteral("window"))) {
         try {
@@ -294,9 +295,9 @@ std::vector<Command> Cli::limiterReads(const QByteArray &key, bool forInspect)
     return firstRoundReads(m_namespace, key, round);
 }
 
-Connection &Cli::connectionFor(const QByteArray &key, bool forInspect, const std::vector<Command> &more)
+Connection &Cli::connectionFor(const QByteArray &key, KeyUse use, const std::vector<Command> &more)
 {
-    std::vector<Command> reads = limiterReads(key, forInspect);
+    std::vector<Command> reads = limiterReads(key, use);
     reads.insert(reads.end(), more.begin(), more.end());
     Connection &c = connection(reads);
     for (const Command &r : reads)

@@ -142,12 +142,14 @@ public:
     // What check, peek and inspect read in their first round, whatever the key turns out to
     // be: the policies, the key's overrides, the server's clock, the key's type and sample,
     // and whether the server has the scripts (or this build's functions library).
-    // forInspect: also the key's own facts inspect shows (keys/inspector.h, classifyReads).
-    std::vector<Command> limiterReads(const QByteArray &key, bool forInspect = false);
+    // Inspect: also the key's own facts inspect shows (keys/inspector.h, classifyReads);
+    // Write: also what the refusal to write another's key asks (FirstRound::forWrite).
+    enum class KeyUse { Read, Inspect, Write };
+    std::vector<Command> limiterReads(const QByteArray &key, KeyUse use = KeyUse::Read);
     // connection(limiterReads(key)), and the counter windows read with them kept for the
     // key's classification: everything check, peek and inspect need before their last rounds.
     // `more`: reads of the command's own, in the same round.
-    Connection &connectionFor(const QByteArray &key, bool forInspect = false, const std::vector<Command> &more = {});
+    Connection &connectionFor(const QByteArray &key, KeyUse use = KeyUse::Read, const std::vector<Command> &more = {});
     // The namespace's policies; a record this build cannot read is skipped with a warning
     // on stderr (the others keep working).
     std::vector<Policy> policies();

@@ -97,9 +97,9 @@ EffectiveLimits limitsFor(Cli &cli, const QByteArray &key)
 void checkReads(Cli &cli, const QByteArray &key)
 {
     std::vector<Command> more;
-    if (cli.args().isSet(QStringLiteral("now-us")))
-        more.push_back({"EXISTS", key});
-    cli.connectionFor(key, false, more);
+    if (cli.args().isSet(QStringLiteral("now-us"))) // the check of a time far ahead asks these too
+        more = {{"EXISTS", key}, {"TIME"}};
+    cli.connectionFor(key, Cli::KeyUse::Write, more);
 }
 
 QByteArray keyArgument(const Cli &cli)

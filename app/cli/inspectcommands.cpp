@@ -556,7 +556,7 @@ int runInspect(Cli &cli)
     if (p.size() != 1)
         throw UsageError(QStringLiteral("expected exactly one KEY"));
     const QByteArray key = cli.keyBytes(p[0]);
-    Connection &c = cli.connectionFor(key, true); // everything about the key in one round, with the handshake
+    Connection &c = cli.connectionFor(key, Cli::KeyUse::Inspect); // everything about the key in one round, with the handshake
     InspectOptions o;
     const std::optional<qint64> given = nowOption(cli); // 0 is a time like any other
     o.nowUs = given ? *given : serverTimeUs(c);

@@ -148,12 +148,18 @@ std::vector<Command> firstRoundReads(const MetadataNamespace &ns, const QByteArr
     reads.push_back({"TIME"});
     for (Command &c : classifyReads(key, round.forInspect))
         reads.push_back(std::move(c));
+    if (round.forWrite)
+        reads.push_back({"EXISTS", key});
     if (round.oneServer) { // a cluster asks every master, in rounds of its own
         if (round.askScripts) {
             reads.push_back(LoadedLibrary::query());
             reads.push_back(LimiterScript::existsQuery());
         }
-        reads.push_back(counterWindowsQuery(key, policies, overrides, round.windowsUs));
+        std::vector<qint64> windowsUs = round.windowsUs;
+        if (round.forWrite)
+            for (qint64 seconds : usualCounterWindowSeconds())
+                windowsUs.push_back(seconds * 1000000);
+        reads.push_back(counterWindowsQuery(key, policies, overrides, windowsUs));
     }
     return reads;
 }
@@ -224,14 +230,14 @@ QString writeRefusal(Connection &connection, const MetadataNamespace &ns, const 
         if (QString theirs = notOursToDecide(shown, classifyKey(connection, key, t, unit, spec, format)); !theirs.isEmpty())
             return theirs;
     // A new key beside another service's counter windows: their base, whatever window the
-    // request names and whenever it is made at.
+    // request names and whenever it is made at. classifyKey() asked for the windows of the
+    // request's own length at each of these times already.
     std::vector<Command> probes{{"EXISTS", key}};
     std::vector<qint64> lengthsUs;
     for (qint64 t : times) {
         for (qint64 seconds : usualCounterWindowSeconds())
-            lengthsUs.push_back(seconds * 1000000);
-        if (spec.windowUs % 1000000 == 0)
-            lengthsUs.push_back(spec.windowUs);
+            if (seconds * 1000000 != spec.windowUs)
+                lengthsUs.push_back(seconds * 1000000);
         for (std::size_t i = probes.size() - 1; i < lengthsUs.size(); ++i) {
             const auto [current, previous] = counterWindowKeys(key, lengthsUs[i], t);
             probes.push_back({"EXISTS", current, previous});

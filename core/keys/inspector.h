@@ -46,6 +46,9 @@ struct FirstRound {
     bool forInspect = false;
     bool oneServer = true;
     bool askScripts = true;
+    // Before a write: also what writeRefusal() asks at the server's clock (whether the key
+    // exists, and the counter windows beside it of every usual length), so that it sends nothing.
+    bool forWrite = false;
     std::vector<qint64> windowsUs;
 };
 std::vector<Command> firstRoundReads(const MetadataNamespace &ns, const QByteArray &key, const FirstRound &round);
