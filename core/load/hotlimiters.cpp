@@ -20,7 +20,7 @@ namespace ratescope {
 
 namespace {
 
-constexpr size_t kChunk = 1000; // limiters per pipelined round of the second read
+constexpr size_t kChunk = 1000; // limiters per pipelined round of each read (more on a slow link)
 
 using CounterState = HotScanner::CounterState;
 
@@ -321,6 +321,7 @@ HotScanner::HotScanner(HotOptions options)
     if (m_options.sampleAbove <= 0)
         throw UsageError(QStringLiteral("the sample size must be positive"));
     m_options.scanCount = std::clamp(m_options.scanCount, 10, 100000);
+    m_scanCount = m_options.scanCount;
     m_pass.intervalUs = m_options.intervalUs;
     m_round.nowUs = m_options.nowUs;
     m_round.ttl = false;
@@ -357,7 +358,12 @@ bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &
     if (!m_started) {
         // How many keys there are, per master: whether to sample, and the per-master table.
         m_started = true;
+        QElapsedTimer roundTrip;
+        roundTrip.start();
         const auto sizes = connection.onEachMaster({{"DBSIZE"}});
+        const qint64 roundTripUs = roundTrip.nsecsElapsed() / 1000;
+        m_scanCount = KeyScanner::countFor(roundTripUs, m_options.scanCount);
+        m_chunk = size_t(KeyScanner::countFor(roundTripUs, int(kChunk)));
         std::vector<Connection::Node> masters;
         for (const Connection::Node &n : connection.nodes())
             if (n.role != QLatin1String("replica"))
@@ -469,7 +475,7 @@ void HotScanner::readAhead(Connection &connection)
 
 Command HotScanner::scanCommand() const
 {
-    return ratescope::scanCommand(m_cursor, m_options.match, m_options.scanCount);
+    return ratescope::scanCommand(m_cursor, m_options.match, m_scanCount);
 }
 
 std::unique_ptr<KeyRoundReader> HotScanner::scanPage(Connection &connection, std::optional<Reply> page)
@@ -559,12 +565,12 @@ struct SweepSteps {
     std::function<size_t(size_t limiter, qint64 t, Command &mget)> gets;
 };
 
-// The limiters [0, count) in chunks of kChunk, each chunk's reads in one pipeline. With
+// The limiters [0, count) in chunks of `chunkSize`, each chunk's reads in one pipeline. With
 // `overlap`, chunk k + 1 is sent before the replies of chunk k are read, so the server works on
 // one while this side reads and handles the other; chunkDone must then send nothing itself. A
 // cluster's chunks are whole pipelines (Connection::pipeline: each node's share at once, a
 // node out of reach answering DOWN in place, redirections followed).
-void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps &steps)
+void sweep(Connection &connection, size_t count, size_t chunkSize, bool overlap, const SweepSteps &steps)
 {
     overlap = overlap && !connection.isCluster();
     struct Chunk {
@@ -594,10 +600,10 @@ void sweep(Connection &connection, size_t count, bool overlap, const SweepSteps 
     };
     std::optional<Chunk> pending;
     try {
-        for (size_t from = 0; from < count; from += kChunk) {
+        for (size_t from = 0; from < count; from += chunkSize) {
             Chunk chunk;
             chunk.from = from;
-            chunk.to = std::min(count, from + kChunk);
+            chunk.to = std::min(count, from + chunkSize);
             chunk.t = steps.now();
             std::vector<Command> commands;
             commands.reserve(chunk.to - chunk.from);
@@ -699,7 +705,7 @@ void HotScanner::firstRead(Connection &connection)
         std::erase_if(m_first[i].buckets, [&](const auto &b) { return b.first < m_first[i].a; });
         m_firstAt[i] = t1;
     };
-    sweep(connection, pass.limiters.size(), true, steps);
+    sweep(connection, pass.limiters.size(), m_chunk, true, steps);
 }
 
 HotPass HotScanner::secondRead(Connection &connection)
@@ -797,7 +803,7 @@ HotPass HotScanner::secondRead(Connection &connection)
         targets.clear();
         targetOf.clear();
     };
-    sweep(connection, pass.limiters.size(), !m_options.readUsage, steps);
+    sweep(connection, pass.limiters.size(), m_chunk, !m_options.readUsage, steps);
     // Limiters mostly come in runs of one master (there is one, unless on a cluster, whose SCAN
     // walks the masters in turn): the last master found is tried first.
     const QString *lastAddress = nullptr;

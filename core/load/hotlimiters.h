@@ -30,7 +30,7 @@ struct HotOptions {
     std::vector<Policy> policies;
     QByteArray ns = "ratescope:"; // Ratescope's own metadata under this prefix is left out
     std::optional<qint64> nowUs;  // the clock logs are read against; default: the server's TIME
-    int scanCount = 1000;         // SCAN COUNT per page
+    int scanCount = 1000;         // SCAN COUNT per page (on a slow link, more: KeyScanner::countFor)
     // Peek every limiter that has limits (fill, denying now). Off, only the counts are read:
     // fill and denying are then known for none until readUsage() is asked for some (the
     // ones shown after ranking by rate).
@@ -172,6 +172,10 @@ private:
     std::unique_ptr<KeyRoundReader> m_ahead; // the next page, its first round read (between calls, nothing else is in flight)
     bool m_started = false;
     bool m_scanOver = false;
+    // Sized from the first round's time (the link's round trip), as the key scanner sizes its
+    // pages: SCAN's COUNT, and the limiters per pipelined round of each read.
+    int m_scanCount = 1000;
+    size_t m_chunk = 1000;
     std::exception_ptr m_failure; // what ended the scan, if it failed
     QByteArray m_cursor = "0";
     struct KeyHash {

@@ -50,6 +50,7 @@ private Q_SLOTS:
     void scanPage();
     void scanPageSizedFromRoundTrip();
     void keysListing();
+    void topOnASlowLink();
 
 private:
     // Runs the CLI through the proxy and returns its one connection's counts.
@@ -422,6 +423,33 @@ void TestRoundTrips::keysListing()
     s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("keys")}, &out);
     QCOMPARE(out.count('\n'), 900);
     QVERIFY2(s.roundTrips == (1 + 1 + 1 + pages + 1 + 1 + 1), qPrintable(describe(s, 1 + 1 + 1 + pages + 1 + 1 + 1)));
+}
+
+// top sizes its SCAN pages and its reads' rounds from the link's round trip, as keys does: on
+// a 20 ms link 20,000 limiters take a few pages and a round or two per read (10,000 limiters
+// a round, two in flight): 16 round trips, where pages and rounds of 1,000 took 28.
+void TestRoundTrips::topOnASlowLink()
+{
+    setPolicy(m_server->url(), QStringLiteral("fw"), QStringLiteral("s:*"), QStringLiteral("fixed-window"), QStringLiteral("10"),
+              QStringLiteral("1m"));
+    std::vector<Command> fill;
+    for (int i = 0; i < 20000; ++i)
+        fill.push_back({"HSET", "s:k" + QByteArray::number(i) + ":fw", "w", "1", "n", "2"});
+    m_direct->pipeline(fill);
+    m_proxy->setDelayMs(10); // at least 20 ms a round trip: pages of 10,000
+    QByteArray out;
+    const LinkStats s = cliThroughProxy({QStringLiteral("--json"), QStringLiteral("top"), QStringLiteral("--interval"),
+                                         QStringLiteral("100ms"), QStringLiteral("--max"), QStringLiteral("3")},
+                                        &out);
+    const std::vector<QJsonObject> rows = jsonObjects(out);
+    QVERIFY(!rows.empty());
+    const QJsonObject pass = rows.back().value(QStringLiteral("pass")).toObject();
+    QCOMPARE(pass.value(QStringLiteral("limiters")).toInt(), 20000); // every one found
+    // The connection with the policies, DBSIZE, each SCAN page with its classification (SCAN
+    // hands out about COUNT buckets' keys a call: a few pages, how many depends on the
+    // server's table), the overrides, the clock and each read's rounds, the peeks shown.
+    QVERIFY2(s.roundTrips >= 8 && s.roundTrips <= 18, qPrintable(QStringLiteral("%1 round trips").arg(s.roundTrips)));
+    qInfo("top over 20,000 limiters through a 20 ms link: %d round trips", s.roundTrips);
 }
 
 QTEST_GUILESS_MAIN(TestRoundTrips)
