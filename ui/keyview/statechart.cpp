@@ -189,18 +189,18 @@ void StateChart::showSlidingCounter(const QString &title, qint64 windowUs, qint6
     const double top = double(std::max({previous, current, limit.value_or(0)}));
     setRanges(-(W + e), toBoundary, top * 1.12, QStringLiteral("requests (cost units)"));
     setPoints(QStringLiteral("previous"), {QPointF(-(W + e), previous), QPointF(-e, previous)},
-              QStringLiteral("Previous window: %1").arg(previous));
+              QStringLiteral("Previous: %1").arg(previous));
     setPoints(QStringLiteral("current"), {QPointF(-e, current), QPointF(toBoundary, current)},
-              QStringLiteral("Current window: %1").arg(current));
+              QStringLiteral("Current: %1").arg(current));
     // The previous window's share falls linearly to nothing at the boundary.
     const double weight = double(toBoundary) / double(W);
     setPoints(QStringLiteral("estimate"), {QPointF(0, double(previous) * weight + double(current)), QPointF(toBoundary, current)},
-              QStringLiteral("Weighted estimate: %1").arg(double(previous) * weight + double(current), 0, 'f', 1));
+              QStringLiteral("Estimate: %1").arg(double(previous) * weight + double(current), 0, 'f', 1));
     setPoints(QStringLiteral("limit"), limit ? QList<QPointF>{QPointF(-(W + e), *limit), QPointF(toBoundary, *limit)} : QList<QPointF>{},
               QStringLiteral("Limit: %1").arg(limit.value_or(0)));
     setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit.value_or(0)));
     const double y = m_y->max();
-    setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)}, QStringLiteral("Next window boundary"));
+    setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)}, QStringLiteral("Next window"));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
 }
 
@@ -277,7 +277,7 @@ void StateChart::showFixedWindow(const QString &title, qint64 windowUs, qint64 e
               QStringLiteral("Limit: %1").arg(limit.value_or(0)));
     setLabel(QStringLiteral("limit"), QStringLiteral("limit %1").arg(limit.value_or(0)));
     const double y = m_y->max();
-    setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)}, QStringLiteral("Reset (window boundary)"));
+    setPoints(QStringLiteral("boundary"), {QPointF(toBoundary, 0), QPointF(toBoundary, y)}, QStringLiteral("Reset"));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, y)}, QStringLiteral("Now"));
 }
 
@@ -296,11 +296,11 @@ void StateChart::showTokenBucket(const QString &title, qint64 limit, qint64 wind
     curve.append(QPointF(to, limit));
     setPoints(QStringLiteral("tokens"), curve,
               resetAfterUs > 0
-                  ? QStringLiteral("Tokens (refill: full in %1 %2)").arg(double(resetAfterUs) / m_unit.us, 0, 'g', 3).arg(m_unit.name)
+                  ? QStringLiteral("Tokens (full in %1 %2)").arg(double(resetAfterUs) / m_unit.us, 0, 'g', 3).arg(m_unit.name)
                   : QStringLiteral("Tokens (full)"));
     // The level a request needs: the curve crosses it when a denied request would pass.
     setPoints(QStringLiteral("cost"), retryAfterUs > 0 ? QList<QPointF>{QPointF(0, cost), QPointF(to, cost)} : QList<QPointF>{},
-              QStringLiteral("One request (cost %1): passes in %2 %3")
+              QStringLiteral("Cost %1: passes in %2 %3")
                   .arg(cost)
                   .arg(double(retryAfterUs) / m_unit.us, 0, 'g', 3)
                   .arg(m_unit.name));
@@ -346,12 +346,12 @@ void StateChart::showGcra(const QString &title, qint64 limit, qint64 windowUs, q
     const QList<QPointF> allowance{QPointF(0, windowUs), QPointF(to, windowUs)};
     setPoints(QStringLiteral("tat"), scaledY(tat), QStringLiteral("TAT − now"));
     setPoints(QStringLiteral("next"), scaledY(next),
-              retryAfterUs > 0 ? QStringLiteral("With one more request (cost %1): over the allowance, passes in %2 %3")
+              retryAfterUs > 0 ? QStringLiteral("One more (cost %1): passes in %2 %3")
                                      .arg(cost)
                                      .arg(double(retryAfterUs) / m_unit.us, 0, 'g', 3)
                                      .arg(m_unit.name)
-                               : QStringLiteral("With one more request (cost %1)").arg(cost));
-    setPoints(QStringLiteral("allowance"), scaledY(allowance), QStringLiteral("Burst allowance: %1 requests = one window").arg(limit));
+                               : QStringLiteral("One more (cost %1)").arg(cost));
+    setPoints(QStringLiteral("allowance"), scaledY(allowance), QStringLiteral("Allowance: %1 = one window").arg(limit));
     setLabel(QStringLiteral("allowance"), QStringLiteral("burst allowance (%1 requests)").arg(limit));
     setPoints(QStringLiteral("now"), {QPointF(0, 0), QPointF(0, m_y->max())}, QStringLiteral("Now"));
     // What the tests compare: µs on both axes.
@@ -393,12 +393,12 @@ void StateChart::styleSeries(const QString &role)
         pen.setColor(kLimit);
         pen.setWidthF(2);
         pen.setStyle(Qt::DashLine);
-    } else if (role == QLatin1String("next")) {
-        pen.setColor(kTat);
+    } else if (role == QLatin1String("next")) { // what one more request would do: as the estimate
+        pen.setColor(kEstimate);
         pen.setWidthF(1.5);
         pen.setStyle(Qt::DashDotLine);
     } else if (role == QLatin1String("cost")) {
-        pen.setColor(kTokens);
+        pen.setColor(kEstimate);
         pen.setWidthF(1.5);
         pen.setStyle(Qt::DotLine);
     } else if (role == QLatin1String("boundary")) {
