@@ -88,6 +88,10 @@ int main(int argc, char **argv)
                                     QStringLiteral("Look ID up on the Lookup tab once connected (every limiter whose key holds it "
                                                    "as a segment), and show that tab unless --tab names another."),
                                     QStringLiteral("ID"));
+    const QCommandLineOption editPolicy(QStringLiteral("edit-policy"),
+                                        QStringLiteral("Open policy NAME in the Policies tab's editor once connected, and show "
+                                                       "that tab unless --tab names another."),
+                                        QStringLiteral("NAME"));
     const QCommandLineOption screenshotAfter(QStringLiteral("screenshot-after"),
                                              QStringLiteral("With --screenshot: keep running this long after the data has loaded "
                                                             "(e.g. 60s, so the monitor has a minute of history), then render."),
@@ -101,7 +105,7 @@ int main(int argc, char **argv)
     // The man page: the frame's prose with these very options (packaging/Packaging.cmake).
     QCommandLineOption helpMan(QStringLiteral("help-man"), QStringLiteral("Print the man page (troff)."));
     helpMan.setFlags(QCommandLineOption::HiddenFromHelp);
-    QList<QCommandLineOption> options{url, profile, demo, readOnly, openKey, pin, tab, lookup, screenshot, screenshotAfter, windowSize, help, version};
+    QList<QCommandLineOption> options{url, profile, demo, readOnly, openKey, pin, tab, lookup, editPolicy, screenshot, screenshotAfter, windowSize, help, version};
     options.append(helpMan); // hidden: neither in --help nor in the page
     parser.addOptions(options);
     if (!parser.parse(arguments(argc, argv))) {
@@ -221,6 +225,7 @@ int main(int argc, char **argv)
         startup.pins << key.toLocal8Bit();
     startup.tab = parser.value(tab);
     startup.lookup = parser.value(lookup);
+    startup.editPolicy = parser.value(editPolicy);
     window.setStartupView(startup);
     if (session) {
         window.addSessionProfile(session->profile(), session->options());

@@ -48,6 +48,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QScrollArea>
 #include <QTest>
 
 using namespace ratescope;
@@ -76,6 +77,7 @@ private slots:
     void keyboardFromAnywhere();
     void keyTabTitlesTellKeysApart();
     void keysPanelFitsTheWindow();
+    void policyEditorFitsBesideTheTables();
     void noAuthAsksForThePassword();
     void savedProfileRemembersLoginAndOperator();
     void menusListEveryShortcutOnce();
@@ -495,6 +497,46 @@ void TestMainWindow::keysPanelFitsTheWindow()
         for (int c = 0; c < KeyTreeModel::ColumnCount; ++c)
             if (!header->isSectionHidden(c) && c != KeyTreeModel::KeyColumn)
                 QVERIFY2(header->sectionSize(c) >= 6 * em, qPrintable(at));
+    }
+}
+
+// --edit-policy opens the editor; at a desk's sizes its fields and buttons are reached without
+// scrolling sideways (the tables beside it give up width and scroll instead).
+void TestMainWindow::policyEditorFitsBesideTheTables()
+{
+    {
+        Connection c(m_server->options());
+        Policy desk;
+        desk.name = QStringLiteral("desk");
+        desk.match = "desk:*";
+        desk.description = QStringLiteral("A description long enough to be read from its start, not its end, in a narrow field");
+        desk.spec = {Algorithm::SlidingLog, 10, kWindowUs, 1};
+        PolicyStore(c, QStringLiteral("ratescope:")).set(desk, 0, QStringLiteral("test"));
+    }
+    MainWindow::StartupView view;
+    view.editPolicy = QStringLiteral("desk");
+    auto window = openWindow(view);
+    QVERIFY(window);
+    QCOMPARE(window->tabs()->currentWidget(), static_cast<QWidget *>(window->policies()));
+    QPushButton *save = nullptr;
+    for (QPushButton *b : window->policies()->findChildren<QPushButton *>())
+        if (b->text() == QLatin1String("Save"))
+            save = b;
+    QVERIFY(save);
+    QTRY_VERIFY(save->isVisible());
+    QScrollArea *scroll = nullptr;
+    for (QScrollArea *a : window->policies()->findChildren<QScrollArea *>())
+        if (a->isAncestorOf(save))
+            scroll = a;
+    QVERIFY(scroll);
+    for (const QSize size : {QSize(1280, 800), QSize(1024, 700)}) {
+        window->resize(size);
+        QTRY_COMPARE(window->size(), size);
+        QTest::qWait(0);
+        const QString at = QStringLiteral("at %1x%2").arg(size.width()).arg(size.height());
+        QTRY_VERIFY2(!scroll->horizontalScrollBar()->isVisible(), qPrintable(at));
+        const QPoint right = save->mapTo(scroll->viewport(), QPoint(save->width(), 0));
+        QVERIFY2(right.x() <= scroll->viewport()->width(), qPrintable(at));
     }
 }
 

@@ -28,6 +28,7 @@
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStyle>
 #include <QStackedWidget>
 #include <QTableView>
 #include <QUrl>
@@ -174,7 +175,7 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     rightScroll->setFrameShape(QFrame::NoFrame);
     rightScroll->setMinimumWidth(320);
 
-    auto *splitter = new QSplitter(Qt::Horizontal);
+    auto *splitter = m_splitter = new QSplitter(Qt::Horizontal);
     splitter->addWidget(left);
     splitter->addWidget(rightScroll);
     splitter->setStretchFactor(0, 3);
@@ -422,11 +423,33 @@ void PoliciesPage::showEditor(QWidget *editor)
     }
     m_editors->setCurrentWidget(editor);
     m_editors->adjustSize();
+    fitEditor();
     if (editor != m_policyEditor) {
         // Nothing previewed for a closed editor: the walk under way stops.
         m_previewTimer.stop();
         stopPreview();
     }
+}
+
+// An editor gets the width it asks for, so that its fields and buttons are reached without
+// scrolling sideways; the tables give it up (they scroll sideways, down to their minimum).
+void PoliciesPage::fitEditor()
+{
+    QWidget *editor = m_editors->currentWidget();
+    const int total = m_splitter->width();
+    if (total <= 0 || editor == m_hint)
+        return;
+    const QList<int> sizes = m_splitter->sizes();
+    const int want = editor->sizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
+    const int leftMin = m_splitter->widget(0)->minimumSizeHint().width();
+    if (sizes.size() == 2 && sizes[1] < want)
+        m_splitter->setSizes({std::max(leftMin, total - want), std::min(want, total - leftMin)});
+}
+
+void PoliciesPage::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    QTimer::singleShot(0, this, &PoliciesPage::fitEditor); // once the splitter has its new width
 }
 
 void PoliciesPage::newPolicy()
@@ -473,6 +496,27 @@ void PoliciesPage::editPolicyOf(const QByteArray &key)
             m_policyEditor->edit(std::nullopt, forKey);
             m_policyEditor->setStatus(QStringLiteral("No policy covers %1: this is a new one for exactly that key.").arg(displayKey(key)),
                                       false);
+        });
+}
+
+void PoliciesPage::editPolicyNamed(const QString &name)
+{
+    if (!m_client)
+        return;
+    const MetadataNamespace ns(m_ns);
+    m_client->request(
+        m_requests, [ns](Connection &c) { return readPolicies(c, ns); },
+        [this, name](const Outcome<std::vector<Policy>> &o) {
+            if (!o.ok()) {
+                showMessage(explain(o.failure(), false), true);
+                return;
+            }
+            m_policies->setPolicies(o.value());
+            if (m_policies->rowOf(name) < 0) {
+                showMessage(QStringLiteral("There is no policy named '%1'.").arg(escapeControls(name)), true);
+                return;
+            }
+            editPolicy(name);
         });
 }
 

@@ -17,6 +17,7 @@
 
 class QLabel;
 class QPushButton;
+class QSplitter;
 class QStackedWidget;
 class QTableView;
 
@@ -42,6 +43,8 @@ public:
     // with the limits in force for that key; "Edit its policy…" opens the editor of the policy that matches it.
     void changeKeyLimit(const QByteArray &key);
     void editPolicyOf(const QByteArray &key);
+    // The policies read afresh, then `name`'s in the editor (or, when there is none, why not).
+    void editPolicyNamed(const QString &name);
 
     // The name audit entries and versions carry (default: the OS user).
     void setOperatorName(const QString &name) { m_operator = name; }
@@ -79,6 +82,9 @@ public:
     // ask for; a connection lost during a change says it may or may not have been made.
     // user: the ACL user of the connection, for servers whose NOPERM says "this user".
     static QString explainFailure(const Failure &failure, bool duringChange, const QString &user = {});
+
+protected:
+    void resizeEvent(QResizeEvent *event) override;
 
 signals:
     void loaded();
@@ -119,6 +125,7 @@ private:
     void saveOverride();
     void clearOverride(const QByteArray &key);
     void showEditor(QWidget *editor);
+    void fitEditor();
     void refreshInForce(const QByteArray &key);
 
     QPointer<RedisClient> m_client;
@@ -151,6 +158,7 @@ private:
     QPushButton *m_newOverride;
     QPushButton *m_clearOverride;
     QStackedWidget *m_editors;
+    QSplitter *m_splitter = nullptr; // the tables | the editor shown
     QWidget *m_hint;
     PolicyEditor *m_policyEditor;
     OverrideEditor *m_overrideEditor;

@@ -14,6 +14,7 @@
 #include <QFormLayout>
 #include <QFrame>
 #include <QGroupBox>
+#include <QAbstractItemView>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -77,6 +78,11 @@ PolicyEditor::PolicyEditor(QWidget *parent)
     for (const FormatReader *f : formatReaders())
         m_format->addItem(QStringLiteral("%1 (%2)").arg(f->name(), f->keyShape()), f->name());
     m_format->setToolTip(QStringLiteral("Another library's format the matching keys are read as, for key shapes that need saying"));
+    // As narrow as the form allows (the longest shape would set the editor's width, and make
+    // it scroll sideways beside the tables); the list that drops down shows them whole.
+    m_format->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_format->setMinimumContentsLength(14);
+    m_format->view()->setMinimumWidth(m_format->view()->sizeHintForColumn(0) + 24);
     m_description = new QLineEdit;
     m_enforced = new QCheckBox(QStringLiteral("Enforced by services (else declared only)"));
     m_enforced->setToolTip(QStringLiteral("Services enforce it through Ratescope; unticked, it is declared for inspection only"));
@@ -221,6 +227,8 @@ void PolicyEditor::edit(const std::optional<Policy> &existing, const Policy &ini
     m_format->setCurrentIndex(std::max(0, m_format->findData(p.format)));
     m_shardsBox->setValue(p.shards >= 2 ? p.shards : 1);
     m_description->setText(p.description);
+    for (QLineEdit *e : {m_name, m_match, m_description})
+        e->setCursorPosition(0); // a long text read from its start
     m_enforced->setChecked(p.enforced);
     m_previewList->clear();
     m_previewSummary->setText(QStringLiteral("Reading the keys this pattern matches…"));

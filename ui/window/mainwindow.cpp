@@ -1087,6 +1087,11 @@ void MainWindow::applyStartupView()
         if (view.tab.isEmpty())
             m_tabs->setCurrentWidget(m_lookup);
     }
+    if (!view.editPolicy.isEmpty()) {
+        m_policies->editPolicyNamed(view.editPolicy);
+        if (view.tab.isEmpty())
+            m_tabs->setCurrentWidget(m_policies);
+    }
     if (!view.tab.isEmpty())
         showTab(view.tab);
     else if (!view.openKeys.isEmpty())

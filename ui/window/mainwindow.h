@@ -70,6 +70,7 @@ public:
         QList<QByteArray> pins;
         QString tab;
         QString lookup; // an identifier the Lookup tab looks up (and is shown, unless tab says otherwise)
+        QString editPolicy; // a policy opened in the Policies tab's editor (shown, unless tab says otherwise)
     };
     void setStartupView(const StartupView &view);
 
