@@ -394,7 +394,7 @@ void TestMainWindow::lostConnectionIsShownAsLost()
 // The usual keys work wherever the focus is: the tree, a key view, the filter.
 void TestMainWindow::keyboardFromAnywhere()
 {
-    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}});
+    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}, {}});
     QVERIFY(window);
     QVERIFY(QTest::qWaitForWindowExposed(window.get()));
     QTabWidget *tabs = window->tabs();
@@ -568,7 +568,7 @@ void TestMainWindow::noAuthAsksForThePassword()
     const ConnectionOptions options = guarded.options(); // no password
     const ConnectionProfile profile = ConnectionProfile::fromOptions(options, options.toUrl());
     window.addSessionProfile(profile, options);
-    window.setStartupView({{}, {}, QStringLiteral("policies")});
+    window.setStartupView({{}, {}, QStringLiteral("policies"), {}, {}});
     window.show();
     window.connectProfile(profile.name);
 

@@ -25,6 +25,10 @@
 #include <QtCharts/QLineSeries>
 #include <QTemporaryDir>
 #include <QDateTimeAxis>
+#include <QToolTip>
+#include <QGraphicsLineItem>
+#include <QChartView>
+#include <QLineSeries>
 #include <QTest>
 
 using namespace ratescope;
@@ -132,6 +136,7 @@ private Q_SLOTS:
     void initTestCase();
     void onePipelinedRoundTripPerTick();
     void csvMatchesPeekAtEachTick();
+    void readingsUnderTheMouse();
     void counterWindowsInTheSameRound();
     void otherLibrariesInTheSameRound();
     void ringStaysBounded();
@@ -293,6 +298,62 @@ void TestMonitor::otherLibrariesInTheSameRound()
     QVERIFY(settle(page));
     QCOMPARE(page.roundTrips() - trips0, 1);
     QCOMPARE(infoField(c, "commandstats", "cmdstat_evalsha_ro") - evals0, 0); // no script of ours on their keys
+}
+
+// Anywhere over the plot: a vertical line, and every key's reading nearest that time, the
+// emptiest first; nothing where no key was read.
+void TestMonitor::readingsUnderTheMouse()
+{
+    qint64 now = wallUs();
+    const qint64 start = now;
+    Connection c(m_server.options());
+    fill(c, now);
+    RedisClient client(m_server.options());
+    MonitorPage page;
+    open(client, page, &now);
+    for (const Pinned &k : kKeys)
+        page.pin(k.key);
+    QVERIFY(settle(page));
+    for (int t = 1; t <= 4; ++t) {
+        now = start + t * 4 * kTickUs;
+        page.tickNow();
+        QVERIFY(settle(page));
+    }
+    const QStringList lines = page.readingsAt(start + 8 * kTickUs + 1000).split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), 1 + int(kKeys.size())); // the time, then a line per key
+    QCOMPARE(lines[0], QDateTime::fromMSecsSinceEpoch((start + 8 * kTickUs + 1000) / 1000).toString(QStringLiteral("HH:mm:ss")));
+    for (const Pinned &k : kKeys)
+        QVERIFY2(lines.filter(QString::fromUtf8(k.key) + QStringLiteral(": ")).size() == 1, qPrintable(lines.join(QLatin1Char('|'))));
+    double last = -1;
+    for (int i = 1; i < lines.size(); ++i) { // the emptiest first
+        const QString percent = lines[i].section(QLatin1Char('('), -1).section(QLatin1Char(' '), 0, 0);
+        QVERIFY2(percent.toDouble() >= last, qPrintable(lines.join(QLatin1Char('|'))));
+        last = percent.toDouble();
+    }
+    QVERIFY(page.readingsAt(start - 600LL * 1000000).isEmpty()); // before any reading
+
+    // The mouse over the plot's middle: the line and the tooltip.
+    page.resize(900, 600);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    auto *view = page.findChild<QChartView *>();
+    QVERIFY(view);
+    // At the newest reading's time, half way up (the axis covers at least a minute).
+    QXYSeries *drawn = nullptr;
+    for (QAbstractSeries *series : page.chart()->series())
+        if (auto *xy = qobject_cast<QLineSeries *>(series); xy && xy->count() > 0 && !drawn)
+            drawn = xy;
+    QVERIFY(drawn);
+    const QPointF newest = page.chart()->mapToPosition(drawn->at(drawn->count() - 1), drawn);
+    const QPointF at(newest.x() - 1, page.chart()->plotArea().center().y());
+    QTest::mouseMove(view->viewport(), view->mapFromScene(page.chart()->mapToScene(at)));
+    QGraphicsLineItem *line = nullptr;
+    for (QGraphicsItem *item : page.chart()->childItems())
+        if (auto *l = dynamic_cast<QGraphicsLineItem *>(item))
+            line = l;
+    QVERIFY(line);
+    QTRY_VERIFY(line->isVisible());
+    QVERIFY2(QToolTip::text().contains(QString::fromUtf8(kKeys.front().key)), qPrintable(QToolTip::text()));
 }
 
 void TestMonitor::csvMatchesPeekAtEachTick()

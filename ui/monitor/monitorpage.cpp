@@ -31,6 +31,8 @@
 #include <QtCharts/QValueAxis>
 #include <QToolButton>
 #include <QToolTip>
+#include <QMouseEvent>
+#include <QGraphicsLineItem>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -165,6 +167,12 @@ MonitorPage::MonitorPage(QWidget *parent)
     m_chartView = new QChartView(m_chart);
     m_chartView->setRenderHint(QPainter::Antialiasing);
     m_chartView->setMinimumHeight(240);
+    // Anywhere over the plot, a vertical line at that time and every key's reading there.
+    m_chartView->setMouseTracking(true);
+    m_chartView->viewport()->installEventFilter(this);
+    m_crosshair = new QGraphicsLineItem(m_chart);
+    m_crosshair->setZValue(20);
+    m_crosshair->hide();
 
     m_legend = new MonitorLegendModel(this);
     m_legendView = new QTableView;
@@ -869,8 +877,6 @@ void MonitorPage::redraw()
             m_chart->addSeries(s);
             s->attachAxis(m_timeAxis);
             s->attachAxis(m_valueAxis);
-            const quint64 id = p.id;
-            connect(s, &QLineSeries::hovered, this, [this, id](const QPointF &point, bool state) { showHover(id, point, state); });
             p.segments.push_back(s);
             styleSeries(p);
             added = true;
@@ -923,29 +929,92 @@ void MonitorPage::redraw()
         m_pins.empty() ? QStringLiteral("No keys pinned: pin keys from the keys panel (right click) to watch their remaining quota")
         : m_percent    ? QStringLiteral("Remaining quota per key · dashed: the limit (100 %) · red square: denied now")
                        : QStringLiteral("Remaining quota per key · dashed: each key's limit, in its colour · red square: denied now"));
+    if (m_hoverAt && m_crosshair->isVisible()) // the axis moved under a still mouse: what is under it now
+        showReadingsAt(*m_hoverAt, m_chartView->viewport()->mapToGlobal(*m_hoverAt));
 }
 
-void MonitorPage::showHover(quint64 id, const QPointF &point, bool state)
+QString MonitorPage::readingsAt(qint64 timeUs) const
 {
-    MonitorPin *p = findId(id);
-    if (!state || !p || p->ring.empty()) {
-        QToolTip::hideText();
+    // A reading counts as "at" this time within two reading intervals of it (a gap, or a key
+    // pinned later, has none).
+    const qint64 near = std::max<qint64>(2LL * m_intervalMs * 1000, 1000000);
+    struct Line {
+        double fraction;
+        QString text;
+    };
+    std::vector<Line> lines;
+    for (const auto &pp : m_pins) {
+        const MonitorPin &p = *pp;
+        if (p.status != MonitorPin::Status::Drawing || p.ring.empty())
+            continue;
+        size_t i = std::min(p.ring.lowerBound(timeUs), p.ring.size() - 1);
+        if (i > 0 && std::llabs(p.ring.at(i - 1).timeUs - timeUs) < std::llabs(p.ring.at(i).timeUs - timeUs))
+            --i;
+        const MonitorSample &s = p.ring.at(i);
+        if (s.gap || std::llabs(s.timeUs - timeUs) > near)
+            continue;
+        const double fraction = s.limit > 0 ? double(s.remaining()) / double(s.limit) : 0.0;
+        QString text = QStringLiteral("%1: %2 of %3 left (%4 %)")
+                           .arg(p.shown, formatCount(s.remaining()), formatCount(s.limit))
+                           .arg(100.0 * fraction, 0, 'f', 0);
+        if (s.denied())
+            text += QStringLiteral(", denied: passes in %1").arg(formatSpan(s.retryAfterUs));
+        lines.push_back({fraction, text});
+    }
+    if (lines.empty())
+        return {};
+    std::stable_sort(lines.begin(), lines.end(), [](const Line &a, const Line &b) { return a.fraction < b.fraction; });
+    constexpr size_t kMostLines = 12;
+    QStringList out{QDateTime::fromMSecsSinceEpoch(timeUs / 1000).toString(QStringLiteral("HH:mm:ss"))};
+    for (size_t i = 0; i < std::min(lines.size(), kMostLines); ++i)
+        out << lines[i].text;
+    if (lines.size() > kMostLines)
+        out << QStringLiteral("and %1 more keys, fuller than these").arg(lines.size() - kMostLines);
+    return out.join(QLatin1Char('\n'));
+}
+
+bool MonitorPage::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_chartView->viewport()) {
+        if (event->type() == QEvent::MouseMove) {
+            const auto *move = static_cast<QMouseEvent *>(event);
+            m_hoverAt = move->position().toPoint();
+            showReadingsAt(*m_hoverAt, move->globalPosition().toPoint());
+        } else if (event->type() == QEvent::Leave) {
+            m_hoverAt.reset();
+            hideReadings();
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void MonitorPage::showReadingsAt(const QPoint &viewPos, const QPoint &globalPos)
+{
+    const QPointF scenePos = m_chartView->mapToScene(viewPos);
+    const QPointF chartPos = m_chart->mapFromScene(scenePos);
+    const QRectF plot = m_chart->plotArea();
+    if (!plot.contains(chartPos) || m_pins.empty()) {
+        hideReadings();
         return;
     }
-    const qint64 t = qint64(point.x() * 1000.0);
-    size_t i = std::min(p->ring.lowerBound(t), p->ring.size() - 1);
-    if (i > 0 && std::llabs(p->ring.at(i - 1).timeUs - t) < std::llabs(p->ring.at(i).timeUs - t))
-        --i;
-    const MonitorSample &s = p->ring.at(i);
-    if (s.gap)
+    const double ms = m_chart->mapToValue(chartPos, m_limitLine).x();
+    const QString text = readingsAt(qint64(ms * 1000.0));
+    if (text.isEmpty()) {
+        hideReadings();
         return;
-    QString text = QStringLiteral("%1\n%2\nremaining %3 of %4 (%5 %)")
-                       .arg(p->shown, QDateTime::fromMSecsSinceEpoch(s.timeUs / 1000).toString(QStringLiteral("HH:mm:ss.zzz")),
-                            formatCount(s.remaining()), formatCount(s.limit))
-                       .arg(s.limit > 0 ? 100.0 * double(s.remaining()) / double(s.limit) : 0.0, 0, 'f', 1);
-    if (s.denied())
-        text += QStringLiteral("\ndenied: a request passes in %1").arg(formatSpan(s.retryAfterUs));
-    QToolTip::showText(QCursor::pos(), text, m_chartView);
+    }
+    QColor c = palette().color(QPalette::WindowText);
+    c.setAlpha(110);
+    m_crosshair->setPen(QPen(c, 1));
+    m_crosshair->setLine(QLineF(chartPos.x(), plot.top(), chartPos.x(), plot.bottom()));
+    m_crosshair->show();
+    QToolTip::showText(globalPos, text, m_chartView);
+}
+
+void MonitorPage::hideReadings()
+{
+    m_crosshair->hide();
+    QToolTip::hideText();
 }
 
 void MonitorPage::updateNote()

@@ -11,12 +11,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QChart;
 class QChartView;
 class QComboBox;
 class QDateTimeAxis;
+class QGraphicsLineItem;
 class QLabel;
 class QLineSeries;
 class QPushButton;
@@ -78,6 +80,9 @@ public:
     QString statusText() const;
     MonitorLegendModel *legend() const { return m_legend; }
     QChart *chart() const { return m_chart; }
+    // What the chart says under the mouse at this time (µs since the epoch): each drawn key's
+    // reading nearest to it, the emptiest first; empty where no key has one close by.
+    QString readingsAt(qint64 timeUs) const;
 
 signals:
     void loaded();
@@ -85,6 +90,7 @@ signals:
 
 protected:
     void changeEvent(QEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     MonitorPin *find(const QByteArray &key) const;
@@ -103,7 +109,8 @@ private:
     void styleSeries(MonitorPin &pin);
     void checkLoaded();
     void restartTimer();
-    void showHover(quint64 id, const QPointF &point, bool state);
+    void showReadingsAt(const QPoint &viewPos, const QPoint &globalPos); // the crosshair and its tooltip
+    void hideReadings();
     void unpinSelected();
 
     QPointer<RedisClient> m_client;
@@ -146,6 +153,8 @@ private:
     QDateTimeAxis *m_timeAxis;
     QValueAxis *m_valueAxis;
     QLineSeries *m_limitLine; // % mode: every key's limit is 100 %
+    QGraphicsLineItem *m_crosshair = nullptr; // the time under the mouse
+    std::optional<QPoint> m_hoverAt;           // where the mouse is over the chart (its readings follow each tick)
     QScatterSeries *m_deniedMarks;
     QTableView *m_legendView;
     MonitorLegendModel *m_legend;
