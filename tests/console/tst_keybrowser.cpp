@@ -95,6 +95,7 @@ private Q_SLOTS:
     void contextMenuActsOnItsOwnRowsAfterTheModelWasCleared();
     void followsChangesMadeElsewhere();
     void followsTheKeyspace();
+    void aShardGroupOpensAsItsLimiter();
 
 private:
     void startLarge();
@@ -773,6 +774,50 @@ void TestKeyBrowser::followsTheKeyspace()
     QTRY_VERIFY_WITH_TIMEOUT(m->findKey("keep:a") != KeyTreeModel::kNoKey, 10000);
     const QModelIndex keepNow = childNamed(m, {}, QStringLiteral("keep"));
     QCOMPARE(m->index(0, 0, keepNow).data().toString(), QStringLiteral("a"));
+}
+
+// A group holding one limiter's shards 0..N-1 opens, from its menu, as that limiter (its base,
+// the shards side by side in one key view); a group of other keys offers no such thing.
+void TestKeyBrowser::aShardGroupOpensAsItsLimiter()
+{
+    SandboxServer server;
+    server.start();
+    {
+        Connection c(server.options());
+        for (int i = 0; i < 4; ++i)
+            c.command({"HSET", "rl:{t1}:" + QByteArray::number(i), "w", "1", "n", QByteArray::number(i + 1)});
+        c.command({"SET", "app:a", "1"});
+        c.command({"SET", "app:b", "2"});
+    }
+    ShownBrowser shown(server);
+    QVERIFY(shown.listed());
+    KeyBrowser &browser = shown.browser;
+    const KeyTreeModel *m = browser.model();
+    const QModelIndex rl = childNamed(m, {}, QStringLiteral("rl"));
+    QVERIFY(rl.isValid());
+    browser.view()->expand(rl);
+    QModelIndex group;
+    for (int r = 0; r < m->rowCount(rl); ++r)
+        if (m->index(r, 0, rl).data(KeyTreeModel::IsGroupRole).toBool())
+            group = m->index(r, 0, rl);
+    QVERIFY(group.isValid());
+    QTRY_COMPARE(group.data(KeyTreeModel::ShardBaseRole).toByteArray(), QByteArray("rl:{t1}"));
+    QSignalSpy opened(&browser, &KeyBrowser::openKeyRequested);
+    QPointer<QMenu> menu = openContextMenu(browser, group);
+    QVERIFY(menu);
+    QAction *open = menu->findChild<QAction *>(QStringLiteral("openShardedLimiter"));
+    QVERIFY2(open, qPrintable(actionTexts(menu).join(QLatin1String(", "))));
+    open->trigger();
+    QCOMPARE(opened.size(), 1);
+    QCOMPARE(opened.front().front().toByteArray(), QByteArray("rl:{t1}"));
+    delete menu;
+    const QModelIndex app = childNamed(m, {}, QStringLiteral("app"));
+    QVERIFY(app.isValid());
+    QVERIFY(!app.data(KeyTreeModel::ShardBaseRole).isValid());
+    menu = openContextMenu(browser, app);
+    QVERIFY(menu);
+    QVERIFY(!menu->findChild<QAction *>(QStringLiteral("openShardedLimiter")));
+    delete menu;
 }
 
 QTEST_MAIN(TestKeyBrowser)

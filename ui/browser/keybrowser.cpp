@@ -765,6 +765,13 @@ void KeyBrowser::showContextMenu(const QPoint &pos)
     menu->setAttribute(Qt::WA_DeleteOnClose);
     if (first.data(KeyTreeModel::IsGroupRole).toBool()) {
         const QString pattern = QString::fromUtf8(first.data(KeyTreeModel::PatternRole).toByteArray());
+        // A group of one limiter's shards opens as that limiter: its shards side by side.
+        if (const QByteArray base = first.data(KeyTreeModel::ShardBaseRole).toByteArray(); !base.isEmpty()) {
+            QAction *open = menu->addAction(QStringLiteral("Open the sharded limiter %1").arg(displayKey(base)), this,
+                                            [this, base] { emit openKeyRequested(base); });
+            open->setObjectName(QStringLiteral("openShardedLimiter"));
+            menu->addSeparator();
+        }
         menu->addAction(m_view->isExpanded(first) ? QStringLiteral("Collapse") : QStringLiteral("Expand"), this, [this, first] {
             if (first.isValid()) // gone when the keyspace was read again meanwhile
                 m_view->setExpanded(first, !m_view->isExpanded(first));

@@ -568,6 +568,11 @@ QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
         return m_tree.groupPath(group);
     case PatternRole:
         return m_tree.groupPath(group) + m_tree.separator() + "*";
+    case ShardBaseRole:
+        // Shards are named <base>:<n>: a group of them under another separator is no limiter's.
+        if (m_tree.separator() == ":" && shardSummary(group))
+            return m_tree.groupPath(group);
+        return {};
     case IsGroupRole:
         return true;
     case KeyCountRole:

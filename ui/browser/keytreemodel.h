@@ -24,6 +24,7 @@ public:
         KeyCountRole,               // qint64: keys below a group; 1 for a key
         UsageFractionRole,          // double 0..1: used / limit, for the usage bar; invalid when unknown
         PatternRole,                // QByteArray: SCAN MATCH pattern for the key or all of a group
+        ShardBaseRole,              // QByteArray: for a group of one limiter's shards 0..N-1, the limiter (their base)
     };
 
     explicit KeyTreeModel(QObject *parent = nullptr);
