@@ -2,8 +2,12 @@
 // comes and goes with the connection, and the built `ratescope --demo` leaves no redis-server
 // behind after a normal exit, after SIGTERM, or when it is killed with SIGKILL.
 #include "builtpaths.h"
+#include "redis/connection.h"
+#include "redis/sandboxserver.h"
+#include "admin/policy.h"
 #include "connectionbanner.h"
 #include "demosession.h"
+#include "demotraffic.h"
 #include "keybrowser.h"
 #include "mainwindow.h"
 #include "overviewpage.h"
@@ -81,6 +85,7 @@ class TestDemo : public QObject {
 private Q_SLOTS:
     void initTestCase();
     void demoShowsLimiters();
+    void servicesFollowThePolicies();
     void bannerWhileConnectionIsLost();
     void readOnlyLock();
     void screenshotExitsAndStopsTheServer();
@@ -246,6 +251,42 @@ void TestDemo::sigkillLeavesNoServer()
     // Nobody was left to remove the server's directory: the test does.
     QVERIFY(dir.contains(QStringLiteral("ratescope-redis-")));
     QVERIFY(QDir(dir).removeRecursively());
+}
+
+// The demo's services enforce what is in force, as a service using Ratescope does: a policy
+// lowered in the console (here through the store) is what their next requests are checked
+// against; an override stays the key's limit.
+void TestDemo::servicesFollowThePolicies()
+{
+    SandboxServer server;
+    server.start();
+    Connection c(server.options());
+    DemoTraffic::seed(c);
+    std::vector<DemoTraffic::Client> clients = DemoTraffic::clients();
+    auto limits = limitsInForce(c, clients);
+    QCOMPARE(limits.at("demo:api:mallory").limit, 60);
+    QCOMPARE(limits.at("demo:upload:acme").limit, 40); // the override
+    QCOMPARE(limits.at("demo:upload:globex").limit, 20);
+
+    PolicyStore store(c, QStringLiteral("ratescope:"));
+    Policy api = *store.get(QStringLiteral("api"));
+    api.spec.limit = 20;
+    store.set(api, api.version, QStringLiteral("test"));
+    limits = limitsInForce(c, clients);
+    QCOMPARE(limits.at("demo:api:mallory").limit, 20);
+    QCOMPARE(limits.at("demo:api:acme").limit, 20);
+    QCOMPARE(limits.at("demo:upload:acme").limit, 40);
+
+    // Their requests from now on are checked against 20: a log emptied admits 20, not 60.
+    for (const QByteArray key : {QByteArray("demo:api:mallory"), QByteArray("demo:api:acme")})
+        c.command({"DEL", key});
+    std::atomic<qint64> allowed{0}, denied{0};
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    for (int tick = 0; tick < 40; ++tick) // the abusive client asks five times its share: 40 requests
+        simulateTick(c, clients, limits, now + tick * DemoTraffic::kTickMs, allowed, denied);
+    QVERIFY(denied.load() > 0);
+    // The abusive client's log holds what was admitted: the lowered limit, not more.
+    QCOMPARE(c.command({"ZCARD", "demo:api:mallory"}).toInteger(), 20);
 }
 
 QTEST_MAIN(TestDemo)

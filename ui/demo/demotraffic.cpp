@@ -2,6 +2,8 @@
 
 #include "redis/connection.h"
 #include "base/errors.h"
+#include "admin/policy.h"
+#include "admin/limitsinforce.h"
 #include "limiters/limiter.h"
 
 #include <QDateTime>
@@ -39,6 +41,8 @@ Policy feedPolicy()
     p.spec.buckets = 12;
     return p;
 }
+
+constexpr qint64 kLimitsEveryMs = 1000; // how often the services read the limits in force
 
 // The upload limit acme pays for: twice the policy's, for two hours (an override).
 const QByteArray kOverriddenKey = "demo:upload:acme";
@@ -169,20 +173,37 @@ std::vector<DemoTraffic::Client> DemoTraffic::clients()
     return all;
 }
 
-void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clients, const std::vector<Policy> &policies, qint64 nowMs,
-                  std::atomic<qint64> &allowed, std::atomic<qint64> &denied)
+std::map<QByteArray, LimitSpec> limitsInForce(Connection &connection, const std::vector<DemoTraffic::Client> &clients)
 {
-    std::map<QString, const Policy *> byName;
-    for (const Policy &p : policies)
-        byName[p.name] = &p;
+    std::map<QString, LimitSpec> builtIn;
+    for (const Policy &p : DemoTraffic::policies())
+        builtIn[p.name] = p.spec;
+    LimitResolver resolver(PolicyStore(connection, kNamespace).list(), MetadataNamespace(kNamespace));
+    std::vector<QByteArray> keys;
+    for (const DemoTraffic::Client &c : clients)
+        keys.push_back(c.key);
+    resolver.readOverrides(connection, keys);
+    std::map<QByteArray, LimitSpec> limits;
+    for (const DemoTraffic::Client &c : clients) {
+        const LimitsInForce in = resolver.resolve(c.key, KeyKind{});
+        const auto fallback = builtIn.find(c.policy);
+        if (in.spec)
+            limits[c.key] = *in.spec;
+        else if (fallback != builtIn.end())
+            limits[c.key] = fallback->second;
+    }
+    return limits;
+}
+
+void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clients, const std::map<QByteArray, LimitSpec> &limits,
+                  qint64 nowMs, std::atomic<qint64> &allowed, std::atomic<qint64> &denied)
+{
     Limiter limiter(connection);
     for (DemoTraffic::Client &c : clients) {
-        const Policy *p = byName[c.policy];
-        if (!p)
+        const auto found = limits.find(c.key);
+        if (found == limits.end())
             continue;
-        LimitSpec spec = p->spec;
-        if (c.key == kOverriddenKey)
-            spec.limit = kOverriddenLimit;
+        const LimitSpec &spec = found->second;
         const double windowMs = double(spec.windowUs / 1000);
         const double perTick = double(spec.limit) * DemoTraffic::kTickMs / windowMs;
         switch (c.behaviour) {
@@ -250,16 +271,14 @@ void DemoTraffic::seed(Connection &connection)
     // A first round, as if the services had been running for a while: steady clients part
     // way to their limit, bursty ones just after a burst, the abusive one far over it.
     auto clients = DemoTraffic::clients();
-    const auto all = policies();
-    std::map<QString, qint64> limits;
-    for (const Policy &p : all)
-        limits[p.name] = p.spec.limit;
+    const auto limits = limitsInForce(connection, clients);
     for (Client &c : clients) {
-        const double limit = double(c.key == kOverriddenKey ? kOverriddenLimit : limits[c.policy]);
+        const auto found = limits.find(c.key);
+        const double limit = found == limits.end() ? 0 : double(found->second.limit);
         c.carry = c.behaviour == Behaviour::Steady ? 0.8 * c.share * limit : c.behaviour == Behaviour::Bursty ? limit : 3 * limit;
     }
     std::atomic<qint64> allowed{0}, denied{0};
-    simulateTick(connection, clients, all, QDateTime::currentMSecsSinceEpoch(), allowed, denied);
+    simulateTick(connection, clients, limits, QDateTime::currentMSecsSinceEpoch(), allowed, denied);
 }
 
 void DemoTraffic::start()
@@ -285,13 +304,19 @@ void DemoTraffic::loop()
 {
     Connection connection(m_options); // created, used and destroyed on this thread
     auto clients = DemoTraffic::clients();
-    const auto all = policies();
+    std::map<QByteArray, LimitSpec> limits;
     QElapsedTimer clock;
     clock.start();
-    qint64 next = 0;
+    qint64 next = 0, limitsReadAt = -kLimitsEveryMs;
     while (!m_stop.load()) {
         try {
-            simulateTick(connection, clients, all, QDateTime::currentMSecsSinceEpoch(), m_allowed, m_denied);
+            // The services read what is in force about once a second, as a service's cache
+            // of its policies would: a policy changed in the console applies within a second.
+            if (clock.elapsed() - limitsReadAt >= kLimitsEveryMs) {
+                limits = limitsInForce(connection, clients);
+                limitsReadAt = clock.elapsed();
+            }
+            simulateTick(connection, clients, limits, QDateTime::currentMSecsSinceEpoch(), m_allowed, m_denied);
         } catch (const Error &) {
             // The server is going away (exit) or restarting: try again a little later.
             for (int i = 0; i < 5 && !m_stop.load(); ++i)

@@ -10,6 +10,7 @@
 #include <QThread>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -59,9 +60,15 @@ private:
     std::atomic<qint64> m_denied{0};
 };
 
-// One tick of traffic for every client at wall-clock time nowMs: what the thread runs, and
-// what seed() runs a few times over.
-void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clients, const std::vector<Policy> &policies, qint64 nowMs,
-                  std::atomic<qint64> &allowed, std::atomic<qint64> &denied);
+// The limits each client's service enforces, by the client's key: as a service using Ratescope
+// does, what is in force now (the policies and overrides stored, through core's resolver),
+// so that a policy edited in the console changes the traffic's outcome. A client whose key no
+// stored policy covers keeps its policy's built-in limits (the demo's services do not stop).
+std::map<QByteArray, LimitSpec> limitsInForce(Connection &connection, const std::vector<DemoTraffic::Client> &clients);
+
+// One tick of traffic for every client at wall-clock time nowMs, under those limits: what the
+// thread runs, and what seed() runs once.
+void simulateTick(Connection &connection, std::vector<DemoTraffic::Client> &clients, const std::map<QByteArray, LimitSpec> &limits,
+                  qint64 nowMs, std::atomic<qint64> &allowed, std::atomic<qint64> &denied);
 
 } // namespace ratescope::ui
