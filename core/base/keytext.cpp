@@ -238,4 +238,41 @@ void insertBytes(QJsonObject &object, const QString &name, const QByteArray &byt
         object.insert(name + QStringLiteral("_base64"), QString::fromLatin1(bytes.toBase64()));
 }
 
+bool naturalLess(QByteArrayView a, QByteArrayView b)
+{
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    qsizetype i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        if (digit(a[i]) && digit(b[j])) {
+            // Two runs of digits: by value (leading zeros aside: the longer run is larger, an
+            // equal length compares digit by digit).
+            qsizetype ie = i, je = j;
+            while (ie < a.size() && digit(a[ie]))
+                ++ie;
+            while (je < b.size() && digit(b[je]))
+                ++je;
+            qsizetype is = i, js = j;
+            while (is + 1 < ie && a[is] == '0')
+                ++is;
+            while (js + 1 < je && b[js] == '0')
+                ++js;
+            if (ie - is != je - js)
+                return ie - is < je - js;
+            for (qsizetype k = 0; k < ie - is; ++k)
+                if (a[is + k] != b[js + k])
+                    return a[is + k] < b[js + k];
+            i = ie;
+            j = je;
+            continue;
+        }
+        if (a[i] != b[j])
+            return uchar(a[i]) < uchar(b[j]);
+        ++i;
+        ++j;
+    }
+    if (a.size() - i != b.size() - j)
+        return a.size() - i < b.size() - j;
+    return a < b; // equal by value: the bytes decide (a01 before a1)
+}
+
 } // namespace ratescope

@@ -59,6 +59,11 @@ QString escapeInvalidUtf8(const QByteArray &bytes);
 // through QString unchanged.
 bool isUtf8(const QByteArray &bytes);
 
+// Natural order of names, as a person sorts them: runs of digits compare by their value
+// (`user2` before `user10`, `w:9` before `w:10`), everything else byte by byte. Names equal
+// by value (`a01`, `a1`) fall back to their bytes, so the order is strict and total.
+bool naturalLess(QByteArrayView a, QByteArrayView b);
+
 // Puts arbitrary bytes into a JSON object the way the CLI's --json output carries keys and
 // members: `name` holds the text when the bytes are valid UTF-8, otherwise the escaped form of
 // displayKey; `name`_base64 adds the exact bytes whenever the key is not plain (isPlainKey), so

@@ -3,6 +3,8 @@
 #include "base/keytext.h"
 
 #include <QJsonObject>
+
+#include <algorithm>
 #include <QTest>
 
 using namespace ratescope;
@@ -10,6 +12,21 @@ using namespace ratescope;
 class TestKeyText : public QObject {
     Q_OBJECT
 private slots:
+    // Natural order: digit runs by value, the rest by bytes; strict and total.
+    void naturalOrder()
+    {
+        const QList<QByteArray> sorted{"",      "0",      "1",      "2",       "9",      "10",    "010x",  "10x",   "100",
+                                       "a",     "a01",    "a1",     "a1b",     "a2",     "a10",   "a10b",  "a011",  "user:2",
+                                       "user:9", "user:10", "user:10:a", "user:100", "userx", "\xff"};
+        for (qsizetype i = 0; i < sorted.size(); ++i)
+            for (qsizetype j = 0; j < sorted.size(); ++j)
+                QVERIFY2(naturalLess(sorted[i], sorted[j]) == (i < j),
+                         qPrintable(QStringLiteral("%1 vs %2").arg(QString::fromLatin1(sorted[i]), QString::fromLatin1(sorted[j]))));
+        QList<QByteArray> shuffled{"w:10", "w:9", "w:100", "w:09", "w:1"};
+        std::sort(shuffled.begin(), shuffled.end(), [](const QByteArray &a, const QByteArray &b) { return naturalLess(a, b); });
+        QCOMPARE(shuffled, (QList<QByteArray>{"w:1", "w:09", "w:9", "w:10", "w:100"}));
+    }
+
     void display_data()
     {
         QTest::addColumn<QByteArray>("key");

@@ -169,10 +169,11 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
 void KeyTreeModel::sortChildren(quint32 id)
 {
     KeyTree::Group &g = m_tree.group(id);
-    std::sort(g.groups.begin(), g.groups.end(), [&](quint32 a, quint32 b) { return m_tree.groupName(a) < m_tree.groupName(b); });
+    // In natural order, as a person looks for them: user:2 before user:10.
+    std::sort(g.groups.begin(), g.groups.end(), [&](quint32 a, quint32 b) { return naturalLess(m_tree.groupName(a), m_tree.groupName(b)); });
     for (size_t r = 0; r < g.groups.size(); ++r)
         m_tree.group(g.groups[r]).row = quint32(r);
-    std::sort(g.keys.begin(), g.keys.end(), [&](quint32 a, quint32 b) { return m_tree.keyName(a) < m_tree.keyName(b); });
+    std::sort(g.keys.begin(), g.keys.end(), [&](quint32 a, quint32 b) { return naturalLess(m_tree.keyName(a), m_tree.keyName(b)); });
     for (size_t r = 0; r < g.keys.size(); ++r)
         m_tree.key(g.keys[r]).pos = quint32(r);
     if (m_sorted.size() < m_tree.groupCount())
