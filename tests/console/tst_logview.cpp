@@ -373,6 +373,13 @@ void TestLogView::entriesTablePagesAndFilter()
     QCOMPARE(view->entriesTable()->verticalHeader()->sectionResizeMode(0), QHeaderView::Fixed);
     QCOMPARE(view->entriesTable()->horizontalHeader()->sectionResizeMode(0), QHeaderView::Interactive);
     shot(*view, QStringLiteral("filtered"));
+    // A range the window has moved past (here: picked before the axis starts) is let go of,
+    // with a word, rather than shown as "0–0 of 0".
+    view->setTimeFilter(kNow - 60 * kSecond, kNow - 50 * kSecond);
+    QTRY_VERIFY(!view->timeFilter());
+    QTRY_COMPARE(model->total(), 250);
+    QVERIFY2(view->filterText().contains(QStringLiteral("has left the chart")), qPrintable(view->filterText()));
+    QVERIFY(!view->pickedRangeSeries()->isVisible());
 }
 
 void TestLogView::withoutLimits()

@@ -329,6 +329,7 @@ void LogView::setTimeFilter(qint64 fromUs, qint64 toUs)
     if (toUs <= fromUs)
         return;
     m_filter = std::make_pair(fromUs, toUs);
+    m_filterLeft = false;
     m_pageOffset = 0;
     startRead();
 }
@@ -338,8 +339,14 @@ void LogView::clearTimeFilter()
     if (!m_filter)
         return;
     m_filter.reset();
+    m_filterLeft = false;
     m_pageOffset = 0;
     startRead();
+}
+
+QString LogView::filterText() const
+{
+    return m_filterLabel->text();
 }
 
 void LogView::setPageSize(int rows)
@@ -445,6 +452,14 @@ void LogView::apply(const LogRead &read)
     if (read.page.offset >= read.page.total && read.page.offset > 0) // the range shrank under the page
         m_pageOffset = 0;
     m_model->setPage(read.page.entries, read.page.offset, read.page.total, read.nowUs);
+    // A range picked on the chart that the window has moved past: let go of it and show every
+    // entry again, saying why, rather than "0–0 of 0" under a range that is off the chart.
+    const bool rangeLeft = m_filter && m_filter->second <= read.axisFromUs;
+    if (rangeLeft) {
+        m_filter.reset();
+        m_filterLeft = true;
+        m_pageOffset = 0;
+    }
     drawChart(read);
     updatePager();
     updateLiveness();
@@ -452,6 +467,8 @@ void LogView::apply(const LogRead &read)
         m_loaded = true;
         emit loaded();
     }
+    if (rangeLeft)
+        startRead(); // the entries of the whole window, now
 }
 
 void LogView::drawChart(const LogRead &read)
@@ -729,7 +746,9 @@ void LogView::updatePager()
                                    .arg(xOf(m_filter->second - 1), 0, 'f', 2)
                                    .arg(QString(m_axisX->titleText()).section(QLatin1Char('('), 1).chopped(1)));
     } else {
-        m_filterLabel->setText(tr("Entries on the time axis, oldest first (drag across the chart to pick a range)"));
+        m_filterLabel->setText(m_filterLeft ? tr("The range picked has left the chart: every entry again, oldest first (drag across the "
+                                                 "chart to pick another)")
+                                            : tr("Entries on the time axis, oldest first (drag across the chart to pick a range)"));
     }
 }
 

@@ -62,6 +62,7 @@ public:
     void setTimeFilter(qint64 fromUs, qint64 toUs);
     void clearTimeFilter();
     std::optional<std::pair<qint64, qint64>> timeFilter() const { return m_filter; }
+    QString filterText() const; // what the line above the entries says of the range shown
     void setPageSize(int rows);
     int pageSize() const { return m_pageSize; }
     void nextPage();
@@ -129,6 +130,7 @@ private:
     int m_pageSize = 100;
     qint64 m_pageOffset = 0;
     std::optional<std::pair<qint64, qint64>> m_filter;
+    bool m_filterLeft = false; // a range picked has left the chart's axis, and was let go
     std::optional<LogRead> m_read;
     QString m_failure; // why the last read failed; empty after one that came back
     QDateTime m_lastGoodAt;
