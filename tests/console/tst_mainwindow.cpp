@@ -49,6 +49,8 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QScrollArea>
+#include <QTableView>
+#include <QAbstractItemView>
 #include <QTest>
 
 using namespace ratescope;
@@ -78,6 +80,7 @@ private slots:
     void keyTabTitlesTellKeysApart();
     void keysPanelFitsTheWindow();
     void policyEditorFitsBesideTheTables();
+    void everyTabFitsAtADesk();
     void noAuthAsksForThePassword();
     void savedProfileRemembersLoginAndOperator();
     void menusListEveryShortcutOnce();
@@ -538,6 +541,72 @@ void TestMainWindow::policyEditorFitsBesideTheTables()
         const QPoint right = save->mapTo(scroll->viewport(), QPoint(save->width(), 0));
         QVERIFY2(right.x() <= scroll->viewport()->width(), qPrintable(at));
     }
+}
+
+namespace {
+
+// What does not fit in `page` as shown: a widget narrower than its smallest useful width (its
+// minimum size hint), or a column of a table shown narrower than `minColumn`. Widgets inside a
+// scroll area are laid out at their own size, so they are judged by the same rule.
+QStringList cutWidgets(QWidget *page, int minColumn)
+{
+    QStringList cut;
+    for (QWidget *w : page->findChildren<QWidget *>()) {
+        if (!w->isVisibleTo(page) || w->width() <= 0)
+            continue;
+        const int needs = std::max(w->minimumSizeHint().width(), w->minimumWidth());
+        // Scroll bars, headers and viewports size themselves within their views.
+        if (qobject_cast<QScrollBar *>(w) || qobject_cast<QHeaderView *>(w) || w->objectName() == QLatin1String("qt_scrollarea_viewport"))
+            continue;
+        if (needs > 0 && w->width() + 1 < needs)
+            cut << QStringLiteral("%1 '%2' is %3 px, needs %4").arg(QString::fromLatin1(w->metaObject()->className()), w->objectName())
+                       .arg(w->width())
+                       .arg(needs);
+        if (auto *view = qobject_cast<QAbstractItemView *>(w)) {
+            const QHeaderView *header = nullptr;
+            if (auto *table = qobject_cast<QTableView *>(view))
+                header = table->horizontalHeader();
+            else if (auto *tree = qobject_cast<QTreeView *>(view))
+                header = tree->header();
+            if (!header || !header->isVisible() || !view->model())
+                continue;
+            for (int c = 0; c < header->count(); ++c)
+                // A column narrower than its title and than minColumn is cut (one as wide as a
+                // short title, "Now", is not).
+                if (!header->isSectionHidden(c) && header->sectionSize(c) > 0 &&
+                    header->sectionSize(c) < std::min(minColumn, header->sectionSizeHint(c)))
+                    cut << QStringLiteral("column '%1' of a %2 is %3 px")
+                               .arg(view->model()->headerData(c, Qt::Horizontal).toString(), QString::fromLatin1(view->metaObject()->className()))
+                               .arg(header->sectionSize(c));
+        }
+    }
+    return cut;
+}
+
+} // namespace
+
+// Every tab, and a key view of each kind opened, at the two desks the console is made for:
+// nothing narrower than it needs, no column cut to a sliver.
+void TestMainWindow::everyTabFitsAtADesk()
+{
+    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}, {}});
+    QVERIFY(window);
+    const int em = window->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    QStringList problems;
+    for (const QSize size : {QSize(1280, 800), QSize(1024, 700)}) {
+        window->resize(size);
+        QTRY_COMPARE(window->size(), size); // no page asks for more than the window has
+        // The keys panel beside the pages keeps its readable minimum: the key and Used / limit.
+        QTRY_VERIFY2(!window->keyBrowser()->view()->header()->isSectionHidden(KeyTreeModel::UsageColumn),
+                     qPrintable(QStringLiteral("keys panel %1 px at %2x%3").arg(window->keyBrowser()->width()).arg(size.width()).arg(size.height())));
+        for (int i = 0; i < window->tabs()->count(); ++i) {
+            window->tabs()->setCurrentIndex(i);
+            QTest::qWait(50); // the page's layout and its first reads
+            for (const QString &p : cutWidgets(window->tabs()->widget(i), 3 * em))
+                problems << QStringLiteral("%1x%2, tab '%3': %4").arg(size.width()).arg(size.height()).arg(window->tabs()->tabText(i), p);
+        }
+    }
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -183,7 +183,7 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_axisY = new QValueAxis(m_chart);
     m_axisBuckets = new QValueAxis(m_chart);
     m_axisX->setTitleText(tr("time relative to now (s)"));
-    m_axisY->setTitleText(tr("cost units in the window"));
+    m_axisY->setTitleText(tr("used (cost units)"));
     m_axisBuckets->setTitleText(tr("entries per bucket"));
     m_axisY->setLabelFormat(QStringLiteral("%.0f"));
     m_axisBuckets->setLabelFormat(QStringLiteral("%.0f"));
@@ -226,7 +226,7 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
         const qint64 to = m_axisNowUs + qint64(std::ceil(b * double(m_axisUnitUs))) + 1;
         setTimeFilter(from, to);
     });
-    m_chartView->setMinimumHeight(280);
+    m_chartView->setMinimumHeight(200); // a key view fits a 700 px window with the keys panel beside it
     connect(m_chart, &QChart::plotAreaChanged, this, &LogView::placeCostLabels);
 
     m_model = new LogEntriesModel(this);
@@ -246,6 +246,7 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_table->setColumnWidth(LogEntriesModel::Member, m_table->fontMetrics().horizontalAdvance(QLatin1Char('0')) * 40);
 
     m_filterLabel = new QLabel(this);
+    m_filterLabel->setWordWrap(true); // a long sentence must not set the page's width
     m_clearFilter = new QPushButton(tr("Clear time range"), this);
     m_clearFilter->setEnabled(false);
     connect(m_clearFilter, &QPushButton::clicked, this, &LogView::clearTimeFilter);
@@ -277,6 +278,7 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     split->setSizes({480, 240});
+    m_table->setMinimumHeight(m_table->verticalHeader()->defaultSectionSize() * 3 + m_table->horizontalHeader()->sizeHint().height() + 4);
     split->setChildrenCollapsible(false);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -564,7 +566,7 @@ void LogView::drawChart(const LogRead &read)
         yMax = std::max(yMax, double(spec->limit));
         if (read.forOne)
             yMax = std::max(yMax, double(read.forOne->usedNow));
-        m_axisY->setTitleText(w.bucketed ? tr("entries in the window") : tr("cost units in the window"));
+        m_axisY->setTitleText(w.bucketed ? tr("used (entries)") : tr("used (cost units)"));
     } else {
         // No limits: the entries by cost; nothing to judge them against.
         double costMax = 1;
