@@ -111,6 +111,14 @@ bool settle(MonitorPage &page)
     return !page.isBusy();
 }
 
+// Every key of the matrix pinned, their first readings drawn.
+bool pinAll(MonitorPage &page)
+{
+    for (const Pinned &k : kKeys)
+        page.pin(k.key);
+    return settle(page);
+}
+
 int legendRow(const MonitorLegendModel *m, const QByteArray &key)
 {
     for (int r = 0; r < m->rowCount(); ++r)
@@ -172,9 +180,7 @@ void TestMonitor::onePipelinedRoundTripPerTick()
     MonitorPage page;
     QAbstractItemModelTester tester(page.legend(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     open(client, page, &now);
-    for (const Pinned &k : kKeys)
-        page.pin(k.key);
-    QVERIFY(settle(page));
+    QVERIFY(pinAll(page));
     page.tickNow(); // the first tick may load scripts: counted from the next one
     QVERIFY(settle(page));
     QVERIFY(page.isLoaded());
@@ -311,9 +317,7 @@ void TestMonitor::readingsUnderTheMouse()
     RedisClient client(m_server.options());
     MonitorPage page;
     open(client, page, &now);
-    for (const Pinned &k : kKeys)
-        page.pin(k.key);
-    QVERIFY(settle(page));
+    QVERIFY(pinAll(page));
     for (int t = 1; t <= 4; ++t) {
         now = start + t * 4 * kTickUs;
         page.tickNow();
@@ -366,9 +370,7 @@ void TestMonitor::csvMatchesPeekAtEachTick()
     MonitorPage page;
     QAbstractItemModelTester tester(page.legend(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     open(client, page, &now);
-    for (const Pinned &k : kKeys)
-        page.pin(k.key);
-    QVERIFY(settle(page));
+    QVERIFY(pinAll(page));
     constexpr int kTicks = 12;
     for (int t = 0; t < kTicks; ++t) {
         now = start + t * 4 * kTickUs; // a second apart: the bucket and GCRA refill meanwhile

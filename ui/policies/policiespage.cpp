@@ -472,52 +472,48 @@ void PoliciesPage::editPolicy(const QString &name)
     m_policyEditor->edit(p, p);
 }
 
-void PoliciesPage::editPolicyOf(const QByteArray &key)
+void PoliciesPage::withFreshPolicies(std::function<void(const std::vector<Policy> &)> then)
 {
     if (!m_client)
         return;
     const MetadataNamespace ns(m_ns);
     m_client->request(
         m_requests, [ns](Connection &c) { return readPolicies(c, ns); },
-        [this, key](const Outcome<std::vector<Policy>> &o) {
+        [this, then = std::move(then)](const Outcome<std::vector<Policy>> &o) {
             if (!o.ok()) {
                 showMessage(explain(o.failure(), false), true);
                 return;
             }
             m_policies->setPolicies(o.value());
-            if (const auto p = matchPolicy(o.value(), key)) {
-                editPolicy(p->name);
-                return;
-            }
-            Policy forKey;
-            forKey.match = escapeGlob(key);
-            forKey.spec = {Algorithm::SlidingLog, 0, 0, 1};
-            showEditor(m_policyEditor);
-            m_policyEditor->edit(std::nullopt, forKey);
-            m_policyEditor->setStatus(QStringLiteral("No policy covers %1: this is a new one for exactly that key.").arg(displayKey(key)),
-                                      false);
+            then(o.value());
         });
+}
+
+void PoliciesPage::editPolicyOf(const QByteArray &key)
+{
+    withFreshPolicies([this, key](const std::vector<Policy> &policies) {
+        if (const auto p = matchPolicy(policies, key)) {
+            editPolicy(p->name);
+            return;
+        }
+        Policy forKey;
+        forKey.match = escapeGlob(key);
+        forKey.spec = {Algorithm::SlidingLog, 0, 0, 1};
+        showEditor(m_policyEditor);
+        m_policyEditor->edit(std::nullopt, forKey);
+        m_policyEditor->setStatus(QStringLiteral("No policy covers %1: this is a new one for exactly that key.").arg(displayKey(key)), false);
+    });
 }
 
 void PoliciesPage::editPolicyNamed(const QString &name)
 {
-    if (!m_client)
-        return;
-    const MetadataNamespace ns(m_ns);
-    m_client->request(
-        m_requests, [ns](Connection &c) { return readPolicies(c, ns); },
-        [this, name](const Outcome<std::vector<Policy>> &o) {
-            if (!o.ok()) {
-                showMessage(explain(o.failure(), false), true);
-                return;
-            }
-            m_policies->setPolicies(o.value());
-            if (m_policies->rowOf(name) < 0) {
-                showMessage(QStringLiteral("There is no policy named '%1'.").arg(escapeControls(name)), true);
-                return;
-            }
-            editPolicy(name);
-        });
+    withFreshPolicies([this, name](const std::vector<Policy> &) {
+        if (m_policies->rowOf(name) < 0) {
+            showMessage(QStringLiteral("There is no policy named '%1'.").arg(escapeControls(name)), true);
+            return;
+        }
+        editPolicy(name);
+    });
 }
 
 void PoliciesPage::newOverride()

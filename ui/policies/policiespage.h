@@ -125,6 +125,8 @@ private:
     void saveOverride();
     void clearOverride(const QByteArray &key);
     void showEditor(QWidget *editor);
+    // The policies read afresh into the table, then `then` with them (a refusal is said instead).
+    void withFreshPolicies(std::function<void(const std::vector<Policy> &)> then);
     void fitEditor();
     void refreshInForce(const QByteArray &key);
 
