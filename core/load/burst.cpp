@@ -372,7 +372,7 @@ void BurstConnection::settle(const Request &request, const Reply &reply, Nanos a
         // NOSCRIPT or "Function not found": nothing ran, so sending it again counts the request
         // once (after "Function not found" as EVALSHA: the library is gone).
         if (!request.resent && LimiterScript::notLoaded(reply))
-            m_resend.push_back({request.intendedNs, true});
+            m_resend.push_back({request.intendedNs, true, request.shard});
         else
             countError(reply.text(), false);
         return;

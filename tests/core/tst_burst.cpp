@@ -94,6 +94,7 @@ private Q_SLOTS:
     void cliTimelineCheckedBeforeSending();
     void cliThreadThatCannotStartIsAnError();
     void noscriptIsRecoveredWithoutDoubleCounting();
+    void noscriptResendsKeepTheirShard();
     void pacing();
     void cancel();
     void invalidConfiguration_data();
@@ -453,6 +454,35 @@ void TestBurst::noscriptIsRecoveredWithoutDoubleCounting()
     QCOMPARE(s.allowed, 1000);
     QCOMPARE(s.sent, 100000);
     QVERIFY(balanced(s));
+}
+
+// A request sent again after NOSCRIPT goes to its own shard, and is counted there.
+void TestBurst::noscriptResendsKeepTheirShard()
+{
+    BurstConfig c = config(Algorithm::SlidingLog, "reshard", 40000, kDay);
+    c.requests = 60000;
+    c.connections = 4;
+    c.pipeline = 16;
+    c.shards = 4;
+    c.shardBy = BurstConfig::ShardRouting::RoundRobin;
+    Connection admin(m_server->options());
+    BurstEngine engine(m_server->options(), c);
+    int flushes = 0;
+    engine.setProgressCallback([&](const BurstProgress &) {
+        if (flushes < 3) {
+            admin.command({"SCRIPT", "FLUSH"});
+            ++flushes;
+        }
+    });
+    const BurstSummary s = engine.run();
+    QVERIFY2(s.errors == 0, qPrintable(describe(s)));
+    QCOMPARE(s.sent, 60000);
+    QCOMPARE(s.shards.size(), size_t(4));
+    for (const BurstShard &shard : s.shards) {
+        QCOMPARE(shard.sent, 15000);
+        QCOMPARE(shard.allowed + shard.denied, shard.sent);
+        QCOMPARE(admin.command({"ZCARD", shard.key}).integer(), shard.allowed);
+    }
 }
 
 void TestBurst::pacing()
