@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Builds Ratescope and runs every test suite; then builds the core again under
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs the core suites there; then
-# fuzzes each parser of outside input for FUZZ_SECONDS (default 5) per target with clang's
-# libFuzzer under ASan + UBSan (tools/fuzz.sh: build-fuzz/, a copy of tests/fuzz/corpus/); then
-# packages the first build as a .deb and checks the package (tools/check-package.sh).
+# Builds Ratescope and runs every test suite, then a one-minute soak under failover
+# (tools/soak.sh 1: a sentinel group whose master fails over and crashes under the console's
+# and the CLI's load; no limiter may admit more than its limit except at a failover); then
+# builds the core again under AddressSanitizer + UndefinedBehaviorSanitizer and runs the core
+# suites there; then fuzzes each parser of outside input for FUZZ_SECONDS (default 5) per
+# target with clang's libFuzzer under ASan + UBSan (tools/fuzz.sh: build-fuzz/, a copy of
+# tests/fuzz/corpus/); then packages the first build as a .deb and checks the package
+# (tools/check-package.sh).
 # Tests start their own redis-servers on free loopback ports and stop them.
 #
 #   bash tools/test.sh            all of the above (what CI runs)
 #   bash tools/test.sh --quick    the build in build/ (the one tools/run.sh uses) and every suite
 #                                 there, TEST_JOBS (default 4) at a time: the suites wait on their
-#                                 redis-servers more than on the CPU. No sanitizer build, no
-#                                 fuzzing, no packaging check: run the whole script before you push.
+#                                 redis-servers more than on the CPU. No soak, no sanitizer build,
+#                                 no fuzzing, no packaging check: run the whole script before you push.
 #   bash tools/test.sh --help     this text
 #
 # JOBS (default 2) is the build's parallelism; TEST_JOBS how many suites run at once (default 2,
@@ -39,10 +42,13 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 if [ $quick -eq 1 ]; then
   (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-4}")
-  echo "Quick run passed: no sanitizer build, no fuzzing, no packaging check (bash tools/test.sh runs them)."
+  echo "Quick run passed: no soak, no sanitizer build, no fuzzing, no packaging check (bash tools/test.sh runs them)."
   exit 0
 fi
 (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-2}")
+
+# A minute under failover, with the binaries just tested (bash tools/soak.sh 10 for the long run).
+bash tools/soak.sh 1
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRATESCOPE_SANITIZE=ON \
       -DRATESCOPE_BUILD_GUI=OFF -DRATESCOPE_BUILD_BENCH=OFF -DRATESCOPE_BUILD_MANPAGES=OFF >/dev/null

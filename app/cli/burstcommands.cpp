@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <optional>
 #include <unistd.h>
 
 namespace ratescope::cli {
@@ -45,6 +46,11 @@ const QCommandLineOption
     kTimeline(QStringLiteral("timeline"),
               QStringLiteral("Write allowed/denied/errors per 100 ms as CSV to FILE (- for standard output), whole or not at all."),
               QStringLiteral("FILE"));
+const QCommandLineOption
+    kDecisions(QStringLiteral("decisions"),
+               QStringLiteral("Write every request sent as CSV time_us,sent_us,key,outcome,used,remaining,retry_after_us,"
+                              "reset_after_us to FILE (- for standard output), whole or not at all."),
+               QStringLiteral("FILE"));
 const QCommandLineOption kKey(QStringLiteral("key"),
                               QStringLiteral("Key to use; it must not exist (default: a new key under the namespace)."),
                               QStringLiteral("K"));
@@ -266,18 +272,84 @@ void showProgress(Cli &cli, const BurstProgress &p)
     cli.err().flush();
 }
 
+// The record of every request sent (--decisions), written as the burst runs: one CSV row per
+// request once it has ended, in the order they ended.
+class DecisionsWriter {
+public:
+    DecisionsWriter(OutputTarget &target, const BurstConfig &config)
+        : m_target(target)
+    {
+        for (int i = 0; i < std::max(config.shards, 1); ++i)
+            m_keys.push_back(csvField(config.shards > 1 ? config.shardKey(i) : config.key));
+        m_out = &target.open();
+        write("time_us,sent_us,key,outcome,used,remaining,retry_after_us,reset_after_us\n");
+    }
+
+    void add(std::span<const BurstDecision> decisions)
+    {
+        QByteArray chunk;
+        for (const BurstDecision &d : decisions) {
+            chunk += QByteArray::number(d.timeUs) + ',' + QByteArray::number(d.sentUs) + ',' + m_keys[size_t(d.shard)] + ',' +
+                     burstOutcomeName(d.outcome).toLatin1();
+            if (d.outcome == BurstDecision::Outcome::Allowed || d.outcome == BurstDecision::Outcome::Denied)
+                chunk += ',' + QByteArray::number(d.used) + ',' + QByteArray::number(d.remaining) + ',' +
+                         QByteArray::number(d.retryAfterUs) + ',' + QByteArray::number(d.resetAfterUs) + '\n';
+            else
+                chunk += ",,,,\n"; // no decision came back: nothing to say of the limiter
+        }
+        write(chunk);
+    }
+
+    // After the burst (the summary is out already, so a failure is reported, not thrown).
+    // Returns the exit code.
+    int finish(Cli &cli)
+    {
+        const QString why = m_failed ? m_out->errorString() : QString();
+        if (!m_failed && m_target.commit())
+            return ExitOk;
+        cli.err() << "ratescope-cli: " << m_target.describe() << " was not written: " << (m_failed ? why : m_target.errorString())
+                  << '\n';
+        cli.err().flush();
+        m_target.discard();
+        return ExitUsage;
+    }
+
+private:
+    void write(const QByteArray &bytes)
+    {
+        if (!m_failed && m_out->write(bytes) < 0)
+            m_failed = true; // the rest is not written; the burst goes on, and says so after
+    }
+
+    OutputTarget &m_target;
+    QIODevice *m_out = nullptr;
+    std::vector<QByteArray> m_keys; // each shard's key as a CSV field
+    bool m_failed = false;
+};
+
 int runBurst(Cli &cli)
 {
     const BurstConfig config = burstConfig(cli);
-    // Checked and opened before anything is sent: a timeline that cannot be written fails the
-    // command then, not after a burst that changed the limiter.
-    std::unique_ptr<OutputTarget> timeline;
-    if (cli.args().isSet(QStringLiteral("timeline"))) {
+    // Checked and opened before anything is sent: a timeline or a record of decisions that
+    // cannot be written fails the command then, not after a burst that changed the limiter.
+    std::unique_ptr<OutputTarget> timeline, decisionsTarget;
+    if (cli.args().isSet(QStringLiteral("timeline")))
         timeline = std::make_unique<OutputTarget>(QStringLiteral("timeline"), cli.bytes(cli.args().value(QStringLiteral("timeline"))));
-        if (timeline->isStandardOutput())
-            cli.reportOnStandardError();
-        timeline->open();
+    if (cli.args().isSet(QStringLiteral("decisions"))) {
+        decisionsTarget =
+            std::make_unique<OutputTarget>(QStringLiteral("decisions"), cli.bytes(cli.args().value(QStringLiteral("decisions"))));
+        if (timeline && timeline->isStandardOutput() && decisionsTarget->isStandardOutput())
+            throw UsageError(QStringLiteral("--timeline and --decisions cannot both be standard output"));
+        if (timeline && cli.args().value(QStringLiteral("timeline")) == cli.args().value(QStringLiteral("decisions")))
+            throw UsageError(QStringLiteral("--timeline and --decisions name the same file"));
     }
+    if ((timeline && timeline->isStandardOutput()) || (decisionsTarget && decisionsTarget->isStandardOutput()))
+        cli.reportOnStandardError();
+    if (timeline)
+        timeline->open();
+    std::optional<DecisionsWriter> decisions;
+    if (decisionsTarget)
+        decisions.emplace(*decisionsTarget, config);
     {
         // Ratescope's records and another service's limiter are not ours to write: refused
         // before anything is sent.
@@ -297,6 +369,8 @@ int runBurst(Cli &cli)
     const bool live = !cli.json() && ::isatty(STDERR_FILENO);
     if (live)
         engine.setProgressCallback([&cli](const BurstProgress &p) { showProgress(cli, p); });
+    if (decisions)
+        engine.setDecisionCallback([&decisions](std::span<const BurstDecision> ds) { decisions->add(ds); });
     BurstSummary summary;
     {
         InterruptCancels interrupt(engine);
@@ -306,6 +380,7 @@ int runBurst(Cli &cli)
         cli.err() << '\n';
     printSummary(cli, summary);
     const int written = timeline ? writeTimeline(cli, *timeline, summary) : ExitOk;
+    const int recorded = decisions ? decisions->finish(cli) : ExitOk;
     const int audited = audit(cli, burstAuditEntry(config, summary));
     const int code = exitCodeFor(summary);
     if (code != ExitOk) {
@@ -314,7 +389,7 @@ int runBurst(Cli &cli)
                   << " could not be sent; the first problem: " << summary.firstError << '\n';
         cli.err().flush();
     }
-    for (int c : {code, audited, written})
+    for (int c : {code, audited, written, recorded})
         if (c != ExitOk)
             return c;
     return ExitOk;
@@ -396,11 +471,11 @@ void registerBursts(QList<Subcommand> &commands)
     commands.append(
         {QStringLiteral("burst"),
          QStringLiteral("burst KEY --algo A --limit N --window D --requests N [--duration D] [--rate R] "
-                        "[--connections C] [--pipeline P] [--cost C] [--timeline FILE] [--shards N [--shard-by hash|round-robin] "
-                        "[--shard-from 0|1]]"),
+                        "[--connections C] [--pipeline P] [--cost C] [--timeline FILE] [--decisions FILE] "
+                        "[--shards N [--shard-by hash|round-robin] [--shard-from 0|1]]"),
          QStringLiteral("Load test: fire requests at the limiter at KEY (or its N shards); summary with latency percentiles."),
          {kAlgo, kLimit, kWindow, subBucketsOption(), kCost, kRequests, kDuration, kRate, kConnections, kPipeline, kTimeline,
-          shardsOption(), shardByOption(), shardFromOption()},
+          kDecisions, shardsOption(), shardByOption(), shardFromOption()},
          true,
          runBurst});
     commands.append({QStringLiteral("boundary"),

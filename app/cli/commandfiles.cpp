@@ -40,6 +40,15 @@ QString displayPath(const QByteArray &path)
     return isPlainKey(path) ? QLatin1Char('\'') + QString::fromUtf8(path) + QLatin1Char('\'') : displayKey(path);
 }
 
+QByteArray csvField(const QByteArray &bytes)
+{
+    if (!bytes.contains(',') && !bytes.contains('"') && !bytes.contains('\n') && !bytes.contains('\r'))
+        return bytes;
+    QByteArray quoted = bytes;
+    quoted.replace("\"", "\"\"");
+    return '"' + quoted + '"';
+}
+
 // ---- InputFile ---------------------------------------------------------------------------
 
 InputFile::InputFile(const QString &option, const QByteArray &path)

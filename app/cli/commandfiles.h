@@ -15,6 +15,10 @@ namespace ratescope::cli {
 // are ("t\xff.csv").
 QString displayPath(const QByteArray &path);
 
+// One field of a CSV row the commands write (a key: bytes as they are): RFC 4180, quoted
+// only when it holds a comma, a quote or a line break.
+QByteArray csvField(const QByteArray &bytes);
+
 // A file a command reads, opened by the path's bytes: a path that is not UTF-8 names the file
 // it names (a QString path would carry U+FFFD instead). Opened when constructed.
 class InputFile {

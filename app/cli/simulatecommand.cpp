@@ -45,15 +45,6 @@ const QCommandLineOption kPerKey(QStringLiteral("per-key"), QStringLiteral("Also
 const QCommandLineOption kTraceKey(QStringLiteral("key"), QStringLiteral("The key a burst timeline is replayed on (default burst)."),
                                    QStringLiteral("K"));
 
-QByteArray csvField(const QByteArray &bytes)
-{
-    if (!bytes.contains(',') && !bytes.contains('"') && !bytes.contains('\n') && !bytes.contains('\r'))
-        return bytes;
-    QByteArray quoted = bytes;
-    quoted.replace("\"", "\"\"");
-    return '"' + quoted + '"';
-}
-
 QJsonObject specJson(const SimSpecResult &r, bool timeline)
 {
     QJsonObject o{{QStringLiteral("algo"), algorithmName(r.spec.algorithm)},

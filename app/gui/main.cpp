@@ -3,12 +3,15 @@
 #include "troff.h"
 
 #include "redis/connectionoptions.h"
+#include "connectioneventlog.h"
 #include "demosession.h"
 #include "base/duration.h"
 #include "base/errors.h"
 #include "base/keytext.h"
+#include "hotpage.h"
 #include "keybrowser.h"
 #include "mainwindow.h"
+#include "monitorpage.h"
 #include "passwordvault.h"
 #include "profilestore.h"
 #include "whatifpage.h"
@@ -100,12 +103,27 @@ int main(int argc, char **argv)
                                         QStringLiteral("The main window's size in pixels, e.g. 1024x700 (default 1280x800; "
                                                        "640x480 to 7680x4320): how a smaller desk, or a screenshot of one, looks."),
                                         QStringLiteral("WxH"));
+    const QCommandLineOption monitorInterval(QStringLiteral("monitor-interval"),
+                                             QStringLiteral("How often the Monitor reads its pinned keys: 100ms, 250ms (the "
+                                                            "default), 500ms, 1s, 2s, 5s or 10s."),
+                                             QStringLiteral("DURATION"));
+    const QCommandLineOption hotEvery(QStringLiteral("hot-every"),
+                                      QStringLiteral("The Hot tab measures rates over DURATION (250ms to 1m) and passes again "
+                                                     "as soon as a pass ends, while it is shown (its Every interval box)."),
+                                      QStringLiteral("DURATION"));
+    const QCommandLineOption eventLog(QStringLiteral("event-log"),
+                                      QStringLiteral("Append a line to FILE (- for standard output) at each change of the "
+                                                     "connection's state: connecting, connected (and how long it was away, or "
+                                                     "the new master it followed), lost, each attempt to reconnect, closed. "
+                                                     "JSON Lines; never a password."),
+                                      QStringLiteral("FILE"));
     const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
     const QCommandLineOption version({QStringLiteral("v"), QStringLiteral("version")}, QStringLiteral("Show the version."));
     // The man page: the frame's prose with these very options (packaging/Packaging.cmake).
     QCommandLineOption helpMan(QStringLiteral("help-man"), QStringLiteral("Print the man page (troff)."));
     helpMan.setFlags(QCommandLineOption::HiddenFromHelp);
-    QList<QCommandLineOption> options{url, profile, demo, readOnly, openKey, pin, tab, lookup, editPolicy, screenshot, screenshotAfter, windowSize, help, version};
+    QList<QCommandLineOption> options{url,        profile,    demo,            readOnly,        openKey,  pin,      tab,  lookup, editPolicy,
+                                      screenshot, screenshotAfter, windowSize, monitorInterval, hotEvery, eventLog, help, version};
     options.append(helpMan); // hidden: neither in --help nor in the page
     parser.addOptions(options);
     if (!parser.parse(arguments(argc, argv))) {
@@ -165,6 +183,38 @@ int main(int argc, char **argv)
         }
         size = QSize(w, h);
     }
+    std::optional<int> monitorMs;
+    if (parser.isSet(monitorInterval)) {
+        const QString text = parser.value(monitorInterval);
+        qint64 us = -1;
+        try {
+            us = parseDurationUs(text);
+        } catch (const Error &) {
+        }
+        QStringList choices;
+        for (int ms : MonitorPage::intervalChoicesMs())
+            choices << formatDurationUs(qint64(ms) * 1000);
+        if (us % 1000 != 0 || !MonitorPage::intervalChoicesMs().contains(int(us / 1000))) {
+            print(stderr, QStringLiteral("ratescope: --monitor-interval must be one of %1, not '%2'\n")
+                              .arg(choices.join(QStringLiteral(", ")), escapeControls(text)));
+            return kExitUsage;
+        }
+        monitorMs = int(us / 1000);
+    }
+    std::optional<qint64> hotUs;
+    if (parser.isSet(hotEvery)) {
+        const QString text = parser.value(hotEvery);
+        qint64 us = -1;
+        try {
+            us = parseDurationUs(text);
+        } catch (const Error &) {
+        }
+        if (us < 250000 || us > 60000000) {
+            print(stderr, QStringLiteral("ratescope: --hot-every must be a duration from 250ms to 1m, not '%1'\n").arg(escapeControls(text)));
+            return kExitUsage;
+        }
+        hotUs = us;
+    }
     std::optional<ConnectionOptions> urlOptions;
     if (parser.isSet(url)) {
         try {
@@ -183,6 +233,13 @@ int main(int argc, char **argv)
             return 1;
         }
         qputenv("QT_QPA_PLATFORM", "offscreen"); // a screenshot needs no screen
+    }
+    // Opened before anything connects, so that its first line is the first attempt.
+    ConnectionEventLog events;
+    if (parser.isSet(eventLog) && !events.open(parser.value(eventLog))) {
+        print(stderr, QStringLiteral("ratescope: --event-log: cannot open '%1': %2\n")
+                          .arg(escapeControls(parser.value(eventLog)), events.errorString()));
+        return kExitUsage;
     }
 
     QApplication app(argc, argv);
@@ -217,6 +274,14 @@ int main(int argc, char **argv)
         window.resize(*size);
     if (parser.isSet(readOnly))
         window.setReadOnly(true);
+    if (parser.isSet(eventLog))
+        window.setEventLog(&events);
+    if (monitorMs)
+        window.monitor()->setIntervalMs(*monitorMs);
+    if (hotUs) {
+        window.hot()->setIntervalUs(*hotUs);
+        window.hot()->setAutoRefresh(true);
+    }
     // Key names are taken as the bytes given (a key is bytes, not text).
     MainWindow::StartupView startup;
     for (const QString &key : parser.values(openKey))

@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -129,6 +130,38 @@ private:
     std::atomic<bool> m_gaveUp{false};
 };
 
+// The requests one connection has ended, for the decision callback: appended on the
+// connection's thread, taken on the thread that runs the burst. Each one's end is read from
+// the clock under the lock, so whatever is appended after a take ends at or after the time
+// that take returns: the takes of every connection merge into one order (DecisionMerger).
+class DecisionLog {
+public:
+    struct Entry {
+        Nanos sentNs = 0;
+        Nanos endNs = 0;
+        BurstDecision decision; // its times are filled in when it is handed on
+    };
+
+    void add(Nanos sentNs, const BurstDecision &decision)
+    {
+        std::lock_guard lock(m_mutex);
+        m_entries.push_back({sentNs, nowNs(), decision});
+    }
+    // Moves the entries into `into`; returns a time at or before which everything appended
+    // later ends.
+    Nanos take(std::vector<Entry> &into)
+    {
+        std::lock_guard lock(m_mutex);
+        into.insert(into.end(), m_entries.begin(), m_entries.end());
+        m_entries.clear();
+        return nowNs();
+    }
+
+private:
+    std::mutex m_mutex;
+    std::vector<Entry> m_entries;
+};
+
 // Live counts of one connection, read by the progress loop on another thread.
 struct alignas(64) Tally {
     std::atomic<qint64> sent{0};
@@ -159,12 +192,13 @@ struct alignas(64) Tally {
 // destruction (a Connection belongs to one thread).
 class BurstConnection {
 public:
-    BurstConnection(const ConnectionOptions &options, const BurstConfig &config, Schedule &schedule, Tally &tally)
+    BurstConnection(const ConnectionOptions &options, const BurstConfig &config, Schedule &schedule, Tally &tally, DecisionLog *log)
         : m_options(options)
         , m_config(config)
         , m_script(LimiterScript::forAlgorithm(config.spec.algorithm))
         , m_schedule(schedule)
         , m_tally(tally)
+        , m_log(log)
     {
         buildCommands(ScriptCalls::Evalsha);
     }
@@ -207,6 +241,7 @@ private:
         Nanos intendedNs = 0; // 0: as sent (unpaced)
         bool resent = false;  // after a NOSCRIPT or "Function not found": never a second time
         int shard = 0;        // which shard's key (0 when the burst is not sharded)
+        Nanos sentNs = 0;     // written to the socket (the last time, for one sent again)
     };
 
     // One decision command per shard (the key itself when not sharded), its share of the limit.
@@ -232,6 +267,8 @@ private:
     void reloadScript();
     void countError(const QString &why, bool connection, qint64 n = 1);
     void countLost(const QString &why, std::atomic<qint64> &counter, qint64 n);
+    // For the decision callback: how a request written to the socket ended.
+    void record(const Request &request, BurstDecision::Outcome outcome, const Decision *decision = nullptr);
 
     const ConnectionOptions &m_options;
     const BurstConfig &m_config;
@@ -239,6 +276,7 @@ private:
     std::vector<Command> m_shardCommands; // every request is the same decision (FCALL or EVALSHA) on its shard
     Schedule &m_schedule;
     Tally &m_tally;
+    DecisionLog *m_log; // null: nothing is recorded
     std::unique_ptr<Connection> m_connection;
     std::optional<std::pair<qint64, Nanos>> m_claimed; // a paced ticket (number, due) that is not due yet
     Nanos m_unreachableSince = kNever;                 // the first failed reconnect in a row
@@ -317,6 +355,11 @@ void BurstConnection::roundTrip()
             r.intendedNs = sentAt;
         fresh += r.resent ? 0 : 1;
     }
+    auto recordAll = [&](size_t from, BurstDecision::Outcome outcome, bool resentOnly) {
+        for (size_t i = from; i < m_batch.size(); ++i)
+            if (!resentOnly || m_batch[i].resent)
+                record(m_batch[i], outcome);
+    };
     m_commands.resize(m_batch.size());
     for (size_t i = 0; i < m_batch.size(); ++i)
         m_commands[i] = m_shardCommands[size_t(m_batch[i].shard)];
@@ -329,6 +372,7 @@ void BurstConnection::roundTrip()
             countLost(QString::fromUtf8(e.what()), m_tally.notSent, fresh);
             // Requests to send again after NOSCRIPT were sent once and not run: not admitted.
             countError(QString::fromUtf8(e.what()), false, qint64(m_batch.size()) - fresh);
+            recordAll(0, BurstDecision::Outcome::Error, true);
             waitBeforeReconnecting();
             return;
         }
@@ -336,12 +380,15 @@ void BurstConnection::roundTrip()
         m_reconnectWaitNs = kReconnectFirstWaitNs;
     }
     size_t done = 0;
+    for (Request &r : m_batch)
+        r.sentNs = sentAt;
     try {
         m_connection->send(m_commands);
     } catch (const std::exception &e) {
         // Part of the batch may have left before the write failed: sent, outcome unknown.
         Tally::add(m_tally.sent, fresh);
         countLost(QString::fromUtf8(e.what()), m_tally.unknown, qint64(m_batch.size()));
+        recordAll(0, BurstDecision::Outcome::Unknown, false);
         m_connection->disconnect();
         return;
     }
@@ -358,6 +405,7 @@ void BurstConnection::roundTrip()
     } catch (const std::exception &e) {
         // No reply: these may have been counted by the server. Outcome unknown, never re-sent.
         countLost(QString::fromUtf8(e.what()), m_tally.unknown, qint64(m_batch.size() - done));
+        recordAll(done, BurstDecision::Outcome::Unknown, false);
         // Whatever went wrong, replies may still be owed on this socket: never read them as
         // the next batch's. A new connection starts in step.
         m_connection->disconnect();
@@ -371,10 +419,12 @@ void BurstConnection::settle(const Request &request, const Reply &reply, Nanos a
     if (reply.isError()) {
         // NOSCRIPT or "Function not found": nothing ran, so sending it again counts the request
         // once (after "Function not found" as EVALSHA: the library is gone).
-        if (!request.resent && LimiterScript::notLoaded(reply))
-            m_resend.push_back({request.intendedNs, true});
-        else
+        if (!request.resent && LimiterScript::notLoaded(reply)) {
+            m_resend.push_back({request.intendedNs, true, request.shard, request.sentNs});
+        } else {
             countError(reply.text(), false);
+            record(request, BurstDecision::Outcome::Error);
+        }
         return;
     }
     try {
@@ -383,8 +433,10 @@ void BurstConnection::settle(const Request &request, const Reply &reply, Nanos a
         if (m_config.shards > 1)
             m_tally.addShard(d.allowed ? m_tally.shardAllowed : m_tally.shardDenied, request.shard);
         latency.record(roundedUs(at - request.intendedNs));
+        record(request, d.allowed ? BurstDecision::Outcome::Allowed : BurstDecision::Outcome::Denied, &d);
     } catch (const Error &e) {
         countError(e.message(), false);
+        record(request, BurstDecision::Outcome::Error);
     }
 }
 
@@ -402,8 +454,26 @@ void BurstConnection::reloadScript()
         // The requests to send again were answered NOSCRIPT (nothing ran) and are not sent
         // again: known not admitted, so errors (not unknown), whatever stopped the reload.
         countError(e.message(), false, qint64(m_resend.size()));
+        for (const Request &r : m_resend)
+            record(r, BurstDecision::Outcome::Error);
         m_resend.clear();
     }
+}
+
+void BurstConnection::record(const Request &request, BurstDecision::Outcome outcome, const Decision *decision)
+{
+    if (!m_log)
+        return;
+    BurstDecision d;
+    d.shard = request.shard;
+    d.outcome = outcome;
+    if (decision) {
+        d.used = decision->used;
+        d.remaining = decision->remaining;
+        d.retryAfterUs = decision->retryAfterUs;
+        d.resetAfterUs = decision->resetAfterUs;
+    }
+    m_log->add(request.sentNs, d);
 }
 
 void BurstConnection::countLost(const QString &why, std::atomic<qint64> &counter, qint64 n)
@@ -477,7 +547,69 @@ private:
     Totals m_last;
 };
 
+// The decision callback's side of a running burst: takes what every connection has ended and
+// hands it on in the order the requests ended, holding back what ended after the earliest
+// take (another connection may still append something that ended before it).
+class DecisionMerger {
+public:
+    DecisionMerger(std::vector<std::unique_ptr<DecisionLog>> &logs, const BurstEngine::DecisionCallback &callback)
+        : m_logs(logs)
+        , m_callback(callback)
+    {
+        // Wall-clock microseconds of a steady-clock time: one offset for the whole burst, so
+        // that a clock step meanwhile cannot reorder the record.
+        const auto wall = std::chrono::system_clock::now().time_since_epoch();
+        m_wallOffsetNs = std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count() - nowNs();
+    }
+
+    // final: every connection is done; everything goes.
+    void drain(bool final)
+    {
+        if (!m_callback)
+            return;
+        Nanos upTo = kNever;
+        for (const auto &log : m_logs)
+            upTo = std::min(upTo, log->take(m_pending));
+        if (final)
+            upTo = kNever;
+        std::stable_sort(m_pending.begin(), m_pending.end(), [](const auto &a, const auto &b) { return a.endNs < b.endNs; });
+        const auto end = std::upper_bound(m_pending.begin(), m_pending.end(), upTo, [](Nanos t, const auto &e) { return t < e.endNs; });
+        m_out.clear();
+        for (auto it = m_pending.begin(); it != end; ++it) {
+            BurstDecision d = it->decision;
+            d.sentUs = roundedUs(it->sentNs + m_wallOffsetNs);
+            d.timeUs = roundedUs(it->endNs + m_wallOffsetNs);
+            m_out.push_back(d);
+        }
+        m_pending.erase(m_pending.begin(), end);
+        if (!m_out.empty())
+            m_callback(m_out);
+    }
+
+private:
+    std::vector<std::unique_ptr<DecisionLog>> &m_logs;
+    const BurstEngine::DecisionCallback &m_callback;
+    Nanos m_wallOffsetNs = 0;
+    std::vector<DecisionLog::Entry> m_pending;
+    std::vector<BurstDecision> m_out;
+};
+
 } // namespace
+
+QString burstOutcomeName(BurstDecision::Outcome outcome)
+{
+    switch (outcome) {
+    case BurstDecision::Outcome::Allowed:
+        return QStringLiteral("allowed");
+    case BurstDecision::Outcome::Denied:
+        return QStringLiteral("denied");
+    case BurstDecision::Outcome::Error:
+        return QStringLiteral("error");
+    case BurstDecision::Outcome::Unknown:
+        break;
+    }
+    return QStringLiteral("unknown");
+}
 
 void BurstConfig::validate() const
 {
@@ -657,10 +789,14 @@ BurstSummary BurstEngine::run()
     Schedule schedule(m_config, m_cancelled);
     const size_t n = size_t(m_config.connections);
     std::vector<std::unique_ptr<Tally>> tallies;
+    std::vector<std::unique_ptr<DecisionLog>> logs;
     std::vector<std::unique_ptr<BurstConnection>> connections;
     for (size_t i = 0; i < n; ++i) {
         tallies.push_back(std::make_unique<Tally>(m_config.shards));
-        connections.push_back(std::make_unique<BurstConnection>(m_options, m_config, schedule, *tallies.back()));
+        if (m_decisions)
+            logs.push_back(std::make_unique<DecisionLog>());
+        connections.push_back(
+            std::make_unique<BurstConnection>(m_options, m_config, schedule, *tallies.back(), m_decisions ? logs.back().get() : nullptr));
     }
 
     std::vector<std::exception_ptr> setUpErrors(n);
@@ -727,6 +863,7 @@ BurstSummary BurstEngine::run()
             std::rethrow_exception(e); // nothing was sent yet
 
     Timeline timeline(tallies, m_progress);
+    DecisionMerger decisions(logs, m_decisions);
     schedule.start(nowNs());
     joiner.started = true;
     startGate.count_down();
@@ -739,6 +876,7 @@ BurstSummary BurstEngine::run()
                 break;
             lock.unlock();
             timeline.sliceAt(roundedUs(nowNs() - schedule.startNs()));
+            decisions.drain(false);
             lock.lock();
         }
     } catch (...) {
@@ -748,6 +886,7 @@ BurstSummary BurstEngine::run()
     for (auto &t : threads)
         t.join();
     threads.clear();
+    decisions.drain(true);
 
     BurstSummary summary;
     Nanos lastFinish = schedule.startNs();

@@ -73,6 +73,29 @@ struct BurstSlice {
     qint64 unknown = 0; // sent, no reply (see BurstSummary::unknown)
 };
 
+// One request of a burst as it ended, for a record of every decision (BurstEngine::
+// setDecisionCallback). Times are this machine's wall clock in microseconds since the epoch,
+// which is the server's clock when both run on one host: the server decided somewhere between
+// sentUs and timeUs.
+struct BurstDecision {
+    enum class Outcome : quint8 {
+        Allowed,
+        Denied,
+        Error,   // an error reply (or a reply that is no decision): not admitted
+        Unknown, // sent, no reply (timeout, drop): it may have been admitted
+    };
+    qint64 sentUs = 0; // written to the socket (the pipeline's write that carried it)
+    qint64 timeUs = 0; // its reply read, or (Unknown) the loss noticed
+    int shard = 0;     // which shard's key (0 when the burst is not sharded)
+    Outcome outcome = Outcome::Unknown;
+    // The decision's, for Allowed and Denied (0 otherwise): after the decision.
+    qint64 used = 0;
+    qint64 remaining = 0;
+    qint64 retryAfterUs = 0;
+    qint64 resetAfterUs = 0;
+};
+QString burstOutcomeName(BurstDecision::Outcome outcome); // "allowed", "denied", "error", "unknown"
+
 // What the progress callback sees. The timeline is valid during the call only.
 struct BurstProgress {
     qint64 elapsedUs = 0;
@@ -144,12 +167,18 @@ QJsonObject boundaryAuditParameters(const LimitSpec &spec);
 class BurstEngine {
 public:
     using ProgressCallback = std::function<void(const BurstProgress &)>;
+    using DecisionCallback = std::function<void(std::span<const BurstDecision>)>;
     static constexpr int kProgressIntervalMs = 100;
 
     BurstEngine(ConnectionOptions options, BurstConfig config);
 
     // Called on the thread that runs the burst, every 100 ms and once at the end.
     void setProgressCallback(ProgressCallback callback) { m_progress = std::move(callback); }
+    // Every request written to a socket, once it has ended (allowed, denied, error or unknown;
+    // requests never written are not in it), in the order of timeUs: called on the thread that
+    // runs the burst, every 100 ms with the requests that ended since the last call, and once at
+    // the end. Set before run(); without it nothing is recorded.
+    void setDecisionCallback(DecisionCallback callback) { m_decisions = std::move(callback); }
 
     // Blocks until the burst is over. Throws UsageError for a bad configuration and
     // ConnectionError/ReplyError when a connection cannot be set up (nothing was sent then);
@@ -165,6 +194,7 @@ private:
     ConnectionOptions m_options;
     BurstConfig m_config;
     ProgressCallback m_progress;
+    DecisionCallback m_decisions;
     std::atomic<bool> m_cancelled{false};
 };
 

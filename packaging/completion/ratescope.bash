@@ -50,7 +50,8 @@ _ratescope()
         COMPREPLY=("${names[@]}")
         ;;
     --tab) COMPREPLY=($(compgen -W "overview monitor burst policies whatif hot audit lookup" -- "$cur")) ;;
-    --screenshot) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    --screenshot | --event-log) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    --monitor-interval) COMPREPLY=($(compgen -W "100ms 250ms 500ms 1s 2s 5s 10s" -- "$cur")) ;;
     --url)
         COMPREPLY=($(compgen -W "redis:// rediss:// unix:/// redis-sentinel:// redis-cluster://" -- "$cur"))
         compopt -o nospace 2>/dev/null
@@ -65,7 +66,7 @@ _ratescope()
         COMPREPLY=($(compgen -W "$(timeout 2 "$cli" --url "$url" keys --json --max 50 --match "$glob*" 2>/dev/null |
             sed -n 's/^.*"key":"\([^"\\]*\)".*$/\1/p')" -- "$cur"))
         ;;
-    --screenshot-after | --window-size | --lookup) ;;
+    --screenshot-after | --window-size | --lookup | --edit-policy | --hot-every) ;;
     *)
         if [[ $cur == -* ]]; then
             # Qt's help: "  -h, --help   Show ..." and "  --url <URL>   Connect ...".

@@ -20,6 +20,8 @@
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
@@ -89,6 +91,7 @@ private Q_SLOTS:
     void bannerWhileConnectionIsLost();
     void readOnlyLock();
     void screenshotExitsAndStopsTheServer();
+    void eventLogAndPacingOptions();
     void sigtermStopsTheServer();
     void sigkillLeavesNoServer();
 
@@ -219,6 +222,47 @@ void TestDemo::screenshotExitsAndStopsTheServer()
     QVERIFY(!shot.isNull());
     QVERIFY(shot.width() >= 800);
     QTRY_VERIFY_WITH_TIMEOUT(processGone(pid), 10000);
+}
+
+// --event-log, --monitor-interval and --hot-every on the built console: the log's lines from the
+// first attempt to the exit; values out of range refused before anything starts.
+void TestDemo::eventLogAndPacingOptions()
+{
+    const QString log = m_dir.filePath(QStringLiteral("events.log"));
+    const QString file = m_dir.filePath(QStringLiteral("hot.png"));
+    QProcess p;
+    const qint64 pid = startDemo(p, {QStringLiteral("--event-log"), log, QStringLiteral("--monitor-interval"), QStringLiteral("100ms"),
+                                     QStringLiteral("--hot-every"), QStringLiteral("1s"), QStringLiteral("--tab"), QStringLiteral("hot"),
+                                     QStringLiteral("--pin"), QStringLiteral("demo:api:acme"), QStringLiteral("--screenshot"), file});
+    QVERIFY2(pid > 0, p.readAllStandardError().constData());
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    QFile events(log);
+    QVERIFY(events.open(QIODevice::ReadOnly));
+    QStringList states;
+    for (const QByteArray &line : events.readAll().trimmed().split('\n'))
+        states << QJsonDocument::fromJson(line).object().value(QStringLiteral("state")).toString();
+    QCOMPARE(states, (QStringList{QStringLiteral("connecting"), QStringLiteral("connected"), QStringLiteral("closed")}));
+
+    auto refused = [](const QStringList &args) {
+        QProcess bad;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        bad.setProcessEnvironment(env);
+        bad.start(BuiltPaths::gui(), args);
+        bad.waitForFinished(30000);
+        return std::pair(bad.exitCode(), QString::fromUtf8(bad.readAllStandardError()));
+    };
+    auto [code, err] = refused({QStringLiteral("--monitor-interval"), QStringLiteral("300ms")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QStringLiteral("--monitor-interval must be one of 100ms, 250ms, 500ms, 1s, 2s, 5s, 10s, not '300ms'")),
+             qPrintable(err));
+    std::tie(code, err) = refused({QStringLiteral("--hot-every"), QStringLiteral("10ms")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QStringLiteral("--hot-every must be a duration from 250ms to 1m")), qPrintable(err));
+    std::tie(code, err) = refused({QStringLiteral("--event-log"), m_dir.filePath(QStringLiteral("missing/events.log"))});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QStringLiteral("--event-log: cannot open")), qPrintable(err));
 }
 
 void TestDemo::sigtermStopsTheServer()

@@ -1,21 +1,29 @@
 // The console's connection handle against a real redis-server: work on the worker thread and
 // answers on the GUI thread, requests dropped with their owner or on cancel, server errors
 // returned in place, a refused password, a lost connection coming back with backoff, and
-// interactive requests overtaking a queue of background ones (each owner's still in order).
+// interactive requests overtaking a queue of background ones (each owner's still in order), and
+// the event log (--event-log) of a connection lost and found again.
 #include "redis/connection.h"
 #include "base/errors.h"
 #include "connectionbanner.h"
+#include "connectioneventlog.h"
 #include "redisclient.h"
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
 
+#include <QDateTime>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 
 #include <QMutex>
 
 #include <atomic>
+#include <cstdlib>
 
 using namespace ratescope;
 using namespace ratescope::ui;
@@ -32,6 +40,8 @@ private Q_SLOTS:
     void noAuthNeedsCredentials();
     void reconnectsWithBackoff();
     void aFirstAttemptThatFailsIsNotALoss();
+    void eventLogFollowsALossAndTheReturn();
+    void eventLogNamesTheMasterAFailoverLeadsTo();
     void retireDoesNotWait();
     void interactiveOvertakesBackground();
     void backgroundWorkSeesInteractiveWaiting();
@@ -268,6 +278,140 @@ void TestRedisClient::aFirstAttemptThatFailsIsNotALoss()
     server.kill();
     QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Reconnecting, 8000);
     QVERIFY2(banner.text().contains(QStringLiteral("lost")), qPrintable(banner.text()));
+}
+
+// --event-log: one JSON line per change of state, with how long the connection was away; a
+// retry line per failed attempt; "closed" when the console lets go; never the password.
+void TestRedisClient::eventLogFollowsALossAndTheReturn()
+{
+    SandboxServer::Config config;
+    config.configLines = {QStringLiteral("requirepass s3cret-pw")};
+    SandboxServer server(config);
+    server.start();
+    ConnectionOptions options = server.options();
+    options.password = QStringLiteral("s3cret-pw");
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("events.log"));
+    {
+        QFile old(path); // appended to, never truncated
+        QVERIFY(old.open(QIODevice::WriteOnly));
+        old.write("{\"state\":\"earlier\"}\n");
+    }
+    {
+        ConnectionEventLog log;
+        QVERIFY(log.open(path));
+        RedisClient client(options);
+        log.setClient(&client);
+        client.open();
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+        server.kill();
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Reconnecting, 8000);
+        QTRY_VERIFY_WITH_TIMEOUT(client.failedAttempts() >= 2, 10000); // an attempt failed meanwhile
+        server.restart();
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 40000);
+        log.setClient(nullptr);
+        client.retryNow(); // nothing more is written once it is let go
+    }
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray text = file.readAll();
+    QVERIFY(!text.contains("s3cret-pw"));
+    const QList<QByteArray> lines = text.trimmed().split('\n');
+    QCOMPARE(lines.first(), QByteArray("{\"state\":\"earlier\"}"));
+    std::vector<QJsonObject> events;
+    QStringList states;
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        QJsonParseError error;
+        events.push_back(QJsonDocument::fromJson(lines[i], &error).object());
+        QVERIFY2(error.error == QJsonParseError::NoError, lines[i].constData());
+        states << events.back().value(QStringLiteral("state")).toString();
+        const qint64 us = events.back().value(QStringLiteral("time_us")).toInteger();
+        QVERIFY(events.size() == 1 || us >= events[events.size() - 2].value(QStringLiteral("time_us")).toInteger());
+        QCOMPARE(QDateTime::fromString(events.back().value(QStringLiteral("time")).toString(), Qt::ISODateWithMs).toMSecsSinceEpoch(),
+                 us / 1000);
+    }
+    // connecting, connected, reconnecting (the loss, then each failed attempt), connected, closed
+    QVERIFY2(states.size() >= 6, qPrintable(states.join(QLatin1Char(' '))));
+    QCOMPARE(states.first(), QStringLiteral("connecting"));
+    QCOMPARE(states[1], QStringLiteral("connected"));
+    QCOMPARE(states[states.size() - 2], QStringLiteral("connected"));
+    QCOMPARE(states.last(), QStringLiteral("closed"));
+    for (qsizetype i = 2; i < states.size() - 2; ++i)
+        QCOMPARE(states[i], QStringLiteral("reconnecting"));
+    QVERIFY2(events[0].value(QStringLiteral("url")).toString().contains(QStringLiteral(":***@")), lines[1].constData());
+    const QString node = QStringLiteral("127.0.0.1:%1").arg(server.port());
+    QCOMPARE(events[1].value(QStringLiteral("node")).toString(), node);
+    QVERIFY(events[1].value(QStringLiteral("connect_ms")).toInteger() >= 0);
+    const QJsonObject &lost = events[2];
+    QVERIFY(lost.value(QStringLiteral("lost")).toBool());
+    QVERIFY(!lost.value(QStringLiteral("error")).toString().isEmpty());
+    QCOMPARE(lost.value(QStringLiteral("next_attempt")).toInt(), 1);
+    QVERIFY(lost.value(QStringLiteral("retry_in_ms")).toInt() > 0 && lost.value(QStringLiteral("retry_in_ms")).toInt() <= 500);
+    const QJsonObject &retry = events[3];
+    QVERIFY(!retry.contains(QStringLiteral("lost")));
+    QCOMPARE(retry.value(QStringLiteral("next_attempt")).toInt(), 2);
+    QVERIFY(retry.value(QStringLiteral("away_ms")).toInteger() >= 400);
+    const QJsonObject &back = events[events.size() - 2];
+    QCOMPARE(back.value(QStringLiteral("node")).toString(), node);
+    const qint64 awayMs = back.value(QStringLiteral("away_ms")).toInteger();
+    const qint64 betweenMs = (back.value(QStringLiteral("time_us")).toInteger() - lost.value(QStringLiteral("time_us")).toInteger()) / 1000;
+    QVERIFY2(std::abs(awayMs - betweenMs) <= 50, qPrintable(QStringLiteral("away %1 ms, lines %2 ms apart").arg(awayMs).arg(betweenMs)));
+    QVERIFY(!back.contains(QStringLiteral("connect_ms")));
+
+    // A client destroyed while followed is closed once; a log that cannot be opened says why.
+    const QString second = dir.filePath(QStringLiteral("second.log"));
+    {
+        ConnectionEventLog log;
+        QVERIFY(log.open(second));
+        {
+            RedisClient client(options);
+            log.setClient(&client);
+            client.open();
+            QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+        }
+    }
+    QFile secondFile(second);
+    QVERIFY(secondFile.open(QIODevice::ReadOnly));
+    QCOMPARE(secondFile.readAll().count("\"state\":\"closed\""), 1);
+    ConnectionEventLog nowhere;
+    QVERIFY(!nowhere.open(dir.filePath(QStringLiteral("missing/events.log"))));
+    QVERIFY(!nowhere.errorString().isEmpty());
+}
+
+// A sentinel's failover followed without a loss: one "connected" line naming the new master and
+// the one it moved from, seen by the status poll.
+void TestRedisClient::eventLogNamesTheMasterAFailoverLeadsTo()
+{
+    test::TestSentinel setup;
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("events.log"));
+    ConnectionEventLog log;
+    QVERIFY(log.open(path));
+    RedisClient client(ConnectionOptions::fromUrl(setup.url()));
+    log.setClient(&client);
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+    setup.failover();
+    auto lines = [&path] {
+        QFile f(path);
+        f.open(QIODevice::ReadOnly);
+        std::vector<QJsonObject> events;
+        for (const QByteArray &line : f.readAll().trimmed().split('\n'))
+            events.push_back(QJsonDocument::fromJson(line).object());
+        return events;
+    };
+    auto moved = [&] {
+        for (const QJsonObject &o : lines())
+            if (o.contains(QStringLiteral("moved_from")))
+                return o;
+        return QJsonObject();
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(!moved().isEmpty(), 3 * RedisClient::kHeartbeatMs + 5000);
+    const QJsonObject o = moved();
+    QCOMPARE(o.value(QStringLiteral("state")).toString(), QStringLiteral("connected"));
+    QCOMPARE(o.value(QStringLiteral("node")).toString(), QStringLiteral("127.0.0.1:%1").arg(setup.replica().port()));
+    QCOMPARE(o.value(QStringLiteral("moved_from")).toString(), QStringLiteral("127.0.0.1:%1").arg(setup.master().port()));
+    QCOMPARE(lines()[1].value(QStringLiteral("node")).toString(), QStringLiteral("127.0.0.1:%1").arg(setup.master().port()));
 }
 
 void TestRedisClient::retireDoesNotWait()

@@ -20,6 +20,8 @@
 #include <QTest>
 #include <QThread>
 
+#include <map>
+
 using namespace ratescope;
 using namespace ratescope::test;
 
@@ -91,9 +93,13 @@ private Q_SLOTS:
     void boundaryRefusesAnExistingKey();
     void serverKilledMidBurst();
     void stalledServerFiguresMatchTheServer();
+    void decisionsRecordEveryRequestInOrder();
     void cliTimelineCheckedBeforeSending();
+    void cliDecisions();
+    void cliDecisionsCheckedBeforeSending();
     void cliThreadThatCannotStartIsAnError();
     void noscriptIsRecoveredWithoutDoubleCounting();
+    void noscriptResendsKeepTheirShard();
     void pacing();
     void cancel();
     void invalidConfiguration_data();
@@ -344,8 +350,20 @@ void TestBurst::serverKilledMidBurst()
             killed = true;
         }
     });
+    std::map<BurstDecision::Outcome, qint64> outcomes;
+    qint64 rows = 0;
+    engine.setDecisionCallback([&](std::span<const BurstDecision> ds) {
+        rows += qint64(ds.size());
+        for (const BurstDecision &d : ds)
+            ++outcomes[d.outcome];
+    });
     const BurstSummary s = engine.run(); // returns: no hang, no throw
     QVERIFY(killed);
+    // The record has every request written to a socket, each as it ended; none never written.
+    QCOMPARE(rows, s.sent);
+    QCOMPARE(outcomes[BurstDecision::Outcome::Allowed], s.allowed);
+    QCOMPARE(outcomes[BurstDecision::Outcome::Unknown], s.unknown);
+    QCOMPARE(outcomes[BurstDecision::Outcome::Error], s.errors);
     // Lost with the server: no error reply, so no "errors"; the replies owed are unknown, and
     // what came after the kill was never written (not sent), never counted as sent.
     QVERIFY2(s.errors == 0 && s.connectionErrors > 0 && s.notSent > 0, qPrintable(describe(s)));
@@ -394,6 +412,64 @@ void TestBurst::stalledServerFiguresMatchTheServer()
     QCOMPARE(o.value(QStringLiteral("not_sent")).toInteger(), s.notSent);
 }
 
+// The decision record: every request once, in the order the requests ended, each with its
+// shard's key and the decision the script returned; the times are the wall clock's, the
+// server's on one host (its TIME lies between a request's write and its reply).
+void TestBurst::decisionsRecordEveryRequestInOrder()
+{
+    BurstConfig c = config(Algorithm::FixedWindow, "rec", 400, kDay);
+    c.requests = 3000;
+    c.connections = 4;
+    c.pipeline = 8;
+    c.shards = 4;
+    c.shardBy = BurstConfig::ShardRouting::RoundRobin;
+    BurstEngine engine(m_server->options(), c);
+    std::vector<BurstDecision> record;
+    int calls = 0;
+    engine.setDecisionCallback([&](std::span<const BurstDecision> ds) {
+        ++calls;
+        QVERIFY(!ds.empty());
+        record.insert(record.end(), ds.begin(), ds.end());
+    });
+    auto serverTimeUs = [this] {
+        const Reply t = m_conn->command({"TIME"});
+        return t[0].toInteger() * kSecond + t[1].toInteger();
+    };
+    const qint64 before = serverTimeUs();
+    const BurstSummary s = engine.run();
+    const qint64 after = serverTimeUs();
+    QVERIFY2(s.errors == 0 && s.unknown == 0, qPrintable(describe(s)));
+    QVERIFY(calls >= 1);
+    QCOMPARE(qint64(record.size()), s.sent);
+    std::map<int, std::vector<qint64>> usedAllowed; // per shard, the used of each admission
+    qint64 allowed = 0;
+    for (size_t i = 0; i < record.size(); ++i) {
+        const BurstDecision &d = record[i];
+        QVERIFY(i == 0 || record[i - 1].timeUs <= d.timeUs);
+        QVERIFY(d.sentUs <= d.timeUs);
+        QVERIFY2(d.sentUs >= before - 1000 && d.timeUs <= after + 1000, qPrintable(QString::number(d.timeUs - after)));
+        QVERIFY(d.shard >= 0 && d.shard < 4);
+        QVERIFY(d.outcome == BurstDecision::Outcome::Allowed || d.outcome == BurstDecision::Outcome::Denied);
+        QCOMPARE(d.used + d.remaining, 100);
+        if (d.outcome == BurstDecision::Outcome::Allowed) {
+            ++allowed;
+            usedAllowed[d.shard].push_back(d.used);
+            QCOMPARE(d.retryAfterUs, 0);
+        } else {
+            QVERIFY(d.retryAfterUs > 0);
+        }
+    }
+    QCOMPARE(allowed, s.allowed);
+    QCOMPARE(allowed, 400);
+    // Each shard admitted its share, each admission counted once: used 1 .. 100, each once.
+    for (auto &[shard, used] : usedAllowed) {
+        std::sort(used.begin(), used.end());
+        QCOMPARE(qint64(used.size()), 100);
+        for (size_t i = 0; i < used.size(); ++i)
+            QCOMPARE(used[i], qint64(i + 1));
+    }
+}
+
 // A timeline that cannot be written fails the command before anything is sent or audited.
 void TestBurst::cliTimelineCheckedBeforeSending()
 {
@@ -406,6 +482,67 @@ void TestBurst::cliTimelineCheckedBeforeSending()
     QVERIFY2(r.err.contains("--timeline '/nonexistent/x.csv' is in a folder that does not exist"), r.err.constData());
     QCOMPARE(m_conn->command({"EXISTS", "tl:1"}).integer(), 0);
     QCOMPARE(m_conn->command({"EXISTS", "ratescope:audit"}).integer(), 0);
+}
+
+// `burst --decisions FILE`: a row per request sent, as the summary counts them, keys quoted as CSV
+// wants them; no temporary file left beside it.
+void TestBurst::cliDecisions()
+{
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("decisions.csv"));
+    const CliResult r =
+        runCli(cliBase() + QStringList{QStringLiteral("--json"), QStringLiteral("burst"), QStringLiteral("cli,dec"), QStringLiteral("--algo"),
+                                       QStringLiteral("token-bucket"), QStringLiteral("--limit"), QStringLiteral("50"),
+                                       QStringLiteral("--window"), QStringLiteral("1d"), QStringLiteral("--requests"), QStringLiteral("400"),
+                                       QStringLiteral("--connections"), QStringLiteral("2"), QStringLiteral("--pipeline"), QStringLiteral("4"),
+                                       QStringLiteral("--decisions"), file});
+    QVERIFY2(r.exitCode == 0, r.err.constData());
+    const QJsonObject o = parseJson(r.out);
+    QCOMPARE(o.value(QStringLiteral("sent")).toInteger(), 400);
+    QFile csv(file);
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = csv.readAll().trimmed().split('\n');
+    QCOMPARE(lines.first(), QByteArray("time_us,sent_us,key,outcome,used,remaining,retry_after_us,reset_after_us"));
+    QCOMPARE(lines.size(), 401);
+    qint64 allowed = 0, last = 0;
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        // The key holds a comma: quoted, so the row splits into 9 cells at the commas.
+        QVERIFY2(lines[i].contains(",\"cli,dec\","), lines[i].constData());
+        const QList<QByteArray> cells = QByteArray(lines[i]).replace("\"cli,dec\"", "k").split(',');
+        QCOMPARE(cells.size(), 8);
+        QVERIFY(cells[0].toLongLong() >= last && cells[1].toLongLong() <= cells[0].toLongLong());
+        last = cells[0].toLongLong();
+        QVERIFY2(cells[3] == "allowed" || cells[3] == "denied", lines[i].constData());
+        allowed += cells[3] == "allowed" ? 1 : 0;
+        QCOMPARE(cells[4].toLongLong() + cells[5].toLongLong(), 50);
+    }
+    QCOMPARE(allowed, o.value(QStringLiteral("allowed")).toInteger());
+    QCOMPARE(allowed, 50);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("decisions.csv")});
+}
+
+// A record that cannot be written, or that would share standard output or a file with the
+// timeline, fails the command before anything is sent or audited.
+void TestBurst::cliDecisionsCheckedBeforeSending()
+{
+    const QStringList burst{QStringLiteral("burst"),    QStringLiteral("dc:1"),  QStringLiteral("--algo"),     QStringLiteral("gcra"),
+                            QStringLiteral("--limit"),  QStringLiteral("5"),     QStringLiteral("--window"),   QStringLiteral("1s"),
+                            QStringLiteral("--requests"), QStringLiteral("10")};
+    CliResult r = runCli(cliBase() + burst + QStringList{QStringLiteral("--decisions"), QStringLiteral("/nonexistent/d.csv")});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--decisions '/nonexistent/d.csv' is in a folder that does not exist"), r.err.constData());
+    r = runCli(cliBase() + burst +
+               QStringList{QStringLiteral("--decisions"), QStringLiteral("-"), QStringLiteral("--timeline"), QStringLiteral("-")});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--timeline and --decisions cannot both be standard output"), r.err.constData());
+    QTemporaryDir dir;
+    const QString same = dir.filePath(QStringLiteral("same.csv"));
+    r = runCli(cliBase() + burst + QStringList{QStringLiteral("--decisions"), same, QStringLiteral("--timeline"), same});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("--timeline and --decisions name the same file"), r.err.constData());
+    QCOMPARE(m_conn->command({"EXISTS", "dc:1"}).integer(), 0);
+    QCOMPARE(m_conn->command({"EXISTS", "ratescope:audit"}).integer(), 0);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList());
 }
 
 // Under an address-space limit most of 256 threads cannot start: the burst fails cleanly
@@ -453,6 +590,38 @@ void TestBurst::noscriptIsRecoveredWithoutDoubleCounting()
     QCOMPARE(s.allowed, 1000);
     QCOMPARE(s.sent, 100000);
     QVERIFY(balanced(s));
+}
+
+// A request sent again after NOSCRIPT goes to its own shard, and is counted there.
+void TestBurst::noscriptResendsKeepTheirShard()
+{
+    BurstConfig c = config(Algorithm::SlidingLog, "reshard", 40000, kDay);
+    c.requests = 60000;
+    c.connections = 4;
+    c.pipeline = 16;
+    c.shards = 4;
+    c.shardBy = BurstConfig::ShardRouting::RoundRobin;
+    Connection admin(m_server->options());
+    BurstEngine engine(m_server->options(), c);
+    int flushes = 0;
+    engine.setProgressCallback([&](const BurstProgress &) {
+        if (flushes < 3) {
+            admin.command({"SCRIPT", "FLUSH"});
+            ++flushes;
+        }
+    });
+    qint64 recorded = 0;
+    engine.setDecisionCallback([&](std::span<const BurstDecision> ds) { recorded += qint64(ds.size()); });
+    const BurstSummary s = engine.run();
+    QVERIFY2(s.errors == 0, qPrintable(describe(s)));
+    QCOMPARE(s.sent, 60000);
+    QCOMPARE(recorded, s.sent);
+    QCOMPARE(s.shards.size(), size_t(4));
+    for (const BurstShard &shard : s.shards) {
+        QCOMPARE(shard.sent, 15000);
+        QCOMPARE(shard.allowed + shard.denied, shard.sent);
+        QCOMPARE(admin.command({"ZCARD", shard.key}).integer(), shard.allowed);
+    }
 }
 
 void TestBurst::pacing()

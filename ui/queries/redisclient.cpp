@@ -239,6 +239,13 @@ int RedisClient::secondsUntilRetry() const
     return int(std::ceil(double(m_retryAt.remainingTime()) / 1000.0));
 }
 
+int RedisClient::msUntilRetry() const
+{
+    if (!m_retry.isActive())
+        return 0;
+    return int(std::max<qint64>(1, m_retryAt.remainingTime()));
+}
+
 void RedisClient::attempt()
 {
     if (m_attemptPending || m_link->closing.load())

@@ -83,6 +83,9 @@ public:
     // anything else (WRONGPASS) refused the one given.
     bool passwordMissing() const { return needsCredentials() && m_lastError.startsWith(QLatin1String("NOAUTH")); }
     int secondsUntilRetry() const;
+    int msUntilRetry() const; // 0 when no attempt is scheduled
+    // Attempts scheduled since the connection was last up (or opened): the number of the next.
+    int failedAttempts() const { return m_failedAttempts; }
     std::optional<Status> status() const { return m_status; }
 
     // Pacing on a slow link. A view that wants to read every wantedMs reads at most once per

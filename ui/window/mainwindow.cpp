@@ -5,6 +5,7 @@
 #include "burstpage.h"
 #include "auditqueries.h"
 #include "connectionbanner.h"
+#include "connectioneventlog.h"
 #include "connectiondialog.h"
 #include "hotpage.h"
 #include "keybrowser.h"
@@ -508,6 +509,8 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     m_hot->setClient(m_client, profile.ns.toUtf8());
     m_audit->setClient(m_client, profile.ns.toUtf8());
     m_lookup->setClient(m_client, profile.ns.toUtf8());
+    if (m_eventLog)
+        m_eventLog->setClient(m_client);
     m_client->open();
     setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
     const int at = m_picker->findData(profile.name);
@@ -541,11 +544,20 @@ void MainWindow::disconnectFromServer()
     m_options = {};
     m_status->setClient(nullptr);
     m_banner->setClient(nullptr);
+    if (m_eventLog)
+        m_eventLog->setClient(nullptr);
     m_client->retire(); // no waiting on the network here
     m_client = nullptr;
     m_current = {};
     setWindowTitle(QStringLiteral("Ratescope"));
     updateActions();
+}
+
+void MainWindow::setEventLog(ConnectionEventLog *log)
+{
+    m_eventLog = log;
+    if (log && m_client)
+        log->setClient(m_client);
 }
 
 void MainWindow::setReadOnly(bool readOnly)

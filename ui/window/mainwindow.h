@@ -28,6 +28,7 @@ class QToolButton;
 namespace ratescope::ui {
 
 class ConnectionBanner;
+class ConnectionEventLog;
 class OperatorBar;
 class AuditPage;
 class BurstPage;
@@ -73,6 +74,9 @@ public:
         QString editPolicy; // a policy opened in the Policies tab's editor (shown, unless tab says otherwise)
     };
     void setStartupView(const StartupView &view);
+    // Every connection this window makes from now on is followed by `log` (--event-log): one
+    // line per change of its state. The log must outlive the window's connections.
+    void setEventLog(ConnectionEventLog *log);
 
     RedisClient *client() const { return m_client; }
     QString currentProfile() const { return m_current.name; }
@@ -160,6 +164,7 @@ private:
     QStringList m_sessionOrder;
     ConnectionProfile m_current;
     QPointer<RedisClient> m_client;
+    QPointer<ConnectionEventLog> m_eventLog;
     bool m_forceReadOnly = false;
     bool m_settledSent = false;
     std::optional<StartupView> m_startup;
