@@ -322,7 +322,7 @@ void TestDemo::servicesFollowThePolicies()
     QCOMPARE(limits.at("demo:upload:acme").limit, 40);
 
     // Their requests from now on are checked against 20: a log emptied admits 20, not 60.
-    for (const QByteArray key : {QByteArray("demo:api:mallory"), QByteArray("demo:api:acme")})
+    for (const QByteArray &key : {QByteArray("demo:api:mallory"), QByteArray("demo:api:acme")})
         c.command({"DEL", key});
     std::atomic<qint64> allowed{0}, denied{0};
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
