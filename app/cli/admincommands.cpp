@@ -370,7 +370,7 @@ int runPolicy(Cli &cli)
             cli.out() << "deleted policy " << name << '\n';
         return ExitOk;
     }
-    throw UsageError(QStringLiteral("unknown policy action '%1' (list, get, set, delete)").arg(action));
+    throw UsageError(QStringLiteral("unknown policy action '%1' (list, get, set, delete)").arg(cli.shown(action)));
 }
 
 // ---- override --------------------------------------------------------------------------
@@ -508,7 +508,7 @@ int runOverride(Cli &cli)
             cli.out() << (removed ? "override cleared\n" : "there was no override: nothing changed, nothing audited\n");
         return ExitOk;
     }
-    throw UsageError(QStringLiteral("unknown override action '%1' (set, clear, get, list)").arg(action));
+    throw UsageError(QStringLiteral("unknown override action '%1' (set, clear, get, list)").arg(cli.shown(action)));
 }
 
 // ---- audit -----------------------------------------------------------------------------
@@ -583,7 +583,7 @@ int runSettings(Cli &cli)
         return ExitOk;
     }
     if (action != QLatin1String("set"))
-        throw UsageError(QStringLiteral("unknown settings action '%1' (get, set NAME on|off)").arg(action));
+        throw UsageError(QStringLiteral("unknown settings action '%1' (get, set NAME on|off)").arg(cli.shown(action)));
     if (p.size() != 2)
         throw UsageError(QStringLiteral("settings set needs a NAME and on or off (settings: %1)").arg(namespaceSettingNames().join(", ")));
     if (!namespaceSettingNames().contains(p[0]))

@@ -119,6 +119,8 @@ public:
     // KEY arguments as Redis keys: their exact bytes, or decoded from base64 with --base64-keys
     // (a command that takes KEY lists base64KeysOption()). Empty keys and bad base64 are usage errors.
     QByteArray keyBytes(const QString &argument) const;
+    // An argument for a message: itself, or its bytes escaped when it was not UTF-8.
+    QString shown(const QString &argument) const;
     static QCommandLineOption base64KeysOption();
     bool json() const { return m_json; }
     bool readOnly() const { return m_readOnly; }
@@ -184,8 +186,6 @@ private:
     QStringList decodeArguments(const QList<QByteArray> &arguments);
     // Throws UsageError for a value that had to be text but was not valid UTF-8.
     void requireTextArguments(const Subcommand &command) const;
-    // An argument for a message: itself, or its bytes escaped when it was not UTF-8.
-    QString shown(const QString &argument) const;
     QString globalHelp() const;
     QString commandHelp(const Subcommand &c) const;
     // `help` and its forms for tools (--man, --commands, --options [COMMAND], --algorithms):

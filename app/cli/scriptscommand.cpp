@@ -151,7 +151,7 @@ int runScripts(Cli &cli)
         return runStatus(cli);
     if (action == QLatin1String("deploy"))
         return runDeploy(cli);
-    throw UsageError(QStringLiteral("unknown scripts action '%1' (show, status, deploy)").arg(action));
+    throw UsageError(QStringLiteral("unknown scripts action '%1' (show, status, deploy)").arg(cli.shown(action)));
 }
 
 } // namespace

@@ -301,6 +301,9 @@ void TestCliBytes::textMustBeUtf8()
         {QList<QByteArray>{"policy", "set", "p\xff"} + policy, "policy: the argument \"p\\xff\" is not valid UTF-8"},
         {{"policy", "delete", "p\xff"}, "is not valid UTF-8"},
         {{"check", "u:2", "--algo", "gcra\xff", "--limit", "5", "--window", "1s"}, "--algo: not valid UTF-8"},
+        // An action word before a KEY: unknown, named by its bytes.
+        {{"override", "s\xff", "u:1"}, "unknown override action '\"s\\xff\"'"},
+        {{"scripts", "s\xff"}, "scripts: the argument \"s\\xff\" is not valid UTF-8"},
     };
     for (const auto &k : cases) {
         const CliResult r = runCliBytes(args(k.command));
