@@ -362,7 +362,7 @@ bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &
         roundTrip.start();
         const auto sizes = connection.onEachMaster({{"DBSIZE"}});
         const qint64 roundTripUs = roundTrip.nsecsElapsed() / 1000;
-        m_scanCount = KeyScanner::countFor(roundTripUs, m_options.scanCount);
+        const int pageCount = KeyScanner::countFor(roundTripUs, m_options.scanCount);
         m_chunk = size_t(KeyScanner::countFor(roundTripUs, int(kChunk)));
         std::vector<Connection::Node> masters;
         for (const Connection::Node &n : connection.nodes())
@@ -383,7 +383,10 @@ bool HotScanner::scanPages(Connection &connection, const std::function<bool()> &
         // set hashes every base again (std::hash of a string keeps no hash codes), which took a
         // quarter of the scan's time.
         m_bases.reserve(pass.limiters.capacity());
+        // The first page at the COUNT asked for, whatever the link: the types it reads teach
+        // the guesser the shapes of the pages after it, which are as big as the link wants.
         readAhead(connection);
+        m_scanCount = pageCount;
     }
     // Page by page, one ahead. Between calls nothing is in flight: the next page waits with
     // its first round read (and, on one server, the SCAN reply after it in hand). A cluster's
