@@ -57,17 +57,18 @@ public:
     // sends these reads now, in one round trip (in the handshake's own when this connects
     // them), and keeps their replies. A later command(), pipeline() or onEachMaster() asking
     // exactly one of them gets its reply without a round trip, as if it had been sent then;
-    // each reply answers once. Sending anything that is not a read (isReadCommand), and
-    // send(), drop the replies left: what they read may change. Throws UsageError for a
-    // command that is not a read.
+    // each reply answers once. A read whose reply is kept already (it went along with an
+    // earlier request) is not sent again; the read-along goes with the rest. Sending anything
+    // that is not a read (isReadCommand), and send(), drop the replies left: what they read
+    // may change. Throws UsageError for a command that is not a read.
     void prefetch(const std::vector<Command> &reads);
     // Keeps a reply for a command as prefetch() would: for a read answered by another read
     // of the same round (a read-only script that asked several things at once).
     void keepPrefetched(Command command, Reply reply);
     // Takes the reply kept for exactly this command, if any.
     std::optional<Reply> takePrefetched(const Command &command);
-    // Read-along: these reads go with the next request that goes to the server (command() or
-    // pipeline() of reads), in its round trip, and their replies are kept as prefetch() keeps
+    // Read-along: these reads go with the next request that goes to the server (command(),
+    // pipeline() or prefetch() of reads), in its round trip, and their replies are kept as prefetch() keeps
     // them; no round trip of their own. For a command that knows what it will ask after a
     // round it must wait for (a decision's peek behind a key's state). A request that is not
     // a read, send(), connect() and disconnect() drop them. Throws UsageError for a command
@@ -78,6 +79,27 @@ public:
     void forget(const std::vector<Command> &reads);
     // Commands that never change data: what prefetch() takes, and what leaves its replies.
     static bool isReadCommand(const Command &command);
+
+    // The reads a caller asked and their replies, in order (read ahead or over the network):
+    // what a later rehearse() of the same work is given as `assumed`.
+    using Transcript = std::vector<std::pair<Command, Reply>>;
+    // While set, every read asked through command(), pipeline() and prefetch() is added to it
+    // with its reply. nullptr stops it.
+    void setTranscript(Transcript *transcript) { m_transcript = transcript; }
+    // What `work` would ask the server, learnt without sending anything: it runs against
+    // `assumed` (what it read last time, its transcript) in place of the server. A request
+    // whose every command `assumed` answers gets those replies; the first one it does not
+    // answer ends the rehearsal. Returns the commands of every request the rehearsal made,
+    // that last one included, in order. Sent ahead as a read-along before the work runs for
+    // real, they make its rounds one whenever what it reads has not changed (a command it then
+    // asks differently goes in a round of its own, and the caller forgets the rest). Empty
+    // when the work would send anything that is not a read, or use the connection otherwise
+    // than by command(), pipeline() and prefetch() (send(), clusters' onEachMaster()). Leaves
+    // the connection as it was: its read-ahead, read-along and script calls; nothing is sent.
+    std::vector<Command> rehearse(const std::function<void()> &work, const Transcript &assumed);
+    // How long the last request that went to the server waited for its replies (nanoseconds,
+    // one server; 0 before any): a round trip, also for a caller whose reads went with another's.
+    qint64 lastRoundNs() const { return m_lastRoundNs; }
 
     // For callers that keep a window of requests in flight (burst engine): queue commands
     // without waiting, then take replies one at a time, in order.
@@ -134,6 +156,15 @@ private:
     bool viaSentinel() const { return m_options.transport == ConnectionOptions::Transport::Sentinel; }
 
     std::vector<Reply> pipelineNow(const std::vector<Command> &commands);
+    Reply commandNow(const Command &args);
+    // Sends `ask` with the read-along in one round; keeps the read-along's replies (and a copy
+    // of the reply of a command both ask). Returns ask's replies.
+    std::vector<Reply> askWithAlong(std::vector<Command> ask);
+    // Rehearsing: the network's stand-in (the assumed replies), and what it was asked.
+    struct Rehearsal;
+    std::vector<Reply> rehearsed(const std::vector<Command> &commands);
+    void refuseInRehearsal() const; // a use rehearse() cannot stand in for
+    void record(const Command &command, const Reply &reply);
     // Before sending `commands`: drops the read-ahead unless they are all reads.
     void keepPrefetchedFor(const std::vector<Command> &commands);
 
@@ -147,6 +178,9 @@ private:
     std::deque<Reply> m_owed;    // read from a demoted master at the switch, not yet received
     Clock m_clock;
     std::optional<ScriptCalls> m_scriptCalls;
+    Transcript *m_transcript = nullptr;
+    Rehearsal *m_rehearsal = nullptr;
+    qint64 m_lastRoundNs = 0;
 };
 
 } // namespace ratescope

@@ -41,6 +41,7 @@ private Q_SLOTS:
     void proxyDelaysEachWay();
     void proxyCountsWithoutRespParsing();
     void readAlongRidesTheNextRequest();
+    void rehearsalMakesARepeatedReadOneRound();
     void check();
     void checkWithSharedPolicy();
     void checkAfterScriptFlush();
@@ -215,6 +216,62 @@ void TestRoundTrips::readAlongRidesTheNextRequest()
     QCOMPARE(c.command({"GET", "ra:b"}).bytes(), QByteArray("3"));
     const std::vector<Command> write{{"SET", "ra:b", "4"}};
     QVERIFY_THROWS_EXCEPTION(UsageError, c.readAlong(write));
+}
+
+// Connection::rehearse: a read repeated with its last transcript is learnt without a byte
+// sent, and its rounds go as one; when what it reads has changed, it takes the rounds it needs
+// and gets the answers of now; a write is never rehearsed.
+void TestRoundTrips::rehearsalMakesARepeatedReadOneRound()
+{
+    m_direct->command({"SET", "rh:which", "rh:a"});
+    m_direct->command({"SET", "rh:a", "1"});
+    m_direct->command({"SET", "rh:b", "2"});
+    ConnectionOptions o = m_proxy->options(m_server->options());
+    o.clientName.clear();
+    Connection c(o);
+    c.connect();
+    QVERIFY(m_proxy->waitConnections(1, 5000));
+    auto rounds = [&] { return m_proxy->connections().at(0).roundTrips; };
+    // Two rounds: which key, then that key's value (with TIME ahead of it).
+    auto read = [&c] {
+        c.prefetch({{"TIME"}, {"GET", "rh:which"}});
+        const QByteArray which = c.command({"GET", "rh:which"}).bytes();
+        c.command({"TIME"});
+        return c.command({"GET", which}).bytes();
+    };
+    Connection::Transcript last;
+    c.setTranscript(&last);
+    QCOMPARE(read(), QByteArray("1"));
+    c.setTranscript(nullptr);
+    QCOMPARE(rounds(), 3);
+    const std::vector<Command> firstTime = c.rehearse(read, {});
+    QCOMPARE(firstTime, (std::vector<Command>{{"TIME"}, {"GET", "rh:which"}})); // the first round only
+    std::vector<Command> plan = c.rehearse(read, last);
+    QCOMPARE(plan, (std::vector<Command>{{"TIME"}, {"GET", "rh:which"}, {"GET", "rh:a"}}));
+    QCOMPARE(rounds(), 3); // nothing sent
+    m_direct->command({"SET", "rh:a", "10"});
+    c.readAlong(plan);
+    QCOMPARE(read(), QByteArray("10")); // the value of now
+    QCOMPARE(rounds(), 4);               // in one round
+    c.forget(plan);
+    // What it reads changed: the planned read is not the one asked; a round more, and the
+    // reply planned is forgotten, never given to a later read.
+    m_direct->command({"SET", "rh:which", "rh:b"});
+    c.readAlong(plan);
+    QCOMPARE(read(), QByteArray("2"));
+    QCOMPARE(rounds(), 6);
+    c.forget(plan);
+    m_direct->command({"SET", "rh:a", "11"});
+    QCOMPARE(c.command({"GET", "rh:a"}).bytes(), QByteArray("11"));
+    // A work that writes, or sends on its own, is not rehearsed; the connection is untouched.
+    c.readAlong({{"GET", "rh:b"}});
+    QCOMPARE(c.rehearse([&c] { c.command({"SET", "rh:a", "0"}); }, {}), std::vector<Command>{});
+    QCOMPARE(c.rehearse([&c] { c.send(Command{"PING"}); }, {}), std::vector<Command>{});
+    QCOMPARE(m_direct->command({"GET", "rh:a"}).bytes(), QByteArray("11"));
+    const int before = rounds();
+    QCOMPARE(c.command({"GET", "rh:a"}).bytes(), QByteArray("11")); // carries the read-along kept through it
+    QCOMPARE(c.command({"GET", "rh:b"}).bytes(), QByteArray("2"));
+    QCOMPARE(rounds(), before + 1);
 }
 
 namespace {

@@ -10,13 +10,16 @@
 #include "keyviewqueries.h"
 #include "limiters/limiter.h"
 #include "logqueries.h"
+#include "keybrowser.h"
 #include "keyview.h"
+#include "monitorpage.h"
 #include "redisclient.h"
 #include "serverstatusbar.h"
 #include "redis/connection.h"
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
 
+#include <QSignalSpy>
 #include <QTest>
 
 using namespace ratescope;
@@ -45,11 +48,16 @@ private slots:
     void statusPollInOneRound();
     void keysPanelRowsInTwoRounds();
     void slowLinkPacesTheViews();
+    void aTickIsOneRound();
+    void idleWithAKeyViewOpen();
 
 private:
     // Round trips `read` made on the connection (opened and with the scripts' presence known
     // beforehand, as the console's worker connection is after its first read).
     template <typename Read> int roundTripsOf(Read read);
+    // The test's own connection through the proxy closed, the counts reset: the next
+    // connection is the proxy's only one.
+    void linkAlone();
     // What a log view's first read asks after the key view read the key.
     LogReadRequest logRequest(const KeyRead &viewed) const;
 
@@ -97,6 +105,11 @@ void TestConsoleLink::init()
 }
 
 void TestConsoleLink::cleanup()
+{
+    linkAlone();
+}
+
+void TestConsoleLink::linkAlone()
 {
     m_link.reset();
     QVERIFY(m_proxy->waitQuiet(10000, int(m_proxy->connections().size())));
@@ -330,6 +343,119 @@ void TestConsoleLink::slowLinkPacesTheViews()
     QTRY_COMPARE_WITH_TIMEOUT(view.effectiveRefreshMs(), 1000, 5000);
     QVERIFY2(!bar.summary().contains(QStringLiteral("views every")), qPrintable(bar.summary()));
     m_proxy->setDelayMs(5);
+}
+
+namespace {
+
+// The client's link through the proxy: its one connection's round trips so far.
+int clientRounds(DelayProxy &proxy)
+{
+    proxy.waitQuiet(5000);
+    const std::vector<LinkStats> links = proxy.connections();
+    if (links.size() != 1)
+        return -1;
+    static int shown = 0;
+    if (qEnvironmentVariableIsSet("ROUNDS"))
+        for (; shown < int(links[0].rounds.size()); ++shown)
+            qInfo("  round %d: %s", shown, links[0].rounds[size_t(shown)].left(1500).constData());
+    return links[0].roundTrips;
+}
+
+// Ticks the client to its next whole second (10 ticks), then waits until `answered`.
+template <typename Answered> bool nextSecond(RedisClient &client, Answered answered)
+{
+    do
+        client.tickNow();
+    while (client.ticks() % 10 != 0);
+    return QTest::qWaitFor(answered, 20000);
+}
+
+} // namespace
+
+// One tick with a key view (a log, with its log view), the Monitor with 5 pins and the status
+// bar's poll all due: one round between them, once each has read once (what it asks is then
+// rehearsed from its last read and sent together; the key view reads for the time the round
+// reaches the server).
+void TestConsoleLink::aTickIsOneRound()
+{
+    Limiter limiter(*m_direct);
+    const LimitSpec spec{Algorithm::Gcra, 10, kWindowUs, 1};
+    for (int i = 0; i < 3; ++i)
+        limiter.check(QByteArray("app:gcra:m") + QByteArray::number(i), spec, m_now - 1000);
+    linkAlone();
+    RedisClient client(m_proxy->options(m_server->options()));
+    client.setManualTicks(true);
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+    KeyView view(&client, "app:log:alice", kNs);
+    view.setRefreshInterval(1000);
+    view.show();
+    QTRY_VERIFY_WITH_TIMEOUT(view.isLoaded(), 10000);
+    MonitorPage monitor;
+    monitor.setClient(&client, kNs);
+    monitor.setIntervalMs(1000);
+    for (const char *key : {"app:log:alice", "app:gcra:bob", "app:gcra:m0", "app:gcra:m1", "app:gcra:m2"})
+        monitor.pin(key);
+    QTRY_VERIFY_WITH_TIMEOUT(!monitor.isBusy(), 10000);
+    ServerStatusBar bar;
+    bar.setClient(&client);
+    QSignalSpy statuses(&client, &RedisClient::statusChanged);
+    QSignalSpy drawn(&monitor, &MonitorPage::ticked);
+    QSignalSpy viewed(&view, &KeyView::refreshed);
+    // The key view and the Monitor every second (10 ticks), the heartbeat every 2 s.
+    for (int second = 1; second <= 8; ++second) {
+        const int before = clientRounds(*m_proxy);
+        const bool heartbeat = client.ticks() % 20 == 10;
+        const qsizetype s0 = statuses.size();
+        QVERIFY(nextSecond(client, [&] {
+            return viewed.size() >= second && drawn.size() >= second && (!heartbeat || statuses.size() > s0);
+        }));
+        if (second > 2 && heartbeat) // each has read on the tick once: all three due, one round
+            QCOMPARE(clientRounds(*m_proxy) - before, 1);
+    }
+    QCOMPARE(statuses.size(), 4);
+    QVERIFY(monitor.isLoaded());
+    QVERIFY(client.status() && client.status()->roundTripMs > 0);
+}
+
+// Idle with one key view open beside the keys panel: at most 2 round trips a second. The key
+// view and the panel's change poll every second, the panel's rows and the heartbeat every 2 s:
+// 3 rounds in 2 s (the rows' usage, read for the time their first round read, is the one round
+// of its own).
+void TestConsoleLink::idleWithAKeyViewOpen()
+{
+    linkAlone();
+    RedisClient client(m_proxy->options(m_server->options()));
+    client.setManualTicks(true);
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+    KeyBrowser browser;
+    browser.model()->setClock([&client] { return client.ticks() * RedisClient::kTickMs; }); // a row's age in ticks
+    browser.resize(600, 500);
+    browser.show();
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+    browser.setClient(&client, kNs, ":");
+    QVERIFY(finished.wait(20000));
+    QTRY_VERIFY_WITH_TIMEOUT(browser.isSettled(), 10000);
+    KeyView view(&client, "app:log:alice", kNs);
+    view.setRefreshInterval(1000);
+    view.show();
+    QTRY_VERIFY_WITH_TIMEOUT(view.isLoaded(), 10000);
+    QSignalSpy viewed(&view, &KeyView::refreshed);
+    QSignalSpy statuses(&client, &RedisClient::statusChanged);
+    auto answered = [&](int second) {
+        return [&, second] { return viewed.size() >= second && browser.isSettled() && statuses.size() >= second / 2; };
+    };
+    int second = 0;
+    while (client.ticks() % 20 != 0 || second < 2) // every reader has read once on the tick
+        QVERIFY(nextSecond(client, answered(++second)));
+    const int before = clientRounds(*m_proxy);
+    for (int i = 0; i < 10; ++i)
+        QVERIFY(nextSecond(client, answered(++second)));
+    QTest::qWait(200); // the last answers (the change poll) are in
+    const int rounds = clientRounds(*m_proxy) - before;
+    qInfo("idle, a key view open beside the keys panel: %d round trips in 10 s of ticks", rounds);
+    QCOMPARE(rounds, 15);
 }
 
 QTEST_MAIN(TestConsoleLink)

@@ -194,7 +194,7 @@ private:
                                 m_stats->rounds.append(QByteArray());
                             m_named = 0;
                         }
-                        if (m_named++ < 20 && !m_stats->rounds.isEmpty() && m_stats->rounds.size() < 40 && command->size() > 0) {
+                        if (m_named++ < 200 && !m_stats->rounds.isEmpty() && m_stats->rounds.size() < 40 && command->size() > 0) {
                             QByteArray &round = m_stats->rounds.last();
                             round += (round.isEmpty() ? "" : " ") + (*command)[0].bytes().toUpper().left(20);
                         }

@@ -141,9 +141,9 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetailsSoon);
     m_goneClock.start();
     m_liveTimer.setInterval(kLiveRefreshMs);
-    connect(&m_liveTimer, &QTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
+    connect(&m_liveTimer, &TickTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
     m_policyTimer.setInterval(kPolicyCheckMs);
-    connect(&m_policyTimer, &QTimer::timeout, this, &KeyBrowser::checkPolicies);
+    connect(&m_policyTimer, &TickTimer::timeout, this, &KeyBrowser::checkPolicies);
     m_flushTimer.setSingleShot(true);
     connect(&m_flushTimer, &QTimer::timeout, this, &KeyBrowser::flush);
 
@@ -160,6 +160,8 @@ void KeyBrowser::setClient(RedisClient *client, const QByteArray &ns, const QByt
         disconnect(m_client, nullptr, this, nullptr);
     }
     m_client = client;
+    m_liveTimer.setClient(client);
+    m_policyTimer.setClient(client);
     m_ns = ns;
     m_separator = separator.isEmpty() ? QByteArray(":") : separator;
     if (m_client) {
@@ -541,9 +543,16 @@ void KeyBrowser::fetchVisibleDetails()
         for (quint32 id : ids)
             keys.push_back(m_model->fullKey(id));
         ++m_detailsInFlight;
-        m_client->request(
-            &m_detailsOwner,
-            [keys = std::move(keys), policies = m_policies, ns = m_ns](Connection &c) { return readKeyDetails(c, keys, *policies, ns); },
+        const size_t batch = at / kDetailsBatch;
+        if (m_detailsMemory.size() <= batch)
+            m_detailsMemory.resize(batch + 1);
+        if (!m_detailsMemory[batch])
+            m_detailsMemory[batch] = RedisClient::newRepeatMemory();
+        m_client->repeat(
+            &m_detailsOwner, m_detailsMemory[batch],
+            [keys = std::move(keys), policies = m_policies, ns = m_ns](Connection &c, const RedisClient::Tick &) {
+                return readKeyDetails(c, keys, *policies, ns);
+            },
             [this, ids, generation, policies = m_policies](const Outcome<std::vector<KeyDetails>> &o) {
                 --m_detailsInFlight;
                 if (generation != m_model->generation())
@@ -647,8 +656,8 @@ void KeyBrowser::checkPolicies()
     if (m_policyCheckInFlight || !m_client || m_client->state() != RedisClient::State::Connected || !m_policies || !isVisible())
         return;
     m_policyCheckInFlight = true;
-    m_client->request(
-        &m_detailsOwner, [ns = MetadataNamespace(m_ns)](Connection &c) { return readChangeMarks(c, ns); },
+    m_client->repeat(
+        &m_detailsOwner, m_changesMemory, [ns = MetadataNamespace(m_ns)](Connection &c, const RedisClient::Tick &) { return readChangeMarks(c, ns); },
         [this](const Outcome<ChangeMarks> &o) {
             m_policyCheckInFlight = false;
             if (!o.ok() || !m_policies)

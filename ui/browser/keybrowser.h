@@ -8,6 +8,7 @@
 #include "admin/policy.h"
 #include "redisclient.h"
 #include "scannednames.h"
+#include "ticktimer.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -173,8 +174,11 @@ private:
     bool m_autoExpanding = false;
     bool m_wasSettled = false;
     QTimer m_detailsTimer;
-    QTimer m_liveTimer;
-    QTimer m_policyTimer;
+    TickTimer m_liveTimer;   // on the client's shared tick
+    TickTimer m_policyTimer; // likewise
+    // What each batch of rows read last time (RedisClient::repeat), by its place in the batches.
+    std::vector<RedisClient::RepeatMemory> m_detailsMemory;
+    RedisClient::RepeatMemory m_changesMemory = RedisClient::newRepeatMemory();
 };
 
 } // namespace ratescope::ui

@@ -274,7 +274,7 @@ KeyTreeModel::DetailsSlot &KeyTreeModel::slotFor(quint32 key)
 std::vector<quint32> KeyTreeModel::claimStale(const std::vector<quint32> &ids, qint64 maxAgeMs)
 {
     std::vector<quint32> stale;
-    const qint64 now = steadyNowMs();
+    const qint64 now = m_clock ? m_clock() : steadyNowMs();
     for (quint32 id : ids) {
         if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
             continue;
@@ -289,7 +289,7 @@ std::vector<quint32> KeyTreeModel::claimStale(const std::vector<quint32> &ids, q
 
 void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDetails> details)
 {
-    const qint64 now = steadyNowMs();
+    const qint64 now = m_clock ? m_clock() : steadyNowMs();
     for (size_t i = 0; i < ids.size() && i < details.size(); ++i) {
         const quint32 id = ids[i];
         if (id >= m_tree.keyIds() || m_tree.isRemoved(id))

@@ -4,6 +4,7 @@
 // the model is reset only when the keyspace is read again.
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "keys/keydetails.h"
@@ -57,6 +58,8 @@ public:
     // Of the given keys, those without details younger than maxAgeMs and not already
     // being read; they are marked as being read.
     std::vector<quint32> claimStale(const std::vector<quint32> &ids, qint64 maxAgeMs);
+    // The clock the details' ages are measured on (milliseconds, steady); tests set their own.
+    void setClock(std::function<qint64()> nowMs) { m_clock = std::move(nowMs); }
     void setDetails(const std::vector<quint32> &ids, std::vector<KeyDetails> details);
     void releaseClaims(const std::vector<quint32> &ids); // the read failed: try again later
     // Keys that no longer exist leave the listing (and groups they leave empty).
@@ -123,6 +126,7 @@ private:
     qint64 m_unlisted = 0;
     std::vector<bool> m_sorted; // by group: children in name order
     quint64 m_generation = 0;
+    std::function<qint64()> m_clock; // empty: the steady clock
 };
 
 } // namespace ratescope::ui

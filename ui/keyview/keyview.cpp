@@ -190,7 +190,8 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
     layout->addWidget(m_status);
     layout->addWidget(m_stack, 1);
 
-    connect(&m_timer, &QTimer::timeout, this, &KeyView::refresh);
+    m_timer.setClient(m_client);
+    connect(&m_timer, &TickTimer::timeout, this, &KeyView::refresh);
     if (m_client)
         connect(m_client, &RedisClient::statusChanged, this, &KeyView::updateTimer);
     if (m_client) {
@@ -307,8 +308,16 @@ void KeyView::refresh()
     ++m_reads;
     // The log view's settings, so that a log is read for it in the same round trips.
     const LogReadRequest logSettings = m_log ? m_log->readSettings() : LogReadRequest{};
-    m_client->request(
-        this, [key = m_key, ns = m_ns, frozen = m_frozenNow, logSettings](Connection &c) { return readKey(c, key, ns, frozen, logSettings); },
+    // On the shared tick with the other views' reads; for the time the round reaches the
+    // server (or the frozen one), so that the state's reads go in that same round.
+    m_client->repeat(
+        this, m_readMemory,
+        [key = m_key, ns = m_ns, frozen = m_frozenNow, logSettings](Connection &c, const RedisClient::Tick &tick) {
+            std::optional<qint64> now = frozen;
+            if (!now && tick.predictedNowUs > 0)
+                now = tick.predictedNowUs;
+            return readKey(c, key, ns, now, logSettings);
+        },
         [this](const Outcome<KeyRead> &o) {
             m_pending = false;
             if (o.ok()) {

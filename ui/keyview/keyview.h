@@ -8,10 +8,10 @@
 #include "base/keytext.h" // displayKey: how the view and its tab name the key
 #include "keyviewqueries.h"
 #include "redisclient.h"
+#include "ticktimer.h"
 
 #include <QJsonObject>
 #include <QPointer>
-#include <QTimer>
 #include <QWidget>
 
 #include <optional>
@@ -118,7 +118,8 @@ private:
     QLabel *m_message;
     LogView *m_log = nullptr;
     ShardChart *m_shardChart = nullptr;
-    QTimer m_timer;
+    TickTimer m_timer; // on the client's shared tick
+    RedisClient::RepeatMemory m_readMemory = RedisClient::newRepeatMemory();
 };
 
 } // namespace ratescope::ui

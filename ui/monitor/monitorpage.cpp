@@ -247,7 +247,7 @@ MonitorPage::MonitorPage(QWidget *parent)
         if (!path.isEmpty() && !exportCsv(path, &error))
             m_status->setText(error);
     });
-    connect(&m_timer, &QTimer::timeout, this, &MonitorPage::tick);
+    connect(&m_timer, &TickTimer::timeout, this, &MonitorPage::tick);
 
     applyTheme();
     redraw();
@@ -291,6 +291,7 @@ void MonitorPage::setClient(RedisClient *client, const QByteArray &ns)
         p->needsClassify = true; // another server, or the same after a while: limits may differ
     }
     m_client = client;
+    m_timer.setClient(client);
     m_ns = ns;
     if (!client) {
         m_timer.stop();
@@ -620,8 +621,9 @@ void MonitorPage::tick()
     m_inFlight = true;
     ++m_ticksSent;
     const qint64 sentUs = localUs;
-    m_client->request(
-        m_requests, [targets = std::move(targets), now](Connection &c) { return readMonitorRound(c, targets, now); },
+    m_client->repeat(
+        m_requests, m_roundMemory,
+        [targets = std::move(targets), now](Connection &c, const RedisClient::Tick &) { return readMonitorRound(c, targets, now); },
         [this, ids, sentUs](const Outcome<MonitorRound> &o) {
             m_inFlight = false;
             if (!o.ok()) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "redisclient.h"
+#include "ticktimer.h"
 
 #include <QPointer>
 #include <QTimer>
@@ -139,7 +140,8 @@ private:
     qint64 m_ticksSkipped = 0;
     qint64 m_roundTrips = 0;
     std::vector<qint64> m_recentSkips; // local ms of skipped ticks in the last minute
-    QTimer m_timer;
+    TickTimer m_timer; // on the client's shared tick
+    RedisClient::RepeatMemory m_roundMemory = RedisClient::newRepeatMemory();
 
     QComboBox *m_intervalBox;
     QComboBox *m_spanBox;

@@ -2,6 +2,7 @@
 
 #include "redis/connection.h"
 #include "connectionworker.h"
+#include "ticktimer.h"
 #include "base/errors.h"
 
 #include <QCoreApplication>
@@ -20,6 +21,11 @@ struct RedisClient::Link {
     std::atomic<bool> online{true}; // the worker's view: false after a connection error
     QMutex mutex;
     RedisClient *client = nullptr; // under mutex: cleared when the client goes away
+    // The worker's alone: the server's clock as the last repeats' round read it (TIME), and
+    // when that round started on the worker's steady clock.
+    qint64 serverUs = 0;
+    qint64 serverUsAtNs = 0;
+    QElapsedTimer steady;
 };
 
 bool RedisClient::runnable(const Link &link, const Token &token)
@@ -75,10 +81,11 @@ RedisClient::Status RedisClient::probe(Connection &c)
         s.roundTripMs = double(t.nsecsElapsed()) / 1e6 / std::max(answered, 1);
         return withInfo(c, s);
     }
-    // One server: the PING and what ServerInfo reads in one round trip, which is timed.
+    // One server: the PING and what ServerInfo reads in one round trip, which is timed (the
+    // round of the request they went along with, when they did: RedisClient::repeat).
     const std::vector<Command> ahead = ServerInfo::reads();
     c.prefetch(ahead);
-    s.roundTripMs = double(t.nsecsElapsed()) / 1e6;
+    s.roundTripMs = double(c.lastRoundNs()) / 1e6;
     const auto forget = qScopeGuard([&] { c.forget(ahead); });
     return withInfo(c, s);
 }
@@ -117,8 +124,14 @@ RedisClient::RedisClient(ConnectionOptions options, QObject *parent)
     m_worker = worker;
     m_thread->start();
 
-    m_heartbeat.setInterval(kHeartbeatMs);
-    connect(&m_heartbeat, &QTimer::timeout, this, &RedisClient::heartbeat);
+    m_link->steady.start();
+    m_tickTimer.setInterval(kTickMs);
+    connect(&m_tickTimer, &QTimer::timeout, this, &RedisClient::tick);
+    m_tickTimer.start();
+    m_heartbeat = new TickTimer(this);
+    m_heartbeat->setClient(this);
+    m_heartbeat->setInterval(kHeartbeatMs);
+    connect(m_heartbeat, &TickTimer::timeout, this, &RedisClient::heartbeat);
     m_retry.setSingleShot(true);
     connect(&m_retry, &QTimer::timeout, this, &RedisClient::attempt);
 }
@@ -148,7 +161,8 @@ RedisClient::~RedisClient()
 void RedisClient::retire()
 {
     m_link->closing.store(true);
-    m_heartbeat.stop();
+    m_heartbeat->stop();
+    m_tickTimer.stop();
     m_retry.stop();
     QObject::disconnect(this, nullptr, nullptr, nullptr);
     // Still destroyed (and waited for) at exit if the worker is slow to finish.
@@ -313,13 +327,101 @@ void RedisClient::heartbeat()
     if (m_heartbeatPending || m_state != State::Connected)
         return;
     m_heartbeatPending = true;
-    request(this, &RedisClient::probe, [this](const Outcome<Status> &o) {
+    repeat(this, m_heartbeatMemory, [](Connection &c, const Tick &) { return probe(c); }, [this](const Outcome<Status> &o) {
         m_heartbeatPending = false;
         if (o.ok()) {
             m_status = o.value();
             emit statusChanged();
         }
     });
+}
+
+void RedisClient::setManualTicks(bool manual)
+{
+    if (manual)
+        m_tickTimer.stop();
+    else if (!m_link->closing.load())
+        m_tickTimer.start();
+}
+
+void RedisClient::tickNow()
+{
+    tick();
+}
+
+void RedisClient::tick()
+{
+    emit ticked(++m_ticks);
+}
+
+void RedisClient::scheduleRepeats()
+{
+    if (m_repeatsScheduled)
+        return;
+    m_repeatsScheduled = true;
+    // Once this turn of the event loop is over: every view the tick made due has asked by then.
+    QMetaObject::invokeMethod(this, &RedisClient::postRepeats, Qt::QueuedConnection);
+}
+
+void RedisClient::postRepeats()
+{
+    m_repeatsScheduled = false;
+    if (m_repeats.empty())
+        return;
+    auto repeats = std::make_shared<std::vector<Repeat>>(std::exchange(m_repeats, {}));
+    static const char turn = 0; // the job's owner key: its repeats' owners keep their order in the interactive lane
+    enqueue([link = m_link, repeats](Connection &c) { runRepeats(c, *link, *repeats); }, Lane::Interactive, &turn);
+}
+
+namespace {
+
+std::optional<qint64> timeReplyUs(const std::optional<Reply> &r)
+{
+    if (!r || !r->isArray() || r->elements().size() != 2)
+        return std::nullopt;
+    bool secondsOk = false;
+    bool microsOk = false;
+    const qint64 seconds = r->elements()[0].bytes().toLongLong(&secondsOk);
+    const qint64 micros = r->elements()[1].bytes().toLongLong(&microsOk);
+    if (!secondsOk || !microsOk)
+        return std::nullopt;
+    return seconds * 1000000 + micros;
+}
+
+} // namespace
+
+void RedisClient::runRepeats(Connection &c, Link &link, std::vector<Repeat> &repeats)
+{
+    const qint64 startedNs = link.steady.nsecsElapsed();
+    Tick tick;
+    if (link.serverUs > 0)
+        tick.predictedNowUs = link.serverUs + (startedNs - link.serverUsAtNs) / 1000;
+    // What each will read, rehearsed on its last replies, and the clock for the next turn: one
+    // read-along, sent with the first request any of them makes.
+    std::vector<Command> along;
+    if (online(link) && !link.closing.load()) {
+        for (Repeat &r : repeats)
+            if (runnable(link, r.token)) {
+                const std::vector<Command> plan = c.rehearse([&] { r.rehearse(c, tick); }, r.memory->last);
+                along.insert(along.end(), plan.begin(), plan.end());
+            }
+        along.push_back({"TIME"});
+        c.readAlong(along);
+    }
+    for (Repeat &r : repeats) {
+        if (!runnable(link, r.token))
+            continue;
+        Connection::Transcript transcript;
+        c.setTranscript(&transcript);
+        r.run(c, tick);
+        c.setTranscript(nullptr);
+        r.memory->last = std::move(transcript);
+    }
+    if (const auto serverUs = timeReplyUs(c.takePrefetched({"TIME"}))) {
+        link.serverUs = *serverUs;
+        link.serverUsAtNs = startedNs;
+    }
+    c.forget(along); // what nobody asked: nothing read now answers a later read
 }
 
 void RedisClient::noteFailure(const Failure &failure)
@@ -341,9 +443,9 @@ void RedisClient::setState(State state)
 {
     if (state == State::Connected) {
         m_hasConnected = true;
-        m_heartbeat.start();
+        m_heartbeat->start();
     } else {
-        m_heartbeat.stop();
+        m_heartbeat->stop();
     }
     if (m_state == state)
         return;

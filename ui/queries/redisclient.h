@@ -1,13 +1,15 @@
 // The console's handle on one Redis connection. Requests run on the connection's worker
 // thread and answer on the GUI thread, each tied to an owner object: when the owner is
 // destroyed (or cancels), its queued work is skipped and late answers are dropped. Long walks
-// (SCAN) run in a background lane that yields to the short reads views wait for. A
-// heartbeat (PING every 2 s) measures the round trip and notices a lost connection, which is
-// reopened with backoff.
+// (SCAN) run in a background lane that yields to the short reads views wait for. Views that
+// refresh by themselves do it on one shared tick (TickTimer) with repeat(): what every view
+// due at a tick reads goes in one round. A heartbeat (PING and INFO every 2 s, on the same
+// tick) measures the round trip and notices a lost connection, which is reopened with backoff.
 #pragma once
 
 #include "redis/connectionoptions.h"
 #include "outcome.h"
+#include "redis/resp.h"
 #include "redis/serverinfo.h"
 
 #include <QDeadlineTimer>
@@ -20,6 +22,8 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 class QThread;
 
@@ -30,6 +34,7 @@ class Connection;
 namespace ratescope::ui {
 
 class ConnectionWorker;
+class TickTimer;
 
 class RedisClient : public QObject {
     Q_OBJECT
@@ -120,6 +125,37 @@ public:
         request(owner, Lane::Interactive, std::move(work), std::move(done));
     }
     template <typename Work, typename Done> void request(QObject *owner, Lane lane, Work work, Done done);
+    // The shared tick, every kTickMs: TickTimers fire on it, so that views whose periods meet
+    // read at the same moment, and repeat() sends what they read in one round.
+    static constexpr int kTickMs = 100;
+    qint64 ticks() const { return m_ticks; }
+    // Tests: the tick stops running by itself; tickNow() is the only one (an explicit clock).
+    void setManualTicks(bool manual);
+    void tickNow();
+
+    // Given to a repeated read's work, on the worker.
+    struct Tick {
+        // The server's clock when this round reaches it, from the rounds before (0 until one
+        // has been read): a view reads its state for this time, so that what it will ask is
+        // known before it asks (a script's arguments hold the time).
+        qint64 predictedNowUs = 0;
+    };
+    // What one repeated read (a view's refresh) remembers between its runs, on the worker: what
+    // it asked last time and the replies. One per read; the view keeps it.
+    struct Repeated {
+        std::vector<std::pair<Command, Reply>> last;
+    };
+    using RepeatMemory = std::shared_ptr<Repeated>;
+    static RepeatMemory newRepeatMemory() { return std::make_shared<Repeated>(); }
+    // A read a view repeats: as request(), but every repeat() made in one turn of the event
+    // loop (a tick: every view due then) runs in one job whose first round carries what each
+    // will read. What a read asks is learnt by rehearsing it on its last replies
+    // (Connection::rehearse): while what it reads has not changed, each costs no round of its
+    // own, and a read whose later rounds depend only on its first (a key view given
+    // Tick::predictedNowUs) costs none beyond that shared round either.
+    // work(Connection &, const Tick &) -> T; done(const Outcome<T> &).
+    template <typename Work, typename Done> void repeat(QObject *owner, const RepeatMemory &memory, Work work, Done done);
+
     // Interactive requests are queued and waiting for the worker.
     bool interactiveWaiting() const;
     // The same question for background work to ask from the worker, while it runs there
@@ -129,6 +165,7 @@ public:
     void cancel(QObject *owner);
 
 signals:
+    void ticked(qint64 tick);
     void stateChanged(ratescope::ui::RedisClient::State state);
     void statusChanged();
     void readOnlyChanged(bool readOnly);
@@ -137,6 +174,22 @@ private:
     using Token = std::shared_ptr<std::atomic<bool>>; // true: cancelled
     // What the worker's jobs share with this object: they hold it, never the object itself.
     struct Link;
+
+    // One repeat() waiting for its turn's job.
+    struct Repeat {
+        Token token;
+        RepeatMemory memory;
+        std::function<void(Connection &, const Tick &)> rehearse; // runs the work, its result dropped
+        std::function<void(Connection &, const Tick &)> run;      // runs the work and answers
+    };
+    // On the worker: runs work(c) and posts done(outcome) to this object, unless the owner went.
+    template <typename T, typename Fn, typename Done>
+    void answer(const std::shared_ptr<Link> &link, const Token &token, QPointer<QObject> guard, Fn &&work, Done done);
+    void scheduleRepeats(); // posts this turn's repeats once the turn is over
+    void postRepeats();
+    // On the worker: one turn's repeats, rehearsed, sent ahead together, then run.
+    static void runRepeats(Connection &c, Link &link, std::vector<Repeat> &repeats);
+    void tick();
 
     Token tokenFor(QObject *owner);
     // ownerKey: the owner's token, which keeps its requests in order across the lanes.
@@ -169,10 +222,40 @@ private:
     bool m_heartbeatPending = false;
     bool m_attemptPending = false;
     int m_failedAttempts = 0;
-    QTimer m_heartbeat;
+    TickTimer *m_heartbeat = nullptr;
+    QTimer m_tickTimer;
+    qint64 m_ticks = 0;
+    std::vector<Repeat> m_repeats; // made in this turn of the event loop
+    bool m_repeatsScheduled = false;
+    RepeatMemory m_heartbeatMemory = newRepeatMemory();
     QTimer m_retry;
     QDeadlineTimer m_retryAt;
 };
+
+template <typename T, typename Fn, typename Done>
+void RedisClient::answer(const std::shared_ptr<Link> &link, const Token &token, QPointer<QObject> guard, Fn &&work, Done done)
+{
+    // On the worker: `this` only inside the answer, which runs while this object exists.
+    std::optional<Outcome<T>> outcome;
+    if (!online(*link)) {
+        outcome.emplace(Failure{Failure::Kind::Connection, QStringLiteral("not connected (waiting to reconnect)")});
+    } else {
+        try {
+            outcome.emplace(work());
+        } catch (...) {
+            outcome.emplace(Failure::from(std::current_exception()));
+            if (outcome->failure().isConnectionLoss())
+                setOnline(*link, false);
+        }
+    }
+    // The guard is read on the GUI thread only, where owners live and die.
+    deliver(link, [this, token, guard, done = std::move(done), o = std::move(*outcome)]() {
+        if (!o.ok())
+            noteFailure(o.failure());
+        if (guard && !token->load())
+            done(o);
+    });
+}
 
 template <typename Work, typename Done> void RedisClient::request(QObject *owner, Lane lane, Work work, Done done)
 {
@@ -182,30 +265,28 @@ template <typename Work, typename Done> void RedisClient::request(QObject *owner
     const void *ownerKey = token.get();
     enqueue(
         [this, link = m_link, token, guard, work = std::move(work), done = std::move(done)](Connection &c) mutable {
-            // On the worker: `this` only inside the answer, which runs while this object exists.
             if (!runnable(*link, token))
                 return; // the owner is gone or has cancelled: skip the work
-            std::optional<Outcome<T>> outcome;
-            if (!online(*link)) {
-                outcome.emplace(Failure{Failure::Kind::Connection, QStringLiteral("not connected (waiting to reconnect)")});
-            } else {
-                try {
-                    outcome.emplace(work(c));
-                } catch (...) {
-                    outcome.emplace(Failure::from(std::current_exception()));
-                    if (outcome->failure().isConnectionLoss())
-                        setOnline(*link, false);
-                }
-            }
-            // The guard is read on the GUI thread only, where owners live and die.
-            deliver(link, [this, token, guard, done, o = std::move(*outcome)]() {
-                if (!o.ok())
-                    noteFailure(o.failure());
-                if (guard && !token->load())
-                    done(o);
-            });
+            answer<T>(link, token, guard, [&] { return work(c); }, std::move(done));
         },
         lane, ownerKey);
+}
+
+template <typename Work, typename Done> void RedisClient::repeat(QObject *owner, const RepeatMemory &memory, Work work, Done done)
+{
+    using T = std::decay_t<std::invoke_result_t<Work &, Connection &, const Tick &>>;
+    Token token = tokenFor(owner);
+    QPointer<QObject> guard(owner);
+    auto shared = std::make_shared<Work>(std::move(work));
+    Repeat r;
+    r.token = token;
+    r.memory = memory ? memory : newRepeatMemory();
+    r.rehearse = [shared](Connection &c, const Tick &t) { (void)(*shared)(c, t); };
+    r.run = [this, link = m_link, token, guard, shared, done = std::move(done)](Connection &c, const Tick &t) mutable {
+        answer<T>(link, token, guard, [&] { return (*shared)(c, t); }, std::move(done));
+    };
+    m_repeats.push_back(std::move(r));
+    scheduleRepeats();
 }
 
 } // namespace ratescope::ui
