@@ -150,7 +150,7 @@ void AuditDetails::showEntry(const AuditEntry &e)
         m_changes->setItem(r, 0, new QTableWidgetItem(c.field));
         for (const auto &[column, text] : {std::pair{1, c.before}, std::pair{2, c.after}}) {
             auto *item = new QTableWidgetItem(text.isEmpty() ? absent : text);
-            item->setToolTip(text); // the whole value, where the cell elides it
+            item->setToolTip(plainToolTip(text)); // the whole value, where the cell elides it
             m_changes->setItem(r, column, item);
         }
     }
