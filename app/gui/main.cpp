@@ -8,12 +8,14 @@
 #include "base/duration.h"
 #include "base/errors.h"
 #include "base/keytext.h"
+#include "burstpage.h"
 #include "hotpage.h"
 #include "keybrowser.h"
 #include "mainwindow.h"
 #include "monitorpage.h"
 #include "passwordvault.h"
 #include "profilestore.h"
+#include "resetdialog.h"
 #include "whatifpage.h"
 
 #include <QApplication>
@@ -21,6 +23,8 @@
 #include <QDir>
 #include <QFile>
 #include <QIcon>
+#include <QPainter>
+#include <QProcess>
 #include <QRegularExpression>
 #include <QSize>
 #include <QTimer>
@@ -57,6 +61,80 @@ bool haveDisplay()
            !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
+// --burst's words, as `ratescope-cli burst` takes them: KEY and the options the Burst tab has.
+// Values go into the tab's fields as typed, where they are checked as typed ones are.
+std::optional<BurstPage::Prefill> parseBurst(const QString &text, QString &error)
+{
+    const QStringList words = QProcess::splitCommand(text);
+    QCommandLineParser p;
+    p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    const QStringList valued{QStringLiteral("algo"),     QStringLiteral("limit"), QStringLiteral("window"),
+                             QStringLiteral("cost"),     QStringLiteral("requests"), QStringLiteral("duration"),
+                             QStringLiteral("rate"),     QStringLiteral("connections"), QStringLiteral("pipeline")};
+    for (const QString &name : valued)
+        p.addOption(QCommandLineOption(name, QString(), QStringLiteral("V")));
+    if (!p.parse(QStringList{QStringLiteral("burst")} + words)) {
+        error = p.errorText();
+        return std::nullopt;
+    }
+    if (p.positionalArguments().size() != 1) {
+        error = QStringLiteral("give one KEY, then options (e.g. 'test:api --requests 20000 --connections 8')");
+        return std::nullopt;
+    }
+    BurstPage::Prefill f;
+    f.key = p.positionalArguments().first().toLocal8Bit();
+    if (p.isSet(QStringLiteral("algo"))) {
+        try {
+            f.algorithm = parseAlgorithm(p.value(QStringLiteral("algo")));
+        } catch (const Error &e) {
+            error = e.message();
+            return std::nullopt;
+        }
+    } else if (p.isSet(QStringLiteral("limit")) || p.isSet(QStringLiteral("window"))) {
+        error = QStringLiteral("--limit and --window go with --algo (without them, the limits in force at the key)");
+        return std::nullopt;
+    }
+    f.limit = p.value(QStringLiteral("limit"));
+    f.window = p.value(QStringLiteral("window"));
+    f.cost = p.value(QStringLiteral("cost"));
+    f.requests = p.value(QStringLiteral("requests"));
+    f.duration = p.value(QStringLiteral("duration"));
+    f.rate = p.value(QStringLiteral("rate"));
+    if (f.requests.isEmpty() && f.duration.isEmpty())
+        f.requests = QStringLiteral("1000"); // the tab's own default
+    for (const auto &[name, field, most] : {std::tuple{QStringLiteral("connections"), &f.connections, BurstConfig::kMaxConnections},
+                                            std::tuple{QStringLiteral("pipeline"), &f.pipeline, BurstConfig::kMaxPipeline}}) {
+        if (!p.isSet(name))
+            continue;
+        bool ok = false;
+        *field = p.value(name).toInt(&ok);
+        if (!ok || *field < 1 || *field > most) {
+            error = QStringLiteral("--%1 must be a whole number from 1 to %2").arg(name).arg(most);
+            return std::nullopt;
+        }
+    }
+    return f;
+}
+
+// The window as grabbed, with the dialogs open over it drawn where a desktop centres them.
+QPixmap grabWithDialogs(QWidget &window)
+{
+    QPixmap shot = window.grab();
+    QPainter painter(&shot);
+    for (QDialog *dialog : window.findChildren<QDialog *>()) {
+        if (!dialog->isVisible() || !dialog->isWindow())
+            continue;
+        const QPixmap d = dialog->grab();
+        const QPoint at((shot.width() / shot.devicePixelRatio() - dialog->width()) / 2,
+                        (shot.height() / shot.devicePixelRatio() - dialog->height()) / 2);
+        painter.fillRect(QRect(at, dialog->size()).translated(3, 3), QColor(0, 0, 0, 60)); // its shadow
+        painter.drawPixmap(at, d);
+        painter.setPen(dialog->palette().color(QPalette::Dark));
+        painter.drawRect(QRect(at, dialog->size()).adjusted(0, 0, -1, -1));
+    }
+    return shot;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -76,7 +154,8 @@ int main(int argc, char **argv)
     const QCommandLineOption readOnly(QStringLiteral("read-only"),
                                       QStringLiteral("Refuse every change (reset, override, burst) for the whole session."));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                        QStringLiteral("Render the main window once its data has loaded, save it as FILE (PNG) and exit."),
+                                        QStringLiteral("Render the main window (and a dialog open over it) once its data has "
+                                                       "loaded, save it as FILE (PNG) and exit."),
                                         QStringLiteral("FILE"));
     const QCommandLineOption openKey(QStringLiteral("open-key"),
                                      QStringLiteral("Open KEY in a tab of its own once connected (repeatable)."), QStringLiteral("KEY"));
@@ -95,6 +174,20 @@ int main(int argc, char **argv)
                                         QStringLiteral("Open policy NAME in the Policies tab's editor once connected, and show "
                                                        "that tab unless --tab names another."),
                                         QStringLiteral("NAME"));
+    const QCommandLineOption burst(QStringLiteral("burst"),
+                                   QStringLiteral("Fire a test burst once connected and show the Burst tab with its results: ARGS "
+                                                  "as ratescope-cli burst takes them, KEY first ('test:api --requests 20000 "
+                                                  "--connections 8 --pipeline 16'; --algo, --limit and --window, else the limits "
+                                                  "in force at KEY). A KEY that exists is asked about first, as Start does."),
+                                   QStringLiteral("ARGS"));
+    const QCommandLineOption boundaryTest(QStringLiteral("boundary-test"),
+                                          QStringLiteral("Run the Burst tab's boundary test once connected (fixed window against "
+                                                         "sliding log, 100 per 1 s, on scratch keys) and show its result."));
+    const QCommandLineOption reset(QStringLiteral("reset"),
+                                   QStringLiteral("Open the reset dialog on the keys matching PATTERN once connected (a SCAN "
+                                                  "MATCH glob, as a group's Reset does): its preview; nothing is deleted unless "
+                                                  "the dialog is confirmed."),
+                                   QStringLiteral("PATTERN"));
     const QCommandLineOption screenshotAfter(QStringLiteral("screenshot-after"),
                                              QStringLiteral("With --screenshot: keep running this long after the data has loaded "
                                                             "(e.g. 60s, so the monitor has a minute of history), then render."),
@@ -122,8 +215,9 @@ int main(int argc, char **argv)
     // The man page: the frame's prose with these very options (packaging/Packaging.cmake).
     QCommandLineOption helpMan(QStringLiteral("help-man"), QStringLiteral("Print the man page (troff)."));
     helpMan.setFlags(QCommandLineOption::HiddenFromHelp);
-    QList<QCommandLineOption> options{url,        profile,    demo,            readOnly,        openKey,  pin,      tab,  lookup, editPolicy,
-                                      screenshot, screenshotAfter, windowSize, monitorInterval, hotEvery, eventLog, help, version};
+    QList<QCommandLineOption> options{url,        profile,         demo,       readOnly,        openKey,  pin,      tab,  lookup,
+                                      editPolicy, burst,           boundaryTest, reset,         screenshot, screenshotAfter,
+                                      windowSize, monitorInterval, hotEvery,   eventLog,        help,     version};
     options.append(helpMan); // hidden: neither in --help nor in the page
     parser.addOptions(options);
     if (!parser.parse(arguments(argc, argv))) {
@@ -215,6 +309,26 @@ int main(int argc, char **argv)
         }
         hotUs = us;
     }
+    std::optional<BurstPage::Prefill> burstPrefill;
+    if (parser.isSet(burst) && parser.isSet(boundaryTest)) {
+        print(stderr, QStringLiteral("ratescope: --burst and --boundary-test both run on the Burst tab: give one of them\n"));
+        return kExitUsage;
+    }
+    if (parser.isSet(burst)) {
+        QString why;
+        burstPrefill = parseBurst(parser.value(burst), why);
+        if (!burstPrefill) {
+            print(stderr, QStringLiteral("ratescope: --burst: %1\n").arg(escapeControls(why)));
+            return kExitUsage;
+        }
+    } else if (parser.isSet(boundaryTest)) {
+        burstPrefill = BurstPage::Prefill{};
+        burstPrefill->boundary = true;
+    }
+    if (parser.isSet(reset) && parser.value(reset).isEmpty()) {
+        print(stderr, QStringLiteral("ratescope: --reset needs a pattern (api:trial:*)\n"));
+        return kExitUsage;
+    }
     std::optional<ConnectionOptions> urlOptions;
     if (parser.isSet(url)) {
         try {
@@ -291,6 +405,8 @@ int main(int argc, char **argv)
     startup.tab = parser.value(tab);
     startup.lookup = parser.value(lookup);
     startup.editPolicy = parser.value(editPolicy);
+    startup.burst = burstPrefill;
+    startup.resetPattern = parser.value(reset).toLocal8Bit();
     window.setStartupView(startup);
     if (session) {
         window.addSessionProfile(session->profile(), session->options());
@@ -314,7 +430,7 @@ int main(int argc, char **argv)
     if (parser.isSet(screenshot)) {
         const QString file = parser.value(screenshot);
         auto save = [&window, file](bool complete) {
-            const QPixmap shot = window.grab();
+            const QPixmap shot = grabWithDialogs(window);
             if (!shot.save(file, "PNG")) {
                 print(stderr, QStringLiteral("ratescope: cannot write %1\n").arg(file));
                 QApplication::exit(1);

@@ -66,7 +66,7 @@ _ratescope()
         COMPREPLY=($(compgen -W "$(timeout 2 "$cli" --url "$url" keys --json --max 50 --match "$glob*" 2>/dev/null |
             sed -n 's/^.*"key":"\([^"\\]*\)".*$/\1/p')" -- "$cur"))
         ;;
-    --screenshot-after | --window-size | --lookup | --edit-policy | --hot-every) ;;
+    --screenshot-after | --window-size | --lookup | --edit-policy | --hot-every | --burst | --reset) ;;
     *)
         if [[ $cur == -* ]]; then
             # Qt's help: "  -h, --help   Show ..." and "  --url <URL>   Connect ...".

@@ -263,6 +263,22 @@ void TestDemo::eventLogAndPacingOptions()
     std::tie(code, err) = refused({QStringLiteral("--event-log"), m_dir.filePath(QStringLiteral("missing/events.log"))});
     QCOMPARE(code, 2);
     QVERIFY2(err.contains(QStringLiteral("--event-log: cannot open")), qPrintable(err));
+    // --burst takes the CLI's words: one key, known options, an algorithm it knows.
+    std::tie(code, err) = refused({QStringLiteral("--burst"), QStringLiteral("test:api --algo leaky --limit 5 --window 1s")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QStringLiteral("--burst: ")), qPrintable(err));
+    std::tie(code, err) = refused({QStringLiteral("--burst"), QStringLiteral("a b")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QStringLiteral("--burst: give one KEY")), qPrintable(err));
+    std::tie(code, err) = refused({QStringLiteral("--burst"), QStringLiteral("test:api --limit 5")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QStringLiteral("--limit and --window go with --algo")), qPrintable(err));
+    std::tie(code, err) = refused({QStringLiteral("--burst"), QStringLiteral("test:api --connections 0")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QStringLiteral("--connections must be a whole number from 1 to")), qPrintable(err));
+    std::tie(code, err) = refused({QStringLiteral("--burst"), QStringLiteral("test:api"), QStringLiteral("--boundary-test")});
+    QCOMPARE(code, 2);
+    QVERIFY2(err.contains(QStringLiteral("give one of them")), qPrintable(err));
 }
 
 void TestDemo::sigtermStopsTheServer()

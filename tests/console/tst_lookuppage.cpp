@@ -297,7 +297,7 @@ void TestLookupPage::sameRowsAsTheCli()
 
 void TestLookupPage::resetFromThePageIsPreviewedAuditedAndShown()
 {
-    auto window = openWindow({{}, {}, {}, QStringLiteral("acme"), {}});
+    auto window = openWindow({{}, {}, {}, QStringLiteral("acme"), {}, {}, {}});
     QVERIFY(window);
     LookupPage *page = window->lookup();
     QCOMPARE(window->tabs()->currentWidget(), page);

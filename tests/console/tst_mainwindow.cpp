@@ -84,6 +84,7 @@ private slots:
     void noAuthAsksForThePassword();
     void savedProfileRemembersLoginAndOperator();
     void menusListEveryShortcutOnce();
+    void startupBurstBoundaryAndResetSettleShown();
 
 private:
     std::unique_ptr<MainWindow> openWindow(const MainWindow::StartupView &view);
@@ -397,7 +398,7 @@ void TestMainWindow::lostConnectionIsShownAsLost()
 // The usual keys work wherever the focus is: the tree, a key view, the filter.
 void TestMainWindow::keyboardFromAnywhere()
 {
-    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}, {}});
+    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}, {}, {}, {}});
     QVERIFY(window);
     QVERIFY(QTest::qWaitForWindowExposed(window.get()));
     QTabWidget *tabs = window->tabs();
@@ -589,7 +590,7 @@ QStringList cutWidgets(QWidget *page, int minColumn)
 // nothing narrower than it needs, no column cut to a sliver.
 void TestMainWindow::everyTabFitsAtADesk()
 {
-    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}, {}});
+    auto window = openWindow({{"app:log:alice", "app:gcra:bob"}, {}, QStringLiteral("overview"), {}, {}, {}, {}});
     QVERIFY(window);
     const int em = window->fontMetrics().horizontalAdvance(QLatin1Char('m'));
     QStringList problems;
@@ -608,9 +609,6 @@ void TestMainWindow::everyTabFitsAtADesk()
     }
     QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
 }
-
-QTEST_MAIN(TestMainWindow)
-#include "tst_mainwindow.moc"
 
 namespace {
 
@@ -637,7 +635,7 @@ void TestMainWindow::noAuthAsksForThePassword()
     const ConnectionOptions options = guarded.options(); // no password
     const ConnectionProfile profile = ConnectionProfile::fromOptions(options, options.toUrl());
     window.addSessionProfile(profile, options);
-    window.setStartupView({{}, {}, QStringLiteral("policies"), {}, {}});
+    window.setStartupView({{}, {}, QStringLiteral("policies"), {}, {}, {}, {}});
     window.show();
     window.connectProfile(profile.name);
 
@@ -815,3 +813,72 @@ void TestMainWindow::menusListEveryShortcutOnce()
     }
     help->close();
 }
+
+// --burst, --boundary-test and --reset: the run ends (or is refused, saying why) before the
+// window settles, and the reset dialog shows its preview, nothing deleted.
+void TestMainWindow::startupBurstBoundaryAndResetSettleShown()
+{
+    Connection c(m_server->options());
+    c.command({"DEL", "app:burst:startup"});
+    Limiter limiter(c);
+    for (const QByteArray &key : {QByteArray("app:log:reset1"), QByteArray("app:log:reset2")})
+        limiter.check(key, {Algorithm::SlidingLog, 10, kWindowUs, 1});
+    {
+        MainWindow::StartupView view;
+        BurstPage::Prefill burst;
+        burst.key = "app:burst:startup";
+        burst.algorithm = Algorithm::SlidingLog;
+        burst.limit = QStringLiteral("50");
+        burst.window = QStringLiteral("1h");
+        burst.requests = QStringLiteral("200");
+        burst.connections = 2;
+        burst.pipeline = 4;
+        view.burst = burst;
+        view.resetPattern = "app:log:reset*";
+        const auto window = openWindow(view);
+        QVERIFY(window);
+        QCOMPARE(window->tabs()->currentWidget(), window->burst());
+        QVERIFY(!window->burst()->isBusy());
+        QVERIFY(window->burst()->lastSummary());
+        QCOMPARE(window->burst()->lastSummary()->sent, 200);
+        QCOMPARE(window->burst()->lastSummary()->allowed, 50);
+        ResetDialog *reset = nullptr;
+        for (ResetDialog *d : window->findChildren<ResetDialog *>())
+            if (d->isVisible())
+                reset = d;
+        QVERIFY(reset);
+        QCOMPARE(reset->stage(), ResetDialog::Stage::Preview);
+        QCOMPARE(reset->previewedKeys(), (QList<QByteArray>{"app:log:reset1", "app:log:reset2"}));
+        reset->reject();
+        QCOMPARE(c.command({"EXISTS", "app:log:reset1", "app:log:reset2"}).integer(), 2);
+    }
+    {
+        // A field the form refuses: not started, the reason in the status line, and settled.
+        MainWindow::StartupView view;
+        BurstPage::Prefill burst;
+        burst.key = "app:burst:startup";
+        burst.algorithm = Algorithm::SlidingLog;
+        burst.limit = QStringLiteral("many");
+        burst.window = QStringLiteral("1h");
+        burst.requests = QStringLiteral("10");
+        view.burst = burst;
+        const auto window = openWindow(view);
+        QVERIFY(window);
+        QVERIFY(!window->burst()->lastSummary());
+        QVERIFY2(window->burst()->statusText().startsWith(QStringLiteral("Not started:")), qPrintable(window->burst()->statusText()));
+    }
+    {
+        MainWindow::StartupView view;
+        BurstPage::Prefill boundary;
+        boundary.boundary = true;
+        view.burst = boundary;
+        const auto window = openWindow(view);
+        QVERIFY(window);
+        QCOMPARE(window->burst()->mode(), BurstPage::Mode::Boundary);
+        QCOMPARE(window->burst()->lastBoundary().size(), size_t(2));
+    }
+    c.command({"DEL", "app:burst:startup", "app:log:reset1", "app:log:reset2"});
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -73,8 +73,10 @@ AuditDetails::AuditDetails(QWidget *parent)
     m_changes->setWordWrap(false);
     m_changes->setAlternatingRowColors(true);
     const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    m_changes->horizontalHeader()->resizeSection(0, 10 * em);
-    m_changes->horizontalHeader()->resizeSection(1, 12 * em);
+    m_changes->horizontalHeader()->resizeSection(0, 7 * em);
+    // Before and after share what the field's name leaves, so that neither is pushed out of view.
+    m_changes->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_changes->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
 
     m_before = jsonView(this);
     m_after = jsonView(this);
@@ -146,8 +148,11 @@ void AuditDetails::showEntry(const AuditEntry &e)
     for (int r = 0; r < int(changes.size()); ++r) {
         const FieldChange &c = changes[size_t(r)];
         m_changes->setItem(r, 0, new QTableWidgetItem(c.field));
-        m_changes->setItem(r, 1, new QTableWidgetItem(c.before.isEmpty() ? absent : c.before));
-        m_changes->setItem(r, 2, new QTableWidgetItem(c.after.isEmpty() ? absent : c.after));
+        for (const auto &[column, text] : {std::pair{1, c.before}, std::pair{2, c.after}}) {
+            auto *item = new QTableWidgetItem(text.isEmpty() ? absent : text);
+            item->setToolTip(plainToolTip(text)); // the whole value, where the cell elides it
+            m_changes->setItem(r, column, item);
+        }
     }
     m_changesTitle->setText(changes.empty() ? QStringLiteral("<b>Changed fields</b> (none)")
                                             : QStringLiteral("<b>Changed fields</b> (%1)").arg(changes.size()));

@@ -345,11 +345,31 @@ void AuditPage::load()
              const bool first = !m_loaded;
              m_loaded = true;
              updateStatus();
+             if (first && m_filtered->rowCount() > 0) {
+                 fitColumns();
+                 // The newest entry's details in the pane, rather than an empty pane.
+                 if (!m_view->selectionModel()->hasSelection())
+                     m_view->selectRow(0);
+             }
              if (first)
                  emit loaded();
              emit updated();
              continueSearch();
          });
+}
+
+// The columns as wide as the entries read need, up to a cap each, so that the target and the
+// reason stay in view beside them (the defaults fit the longest values of each column).
+void AuditPage::fitColumns()
+{
+    QHeaderView *header = m_view->horizontalHeader();
+    const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    const int caps[] = {0, 16 * em, 10 * em, 10 * em, 6 * em, 20 * em}; // 0: no cap (the time's fixed form)
+    for (int c = 0; c < AuditModel::ReasonColumn; ++c) {
+        m_view->resizeColumnToContents(c); // the wider of the title and the entries
+        const int wanted = header->sectionSize(c) + em / 2;
+        header->resizeSection(c, caps[c] > 0 ? std::min(wanted, caps[c]) : wanted);
+    }
 }
 
 void AuditPage::poll()

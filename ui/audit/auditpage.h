@@ -73,6 +73,7 @@ protected:
 private:
     struct Read; // what one request brought back
     void load();
+    void fitColumns();
     void poll();
     void fetchOlder();
     void continueSearch(); // page back while the filtered rows do not fill the view

@@ -403,6 +403,39 @@ void BurstPage::setKey(const QByteArray &key)
     setMode(Mode::Burst);
 }
 
+void BurstPage::prefill(const Prefill &p)
+{
+    if (p.boundary) {
+        setMode(Mode::Boundary);
+        if (!p.limit.isEmpty() || !p.window.isEmpty()) {
+            m_limit->setText(p.limit);
+            m_window->setText(p.window);
+        }
+        formChanged();
+        return;
+    }
+    setKey(p.key);
+    m_algo->setCurrentIndex(p.algorithm ? std::max(0, m_algo->findData(int(*p.algorithm))) : 0);
+    if (p.algorithm) {
+        m_limit->setText(p.limit);
+        m_window->setText(p.window);
+    }
+    m_cost->setText(p.cost);
+    m_requests->setText(p.requests);
+    m_duration->setText(p.duration);
+    m_rate->setText(p.rate);
+    m_fast->setChecked(p.rate.isEmpty());
+    m_connections->setValue(p.connections);
+    m_pipeline->setValue(p.pipeline);
+    formChanged();
+}
+
+void BurstPage::startWhenReady()
+{
+    m_startWhenReady = true;
+    updateStartable();
+}
+
 QString BurstPage::limitsMismatch()
 {
     if (mode() == Mode::Boundary || m_algo->currentIndex() == 0 || !m_policyKnown || !m_policySpec || m_policyKey != currentKey())
@@ -610,6 +643,21 @@ void BurstPage::updateStartable()
         !running && !why.isEmpty() && !why.startsWith(QLatin1String("Correct")) && !why.startsWith(QLatin1String("Reading"));
     m_why->setStyleSheet(serious ? problemStyle() : QString());
     m_cancel->setEnabled(running);
+    if (m_startWhenReady && !running) {
+        if (why.isEmpty()) {
+            m_startWhenReady = false;
+            start(); // updates this again
+            return;
+        }
+        if (!why.startsWith(QLatin1String("Reading")) && !why.startsWith(QLatin1String("Not connected"))) {
+            m_startWhenReady = false;
+            setStatus(QStringLiteral("Not started: %1").arg(why), true);
+        }
+    }
+    if (isBusy() != m_wasBusy) {
+        m_wasBusy = isBusy();
+        emit busyChanged(m_wasBusy);
+    }
 }
 
 void BurstPage::setClient(RedisClient *client, const ConnectionOptions &options, const QByteArray &ns)

@@ -52,6 +52,23 @@ public:
     void setMode(Mode mode);
     Mode mode() const;
 
+    // The form filled as given (ratescope --burst, --boundary-test): a burst at key, from the
+    // limits in force at it unless an algorithm is given, or the boundary test. Text fields
+    // are taken as typed and checked as typed ones are.
+    struct Prefill {
+        bool boundary = false;
+        QByteArray key;
+        std::optional<ratescope::Algorithm> algorithm; // none: the limits in force at the key
+        QString limit, window, cost, requests, duration, rate;
+        int connections = 1, pipeline = 1;
+    };
+    void prefill(const Prefill &p);
+    // Start as Start does, as soon as the form can (the key's limits read, connected); when it
+    // cannot (a field refused, read-only), gives up with the reason in the status line.
+    void startWhenReady();
+    // A start awaited, the key read (or asked about) before a burst, or a run under way.
+    bool isBusy() const { return m_startWhenReady || m_preparing || isRunning(); }
+
     // What Start would do, or why it cannot (empty when it can).
     QString whyNotStartable() const;
     // Start and Cancel, as the buttons do.
@@ -71,6 +88,7 @@ public:
 
 signals:
     void finished(); // a burst or boundary test ended (summary shown)
+    void busyChanged(bool busy);
 
 private:
     struct Field {
@@ -148,6 +166,8 @@ private:
     // The run under way or last run.
     BurstRun *m_run = nullptr;
     bool m_preparing = false; // reading the key before a burst (and maybe asking)
+    bool m_startWhenReady = false;
+    bool m_wasBusy = false;
     QPointer<QMessageBox> m_confirm;
     std::optional<BurstConfig> m_config;
     std::optional<LimitSpec> m_boundarySpec;

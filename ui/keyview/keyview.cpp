@@ -128,11 +128,20 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
     top->addWidget(m_pin);
     top->addWidget(actions);
 
-    m_bar = new QProgressBar(this);
+    // The figures beside the bar, not on it: drawn across its two colours they read split.
+    m_barRow = new QWidget(this);
+    m_bar = new QProgressBar(m_barRow);
     m_bar->setRange(0, 1000);
-    m_bar->setTextVisible(true);
-    m_bar->setFormat(QStringLiteral("…"));
+    m_bar->setTextVisible(false);
     m_bar->setMaximumHeight(18);
+    m_barText = new QLabel(m_barRow);
+    m_barText->setTextFormat(Qt::PlainText);
+    m_barText->setObjectName(QStringLiteral("barText"));
+    auto *barLayout = new QHBoxLayout(m_barRow);
+    barLayout->setContentsMargins(0, 0, 0, 0);
+    barLayout->addWidget(m_bar, 1);
+    barLayout->addWidget(m_barText);
+    setBarText(QStringLiteral("…"));
 
     m_fieldsBox = new QWidget(this);
     m_grid = new QGridLayout(m_fieldsBox);
@@ -185,7 +194,7 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
-    layout->addWidget(m_bar);
+    layout->addWidget(m_barRow);
     layout->addWidget(m_fieldsBox);
     layout->addWidget(m_status);
     layout->addWidget(m_stack, 1);
@@ -344,7 +353,7 @@ void KeyView::setStale(bool stale)
     }
     m_stale = stale;
     m_fieldsBox->setEnabled(!stale); // greyed by the palette's disabled colours
-    m_bar->setEnabled(!stale);
+    m_barRow->setEnabled(!stale);
     if (stale) {
         auto *dim = new QGraphicsOpacityEffect(m_stack);
         dim->setOpacity(0.35);
@@ -376,6 +385,12 @@ void KeyView::draw(const KeyRead &read)
     m_drawn = true;
     checkLoaded();
     emit refreshed();
+}
+
+void KeyView::setBarText(const QString &text)
+{
+    m_barText->setText(text);
+    m_bar->setFormat(text); // what the bar says to a screen reader
 }
 
 // The keys panel's colours for the used bar: amber past 80 %, red when full.
@@ -443,9 +458,9 @@ void KeyView::showHeader(const KeyRead &read)
         for (const char *name : {"Retry after", "Reset after", "Headers"})
             set(name, QString());
         const double f = sum.limit > 0 ? double(sum.used) / double(sum.limit) : 0;
-        m_bar->setVisible(true);
+        m_barRow->setVisible(true);
         m_bar->setValue(int(std::min(1000.0, f * 1000)));
-        m_bar->setFormat(QStringLiteral("%1 of %2 used (%3 %)").arg(formatCount(sum.used), formatCount(sum.limit)).arg(qRound(f * 100)));
+        setBarText(QStringLiteral("%1 of %2 used (%3 %)").arg(formatCount(sum.used), formatCount(sum.limit)).arg(qRound(f * 100)));
         colourBar(f);
     } else if (m_decision) {
         const Decision &d = *m_decision;
@@ -459,16 +474,16 @@ void KeyView::showHeader(const KeyRead &read)
                 headers << name + QStringLiteral(": ") + value;
         set("Headers", headers.join(QStringLiteral("   ")));
         const double f = d.limit > 0 ? double(m_usedNow) / double(d.limit) : 0;
-        m_bar->setVisible(true);
+        m_barRow->setVisible(true);
         m_bar->setValue(int(std::min(1000.0, f * 1000)));
-        m_bar->setFormat(QStringLiteral("%1 of %2 used (%3 %)").arg(formatCount(m_usedNow), formatCount(d.limit)).arg(qRound(f * 100)));
+        setBarText(QStringLiteral("%1 of %2 used (%3 %)").arg(formatCount(m_usedNow), formatCount(d.limit)).arg(qRound(f * 100)));
         colourBar(f);
     } else {
         for (const char *name : {"Used", "Remaining", "Retry after", "Reset after", "Headers"})
             set(name, QString());
         m_bar->setValue(0);
-        m_bar->setVisible(kind.isLimiter());
-        m_bar->setFormat(kind.isLimiter() && !read.spec ? QStringLiteral("no policy or override gives a limit") : QStringLiteral("–"));
+        m_barRow->setVisible(kind.isLimiter());
+        setBarText(kind.isLimiter() && !read.spec ? QStringLiteral("no policy or override gives a limit") : QStringLiteral("–"));
     }
     if (!read.placement.isEmpty()) { // a cluster: which master holds it
         if (!m_fields.contains(QStringLiteral("Node")))

@@ -83,6 +83,7 @@ private:
     void showShards(const KeyRead &read);
     void showLibrary(const KeyRead &read, const QJsonObject &state);
     void colourBar(double fraction);
+    void setBarText(const QString &text); // beside the bar, and the bar's accessible text
     void showMessage(const QString &text);
     void setStale(bool stale);
     void checkLoaded();
@@ -109,7 +110,9 @@ private:
     QGridLayout *m_grid;
     QHash<QString, QLabel *> m_fields;
     QHash<QString, QLabel *> m_fieldLabels;
+    QWidget *m_barRow;
     QProgressBar *m_bar;
+    QLabel *m_barText;
     QComboBox *m_intervalBox;
     QPushButton *m_pin;
     QLabel *m_status;

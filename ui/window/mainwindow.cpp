@@ -211,6 +211,7 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
         m_whatIf->previewPolicy(stored, edited);
     });
     connect(m_whatIf, &WhatIfPage::finished, this, &MainWindow::checkSettled);
+    connect(m_burst, &BurstPage::busyChanged, this, &MainWindow::checkSettled);
     connect(m_whatIf, &WhatIfPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_hot, &HotPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_hot, &HotPage::loaded, this, &MainWindow::checkSettled);
@@ -1104,18 +1105,32 @@ void MainWindow::applyStartupView()
         if (view.tab.isEmpty())
             m_tabs->setCurrentWidget(m_policies);
     }
+    if (view.burst) {
+        m_burst->prefill(*view.burst);
+        m_burst->startWhenReady();
+        if (view.tab.isEmpty())
+            m_tabs->setCurrentWidget(m_burst);
+    }
     if (!view.tab.isEmpty())
         showTab(view.tab);
+    else if (view.burst || !view.editPolicy.isEmpty() || !view.lookup.isEmpty())
+        ; // their tab is shown
     else if (!view.openKeys.isEmpty())
         openKey(view.openKeys.last());
     else if (!view.pins.isEmpty())
         m_tabs->setCurrentWidget(m_monitor);
+    if (!view.resetPattern.isEmpty()) {
+        m_startupReset = openReset({}, view.resetPattern);
+        if (m_startupReset)
+            connect(m_startupReset, &ResetDialog::stageChanged, this, &MainWindow::checkSettled);
+    }
 }
 
 bool MainWindow::isSettled() const
 {
     if (!m_client || m_client->state() != RedisClient::State::Connected || !m_client->status() || !m_browser->isSettled() ||
-        !m_overview->isLoaded() || !m_monitor->isLoaded())
+        !m_overview->isLoaded() || !m_monitor->isLoaded() || m_burst->isBusy() ||
+        (m_startupReset && m_startupReset->stage() == ResetDialog::Stage::Planning))
         return false;
     for (int i = 0; i < m_tabs->count(); ++i)
         if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())

@@ -4,6 +4,7 @@
 // in the status bar. Key actions (burst, limits, reset) from the keys panel and key views arrive here.
 #pragma once
 
+#include "burstpage.h"
 #include "connectionprofile.h"
 #include "keyactions.h"
 #include "passwordprompt.h"
@@ -72,6 +73,9 @@ public:
         QString tab;
         QString lookup; // an identifier the Lookup tab looks up (and is shown, unless tab says otherwise)
         QString editPolicy; // a policy opened in the Policies tab's editor (shown, unless tab says otherwise)
+        // A burst or the boundary test started from the Burst tab (shown, unless tab says otherwise).
+        std::optional<BurstPage::Prefill> burst;
+        QByteArray resetPattern; // the reset dialog opened on the keys matching it (nothing deleted unless confirmed)
     };
     void setStartupView(const StartupView &view);
     // Every connection this window makes from now on is followed by `log` (--event-log): one
@@ -168,6 +172,7 @@ private:
     bool m_forceReadOnly = false;
     bool m_settledSent = false;
     std::optional<StartupView> m_startup;
+    QPointer<ResetDialog> m_startupReset; // settled once it shows its preview
     QPointer<PasswordPrompt> m_prompt;
     // A login typed at a prompt, until the connection made with it answers (never written
     // anywhere but the vault, and only once the server took it).

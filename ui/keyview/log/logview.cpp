@@ -561,7 +561,7 @@ void LogView::drawChart(const LogRead &read)
                 bucketMax = std::max(bucketMax, double(b.count));
             }
             m_axisBuckets->setRange(0, bucketMax * 1.15);
-            m_axisBuckets->setTitleText(tr("entries per bucket of %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
+            m_axisBuckets->setTitleText(tr("entries per %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
         }
         yMax = std::max(yMax, double(spec->limit));
         if (read.forOne)
@@ -586,7 +586,7 @@ void LogView::drawChart(const LogRead &read)
                 bucketMax = std::max(bucketMax, double(b.count));
             }
             m_axisBuckets->setRange(0, bucketMax * 1.15);
-            m_axisBuckets->setTitleText(tr("entries per bucket of %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
+            m_axisBuckets->setTitleText(tr("entries per %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
         }
         yMax = costMax;
         m_axisY->setTitleText(tr("entry cost"));
