@@ -7,6 +7,7 @@
 #include "delayproxy.h"
 #include "browserqueries.h"
 #include "keys/keydetails.h"
+#include "keys/keyscanner.h"
 #include "keyviewqueries.h"
 #include "limiters/limiter.h"
 #include "logqueries.h"
@@ -19,6 +20,7 @@
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
 
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -50,6 +52,7 @@ private slots:
     void slowLinkPacesTheViews();
     void aTickIsOneRound();
     void idleWithAKeyViewOpen();
+    void listingWhileAKeyViewRefreshes();
 
 private:
     // Round trips `read` made on the connection (opened and with the scripts' presence known
@@ -456,6 +459,62 @@ void TestConsoleLink::idleWithAKeyViewOpen()
     const int rounds = clientRounds(*m_proxy) - before;
     qInfo("idle, a key view open beside the keys panel: %d round trips in 10 s of ticks", rounds);
     QCOMPARE(rounds, 15);
+}
+
+// Listing 300,000 keys through a 50 ms link with a key view set to refresh every 250 ms (paced
+// to 1 s on this link): every key listed once, in SCAN calls sized from the round trip; the
+// view keeps refreshing while the scan runs (its reads run between two SCAN calls of a page,
+// which goes on after them: the listing takes the scan's rounds and the reads' own, never a
+// page cut short). The walk takes 31 rounds of 50 ms at least, longer than the view's period.
+void TestConsoleLink::listingWhileAKeyViewRefreshes()
+{
+    constexpr int kKeys = 300000;
+    std::vector<Command> batch;
+    for (int i = 0; i < kKeys; ++i) {
+        batch.push_back({"SET", "big:t" + QByteArray::number(i % 100) + ":u" + QByteArray::number(i), "1"});
+        if (batch.size() == 10000) {
+            m_direct->pipeline(batch);
+            batch.clear();
+        }
+    }
+    const qint64 total = m_direct->command({"DBSIZE"}).toInteger();
+    linkAlone();
+    m_proxy->setDelayMs(25); // a 50 ms link: the walk's ten or so rounds take half a second at least
+    RedisClient client(m_proxy->options(m_server->options()));
+    client.open();
+    QTRY_VERIFY_WITH_TIMEOUT(client.status().has_value(), 10000); // the round trip is measured: pages sized from it
+    KeyView view(&client, "app:log:alice", kNs);
+    view.setRefreshInterval(250);
+    view.show();
+    QTRY_VERIFY_WITH_TIMEOUT(view.isLoaded(), 10000);
+    QSignalSpy viewed(&view, &KeyView::refreshed);
+    KeyBrowser browser;
+    browser.resize(600, 500);
+    browser.show();
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+    auto scans = [this] { return Connection(m_server->options()).command({"INFO", "commandstats"}).text(); };
+    auto scanCalls = [](const QString &stats) {
+        const QRegularExpression calls(QStringLiteral("cmdstat_scan:calls=(\\d+)"));
+        const auto m = calls.match(stats);
+        return m.hasMatch() ? m.captured(1).toLongLong() : 0;
+    };
+    const qint64 scans0 = scanCalls(scans());
+    const qsizetype viewed0 = viewed.size();
+    browser.setClient(&client, kNs, ":");
+    QVERIFY(finished.wait(120000));
+    const qint64 walked = scanCalls(scans()) - scans0;
+    const qsizetype refreshes = viewed.size() - viewed0;
+    QCOMPARE(browser.model()->keyCount(), total);
+    QCOMPARE(browser.scannedCount(), total);
+    // A call asked for 1,000 keys per 2 ms of the round trip (at most 10,000), so the walk took
+    // about 31 calls, not the 300 of the base COUNT of 1,000.
+    const int count = KeyScanner::countFor(qint64(client.status()->roundTripMs * 1000), 1000);
+    qInfo("%lld keys listed in %lld SCAN calls (COUNT %d at the end) while the key view refreshed %lld times", total, walked, count,
+          qint64(refreshes));
+    QVERIFY2(walked <= 40, qPrintable(QString::number(walked)));
+    // At least one 250 ms tick fell inside the walk, and its read did not wait for the walk.
+    QVERIFY2(refreshes >= 1, qPrintable(QString::number(refreshes)));
+    m_proxy->setDelayMs(5);
 }
 
 QTEST_MAIN(TestConsoleLink)

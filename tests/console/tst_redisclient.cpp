@@ -45,6 +45,7 @@ private Q_SLOTS:
     void retireDoesNotWait();
     void interactiveOvertakesBackground();
     void backgroundWorkSeesInteractiveWaiting();
+    void readsRunBetweenBackgroundRequests();
     void ownerOrderAcrossLanes();
     void cancelAndOwnerGoneInBothLanes();
     void backgroundFailsInPlaceWhileDisconnected();
@@ -566,6 +567,58 @@ void TestRedisClient::backgroundWorkSeesInteractiveWaiting()
     QVERIFY(yielded); // the loop ended because the read was waiting, not at its bound
     QVERIFY(calls.load() < 20000);
     QCOMPARE(log.ran(), (QStringList{QStringLiteral("background"), QStringLiteral("interactive"), QStringLiteral("next background")}));
+}
+
+// betweenRequests(): background work that loops lets the reads waiting run between two of its
+// requests, on the same connection, and goes on where it was; its own owner's reads stay behind
+// it.
+void TestRedisClient::readsRunBetweenBackgroundRequests()
+{
+    RedisClient client(m_server.options());
+    client.open();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 10000);
+    QObject scanner, view;
+    std::atomic<bool> looping{false};
+    std::atomic<int> calls{0};
+    std::atomic<int> servedAt{-1}; // the walk's requests when the view's read ran
+    RunLog log;
+    client.request(
+        &scanner, RedisClient::Lane::Background,
+        [&, between = client.betweenRequests()](Connection &c) {
+            looping = true;
+            for (int i = 0; i < 20000; ++i) { // bounded: about 10 s of PINGs at most
+                c.command({"PING"});
+                ++calls;
+                if (between())
+                    return -1;
+                if (servedAt.load() >= 0 && calls.load() >= servedAt.load() + 10)
+                    break; // the read ran inside: ten requests more show the walk went on
+            }
+            log.add(QStringLiteral("background"));
+            return calls.load();
+        },
+        [](const Outcome<int> &) {});
+    QTRY_VERIFY_WITH_TIMEOUT(looping.load(), 5000);
+    bool answered = false;
+    client.request(
+        &scanner, [&log](Connection &) {
+            log.add(QStringLiteral("own"));
+            return 0;
+        },
+        [](const Outcome<int> &) {});
+    client.request(
+        &view,
+        [&log, &servedAt, &calls](Connection &c) {
+            log.add(QStringLiteral("view"));
+            servedAt = calls.load();
+            return c.command({"PING"}).text();
+        },
+        [&answered](const Outcome<QString> &o) { answered = o.ok() && o.value() == QLatin1String("PONG"); });
+    QTRY_VERIFY_WITH_TIMEOUT(answered, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(log.ran().size(), 3, 10000);
+    QVERIFY(calls.load() < 20000);
+    // The view's read inside the walk; the walk's own owner's read after it.
+    QCOMPARE(log.ran(), (QStringList{QStringLiteral("view"), QStringLiteral("background"), QStringLiteral("own")}));
 }
 
 void TestRedisClient::ownerOrderAcrossLanes()

@@ -349,8 +349,8 @@ void HotPage::scanStep()
     const int generation = m_generation;
     m_client->request(
         &m_requests, RedisClient::Lane::Background,
-        // A few pages per request, fewer when the console waits for a read of its own.
-        [scanner = m_scanner, yield = m_client->interactiveWaitingProbe()](Connection &c) {
+        // A few pages per request; the console's own reads run between two of them.
+        [scanner = m_scanner, yield = m_client->betweenRequests()](Connection &c) {
             return hotScanStep(c, *scanner, kPagesPerStep, yield);
         },
         [this, generation](const Outcome<HotScanStep> &o) {

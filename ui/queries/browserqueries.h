@@ -27,8 +27,10 @@ struct NamesPage {
     ScannedNames names;
 };
 // SCAN from cursor, `scanCount` per call, until about pageKeys names, sliceMs spent, the walk's
-// end, or yield() says interactive reads are waiting. A failure after some names ends the page
-// early (the next page meets it again from its cursor); before any, it is thrown.
+// end, or yield() says stop. yield() is called between two SCAN calls (the console's runs the
+// reads waiting on the connection there, RedisClient::betweenRequests, and says go on). A
+// failure after some names ends the page early (the next page meets it again from its
+// cursor); before any, it is thrown.
 struct NamesPageRequest {
     QByteArray cursor;
     QByteArray match;

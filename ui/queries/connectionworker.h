@@ -33,9 +33,12 @@ public:
     // keeps one owner's jobs in order across the lanes: an interactive job never overtakes
     // a background job of its own owner.
     void post(Job job, Lane lane, const void *owner);
-    // Any thread: interactive jobs queued and not started yet. Background work that loops
-    // reads it to stop early and let them run.
+    // Any thread: interactive jobs queued and not started yet.
     int interactiveWaiting() const { return m_interactiveWaiting.load(std::memory_order_relaxed); }
+    // On the worker thread, from inside a background job between two of its requests: runs the
+    // interactive jobs waiting now, on the same connection, then returns to the job, which goes
+    // on where it was. The running job's owner's interactive jobs stay behind it.
+    void serveInteractive();
 
 private:
     struct Queued {
@@ -45,7 +48,7 @@ private:
     };
 
     void runNext(); // on the worker thread: once per posted job
-    std::optional<Queued> takeNext();
+    std::optional<Queued> takeNext(bool interactiveOnly = false);
 
     ConnectionOptions m_options;
     std::unique_ptr<Connection> m_connection; // created by the first job, on this thread
@@ -54,6 +57,8 @@ private:
     std::deque<Queued> m_background;  // under m_mutex
     quint64 m_sequence = 0;           // under m_mutex
     std::atomic<int> m_interactiveWaiting{0};
+    const void *m_runningOwner = nullptr; // the worker thread's: the owner of the job under way
+    bool m_serving = false;               // the worker thread's: serveInteractive() under way
 };
 
 } // namespace ratescope::ui

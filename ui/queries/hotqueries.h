@@ -21,7 +21,8 @@ struct HotScanStep {
     qint64 keys = 0;
     qint64 sampleAbove = 0;
 };
-// At most maxPages scan pages, fewer when yield() says interactive reads are waiting.
+// At most maxPages scan pages, fewer when yield(), called between two, says stop (the
+// console's runs the reads waiting on the connection there and says go on).
 HotScanStep hotScanStep(Connection &c, HotScanner &scanner, int maxPages, const std::function<bool()> &yield);
 
 // The first read of every limiter found.

@@ -208,10 +208,13 @@ bool RedisClient::interactiveWaiting() const
     return m_worker->interactiveWaiting() > 0;
 }
 
-std::function<bool()> RedisClient::interactiveWaitingProbe() const
+std::function<bool()> RedisClient::betweenRequests() const
 {
     // The worker outlives every job it runs.
-    return [worker = m_worker] { return worker->interactiveWaiting() > 0; };
+    return [worker = m_worker] {
+        worker->serveInteractive();
+        return false;
+    };
 }
 
 void RedisClient::lockReadOnlyForSession()

@@ -111,10 +111,10 @@ public:
 
     // Interactive: what a view shows as soon as it is read (columns, a key's page, a poll).
     // Background: long work nobody waits on row by row (a SCAN walk, a page at a time). The
-    // worker runs every waiting interactive request before the next background one, so a
-    // short read waits at most for the request under way; background work that loops should
-    // stop early when interactiveWaiting() says so. One owner's requests still run in the
-    // order they were made, whatever their lanes.
+    // worker runs every waiting interactive request before the next background one, and
+    // background work that loops lets them run between its requests (betweenRequests()), so a
+    // short read waits at most for one request under way. One owner's requests still run in
+    // the order they were made, whatever their lanes.
     enum class Lane { Interactive, Background };
 
     // Runs work(Connection &) on the worker, then done(const Outcome<T> &) on the GUI thread,
@@ -158,9 +158,12 @@ public:
 
     // Interactive requests are queued and waiting for the worker.
     bool interactiveWaiting() const;
-    // The same question for background work to ask from the worker, while it runs there
-    // (it holds no pointer to this object, which may be gone by then).
-    std::function<bool()> interactiveWaitingProbe() const;
+    // For background work that loops (a SCAN walk), to call on the worker between two of its
+    // requests: runs the interactive requests waiting then, on the same connection, and returns
+    // false, so the background work goes on where it was (a page is never cut short for a
+    // read) and a read waits at most for one request of it. It holds no pointer to this
+    // object, which may be gone by then.
+    std::function<bool()> betweenRequests() const;
     // Skips owner's queued requests and drops its answers not delivered yet.
     void cancel(QObject *owner);
 
