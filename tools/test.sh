@@ -11,13 +11,14 @@
 #
 #   bash tools/test.sh            all of the above (what CI runs)
 #   bash tools/test.sh --quick    the build in build/ (the one tools/run.sh uses) and every suite
-#                                 there, TEST_JOBS (default 4) at a time: the suites wait on their
-#                                 redis-servers more than on the CPU. No soak, no sanitizer build,
-#                                 no fuzzing, no packaging check: run the whole script before you push.
+#                                 there, as above. No soak, no sanitizer build, no fuzzing, no
+#                                 packaging check: run the whole script before you push.
 #   bash tools/test.sh --help     this text
 #
-# JOBS (default 2) is the build's parallelism; TEST_JOBS how many suites run at once (default 2,
-# 4 with --quick): each suite starts redis-servers of its own on free ports. Both builds compile
+# JOBS (default 2) is the build's parallelism; TEST_JOBS how many suites run at once (each starts
+# redis-servers of its own on free ports): by default 4 in the first build, whose suites wait on
+# their servers more than on the CPU, and 2 under the sanitizers, which keep the CPU busy (more
+# at once there is slower, and makes their timing checks flaky). Both builds compile
 # through ccache when it is installed (tools/ccache-env.sh), so a second run, or a run in another
 # clone, recompiles only what changed. The sanitizer build leaves out what the core suites do
 # not run: the console and its suites, the benchmarks, the man pages and their suite.
@@ -40,12 +41,11 @@ source tools/ccache-env.sh
 jobs=${JOBS:-2}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
+(cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-4}")
 if [ $quick -eq 1 ]; then
-  (cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-4}")
   echo "Quick run passed: no soak, no sanitizer build, no fuzzing, no packaging check (bash tools/test.sh runs them)."
   exit 0
 fi
-(cd build && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j"${TEST_JOBS:-2}")
 
 # A minute under failover, with the binaries just tested (bash tools/soak.sh 10 for the long run).
 bash tools/soak.sh 1

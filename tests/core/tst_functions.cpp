@@ -136,6 +136,8 @@ void TestFunctions::initTestCase()
     config.configLines << QStringLiteral("user service on >servicepw ~* &* -@all +@read +fcall_ro");
     // The read-only user of docs/cli.md: reads and the scripts' read-only calls, no FCALL_RO.
     config.configLines << QStringLiteral("user plain on >plainpw ~* &* -@all +@read +@connection +evalsha_ro +eval_ro");
+    // peekTwinsOnAReplica's replica syncs at once, not after the default 5 s diskless delay.
+    config.configLines << QStringLiteral("repl-diskless-sync-delay 0") << QStringLiteral("shutdown-timeout 0");
     m_server = std::make_unique<SandboxServer>(config);
     m_server->start();
     m_conn = std::make_unique<Connection>(as(QStringLiteral("admin"), QStringLiteral("adminpw")));
