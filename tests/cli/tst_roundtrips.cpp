@@ -54,6 +54,9 @@ private Q_SLOTS:
     void topOnASlowLink();
 
 private:
+    // A connection through the proxy without a handshake (its first round is the first command),
+    // connected and seen by the proxy; nullptr if the proxy did not see it.
+    std::unique_ptr<Connection> bareLink();
     // Runs the CLI through the proxy and returns its one connection's counts.
     LinkStats cliThroughProxy(const QStringList &args, QByteArray *out = nullptr);
 
@@ -80,6 +83,17 @@ void TestRoundTrips::init()
     // proxy has not seen yet would count on into this test's first entry.
     QVERIFY(m_proxy->waitQuiet(10000, int(m_proxy->connections().size())));
     m_proxy->reset();
+}
+
+std::unique_ptr<Connection> TestRoundTrips::bareLink()
+{
+    ConnectionOptions o = m_proxy->options(m_server->options());
+    o.clientName.clear();
+    auto c = std::make_unique<Connection>(o);
+    c->connect();
+    if (!m_proxy->waitConnections(1, 5000))
+        return nullptr;
+    return c;
 }
 
 LinkStats TestRoundTrips::cliThroughProxy(const QStringList &args, QByteArray *out)
@@ -193,11 +207,9 @@ void TestRoundTrips::readAlongRidesTheNextRequest()
 {
     m_direct->command({"SET", "ra:a", "1"});
     m_direct->command({"SET", "ra:b", "2"});
-    ConnectionOptions o = m_proxy->options(m_server->options());
-    o.clientName.clear();
-    Connection c(o);
-    c.connect();
-    QVERIFY(m_proxy->waitConnections(1, 5000));
+    std::unique_ptr<Connection> link = bareLink();
+    QVERIFY(link);
+    Connection &c = *link;
     auto rounds = [&] { return m_proxy->connections().at(0).roundTrips; };
     c.readAlong({{"GET", "ra:b"}, {"GET", "ra:a"}});
     QCOMPARE(rounds(), 1);                                  // nothing sent yet
@@ -226,11 +238,9 @@ void TestRoundTrips::rehearsalMakesARepeatedReadOneRound()
     m_direct->command({"SET", "rh:which", "rh:a"});
     m_direct->command({"SET", "rh:a", "1"});
     m_direct->command({"SET", "rh:b", "2"});
-    ConnectionOptions o = m_proxy->options(m_server->options());
-    o.clientName.clear();
-    Connection c(o);
-    c.connect();
-    QVERIFY(m_proxy->waitConnections(1, 5000));
+    std::unique_ptr<Connection> link = bareLink();
+    QVERIFY(link);
+    Connection &c = *link;
     auto rounds = [&] { return m_proxy->connections().at(0).roundTrips; };
     // Two rounds: which key, then that key's value (with TIME ahead of it).
     auto read = [&c] {
