@@ -1,4 +1,4 @@
-// ratescope-cli over a slow link: round trips and time of check, peek and inspect, and keys and
+// ratescope-cli and the console over a slow link: round trips and time of check, peek and inspect, and keys and
 // top on a large keyspace, on loopback and through a delay proxy (support/delayproxy.h, the same
 // delay each way), beside a bare SCAN through the same proxy as the reference. Prints a table;
 // asserts nothing.
@@ -17,6 +17,10 @@
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QProcess>
+#include <QThread>
+#include <QProcessEnvironment>
+#include <QFile>
+#include <QDir>
 
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +64,49 @@ Run runCli(DelayProxy *proxy, const ConnectionOptions &server, const QStringList
             ++r.connections;
         }
     }
+    return r;
+}
+
+// The console (offscreen) through the proxy: from start to its first picture of the key
+// opened (--screenshot: rendered once the data has loaded, then it exits), and, with idleMs,
+// the round trips it makes in idleMs once it has been up 3 s (--screenshot-after keeps it
+// running meanwhile).
+Run runConsole(DelayProxy &proxy, const ConnectionOptions &server, const QByteArray &key, int idleMs = 0, int *idleRounds = nullptr)
+{
+    proxy.reset();
+    const QString shot = QDir::temp().filePath(QStringLiteral("bench_link_console.png"));
+    QStringList args{QStringLiteral("--url"), proxy.url(server), QStringLiteral("--open-key"), QString::fromUtf8(key)};
+    if (idleMs > 0)
+        args << QStringLiteral("--screenshot-after") << QStringLiteral("%1ms").arg(3000 + idleMs + 1000);
+    args << QStringLiteral("--screenshot") << shot;
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.setProcessChannelMode(QProcess::SeparateChannels);
+    p.setStandardOutputFile(QProcess::nullDevice());
+    QElapsedTimer t;
+    t.start();
+    p.start(BuiltPaths::gui(), args);
+    if (idleMs > 0 && idleRounds) {
+        QThread::msleep(3000);
+        const int from = proxy.total().roundTrips;
+        QThread::msleep(ulong(idleMs));
+        *idleRounds = proxy.total().roundTrips - from;
+    }
+    p.waitForFinished(120000);
+    Run r;
+    r.seconds = double(t.nsecsElapsed()) / 1e9;
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    if (r.exitCode != 0)
+        std::fprintf(stderr, "ratescope %s: exit %d: %s\n", qPrintable(args.join(QLatin1Char(' '))), r.exitCode,
+                     p.readAllStandardError().constData());
+    proxy.waitQuiet(10000);
+    for (const LinkStats &s : proxy.connections()) {
+        r.roundTrips += s.roundTrips;
+        ++r.connections;
+    }
+    QFile::remove(shot);
     return r;
 }
 
@@ -140,6 +187,20 @@ int main(int argc, char **argv)
         const Run l = runCli(&loopback, options, args);
         const Run s = runCli(&slow, options, args);
         row(what, l, s);
+    }
+
+    if (!BuiltPaths::gui().isEmpty()) {
+        const Run l = runConsole(loopback, options, "api:a");
+        const Run s = runConsole(slow, options, "api:a");
+        row("console: first picture of api:a", l, s,
+            QStringLiteral("from start, the console's own start-up included; %1 connections").arg(s.connections));
+        int idleLoop = 0, idleSlow = 0;
+        const Run il = runConsole(loopback, options, "api:a", 10000, &idleLoop);
+        const Run is = runConsole(slow, options, "api:a", 10000, &idleSlow);
+        std::printf("| %-34s | %-10s | %-10s | %5d / %-5d | per second: %.1f / %.1f (the keys panel and the status poll beside it)\n",
+                    "console idle, api:a open, 10 s", "", "", idleLoop, idleSlow, idleLoop / 10.0, idleSlow / 10.0);
+        (void)il;
+        (void)is;
     }
 
     // The large keyspace: fixed-window hashes (names that are no shards), first without a
