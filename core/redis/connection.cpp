@@ -147,7 +147,8 @@ bool Connection::isReadCommand(const Command &command)
     if (reads.contains(name))
         return true;
     const QByteArray sub = command.size() > 1 ? command[1].toUpper() : QByteArray();
-    return (name == "SCRIPT" && sub == "EXISTS") || (name == "OBJECT" && sub == "ENCODING") || (name == "MEMORY" && sub == "USAGE");
+    return (name == "SCRIPT" && sub == "EXISTS") || (name == "OBJECT" && sub == "ENCODING") || (name == "MEMORY" && sub == "USAGE") ||
+           (name == "CONFIG" && sub == "GET") || (name == "FUNCTION" && sub == "LIST");
 }
 
 void Connection::prefetch(const std::vector<Command> &reads)

@@ -430,6 +430,7 @@ void TestWhatIfPage::affectedKeysAreBounded()
 void TestWhatIfPage::previewFromThePolicyEditor()
 {
     PoliciesPage policies;
+    policies.show(); // a hidden page reads nothing until shown
     policies.setClient(m_client.get(), kNs.toUtf8());
     QTRY_VERIFY_WITH_TIMEOUT(policies.isLoaded(), 10000);
     m_client->setReadOnly(true); // replaying changes nothing: offered under the lock too

@@ -121,12 +121,20 @@ void OverviewPage::setClient(RedisClient *client, const QString &ns)
     m_summary->setText(QStringLiteral("Connecting to %1…").arg(client->endpoint().toHtmlEscaped()));
     connect(client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
         updateDeployable();
-        if (s == RedisClient::State::Connected && !m_loaded)
+        if (s == RedisClient::State::Connected && !m_loaded && isVisible())
             refresh();
     });
     connect(client, &RedisClient::readOnlyChanged, this, &OverviewPage::updateDeployable);
     m_timer.start();
-    refresh();
+    if (isVisible())
+        refresh(); // else when first shown: a console opened on another tab reads its own first
+}
+
+void OverviewPage::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_client && !m_loaded)
+        refresh();
 }
 
 void OverviewPage::refresh()

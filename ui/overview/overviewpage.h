@@ -35,6 +35,9 @@ public:
     // The Deploy button: reads the plan on the worker, previews it, and loads it once confirmed.
     void deploy();
 
+protected:
+    void showEvent(QShowEvent *event) override; // read once first shown: hidden, it reads nothing
+
 signals:
     void loaded();
 

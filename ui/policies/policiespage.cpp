@@ -289,12 +289,20 @@ void PoliciesPage::setClient(RedisClient *client, const QByteArray &ns)
         connect(client, &RedisClient::readOnlyChanged, this, &PoliciesPage::updateWritable);
         connect(client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
             updateWritable();
-            if (s == RedisClient::State::Connected && !m_loaded)
+            if (s == RedisClient::State::Connected && !m_loaded && isVisible())
                 reload();
         });
     }
     updateWritable();
-    reload();
+    if (isVisible() || !client)
+        reload(); // else when first shown: a console opened on another tab reads its own first
+}
+
+void PoliciesPage::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_client && !m_loaded)
+        reload();
 }
 
 void PoliciesPage::setNowUs(std::optional<qint64> nowUs)

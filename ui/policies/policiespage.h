@@ -85,6 +85,7 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
+    void showEvent(QShowEvent *event) override; // read once first shown: hidden, it reads nothing
 
 signals:
     void loaded();

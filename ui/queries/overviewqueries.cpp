@@ -4,11 +4,20 @@
 #include "base/errors.h"
 #include "redis/connection.h"
 
+#include <QScopeGuard>
+
 namespace ratescope::ui {
 
 Overview readOverview(Connection &c, const MetadataNamespace &ns)
 {
     Overview o;
+    // The eviction policy and the policies go with the server's facts, in their round (one
+    // server: a cluster asks every master for its own).
+    std::vector<Command> along;
+    if (!c.isCluster())
+        along = {{"CONFIG", "GET", "maxmemory-policy"}, {"HGETALL", PolicyStore::hashKeyIn(ns)}};
+    c.readAlong(along);
+    const auto forget = qScopeGuard([&] { c.forget(along); }); // the connection lives on: nothing read now answers later
     try {
         o.info = ServerInfo::fetch(c);
         o.haveInfo = true;

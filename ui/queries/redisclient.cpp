@@ -277,7 +277,8 @@ void RedisClient::attempt()
                 return;
             std::optional<Outcome<Status>> outcome;
             try {
-                c.connect();
+                if (!c.isConnected()) // requests made before open() may have connected it already
+                    c.connect();
                 outcome.emplace(probe(c));
                 setOnline(*link, true);
             } catch (...) {
