@@ -364,12 +364,12 @@ int clientRounds(DelayProxy &proxy)
     return links[0].roundTrips;
 }
 
-// Ticks the client to its next whole second (10 ticks), then waits until `answered`.
+// Ticks the client to its next whole second, then waits until `answered`.
 template <typename Answered> bool nextSecond(RedisClient &client, Answered answered)
 {
     do
         client.tickNow();
-    while (client.ticks() % 10 != 0);
+    while (client.ticks() % RedisClient::kTicksPerSecond != 0);
     return QTest::qWaitFor(answered, 20000);
 }
 
@@ -405,10 +405,10 @@ void TestConsoleLink::aTickIsOneRound()
     QSignalSpy statuses(&client, &RedisClient::statusChanged);
     QSignalSpy drawn(&monitor, &MonitorPage::ticked);
     QSignalSpy viewed(&view, &KeyView::refreshed);
-    // The key view and the Monitor every second (10 ticks), the heartbeat every 2 s.
+    // The key view and the Monitor every second, the heartbeat every 2 s.
     for (int second = 1; second <= 8; ++second) {
         const int before = clientRounds(*m_proxy);
-        const bool heartbeat = client.ticks() % 20 == 10;
+        const bool heartbeat = client.ticks() % (2 * RedisClient::kTicksPerSecond) == RedisClient::kTicksPerSecond;
         const qsizetype s0 = statuses.size();
         QVERIFY(nextSecond(client, [&] {
             return viewed.size() >= second && drawn.size() >= second && (!heartbeat || statuses.size() > s0);
@@ -450,7 +450,7 @@ void TestConsoleLink::idleWithAKeyViewOpen()
         return [&, second] { return viewed.size() >= second && browser.isSettled() && statuses.size() >= second / 2; };
     };
     int second = 0;
-    while (client.ticks() % 20 != 0 || second < 2) // every reader has read once on the tick
+    while (client.ticks() % (2 * RedisClient::kTicksPerSecond) != 0 || second < 2) // every reader has read once on the tick
         QVERIFY(nextSecond(client, answered(++second)));
     const int before = clientRounds(*m_proxy);
     for (int i = 0; i < 10; ++i)

@@ -8,6 +8,7 @@
 #include "connectionbanner.h"
 #include "connectioneventlog.h"
 #include "redisclient.h"
+#include "ticktimer.h"
 #include "redis/sandboxserver.h"
 #include "testsupport.h"
 
@@ -23,6 +24,7 @@
 #include <QMutex>
 
 #include <atomic>
+#include <map>
 #include <cstdlib>
 
 using namespace ratescope;
@@ -46,6 +48,7 @@ private Q_SLOTS:
     void interactiveOvertakesBackground();
     void backgroundWorkSeesInteractiveWaiting();
     void readsRunBetweenBackgroundRequests();
+    void tickTimersKeepTheirPeriods();
     void ownerOrderAcrossLanes();
     void cancelAndOwnerGoneInBothLanes();
     void backgroundFailsInPlaceWhileDisconnected();
@@ -619,6 +622,37 @@ void TestRedisClient::readsRunBetweenBackgroundRequests()
     QVERIFY(calls.load() < 20000);
     // The view's read inside the walk; the walk's own owner's read after it.
     QCOMPARE(log.ran(), (QStringList{QStringLiteral("view"), QStringLiteral("background"), QStringLiteral("own")}));
+}
+
+// Every period a view offers is whole ticks of the shared tick: a second of ticks fires a 100 ms
+// timer 10 times, a 250 ms one 4 times (the Monitor's default), a second's once; periods that
+// meet fire on the same tick.
+void TestRedisClient::tickTimersKeepTheirPeriods()
+{
+    RedisClient client(m_server.options());
+    client.setManualTicks(true);
+    std::map<int, std::vector<qint64>> fired;
+    std::vector<std::unique_ptr<TickTimer>> timers;
+    for (int ms : {100, 250, 1000}) {
+        auto t = std::make_unique<TickTimer>();
+        t->setClient(&client);
+        t->start(ms);
+        QCOMPARE(t->interval(), ms);
+        connect(t.get(), &TickTimer::timeout, this, [&fired, &client, ms] { fired[ms].push_back(client.ticks()); });
+        timers.push_back(std::move(t));
+    }
+    for (int i = 0; i < RedisClient::kTicksPerSecond; ++i)
+        client.tickNow();
+    QCOMPARE(fired[100].size(), size_t(10));
+    QCOMPARE(fired[250].size(), size_t(4));
+    QCOMPARE(fired[1000].size(), size_t(1));
+    QCOMPARE(fired[1000].front(), fired[250].back()); // the second's tick is the 250 ms timer's too
+    QCOMPARE(fired[1000].front(), fired[100].back());
+    timers[1]->stop();
+    client.tickNow();
+    for (int i = 1; i < RedisClient::kTicksPerSecond; ++i)
+        client.tickNow();
+    QCOMPARE(fired[250].size(), size_t(4)); // stopped
 }
 
 void TestRedisClient::ownerOrderAcrossLanes()

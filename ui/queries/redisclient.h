@@ -127,7 +127,8 @@ public:
     template <typename Work, typename Done> void request(QObject *owner, Lane lane, Work work, Done done);
     // The shared tick, every kTickMs: TickTimers fire on it, so that views whose periods meet
     // read at the same moment, and repeat() sends what they read in one round.
-    static constexpr int kTickMs = 100;
+    static constexpr int kTickMs = 50; // every period offered (100 ms, 250 ms, 1 s ...) is whole ticks
+    static constexpr int kTicksPerSecond = 1000 / kTickMs;
     qint64 ticks() const { return m_ticks; }
     // Tests: the tick stops running by itself; tickNow() is the only one (an explicit clock).
     void setManualTicks(bool manual);
