@@ -164,9 +164,7 @@ void Connection::prefetch(const std::vector<Command> &reads)
         m_prefetched.clear();
         m_along.clear();
         m_scriptCalls.reset(); // as connect() does
-        const qint64 sent = steadyNs();
-        std::vector<Reply> replies = m_node->connectWith(reads);
-        m_lastRoundNs = steadyNs() - sent;
+        std::vector<Reply> replies = m_node->connectWith(reads, &m_lastRoundNs);
         for (size_t i = 0; i < reads.size(); ++i) {
             record(reads[i], replies[i]);
             m_prefetched.emplace_back(reads[i], std::move(replies[i]));

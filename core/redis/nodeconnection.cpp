@@ -3,6 +3,7 @@
 #include "base/errors.h"
 
 #include <QDeadlineTimer>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QHostAddress>
@@ -106,7 +107,7 @@ void NodeConnection::connect()
     connectWith({});
 }
 
-std::vector<Reply> NodeConnection::connectWith(const std::vector<Command> &reads)
+std::vector<Reply> NodeConnection::connectWith(const std::vector<Command> &reads, qint64 *roundNs)
 {
     disconnect();
     openSocket();
@@ -122,6 +123,8 @@ std::vector<Reply> NodeConnection::connectWith(const std::vector<Command> &reads
         std::vector<Reply> replies;
         if (all.empty())
             return replies;
+        QElapsedTimer round;
+        round.start();
         writeBatch(all); // on the socket just opened
         for (size_t i = 0; i < setup; ++i)
             checkHandshakeReply(all[i], i, receive());
@@ -130,6 +133,8 @@ std::vector<Reply> NodeConnection::connectWith(const std::vector<Command> &reads
         replies.reserve(reads.size());
         for (size_t i = 0; i < reads.size(); ++i)
             replies.push_back(receive());
+        if (roundNs)
+            *roundNs = round.nsecsElapsed();
         return replies;
     } catch (...) {
         disconnect();

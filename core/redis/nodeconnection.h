@@ -42,8 +42,10 @@ public:
     // The same, with reads sent in the handshake's own write (one round trip for both): their
     // replies, in order, errors in place. Only for commands that change nothing: when the
     // handshake is refused (AUTH, SELECT) they may already have run, as another user or on
-    // database 0, and their replies are dropped with the exception.
-    std::vector<Reply> connectWith(const std::vector<Command> &reads);
+    // database 0, and their replies are dropped with the exception. roundNs, when given, is set
+    // to the time from that write to the last reply: the round trip, without the socket's own
+    // opening (TCP's and TLS's handshakes).
+    std::vector<Reply> connectWith(const std::vector<Command> &reads, qint64 *roundNs = nullptr);
     void disconnect();
 
     // One command. An error reply is thrown as ReplyError.

@@ -105,6 +105,9 @@ Run runConsole(DelayProxy &proxy, const ConnectionOptions &server, const QByteAr
     for (const LinkStats &s : proxy.connections()) {
         r.roundTrips += s.roundTrips;
         ++r.connections;
+        if (qEnvironmentVariableIsSet("BENCH_ROUNDS")) // what each round asked, to see where they go
+            for (const QByteArray &round : s.rounds)
+                std::fprintf(stderr, "  round: %s\n", round.constData());
     }
     QFile::remove(shot);
     return r;

@@ -13,7 +13,10 @@
 #include "logqueries.h"
 #include "keybrowser.h"
 #include "keyview.h"
+#include "mainwindow.h"
 #include "monitorpage.h"
+#include "passwordvault.h"
+#include "profilestore.h"
 #include "redisclient.h"
 #include "serverstatusbar.h"
 #include "redis/connection.h"
@@ -21,7 +24,9 @@
 #include "testsupport.h"
 
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace ratescope;
@@ -53,6 +58,7 @@ private slots:
     void aTickIsOneRound();
     void idleWithAKeyViewOpen();
     void listingWhileAKeyViewRefreshes();
+    void firstPictureOfAKey();
 
 private:
     // Round trips `read` made on the connection (opened and with the scripts' presence known
@@ -519,3 +525,36 @@ void TestConsoleLink::listingWhileAKeyViewRefreshes()
 
 QTEST_MAIN(TestConsoleLink)
 #include "tst_consolelink.moc"
+
+// The console started on a key (--open-key): the handshake (CLIENT SETNAME here) goes out with
+// the first reads of every view in one write: the status probe, the keys panel's start (DBSIZE,
+// the policies, the audit's newest entry, its first SCAN call) and the key's first round. Then
+// the key's state (its picture is drawn), and the panel's rows in two rounds. With the
+// connection's own round trip, 5 until every view has its picture. The ticks are held, so that
+// no refresh is counted, however slow the machine.
+void TestConsoleLink::firstPictureOfAKey()
+{
+    linkAlone();
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(QStringLiteral("settings.ini")), QSettings::IniFormat);
+    ProfileStore store(&settings);
+    PasswordVault vault(PasswordVault::Backend::SessionOnly);
+    MainWindow window(store, vault);
+    MainWindow::StartupView startup;
+    startup.openKeys = {"app:log:alice"};
+    window.setStartupView(startup);
+    const ConnectionOptions options = m_proxy->options(m_server->options());
+    const ConnectionProfile profile = ConnectionProfile::fromOptions(options, options.toUrl());
+    window.addSessionProfile(profile, options);
+    QSignalSpy settled(&window, &MainWindow::settled);
+    window.connectProfile(profile.name);
+    QVERIFY(window.client());
+    window.client()->setManualTicks(true);
+    window.resize(1280, 800);
+    window.show();
+    QVERIFY(settled.wait(30000));
+    QCOMPARE(clientRounds(*m_proxy), 5);
+    const QByteArrayList first = m_proxy->connections().front().rounds.front().split(' ');
+    for (const char *asked : {"CLIENT", "PING", "DBSIZE", "HGETALL", "XREVRANGE", "SCAN", "TIME", "TYPE"})
+        QVERIFY2(first.contains(asked), asked);
+}

@@ -258,7 +258,8 @@ void AuditPage::setClient(RedisClient *client, const QByteArray &ns)
     }
     connect(client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
         if (s == RedisClient::State::Connected) {
-            poll();
+            if (isVisible()) // else when shown (showEvent)
+                poll();
         } else if (m_loaded) {
             markStale(true);
         }
@@ -266,7 +267,7 @@ void AuditPage::setClient(RedisClient *client, const QByteArray &ns)
     m_poll.start();
     markStale(m_loaded && client->state() != RedisClient::State::Connected);
     updateStatus();
-    if (client->state() == RedisClient::State::Connected)
+    if (client->state() == RedisClient::State::Connected && isVisible())
         poll();
 }
 

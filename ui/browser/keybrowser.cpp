@@ -229,8 +229,12 @@ void KeyBrowser::startScan()
     m_scan = ScanState::Starting;
     m_scanClock.start();
     m_sinceFlush.start();
-    m_client->request(
-        &m_scanOwner, [ns = MetadataNamespace(m_ns)](Connection &c) { return readListingStart(c, ns); },
+    // A repeat(): asked in the same turn as the connection, it goes with the handshake.
+    m_client->repeat(
+        &m_scanOwner, m_listingMemory,
+        [ns = MetadataNamespace(m_ns), match = m_match](Connection &c, const RedisClient::Tick &) {
+            return readListingStart(c, ns, match, kScanCount);
+        },
         [this](const Outcome<ListingStart> &o) {
             if (!o.ok()) {
                 interrupted(o.failure().message, o.failure().isConnectionLoss());
@@ -244,9 +248,11 @@ void KeyBrowser::startScan()
                 m_problem->setText(QStringLiteral("Policies could not be read, so no limits are shown: %1").arg(o.value().policyProblem));
                 m_problem->show();
             }
+            // Changes are followed from here: the next check compares with what this read.
+            m_lastChange = o.value().lastChange.isNull() ? QStringLiteral("") : o.value().lastChange;
+            m_marksRead.start();
             m_scan = ScanState::Paging;
-            requestPage();
-            updateProgress();
+            onPage(o.value().first.cursor, o.value().first.names); // asks the next page, if any
         });
     m_liveTimer.start();
     m_policyTimer.start();
@@ -661,6 +667,9 @@ void KeyBrowser::checkPolicies()
 {
     if (m_policyCheckInFlight || !m_client || m_client->state() != RedisClient::State::Connected || !m_policies || !isVisible())
         return;
+    if (m_marksRead.isValid() && m_marksRead.elapsed() < m_policyTimer.interval() / 2)
+        return; // the listing's start read them a moment ago
+    m_marksRead.invalidate();
     m_policyCheckInFlight = true;
     m_client->repeat(
         &m_detailsOwner, m_changesMemory, [ns = MetadataNamespace(m_ns)](Connection &c, const RedisClient::Tick &) { return readChangeMarks(c, ns); },

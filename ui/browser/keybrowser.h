@@ -176,9 +176,11 @@ private:
     QTimer m_detailsTimer;
     TickTimer m_liveTimer;   // on the client's shared tick
     TickTimer m_policyTimer; // likewise
+    QElapsedTimer m_marksRead; // since the listing's start read the change marks (invalid once checked)
     // What each batch of rows read last time (RedisClient::repeat), by its place in the batches.
     std::vector<RedisClient::RepeatMemory> m_detailsMemory;
     RedisClient::RepeatMemory m_changesMemory = RedisClient::newRepeatMemory();
+    RedisClient::RepeatMemory m_listingMemory = RedisClient::newRepeatMemory(); // the listing's start: DBSIZE and the policies
 };
 
 } // namespace ratescope::ui

@@ -205,9 +205,10 @@ KeyView::KeyView(RedisClient *client, const QByteArray &key, const QByteArray &n
         connect(m_client, &RedisClient::statusChanged, this, &KeyView::updateTimer);
     if (m_client) {
         connect(m_client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
-            if (s == RedisClient::State::Connected)
-                refresh(); // the next good read clears the stale marker
-            else
+            if (s == RedisClient::State::Connected) {
+                if (!m_pending) // a read under way (made as the console connected) clears it as well
+                    refresh(); // the next good read clears the stale marker
+            } else
                 setStale(true);
         });
     }

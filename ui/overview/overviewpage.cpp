@@ -91,7 +91,7 @@ OverviewPage::OverviewPage(QWidget *parent)
     layout->addWidget(m_table, 1);
 
     m_timer.setInterval(10000);
-    connect(&m_timer, &QTimer::timeout, this, [this] {
+    connect(&m_timer, &TickTimer::timeout, this, [this] {
         if (isVisible())
             refresh();
     });
@@ -105,6 +105,7 @@ void OverviewPage::setClient(RedisClient *client, const QString &ns)
         disconnect(m_client, nullptr, this, nullptr);
     }
     m_client = client;
+    m_timer.setClient(client);
     m_ns = ns;
     m_loaded = false;
     m_policies->setPolicies({});
@@ -141,9 +142,11 @@ void OverviewPage::refresh()
 {
     if (!m_client)
         return;
-    m_client->request(
-        &m_requests,
-        [ns = MetadataNamespace(m_ns)](Connection &c) { return readOverview(c, ns); },
+    // A repeat(): its rounds learnt from the last read; the first goes with the handshake when
+    // the page is shown as the console connects.
+    m_client->repeat(
+        &m_requests, m_readMemory,
+        [ns = MetadataNamespace(m_ns)](Connection &c, const RedisClient::Tick &) { return readOverview(c, ns); },
         [this](const Outcome<Overview> &outcome) {
             if (!outcome.ok()) {
                 if (!outcome.failure().isConnectionLoss())

@@ -5,10 +5,10 @@
 #pragma once
 
 #include "redisclient.h"
+#include "ticktimer.h"
 #include "limiters/scriptlibrary.h"
 
 #include <QPointer>
-#include <QTimer>
 #include <QWidget>
 
 class QLabel;
@@ -48,6 +48,7 @@ private:
     QPointer<RedisClient> m_client;
     QString m_ns;
     QObject m_requests; // owner of this page's requests
+    RedisClient::RepeatMemory m_readMemory = RedisClient::newRepeatMemory(); // what the last read asked
     bool m_loaded = false;
     QLabel *m_summary;
     QLabel *m_warning;
@@ -58,7 +59,7 @@ private:
     QLabel *m_policyNote;
     QTableView *m_table;
     PolicyTableModel *m_policies;
-    QTimer m_timer;
+    TickTimer m_timer; // on the client's shared tick: its reads go in the key views' rounds
 };
 
 } // namespace ratescope::ui

@@ -10,9 +10,15 @@
 
 namespace ratescope::ui {
 
-ListingStart readListingStart(Connection &c, const MetadataNamespace &ns)
+ListingStart readListingStart(Connection &c, const MetadataNamespace &ns, const QByteArray &match, int scanCount)
 {
     ListingStart s;
+    AuditLog audit(c, ns);
+    const Command scan = scanCommand("0", match, scanCount);
+    const std::vector<Command> ahead{
+        {"DBSIZE"}, {"HGETALL", PolicyStore::hashKeyIn(ns)}, {"XREVRANGE", audit.streamKey(), "+", "-", "COUNT", "1"}, scan};
+    c.prefetch(ahead);
+    const auto forget = qScopeGuard([&] { c.forget(ahead); }); // the connection lives on: nothing read now answers later
     try {
         s.dbSize = c.command({"DBSIZE"}).toInteger();
     } catch (const ReplyError &) {
@@ -27,6 +33,17 @@ ListingStart readListingStart(Connection &c, const MetadataNamespace &ns)
     } catch (const UnexpectedReplyError &e) {
         s.policyProblem = e.message(); // a malformed policy record
     }
+    try {
+        const auto newest = audit.list(1);
+        s.lastChange = newest.empty() ? QString() : newest.front().id;
+    } catch (const ReplyError &) {
+        // no right to read the audit: policies are still followed
+    }
+    QByteArray next;
+    const Reply page = c.command(scan); // a refusal (NOPERM) ends the listing, as a page's would
+    for (const Reply &k : scanReplyNames(page, &next))
+        s.first.names.append(k.bytes());
+    s.first.cursor = next;
     return s;
 }
 

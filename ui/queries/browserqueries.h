@@ -15,17 +15,22 @@ class Connection;
 
 namespace ratescope::ui {
 
-struct ListingStart {
-    qint64 dbSize = -1; // -1: unknown (a cluster master out of reach)
-    std::vector<Policy> policies;
-    QString policyProblem; // why some or all policies could not be read (columns stay empty)
-};
-ListingStart readListingStart(Connection &c, const MetadataNamespace &ns);
-
 struct NamesPage {
     QByteArray cursor; // "0": the walk is complete
     ScannedNames names;
 };
+
+// What a listing starts from, in one round trip (the handshake's, when the console has just
+// connected): the key count, the policies, the newest audit entry (as readChangeMarks reads it,
+// so that following changes starts from it) and the first SCAN call's names.
+struct ListingStart {
+    qint64 dbSize = -1; // -1: unknown (a cluster master out of reach)
+    std::vector<Policy> policies;
+    QString policyProblem; // why some or all policies could not be read (columns stay empty)
+    QString lastChange;    // null when the audit is unreadable (ChangeMarks::lastChange)
+    NamesPage first;       // SCAN 0 MATCH match COUNT scanCount
+};
+ListingStart readListingStart(Connection &c, const MetadataNamespace &ns, const QByteArray &match, int scanCount);
 // SCAN from cursor, `scanCount` per call, until about pageKeys names, sliceMs spent, the walk's
 // end, or yield() says stop. yield() is called between two SCAN calls (the console's runs the
 // reads waiting on the connection there, RedisClient::betweenRequests, and says go on). A

@@ -199,6 +199,10 @@ void RedisClient::enqueue(std::function<void(Connection &)> job, Lane lane, cons
 {
     if (m_link->closing.load())
         return; // retired: the worker may be gone already, and nothing would run anyway
+    if (m_attemptInTurn) {
+        m_held.push_back({std::move(job), lane, ownerKey}); // after the attempt (postRepeats)
+        return;
+    }
     m_worker->post(std::move(job), lane == Lane::Interactive ? ConnectionWorker::Lane::Interactive : ConnectionWorker::Lane::Background,
                    ownerKey);
 }
@@ -268,46 +272,59 @@ void RedisClient::attempt()
     if (m_attemptPending || m_link->closing.load())
         return;
     m_attemptPending = true;
-    const Token token = tokenFor(this);
-    const void *ownerKey = token.get();
-    enqueue(
-        [this, link = m_link, token](Connection &c) {
-            // On the worker: `this` only inside the answer, which runs while this object exists.
-            if (!runnable(*link, token))
-                return;
-            std::optional<Outcome<Status>> outcome;
-            try {
-                if (!c.isConnected()) // requests made before open() may have connected it already
-                    c.connect();
-                outcome.emplace(probe(c));
-                setOnline(*link, true);
-            } catch (...) {
-                outcome.emplace(Failure::from(std::current_exception()));
-                setOnline(*link, false);
+    m_attemptInTurn = true; // sent with this turn's repeats, once the turn is over
+    scheduleRepeats();
+}
+
+RedisClient::Attempt RedisClient::attemptJob()
+{
+    return [this, link = m_link, token = tokenFor(this)](Connection &c, std::vector<Command> &along) {
+        // On the worker: `this` only inside the answer, which runs while this object exists.
+        if (!runnable(*link, token))
+            return;
+        std::optional<Outcome<Status>> outcome;
+        try {
+            // The handshake and the reads in one round trip; the probe's among them, read
+            // ahead (not for a cluster: probe() asks every master in turn).
+            if (!c.isCluster()) {
+                const std::vector<Command> info = ServerInfo::reads();
+                along.insert(along.begin(), info.begin(), info.end()); // forgotten with the rest
             }
-            deliver(link, [this, o = std::move(*outcome)] {
-                m_attemptPending = false;
-                if (o.ok()) {
-                    m_failedAttempts = 0;
-                    m_lastError.clear();
-                    m_credentialsRefused = false;
-                    m_status = o.value();
-                    setState(State::Connected);
-                    emit statusChanged();
-                    return;
-                }
-                m_lastError = o.failure().message;
-                const auto kind = o.failure().kind;
-                m_credentialsRefused = kind == Failure::Kind::Auth;
-                if (kind == Failure::Kind::Auth || kind == Failure::Kind::Usage) {
-                    setState(State::Failed); // retrying cannot help: the user must change something
-                    return;
-                }
-                setState(State::Reconnecting);
-                scheduleRetry();
-            });
-        },
-        Lane::Interactive, ownerKey);
+            if (!c.isConnected()) { // requests made before open() may have connected it already
+                c.prefetch(along); // connects: the handshake and the reads in one write
+                if (!c.isConnected())
+                    c.connect(); // nothing to read ahead
+            } else {
+                c.readAlong(along); // with the probe's round
+            }
+            outcome.emplace(probe(c));
+            setOnline(*link, true);
+        } catch (...) {
+            outcome.emplace(Failure::from(std::current_exception()));
+            setOnline(*link, false);
+        }
+        deliver(link, [this, o = std::move(*outcome)] {
+            m_attemptPending = false;
+            if (o.ok()) {
+                m_failedAttempts = 0;
+                m_lastError.clear();
+                m_credentialsRefused = false;
+                m_status = o.value();
+                setState(State::Connected);
+                emit statusChanged();
+                return;
+            }
+            m_lastError = o.failure().message;
+            const auto kind = o.failure().kind;
+            m_credentialsRefused = kind == Failure::Kind::Auth;
+            if (kind == Failure::Kind::Auth || kind == Failure::Kind::Usage) {
+                setState(State::Failed); // retrying cannot help: the user must change something
+                return;
+            }
+            setState(State::Reconnecting);
+            scheduleRetry();
+        });
+    };
 }
 
 void RedisClient::scheduleRetry()
@@ -370,11 +387,17 @@ void RedisClient::scheduleRepeats()
 void RedisClient::postRepeats()
 {
     m_repeatsScheduled = false;
-    if (m_repeats.empty())
-        return;
-    auto repeats = std::make_shared<std::vector<Repeat>>(std::exchange(m_repeats, {}));
-    static const char turn = 0; // the job's owner key: its repeats' owners keep their order in the interactive lane
-    enqueue([link = m_link, repeats](Connection &c) { runRepeats(c, *link, *repeats); }, Lane::Interactive, &turn);
+    const bool attempting = std::exchange(m_attemptInTurn, false);
+    std::vector<Held> held = std::exchange(m_held, {});
+    if (!m_repeats.empty() || attempting) {
+        auto repeats = std::make_shared<std::vector<Repeat>>(std::exchange(m_repeats, {}));
+        static const char turn = 0; // the job's owner key: its repeats' owners keep their order in the interactive lane
+        enqueue([link = m_link, repeats, attempt = attempting ? attemptJob() : Attempt()](
+                    Connection &c) { runRepeats(c, *link, *repeats, attempt); },
+                Lane::Interactive, &turn);
+    }
+    for (Held &h : held) // in the order they were made
+        enqueue(std::move(h.job), h.lane, h.ownerKey);
 }
 
 namespace {
@@ -394,24 +417,27 @@ std::optional<qint64> timeReplyUs(const std::optional<Reply> &r)
 
 } // namespace
 
-void RedisClient::runRepeats(Connection &c, Link &link, std::vector<Repeat> &repeats)
+void RedisClient::runRepeats(Connection &c, Link &link, std::vector<Repeat> &repeats, const Attempt &attempt)
 {
     const qint64 startedNs = link.steady.nsecsElapsed();
     Tick tick;
     if (link.serverUs > 0)
         tick.predictedNowUs = link.serverUs + (startedNs - link.serverUsAtNs) / 1000;
     // What each will read, rehearsed on its last replies, and the clock for the next turn: one
-    // read-along, sent with the first request any of them makes.
+    // read-along, sent with the first request any of them makes (or with the handshake).
     std::vector<Command> along;
-    if (online(link) && !link.closing.load()) {
+    if ((attempt || online(link)) && !link.closing.load()) {
         for (Repeat &r : repeats)
             if (runnable(link, r.token)) {
                 const std::vector<Command> plan = c.rehearse([&] { r.rehearse(c, tick); }, r.memory->last);
                 along.insert(along.end(), plan.begin(), plan.end());
             }
         along.push_back({"TIME"});
-        c.readAlong(along);
+        if (!attempt)
+            c.readAlong(along);
     }
+    if (attempt)
+        attempt(c, along); // connects (online or not, for the repeats below) and answers
     for (Repeat &r : repeats) {
         if (!runnable(link, r.token))
             continue;

@@ -70,7 +70,13 @@ public:
     QString endpoint() const { return m_endpoint; }
     QString url() const { return m_url; } // the password redacted
 
-    void open();     // connect now, then keep the connection alive
+    // Connects, then keeps the connection alive. The attempt goes out once this turn of the
+    // event loop is over, together with what the views ask in it: the reads of every repeat()
+    // made in this turn go in the handshake's own round trip (HELLO, AUTH, SELECT, CLIENT
+    // SETNAME and the reads in one write), and request()s made in it run right after. So a
+    // window that opens its views in the same turn as the connection (MainWindow) shows them
+    // one round trip after connecting, plus what each reads in later rounds.
+    void open();
     void retryNow(); // skip the rest of a backoff wait
     // Stops taking requests and deletes itself once the worker has finished the request
     // under way: for views that go away without making the GUI wait on the network.
@@ -191,8 +197,14 @@ private:
     void answer(const std::shared_ptr<Link> &link, const Token &token, QPointer<QObject> guard, Fn &&work, Done done);
     void scheduleRepeats(); // posts this turn's repeats once the turn is over
     void postRepeats();
-    // On the worker: one turn's repeats, rehearsed, sent ahead together, then run.
-    static void runRepeats(Connection &c, Link &link, std::vector<Repeat> &repeats);
+    // On the worker: the connection attempt, given what this turn's repeats will read (sent in
+    // the handshake's round trip, with what it reads itself, which it adds); it answers the
+    // attempt.
+    using Attempt = std::function<void(Connection &, std::vector<Command> &along)>;
+    // On the worker: one turn's repeats, rehearsed, sent ahead together (with the handshake
+    // when the turn made a connection attempt), then run.
+    static void runRepeats(Connection &c, Link &link, std::vector<Repeat> &repeats, const Attempt &attempt);
+    Attempt attemptJob();
     void tick();
 
     Token tokenFor(QObject *owner);
@@ -231,6 +243,15 @@ private:
     qint64 m_ticks = 0;
     std::vector<Repeat> m_repeats; // made in this turn of the event loop
     bool m_repeatsScheduled = false;
+    // A connection attempt made in this turn: it goes out with the turn's repeats, and the
+    // requests made meanwhile are held until it has (so that none of them connects first).
+    bool m_attemptInTurn = false;
+    struct Held {
+        std::function<void(Connection &)> job;
+        Lane lane;
+        const void *ownerKey;
+    };
+    std::vector<Held> m_held;
     RepeatMemory m_heartbeatMemory = newRepeatMemory();
     QTimer m_retry;
     QDeadlineTimer m_retryAt;

@@ -498,6 +498,9 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
         }
         checkSettled();
     });
+    // Opened first: what the views ask from here to the end of this turn of the event loop goes
+    // with the connection attempt (their reads in the handshake's round trip, RedisClient::open).
+    m_client->open();
     m_status->setClient(m_client);
     m_banner->setClient(m_client, !m_sessionProfiles.contains(profile.name));
     m_browser->setClient(m_client, profile.ns.toUtf8(), profile.separator.toUtf8());
@@ -512,7 +515,7 @@ void MainWindow::connectWith(const ConnectionProfile &profile, const ConnectionO
     m_lookup->setClient(m_client, profile.ns.toUtf8());
     if (m_eventLog)
         m_eventLog->setClient(m_client);
-    m_client->open();
+    openStartupKeys();
     setWindowTitle(QStringLiteral("Ratescope — %1 (%2)").arg(profile.name, m_client->endpoint()));
     const int at = m_picker->findData(profile.name);
     if (at >= 0) {
@@ -1085,6 +1088,17 @@ void MainWindow::setStartupView(const StartupView &view)
         applyStartupView();
 }
 
+void MainWindow::openStartupKeys()
+{
+    // The keys asked for open as the console connects, so that their first reads go with the
+    // handshake, and the window is first shown on the key rather than on a page that would
+    // read its own first. The rest of the startup view waits for the connection.
+    if (!m_startup)
+        return;
+    for (const QByteArray &key : m_startup->openKeys)
+        openKey(key);
+}
+
 void MainWindow::applyStartupView()
 {
     if (!m_startup || !m_client)
@@ -1129,16 +1143,16 @@ void MainWindow::applyStartupView()
 bool MainWindow::isSettled() const
 {
     if (!m_client || m_client->state() != RedisClient::State::Connected || !m_client->status() || !m_browser->isSettled() ||
-        !m_overview->isLoaded() || !m_monitor->isLoaded() || m_burst->isBusy() ||
+        !m_monitor->isLoaded() || m_burst->isBusy() ||
         (m_startupReset && m_startupReset->stage() == ResetDialog::Stage::Planning))
         return false;
     for (int i = 0; i < m_tabs->count(); ++i)
         if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && !view->isLoaded())
             return false;
-    // The Policies, Hot, Audit and Lookup tabs read when shown: wait for them only then; the
-    // What-if view for a comparison it was asked to run.
+    // The Overview, Policies, Hot, Audit and Lookup tabs read when shown: wait for them only
+    // then; the What-if view for a comparison it was asked to run.
     const QWidget *shown = m_tabs->currentWidget();
-    return (shown != m_policies || m_policies->isLoaded()) && (shown != m_audit || m_audit->isLoaded()) &&
+    return (shown != m_overview || m_overview->isLoaded()) && (shown != m_policies || m_policies->isLoaded()) && (shown != m_audit || m_audit->isLoaded()) &&
            (shown != m_whatIf || m_whatIf->isIdle()) && (shown != m_hot || m_hot->isLoaded()) &&
            (shown != m_lookup || m_lookup->identifier().isEmpty() || m_lookup->isLoaded());
 }

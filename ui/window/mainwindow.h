@@ -157,6 +157,7 @@ private:
     void updateActions();
     void checkSettled();
     void applyFilter();
+    void openStartupKeys();
     void applyStartupView();
     void askUnlock();                  // the read-only lock opens once confirmed and recorded
     bool isPinnedTab(int index) const; // the pages stay; key tabs close
