@@ -330,10 +330,11 @@ std::vector<Policy> Cli::policies()
     return found;
 }
 
-void Cli::printJson(const QJsonObject &object)
+void Cli::printJson(const QJsonObject &object, Flush flush)
 {
     m_out << QJsonDocument(object).toJson(QJsonDocument::Compact) << '\n';
-    m_out.flush();
+    if (flush == Flush::Now)
+        m_out.flush();
 }
 
 void Cli::printFields(const QList<QPair<QString, QString>> &fields)

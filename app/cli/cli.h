@@ -173,7 +173,10 @@ public:
     // for a command whose file output is standard output (`--decisions -`).
     void reportOnStandardError();
     QTextStream &err() { return m_err; }
-    void printJson(const QJsonObject &object);
+    // One line of JSON. Flushed at once unless told otherwise: a listing of many lines flushes
+    // them per page (out().flush()), not one write per line.
+    enum class Flush { Now, Later };
+    void printJson(const QJsonObject &object, Flush flush = Flush::Now);
     // Aligned "name  value" lines for human output.
     void printFields(const QList<QPair<QString, QString>> &fields);
 

@@ -65,6 +65,9 @@ public:
     {
     }
 
+    // Rows are written as they come and flushed a page at a time (flush()): one write per
+    // page, not per row.
+    void flush() { m_cli.out().flush(); }
     void print(const Row &r)
     {
         if (m_cli.json()) {
@@ -90,7 +93,7 @@ public:
                     o.insert(QStringLiteral("skew"), std::round(r.skew * 1000) / 1000);
                 }
             }
-            m_cli.printJson(o);
+            m_cli.printJson(o, Cli::Flush::Later);
             return;
         }
         if (!m_header) {
@@ -115,7 +118,6 @@ private:
         if (m_memory)
             out << ' ' << memory.rightJustified(11);
         out << '\n';
-        out.flush();
     }
 
     Cli &m_cli;
@@ -200,6 +202,7 @@ int runKeys(Cli &cli)
                 break;
             printer.print(r);
         }
+        printer.flush(); // the page shown as it is read
         waiting = {};
     };
     KeyScanner scanner(c, options);
@@ -446,6 +449,7 @@ int runKeys(Cli &cli)
             break;
         printer.print(row);
     }
+    printer.flush();
     if (complete) {
         if (!cli.json() && printed == 0)
             cli.err() << "no limiter keys found (scanned " << scanner.scanned() << " keys; --all lists every key)\n";
