@@ -22,6 +22,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -211,7 +212,7 @@ AuditPage::AuditPage(QWidget *parent)
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this, &AuditPage::selectionChanged);
 
     m_poll.setInterval(kPollMs);
-    connect(&m_poll, &QTimer::timeout, this, [this] {
+    connect(&m_poll, &TickTimer::timeout, this, [this] {
         if (isVisible())
             poll();
     });
@@ -249,6 +250,7 @@ void AuditPage::setClient(RedisClient *client, const QByteArray &ns)
     }
     m_client = client;
     m_lastClient = client;
+    m_poll.setClient(client);
     if (!same) {
         m_ns = ns;
         m_loaded = false;
@@ -278,11 +280,9 @@ void AuditPage::showEvent(QShowEvent *event)
     continueSearch();
 }
 
-void AuditPage::read(const AuditSlice &slice, std::function<void(Read &)> done)
+void AuditPage::read(const AuditSlice &slice, std::function<void(Read &)> done, const RedisClient::RepeatMemory &repeated)
 {
-    m_client->request(
-        &m_requests, [slice, ns = MetadataNamespace(m_ns)](Connection &c) { return readAuditSlice(c, ns, slice); },
-        [this, done](const Outcome<AuditRead> &o) {
+    auto answered = [this, done](const Outcome<AuditRead> &o) {
             Read r;
             if (!o.ok()) {
                 done(r); // nothing read: lets the caller finish its request
@@ -304,7 +304,14 @@ void AuditPage::read(const AuditSlice &slice, std::function<void(Read &)> done)
             m_readAt = m_now();
             markStale(false);
             done(r);
-        });
+    };
+    const MetadataNamespace ns(m_ns);
+    if (repeated) // the poll, on the shared tick: in the round of every view due then
+        m_client->repeat(
+            &m_requests, repeated, [slice, ns](Connection &c, const RedisClient::Tick &) { return readAuditSlice(c, ns, slice); },
+            std::move(answered));
+    else
+        m_client->request(&m_requests, [slice, ns](Connection &c) { return readAuditSlice(c, ns, slice); }, std::move(answered));
 }
 
 void AuditPage::failed(const Failure &failure)
@@ -387,8 +394,9 @@ void AuditPage::poll()
     if (m_polling)
         return;
     m_polling = true;
-    read({AuditSlice::Direction::NewerThan, m_model->newestId(), kFollowMax},
-         [this](Read &r) {
+    read(
+        {AuditSlice::Direction::NewerThan, m_model->newestId(), kFollowMax},
+        [this](Read &r) {
              m_polling = false;
              if (!r.ok)
                  return;
@@ -401,7 +409,8 @@ void AuditPage::poll()
              emit updated();
              if (full)
                  poll(); // more arrived than one read takes: catch up now
-         });
+        },
+        m_pollMemory);
 }
 
 void AuditPage::fetchOlder()

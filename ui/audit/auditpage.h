@@ -8,10 +8,10 @@
 #include "auditqueries.h"
 #include "outcome.h"
 #include "redisclient.h"
+#include "ticktimer.h"
 
 #include <functional>
 #include <QPointer>
-#include <QTimer>
 #include <QWidget>
 
 class QComboBox;
@@ -77,7 +77,8 @@ private:
     void poll();
     void fetchOlder();
     void continueSearch(); // page back while the filtered rows do not fill the view
-    void read(const AuditSlice &slice, std::function<void(Read &)> done);
+    // repeated: the poll's memory (RedisClient::repeat), for a read on the shared tick.
+    void read(const AuditSlice &slice, std::function<void(Read &)> done, const RedisClient::RepeatMemory &repeated = {});
     void failed(const Failure &failure);
     void showProblem(const QString &problem);
     void applyFilter();
@@ -102,7 +103,8 @@ private:
     QDateTime m_readAt; // when the trail was last read
     TimeRange m_range = TimeRange::Any;
     AuditFilter m_filter;
-    QTimer m_poll;
+    TickTimer m_poll; // on the client's shared tick
+    RedisClient::RepeatMemory m_pollMemory = RedisClient::newRepeatMemory();
     int m_scrolledBy = 0;      // the table's scroll position before rows were inserted
     bool m_prepending = false; // the rows being inserted are new entries, not a filter's change
 

@@ -300,7 +300,7 @@ LookupPage::LookupPage(QWidget *parent)
     // A tick a second while shown: a new pass, unless the last one is still under way (a tick
     // is skipped then, never queued: one pass in flight at most).
     m_live.setInterval(kLiveMs);
-    connect(&m_live, &QTimer::timeout, this, [this] {
+    connect(&m_live, &TickTimer::timeout, this, [this] {
         if (isVisible() && !m_inFlight && !m_id.isEmpty() && m_client)
             startPass();
     });
@@ -325,6 +325,7 @@ void LookupPage::setClient(RedisClient *client, const QByteArray &ns)
         disconnect(m_client, nullptr, this, nullptr);
     delete m_requests; // what the old connection was asked is dropped
     m_requests = new QObject(this);
+    m_live.setClient(client);
     m_inFlight = false;
     m_again = false;
     m_busy = false;

@@ -10,10 +10,10 @@
 
 #include "keys/lookup.h"
 #include "redisclient.h"
+#include "ticktimer.h"
 
 #include <QDateTime>
 #include <QPointer>
-#include <QTimer>
 #include <QWidget>
 
 #include <optional>
@@ -119,7 +119,7 @@ private:
     QString m_pendingReset; // what the reset asked for covers, until the dialog has run it
     QString m_pendingReason;
     QString m_messageText;
-    QTimer m_live;
+    TickTimer m_live; // on the client's shared tick
 
     QLineEdit *m_idEdit;
     QPushButton *m_lookUp;
