@@ -436,9 +436,11 @@ int main(int argc, char **argv)
                 QApplication::exit(1);
                 return;
             }
-            print(stdout, QStringLiteral("Screenshot: %1 (%2 keys listed)\n")
+            const qint64 listingMs = window.keyBrowser()->listingMs();
+            print(stdout, QStringLiteral("Screenshot: %1 (%2 keys listed%3)\n")
                               .arg(QDir::current().absoluteFilePath(file))
-                              .arg(window.keyBrowser()->model()->keyCount()));
+                              .arg(window.keyBrowser()->model()->keyCount())
+                              .arg(listingMs >= 0 ? QStringLiteral(" in %1 s").arg(double(listingMs) / 1000, 0, 'f', 3) : QString()));
             if (!complete)
                 print(stderr, QStringLiteral("ratescope: the data had not loaded within %1 s; the "
                                              "screenshot shows what there was\n")

@@ -61,6 +61,9 @@ public:
                m_scan == ScanState::Draining;
     }
     qint64 scannedCount() const { return m_scanned; }
+    // How long the last complete listing took, from its start (with the connection's, for the
+    // first) to its last key in the tree; -1 while none has completed.
+    qint64 listingMs() const { return m_scan == ScanState::Complete ? m_scanMs : -1; }
     // The scan is over and the rows in view have their columns.
     bool isSettled() const;
     // What the panel says above the tree ("Scanned 45,000 of about 1,000,000 keys") and the
