@@ -4,6 +4,7 @@
 #include "base/errors.h"
 #include "keys/keyscanner.h"
 #include "admin/limitsinforce.h"
+#include "limiters/limiterscript.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -58,8 +59,17 @@ std::vector<KeyDetails> readKeyDetails(Connection &connection, const std::vector
             for (const char *type : {"hash", "zset", "string", "list"})
                 appendSampleCommands(ahead, key, type);
     }
+    // Which script calls the usage round makes (functions or EVALSHA), asked along the first
+    // time on a connection rather than in a round of its own.
+    std::vector<Command> along;
+    if (!connection.isCluster() && !connection.scriptCalls())
+        along.push_back(LoadedLibrary::query());
+    connection.readAlong(along);
     connection.prefetch(ahead);
-    const auto forget = qScopeGuard([&] { connection.forget(ahead); });
+    const auto forget = qScopeGuard([&] {
+        connection.forget(ahead);
+        connection.forget(along);
+    });
     std::vector<Reply> meta = connection.pipeline(first);
     reader.takeFirst(meta.data());
     std::vector<Reply> samples = connection.pipeline(reader.sampleCommands());

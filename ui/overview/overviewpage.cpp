@@ -106,6 +106,7 @@ void OverviewPage::setClient(RedisClient *client, const QString &ns)
     }
     m_client = client;
     m_timer.setClient(client);
+    m_pending = m_again = false; // answers to the last client's reads are dropped (cancel)
     m_ns = ns;
     m_loaded = false;
     m_policies->setPolicies({});
@@ -122,8 +123,8 @@ void OverviewPage::setClient(RedisClient *client, const QString &ns)
     m_summary->setText(QStringLiteral("Connecting to %1…").arg(client->endpoint().toHtmlEscaped()));
     connect(client, &RedisClient::stateChanged, this, [this](RedisClient::State s) {
         updateDeployable();
-        if (s == RedisClient::State::Connected && !m_loaded && isVisible())
-            refresh();
+        if (s == RedisClient::State::Connected && !m_loaded && !m_pending && isVisible())
+            refresh(); // (a read made as the console connected is under way, or answers soon)
     });
     connect(client, &RedisClient::readOnlyChanged, this, &OverviewPage::updateDeployable);
     m_timer.start();
@@ -142,12 +143,20 @@ void OverviewPage::refresh()
 {
     if (!m_client)
         return;
+    if (m_pending) { // one read in flight at most; read once more when it is back
+        m_again = true;
+        return;
+    }
+    m_pending = true;
     // A repeat(): its rounds learnt from the last read; the first goes with the handshake when
     // the page is shown as the console connects.
     m_client->repeat(
         &m_requests, m_readMemory,
         [ns = MetadataNamespace(m_ns)](Connection &c, const RedisClient::Tick &) { return readOverview(c, ns); },
         [this](const Outcome<Overview> &outcome) {
+            m_pending = false;
+            if (std::exchange(m_again, false))
+                QMetaObject::invokeMethod(this, &OverviewPage::refresh, Qt::QueuedConnection); // after this answer is shown
             if (!outcome.ok()) {
                 if (!outcome.failure().isConnectionLoss())
                     m_summary->setText(QStringLiteral("<span style='color:#b02a1e'>Reading the "

@@ -50,6 +50,8 @@ private:
     QObject m_requests; // owner of this page's requests
     RedisClient::RepeatMemory m_readMemory = RedisClient::newRepeatMemory(); // what the last read asked
     bool m_loaded = false;
+    bool m_pending = false; // a read in flight
+    bool m_again = false;   // asked for while one was: read again when it is back
     QLabel *m_summary;
     QLabel *m_warning;
     QLabel *m_scripts;
