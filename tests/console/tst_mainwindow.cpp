@@ -27,6 +27,7 @@
 #include "redisclient.h"
 #include "resetdialog.h"
 #include "redis/sandboxserver.h"
+#include "usagebardelegate.h"
 #include "whatifpage.h"
 
 #include <QCheckBox>
@@ -48,6 +49,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QScopeGuard>
 #include <QScrollArea>
 #include <QTableView>
 #include <QAbstractItemView>
@@ -484,10 +486,32 @@ void TestMainWindow::keyTabTitlesTellKeysApart()
 // width and Used / limit stays; what does not fit is hidden, not cut.
 void TestMainWindow::keysPanelFitsTheWindow()
 {
+    // A limiter of 1,000,000: its figures read whole, or in their short form, never elided.
+    Connection c(m_server->options());
+    PolicyStore policies(c, QStringLiteral("ratescope:"));
+    Policy big;
+    big.name = QStringLiteral("big");
+    big.match = "app:big:*";
+    big.spec = {Algorithm::FixedWindow, 1000000, kWindowUs, 1};
+    const Policy stored = policies.set(big, 0, QStringLiteral("test"));
+    QVERIFY(Limiter(c).check("app:big:one", {Algorithm::FixedWindow, 1000000, kWindowUs, 1000000}).allowed);
+    auto cleanup = qScopeGuard([&] {
+        c.command({"DEL", "app:big:one"});
+        policies.remove(stored.name, stored.version, QStringLiteral("test"));
+    });
     auto window = openWindow({});
     QVERIFY(window);
     QTreeView *tree = window->keyBrowser()->view();
     const int em = tree->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    const quint32 bigId = window->keyBrowser()->model()->findKey("app:big:one");
+    QVERIFY(bigId != KeyTreeModel::kNoKey);
+    const QModelIndex bigUsage = window->keyBrowser()->model()->indexOfKey(bigId, KeyTreeModel::UsageColumn);
+    tree->scrollTo(bigUsage);
+    QTRY_COMPARE_WITH_TIMEOUT(bigUsage.data().toString(), QStringLiteral("1,000,000 / 1,000,000"), 10000);
+    QCOMPARE(bigUsage.data(UsageBarDelegate::ShortTextRole).toString(), QStringLiteral("1.0M / 1.0M"));
+    QVERIFY(bigUsage.data(Qt::ToolTipRole).toString().contains(QStringLiteral("used 1,000,000 of 1,000,000")));
+    auto *usage = qobject_cast<UsageBarDelegate *>(tree->itemDelegateForColumn(KeyTreeModel::UsageColumn));
+    QVERIFY(usage);
     for (const QSize size : {QSize(1280, 800), QSize(1024, 700)}) {
         window->resize(size);
         QTRY_COMPARE(window->size(), size);
@@ -501,6 +525,12 @@ void TestMainWindow::keysPanelFitsTheWindow()
         for (int c = 0; c < KeyTreeModel::ColumnCount; ++c)
             if (!header->isSectionHidden(c) && c != KeyTreeModel::KeyColumn)
                 QVERIFY2(header->sectionSize(c) >= 6 * em, qPrintable(at));
+        QStyleOptionViewItem option;
+        option.initFrom(tree);
+        option.rect = tree->visualRect(bigUsage);
+        const QString text = usage->shownText(option, bigUsage);
+        QVERIFY2(UsageBarDelegate::fits(option, text), qPrintable(at + QStringLiteral(": ") + text));
+        QVERIFY2(text == QStringLiteral("1,000,000 / 1,000,000") || text == QStringLiteral("1.0M / 1.0M"), qPrintable(text));
     }
 }
 
