@@ -87,6 +87,7 @@ private slots:
     void savedProfileRemembersLoginAndOperator();
     void menusListEveryShortcutOnce();
     void startupBurstBoundaryAndResetSettleShown();
+    void burstShowsInTheKeysPanelAndTheKeyView();
 
 private:
     std::unique_ptr<MainWindow> openWindow(const MainWindow::StartupView &view);
@@ -908,6 +909,69 @@ void TestMainWindow::startupBurstBoundaryAndResetSettleShown()
         QCOMPARE(window->burst()->lastBoundary().size(), size_t(2));
     }
     c.command({"DEL", "app:burst:startup", "app:log:reset1", "app:log:reset2"});
+}
+
+// A burst fired from the console shows at once in the keys panel's row and in the key's view:
+// both read the key again when it ends (the view's own refresh is off here, and the panel's
+// rows do not age).
+void TestMainWindow::burstShowsInTheKeysPanelAndTheKeyView()
+{
+    // A policy and a key of its own: what the other tests changed does not matter.
+    Connection c(m_server->options());
+    PolicyStore policies(c, QStringLiteral("ratescope:"));
+    Policy fired;
+    fired.name = QStringLiteral("fired");
+    fired.match = "app:fired:*";
+    fired.spec = {Algorithm::SlidingLog, 10, kWindowUs, 1};
+    const Policy stored = policies.set(fired, 0, QStringLiteral("test"));
+    c.command({"DEL", "app:fired:dave"});
+    Limiter limiter(c);
+    for (int i = 0; i < 3; ++i)
+        limiter.check("app:fired:dave", fired.spec);
+    auto cleanup = qScopeGuard([&] {
+        c.command({"DEL", "app:fired:dave"});
+        policies.remove(stored.name, stored.version, QStringLiteral("test"));
+    });
+    MainWindow::StartupView view;
+    view.openKeys = {"app:fired:dave"};
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    KeyView *dave = nullptr;
+    for (int i = 0; i < window->tabs()->count(); ++i)
+        if (auto *v = qobject_cast<KeyView *>(window->tabs()->widget(i)); v && v->key() == "app:fired:dave")
+            dave = v;
+    QVERIFY(dave);
+    dave->setRefreshInterval(0);
+    QVERIFY2(dave->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("3 of 10")), qPrintable(dave->fieldText(QStringLiteral("Used"))));
+    KeyBrowser *browser = window->keyBrowser();
+    browser->model()->setClock([] { return qint64(1) << 40; }); // read once more, then never by age
+    const quint32 id = browser->model()->findKey("app:fired:dave");
+    QVERIFY(id != KeyTreeModel::kNoKey);
+    const QModelIndex used = browser->model()->indexOfKey(id, KeyTreeModel::UsageColumn);
+    browser->view()->scrollTo(used);
+    QTRY_COMPARE_WITH_TIMEOUT(used.data().toString(), QStringLiteral("3 / 10"), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(browser->isSettled(), 10000);
+
+    QSignalSpy changed(window->burst(), &BurstPage::keyChanged);
+    window->tabs()->setCurrentWidget(window->burst());
+    BurstPage::Prefill burst; // the limits in force at the key: 10 per hour
+    burst.key = "app:fired:dave";
+    burst.requests = QStringLiteral("5");
+    window->burst()->prefill(burst);
+    window->burst()->startWhenReady();
+    // The key exists: the page asks first.
+    QMessageBox *box = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT((box = window->burst()->findChild<QMessageBox *>()) && box->isVisible(), 10000);
+    for (QAbstractButton *b : box->buttons())
+        if (box->buttonRole(b) == QMessageBox::AcceptRole)
+            b->click();
+    QTRY_COMPARE_WITH_TIMEOUT(changed.size(), 1, 30000);
+    QCOMPARE(changed.front().front().toByteArray(), QByteArray("app:fired:dave"));
+    QVERIFY(window->burst()->lastSummary());
+    QCOMPARE(window->burst()->lastSummary()->allowed, 5);
+    QTRY_COMPARE_WITH_TIMEOUT(used.data().toString(), QStringLiteral("8 / 10"), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(dave->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("8 of 10")),
+                              qPrintable(dave->fieldText(QStringLiteral("Used"))), 10000);
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -689,6 +689,19 @@ void KeyBrowser::checkPolicies()
         });
 }
 
+void KeyBrowser::refreshKeys(const QList<QByteArray> &keys)
+{
+    if (!m_policies)
+        return; // not listed yet: the listing will read them
+    // A key not listed is looked for after the read, as one that left and came back is.
+    const qint64 now = m_goneClock.elapsed();
+    for (const QByteArray &k : keys)
+        if (m_gone.size() < kGoneKept && m_model->findKey(k) == KeyTreeModel::kNoKey && globMatch(m_match, k))
+            m_gone.insert(k, now);
+    m_model->expireDetails();
+    fetchVisibleDetails();
+}
+
 bool KeyBrowser::isSettled() const
 {
     if (isScanning() || pendingCount() > 0 || m_detailsInFlight > 0 || m_detailsTimer.isActive())

@@ -1004,6 +1004,8 @@ void BurstPage::runFinished(const BurstOutcome &outcome)
         m_exportPng->setEnabled(true);
     }
     updateStartable();
+    if (outcome.summary && outcome.summary->sent > 0 && m_config)
+        emit keyChanged(m_config->key);
     emit finished();
 }
 
