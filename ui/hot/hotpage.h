@@ -71,6 +71,7 @@ signals:
 protected:
     void showEvent(QShowEvent *event) override;
     void hideEvent(QHideEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void scanStep();
@@ -81,6 +82,9 @@ private:
     void setStatus(const QString &text, bool problem = false);
     void updateControls();
     HotOptions optionsFromControls(const std::vector<Policy> &policies) const;
+    // The table's columns fitted to its width (fitwidth.h): the limiter keeps a readable width,
+    // then used / limit, admitted / s, fill, algorithm and (on a cluster) master while they fit.
+    void fitColumns();
 
     QPointer<RedisClient> m_client;
     QByteArray m_ns;
@@ -91,6 +95,8 @@ private:
     bool m_running = false;
     bool m_loaded = false;
     bool m_everShown = false;
+    bool m_cluster = false; // the last pass read several masters: the master column is wanted
+    bool m_fitting = false;
     int m_generation = 0;
     QElapsedTimer m_clock; // since the pass started
     QTimer m_wait;         // the interval between the two reads

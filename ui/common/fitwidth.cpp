@@ -1,0 +1,49 @@
+#include "fitwidth.h"
+
+#include <QAbstractItemView>
+#include <QHeaderView>
+#include <QLineEdit>
+
+#include <algorithm>
+
+namespace ratescope::ui {
+
+int fitColumns(QHeaderView *header, int available, int keyMin, const std::vector<FittedColumn> &order)
+{
+    int used = 0;
+    bool full = false;
+    for (const FittedColumn &c : order) {
+        full = full || keyMin + used + c.width > available;
+        header->setSectionHidden(c.column, full);
+        if (!full) {
+            header->resizeSection(c.column, c.width);
+            used += c.width;
+        }
+    }
+    return used;
+}
+
+int columnContentWidth(const QAbstractItemView *view, const QHeaderView *header, int column, int rowsAtMost)
+{
+    int width = header->sectionSizeHint(column);
+    const QAbstractItemModel *model = view->model();
+    const int rows = model ? std::min(model->rowCount(), rowsAtMost) : 0;
+    for (int r = 0; r < rows; ++r)
+        width = std::max(width, view->sizeHintForIndex(model->index(r, column)).width());
+    return width + 1; // a table's grid line takes a pixel of the cell
+}
+
+int placeholderWidth(const QLineEdit *edit)
+{
+    const QFontMetrics fm = edit->fontMetrics();
+    const int around = edit->sizeHint().width() - 17 * fm.horizontalAdvance(QLatin1Char('x')); // QLineEdit's hint: 17 x
+    return fm.horizontalAdvance(edit->placeholderText()) + around;
+}
+
+void keepPlaceholdersWhole(std::initializer_list<QLineEdit *> edits)
+{
+    for (QLineEdit *e : edits)
+        e->setMinimumWidth(placeholderWidth(e));
+}
+
+} // namespace ratescope::ui
