@@ -2,6 +2,7 @@
 
 #include "auditdetails.h"
 #include "auditformat.h"
+#include "fitwidth.h"
 #include "refusal.h"
 #include "displayformat.h"
 #include "base/errors.h"
@@ -10,6 +11,7 @@
 #include <QComboBox>
 #include <QDateTimeEdit>
 #include <QFileDialog>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -60,9 +62,11 @@ AuditPage::AuditPage(QWidget *parent)
     m_actor->setClearButtonEnabled(true);
     m_actor->setToolTip(QStringLiteral("Entries whose operator name or OS user contains this text, or matches it as a glob (* ? [ ])"));
     m_target = new QLineEdit(this);
-    m_target->setPlaceholderText(QStringLiteral("key, policy or reason: text or glob (api:customer42:*, TICKET-42)"));
+    m_target->setPlaceholderText(QStringLiteral("key, policy or reason: text or glob"));
     m_target->setClearButtonEnabled(true);
-    m_target->setToolTip(QStringLiteral("Entries whose target or reason contains this text, or matches it as a glob (* ? [ ])"));
+    m_target->setToolTip(QStringLiteral("Entries whose target or reason contains this text, or matches it as a glob (* ? [ ]): "
+                                        "api:customer42:*, a policy's name, a ticket number such as TICKET-42"));
+    keepPlaceholdersWhole({m_actor, m_target}); // what to type is never cut
     m_time = new QComboBox(this);
     m_time->addItems({QStringLiteral("Any time"), QStringLiteral("Last hour"), QStringLiteral("Last 24 hours"),
                       QStringLiteral("Last 7 days"), QStringLiteral("Between…")});
@@ -77,27 +81,37 @@ AuditPage::AuditPage(QWidget *parent)
     m_export = new QPushButton(QStringLiteral("Export CSV…"), this);
     m_export->setToolTip(QStringLiteral("Save the entries the filter shows as CSV"));
 
-    auto *bar = new QHBoxLayout;
+    // Two rows, as a search form: what to look for (who, target) with the room text needs, then
+    // which actions and when, with the export at the end. One row left the fields too narrow
+    // for their placeholders at any desk's width.
+    auto *bar = new QGridLayout;
+    bar->setHorizontalSpacing(6);
+    bar->setVerticalSpacing(4);
     auto label = [this](const QString &text, QWidget *buddy) {
         auto *l = new QLabel(text, this);
         l->setBuddy(buddy);
         return l;
     };
-    bar->addWidget(label(QStringLiteral("&Action"), m_action));
-    bar->addWidget(m_action);
-    bar->addSpacing(8);
-    bar->addWidget(label(QStringLiteral("&Who"), m_actor));
-    bar->addWidget(m_actor, 2);
-    bar->addSpacing(8);
-    bar->addWidget(label(QStringLiteral("Tar&get"), m_target));
-    bar->addWidget(m_target, 3);
-    bar->addSpacing(8);
-    bar->addWidget(label(QStringLiteral("W&hen"), m_time));
-    bar->addWidget(m_time);
-    bar->addWidget(m_from);
-    bar->addWidget(m_to);
-    bar->addSpacing(8);
-    bar->addWidget(m_export);
+    bar->addWidget(label(QStringLiteral("&Who"), m_actor), 0, 0);
+    bar->addWidget(m_actor, 0, 1);
+    bar->addWidget(label(QStringLiteral("Tar&get"), m_target), 0, 2);
+    bar->addWidget(m_target, 0, 3);
+    bar->addWidget(label(QStringLiteral("&Action"), m_action), 1, 0);
+    bar->addWidget(m_action, 1, 1);
+    bar->addWidget(label(QStringLiteral("W&hen"), m_time), 1, 2);
+    auto *when = new QHBoxLayout;
+    when->addWidget(m_time);
+    when->addStretch(1);
+    when->addWidget(m_export);
+    bar->addLayout(when, 1, 3);
+    // Between…: the two times on a row of their own under it, shown only then.
+    auto *between = new QHBoxLayout;
+    between->addWidget(m_from);
+    between->addWidget(m_to);
+    between->addStretch(1);
+    bar->addLayout(between, 2, 3);
+    bar->setColumnStretch(1, 2);
+    bar->setColumnStretch(3, 5);
 
     m_status = new QLabel(this);
     m_status->setTextFormat(Qt::PlainText);
@@ -521,9 +535,31 @@ void AuditPage::applyFilter()
     if (f == m_filter)
         return;
     m_filter = f;
+    m_filtering = true;
     m_filtered->setFilter(f);
+    keepSelection();
+    m_filtering = false;
     updateStatus();
     continueSearch();
+}
+
+void AuditPage::keepSelection()
+{
+    if (m_selectedId.isEmpty())
+        return;
+    for (int r = 0; r < m_filtered->rowCount(); ++r) {
+        if (m_filtered->entry(r).id != m_selectedId)
+            continue;
+        const QModelIndex index = m_filtered->index(r, 0);
+        if (!m_view->selectionModel()->isRowSelected(r, {}))
+            m_view->selectRow(r);
+        m_view->doItemsLayout(); // the scroll range must include the rows the filter let in first
+        m_view->scrollTo(index, QAbstractItemView::EnsureVisible);
+        return;
+    }
+    // Hidden by the filter: nothing selected meanwhile (the current row neither, so that the
+    // keyboard starts from the top), and it comes back with a filter that shows it.
+    m_view->selectionModel()->clear();
 }
 
 void AuditPage::refreshActions()
@@ -630,10 +666,14 @@ void AuditPage::selectionChanged()
 {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
     if (rows.isEmpty()) {
+        if (!m_filtering)
+            m_selectedId.clear();
         m_details->clear();
         return;
     }
-    m_details->showEntry(m_filtered->entry(rows.front().row()));
+    const AuditEntry &e = m_filtered->entry(rows.front().row());
+    m_selectedId = e.id;
+    m_details->showEntry(e);
 }
 
 QString AuditPage::exportCsv(const QString &path)
