@@ -594,6 +594,16 @@ QStringList cutWidgets(QWidget *page, int minColumn)
             cut << QStringLiteral("%1 '%2' is %3 px, needs %4").arg(QString::fromLatin1(w->metaObject()->className()), w->objectName())
                        .arg(w->width())
                        .arg(needs);
+        // An empty field's placeholder (what to type in it) shown whole: QLineEdit's own size hint
+        // is 17 x wide plus what it keeps around its text.
+        if (auto *edit = qobject_cast<QLineEdit *>(w); edit && edit->text().isEmpty() && !edit->placeholderText().isEmpty()) {
+            const QFontMetrics fm = edit->fontMetrics();
+            const int around = edit->sizeHint().width() - 17 * fm.horizontalAdvance(QLatin1Char('x'));
+            if (edit->width() < fm.horizontalAdvance(edit->placeholderText()) + around)
+                cut << QStringLiteral("the placeholder of QLineEdit '%1' is cut: \"%2\" in %3 px")
+                           .arg(edit->objectName(), edit->placeholderText())
+                           .arg(edit->width());
+        }
         if (auto *view = qobject_cast<QAbstractItemView *>(w)) {
             const QHeaderView *header = nullptr;
             if (auto *table = qobject_cast<QTableView *>(view))

@@ -180,7 +180,8 @@ LookupPage::LookupPage(QWidget *parent)
     m_requests = new QObject(this);
     m_idEdit = new QLineEdit(this);
     m_idEdit->setObjectName(QStringLiteral("identifier"));
-    m_idEdit->setPlaceholderText(QStringLiteral("customer, user or API key id, e.g. acme (Ctrl+K)"));
+    m_idEdit->setPlaceholderText(QStringLiteral("customer id, e.g. acme"));
+    keepPlaceholdersWhole({m_idEdit});
     m_idEdit->setClearButtonEnabled(true);
     m_idEdit->setToolTip(QStringLiteral("Every limiter whose key holds this as a whole segment: acme finds api:acme, "
                                         "login:acme:/search, rl:{acme}:3, rlflx:acme, not api:acmecorp (Ctrl+K)"));
