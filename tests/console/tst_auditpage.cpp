@@ -18,6 +18,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QFile>
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -110,6 +111,7 @@ private Q_SLOTS:
     void filters();
     void selectionStaysWithItsEntryThroughFilters();
     void filterFieldsShowWhatToType();
+    void tableFitsItsWidth();
     void pagingBackThrough1000Entries();
     void detailsShowBeforeAndAfter();
     void reasonsShownAndFound();
@@ -416,6 +418,49 @@ void TestAuditPage::filterFieldsShowWhatToType()
     QCoreApplication::sendPostedEvents();
     QVERIFY2(tab.page.minimumSizeHint().width() <= 600, qPrintable(QString::number(tab.page.minimumSizeHint().width())));
     saveShot(tab.page, QStringLiteral("audit-filter-600.png"));
+}
+
+// The table fits the tab's width with no horizontal scroll bar: the time, the action and the
+// target always, the target whole when there is room; the other columns while they fit, never cut.
+// The first entry of an empty trail, made while the tab is open, is selected as it comes.
+void TestAuditPage::tableFitsItsWidth()
+{
+    const QByteArray ns = "fit:";
+    Tab tab(m_server->options(), ns);
+    QVERIFY(tab.waitLoaded());
+    QCOMPARE(tab.rows(), 0);
+    append(ns, QStringLiteral("burst"), QStringLiteral("demo:api:newcustomer"), QStringLiteral("Dana (support)"), 60, {}, {}, 200,
+           QStringLiteral("dana"), QStringLiteral("support-07"));
+    QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 1, kWaitMs);
+    QCOMPARE(tab.page.details()->headline(), QStringLiteral("burst · demo:api:newcustomer"));
+    append(ns, QStringLiteral("override.set"), QStringLiteral("login:acme:/search/advanced/with/a/long/path"), QStringLiteral("bob"), 30,
+           {}, {}, 1, QStringLiteral("bob"), QStringLiteral("bob-laptop"), QStringLiteral("TICKET-4711 acme gets 429s"));
+    QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 2, kWaitMs);
+    QTableView *table = tab.page.view();
+    QHeaderView *header = table->horizontalHeader();
+    const int em = table->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    for (const int width : {600, 820, 1200}) {
+        tab.page.resize(width, 700);
+        QCoreApplication::sendPostedEvents();
+        const QString at = QStringLiteral("%1 px").arg(width);
+        QVERIFY2(header->length() <= table->viewport()->width(), qPrintable(at));
+        for (const int c : {AuditModel::TimeColumn, AuditModel::ActionColumn, AuditModel::TargetColumn})
+            QVERIFY2(!header->isSectionHidden(c), qPrintable(at));
+        QVERIFY2(header->sectionSize(AuditModel::TargetColumn) >= 14 * em, qPrintable(at));
+        for (int c = 0; c < AuditModel::ColumnCount; ++c) {
+            if (header->isSectionHidden(c) || c == AuditModel::ReasonColumn || c == AuditModel::TargetColumn)
+                continue;
+            for (int r = 0; r < tab.rows(); ++r) {
+                const QModelIndex index = tab.page.filtered()->index(r, c);
+                QVERIFY2(table->sizeHintForIndex(index).width() + 1 <= header->sectionSize(c),
+                         qPrintable(QStringLiteral("%1: '%2' in %3 px").arg(at, index.data().toString()).arg(header->sectionSize(c))));
+            }
+        }
+    }
+    // Wide: every column, the target whole.
+    QVERIFY(!header->isSectionHidden(AuditModel::ReasonColumn) && !header->isSectionHidden(AuditModel::HostColumn));
+    QVERIFY(table->sizeHintForIndex(tab.page.filtered()->index(0, AuditModel::TargetColumn)).width() + 1 <=
+            header->sectionSize(AuditModel::TargetColumn));
 }
 
 void TestAuditPage::pagingBackThrough1000Entries()

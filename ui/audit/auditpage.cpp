@@ -12,6 +12,7 @@
 #include <QDateTimeEdit>
 #include <QFileDialog>
 #include <QGridLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -136,11 +137,13 @@ AuditPage::AuditPage(QWidget *parent)
     m_view->setWordWrap(false);
     m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->setSortingEnabled(false); // the stream's order: newest first
-    const int digit = fontMetrics().horizontalAdvance(QLatin1Char('0'));
-    const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    const int widths[] = {21 * digit, 18 * em, 11 * em, 10 * em, 8 * em, 18 * em};
-    for (int c = 0; c < AuditModel::ReasonColumn; ++c)
-        m_view->horizontalHeader()->resizeSection(c, widths[c]);
+    m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns fit the width instead
+    m_view->viewport()->installEventFilter(this);                    // resized after this page
+    connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int column, int, int size) {
+        // Dragged: a mouse button is down (the header also resizes sections itself).
+        if (!m_fitting && QGuiApplication::mouseButtons() != Qt::NoButton && column != AuditModel::TargetColumn)
+            m_preferredWidth[column] = size;
+    });
 
     auto *messagePanel = new QWidget(this);
     auto *messageTitle = new QLabel(messagePanel);
@@ -210,6 +213,7 @@ AuditPage::AuditPage(QWidget *parent)
     connect(m_model, &AuditModel::olderWanted, this, &AuditPage::fetchOlder);
     connect(m_model, &AuditModel::actionsChanged, this, &AuditPage::refreshActions);
     connect(m_filtered, &QAbstractItemModel::rowsInserted, this, &AuditPage::updateStatus);
+    connect(m_filtered, &QAbstractItemModel::rowsInserted, this, &AuditPage::fitColumns); // wider entries may have come
     // New entries go on top; someone reading older ones keeps them where they are.
     m_view->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
     connect(m_filtered, &QAbstractItemModel::rowsAboutToBeInserted, this, [this] { m_scrolledBy = m_view->verticalScrollBar()->value(); });
@@ -362,17 +366,17 @@ void AuditPage::load()
              if (!r.ok)
                  return;
              const bool more = int(r.entries.size()) == kPageSize;
+             const bool hadRows = m_model->size() > 0;
              m_model->reset(std::move(r.entries), more);
              m_problem.clear();
              const bool first = !m_loaded;
              m_loaded = true;
              updateStatus();
-             if (first && m_filtered->rowCount() > 0) {
-                 fitColumns();
-                 // The newest entry's details in the pane, rather than an empty pane.
-                 if (!m_view->selectionModel()->hasSelection())
-                     m_view->selectRow(0);
-             }
+             fitColumns();
+             // The first entries (read first, or the first ever made): the newest one's details in
+             // the pane, rather than an empty pane.
+             if (!hadRows && m_filtered->rowCount() > 0 && !m_view->selectionModel()->hasSelection())
+                 m_view->selectRow(0);
              if (first)
                  emit loaded();
              emit updated();
@@ -380,18 +384,40 @@ void AuditPage::load()
          });
 }
 
-// The columns as wide as the entries read need, up to a cap each, so that the target and the
-// reason stay in view beside them (the defaults fit the longest values of each column).
+// The columns fit the table's width, as the keys panel's do (fitwidth.h), each as wide as the
+// entries read need up to a cap: the time, the action and the target always (the target at
+// least 14 em, up to its whole text), then who, the reason, the count and the host while they
+// fit; the reason, last, takes what is left. A width dragged by hand is kept.
 void AuditPage::fitColumns()
 {
+    const int available = m_view->viewport()->width();
+    if (available <= 0)
+        return;
     QHeaderView *header = m_view->horizontalHeader();
     const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    const int caps[] = {0, 16 * em, 10 * em, 10 * em, 6 * em, 20 * em}; // 0: no cap (the time's fixed form)
-    for (int c = 0; c < AuditModel::ReasonColumn; ++c) {
-        m_view->resizeColumnToContents(c); // the wider of the title and the entries
-        const int wanted = header->sectionSize(c) + em / 2;
-        header->resizeSection(c, caps[c] > 0 ? std::min(wanted, caps[c]) : wanted);
-    }
+    auto width = [&](int column, int cap) {
+        return m_preferredWidth.value(column, std::min(columnContentWidth(m_view, header, column, 200) + em / 2, cap));
+    };
+    const int targetMin = 14 * em;
+    m_fitting = true;
+    int used = ratescope::ui::fitColumns(header, available, targetMin,
+                                         {{AuditModel::TimeColumn, width(AuditModel::TimeColumn, 20 * em)},
+                                          {AuditModel::ActionColumn, width(AuditModel::ActionColumn, 10 * em)}});
+    const int target = std::clamp(width(AuditModel::TargetColumn, 30 * em), targetMin, std::max(targetMin, available - used));
+    used += ratescope::ui::fitColumns(header, available - used, target,
+                                      {{AuditModel::ActorColumn, width(AuditModel::ActorColumn, 16 * em)},
+                                       {AuditModel::ReasonColumn, m_preferredWidth.value(AuditModel::ReasonColumn, 12 * em)},
+                                       {AuditModel::CountColumn, width(AuditModel::CountColumn, 6 * em)},
+                                       {AuditModel::HostColumn, width(AuditModel::HostColumn, 10 * em)}});
+    header->resizeSection(AuditModel::TargetColumn, header->isSectionHidden(AuditModel::ReasonColumn) ? available - used : target);
+    m_fitting = false;
+}
+
+bool AuditPage::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_view->viewport() && event->type() == QEvent::Resize && !m_fitting)
+        fitColumns();
+    return QWidget::eventFilter(watched, event);
 }
 
 void AuditPage::poll()

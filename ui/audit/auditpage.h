@@ -11,6 +11,7 @@
 #include "ticktimer.h"
 
 #include <functional>
+#include <QHash>
 #include <QPointer>
 #include <QWidget>
 
@@ -71,6 +72,7 @@ signals:
 
 protected:
     void showEvent(QShowEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     struct Read; // what one request brought back
@@ -114,6 +116,8 @@ private:
     bool m_prepending = false; // the rows being inserted are new entries, not a filter's change
     QString m_selectedId;      // the entry the operator selected last, kept while a filter hides it
     bool m_filtering = false;  // the filter is being applied: a selection it clears is not the operator's
+    bool m_fitting = false;
+    QHash<int, int> m_preferredWidth; // column widths dragged by hand
 
     QComboBox *m_action;
     QLineEdit *m_actor;

@@ -3,6 +3,7 @@
 #include <QAbstractItemView>
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QStyle>
 
 #include <algorithm>
 
@@ -25,7 +26,13 @@ int fitColumns(QHeaderView *header, int available, int keyMin, const std::vector
 
 int columnContentWidth(const QAbstractItemView *view, const QHeaderView *header, int column, int rowsAtMost)
 {
+    // The title's width: the header's own hint, which it gives only for a section shown.
     int width = header->sectionSizeHint(column);
+    if (header->isSectionHidden(column) && header->model()) {
+        const QString title = header->model()->headerData(column, header->orientation(), Qt::DisplayRole).toString();
+        const int margin = header->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
+        width = header->fontMetrics().horizontalAdvance(title) + 4 * margin;
+    }
     const QAbstractItemModel *model = view->model();
     const int rows = model ? std::min(model->rowCount(), rowsAtMost) : 0;
     for (int r = 0; r < rows; ++r)
