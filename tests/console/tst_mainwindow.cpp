@@ -49,7 +49,6 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QScopeGuard>
 #include <QScrollArea>
 #include <QTableView>
 #include <QAbstractItemView>
@@ -61,6 +60,37 @@ using namespace ratescope::ui;
 namespace {
 
 constexpr qint64 kWindowUs = 3600LL * 1000000; // an hour: nothing expires while the test looks
+
+// A policy of one test's own, and the keys it covers: made empty for the test, and removed when
+// it ends, so that what the other tests changed does not matter and they see nothing of it.
+class OwnPolicy {
+public:
+    OwnPolicy(const ConnectionOptions &options, const QString &name, const QByteArray &match, const LimitSpec &spec,
+              const QList<QByteArray> &keys)
+        : m_connection(options)
+        , m_keys(keys)
+    {
+        Policy p;
+        p.name = name;
+        p.match = match;
+        p.spec = spec;
+        m_stored = PolicyStore(m_connection, QStringLiteral("ratescope:")).set(p, 0, QStringLiteral("test"));
+        for (const QByteArray &k : m_keys)
+            m_connection.command({"DEL", k});
+    }
+    ~OwnPolicy()
+    {
+        for (const QByteArray &k : m_keys)
+            m_connection.command({"DEL", k});
+        PolicyStore(m_connection, QStringLiteral("ratescope:")).remove(m_stored.name, m_stored.version, QStringLiteral("test"));
+    }
+    Connection &connection() { return m_connection; }
+
+private:
+    Connection m_connection;
+    QList<QByteArray> m_keys;
+    Policy m_stored;
+};
 
 } // namespace
 
@@ -488,18 +518,8 @@ void TestMainWindow::keyTabTitlesTellKeysApart()
 void TestMainWindow::keysPanelFitsTheWindow()
 {
     // A limiter of 1,000,000: its figures read whole, or in their short form, never elided.
-    Connection c(m_server->options());
-    PolicyStore policies(c, QStringLiteral("ratescope:"));
-    Policy big;
-    big.name = QStringLiteral("big");
-    big.match = "app:big:*";
-    big.spec = {Algorithm::FixedWindow, 1000000, kWindowUs, 1};
-    const Policy stored = policies.set(big, 0, QStringLiteral("test"));
-    QVERIFY(Limiter(c).check("app:big:one", {Algorithm::FixedWindow, 1000000, kWindowUs, 1000000}).allowed);
-    auto cleanup = qScopeGuard([&] {
-        c.command({"DEL", "app:big:one"});
-        policies.remove(stored.name, stored.version, QStringLiteral("test"));
-    });
+    OwnPolicy big(m_server->options(), QStringLiteral("big"), "app:big:*", {Algorithm::FixedWindow, 1000000, kWindowUs, 1}, {"app:big:one"});
+    QVERIFY(Limiter(big.connection()).check("app:big:one", {Algorithm::FixedWindow, 1000000, kWindowUs, 1000000}).allowed);
     auto window = openWindow({});
     QVERIFY(window);
     QTreeView *tree = window->keyBrowser()->view();
@@ -926,22 +946,11 @@ void TestMainWindow::startupBurstBoundaryAndResetSettleShown()
 // rows do not age).
 void TestMainWindow::burstShowsInTheKeysPanelAndTheKeyView()
 {
-    // A policy and a key of its own: what the other tests changed does not matter.
-    Connection c(m_server->options());
-    PolicyStore policies(c, QStringLiteral("ratescope:"));
-    Policy fired;
-    fired.name = QStringLiteral("fired");
-    fired.match = "app:fired:*";
-    fired.spec = {Algorithm::SlidingLog, 10, kWindowUs, 1};
-    const Policy stored = policies.set(fired, 0, QStringLiteral("test"));
-    c.command({"DEL", "app:fired:dave"});
-    Limiter limiter(c);
+    const LimitSpec spec{Algorithm::SlidingLog, 10, kWindowUs, 1};
+    OwnPolicy fired(m_server->options(), QStringLiteral("fired"), "app:fired:*", spec, {"app:fired:dave"});
+    Limiter limiter(fired.connection());
     for (int i = 0; i < 3; ++i)
-        limiter.check("app:fired:dave", fired.spec);
-    auto cleanup = qScopeGuard([&] {
-        c.command({"DEL", "app:fired:dave"});
-        policies.remove(stored.name, stored.version, QStringLiteral("test"));
-    });
+        limiter.check("app:fired:dave", spec);
     MainWindow::StartupView view;
     view.openKeys = {"app:fired:dave"};
     const auto window = openWindow(view);

@@ -138,7 +138,7 @@ AuditPage::AuditPage(QWidget *parent)
     m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->setSortingEnabled(false); // the stream's order: newest first
     m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns fit the width instead
-    m_view->viewport()->installEventFilter(this);                    // resized after this page
+    fitOnResize(m_view, [this] { fitColumns(); });
     connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int column, int, int size) {
         // Dragged: a mouse button is down (the header also resizes sections itself).
         if (!m_fitting && QGuiApplication::mouseButtons() != Qt::NoButton && column != AuditModel::TargetColumn)
@@ -413,12 +413,6 @@ void AuditPage::fitColumns()
     m_fitting = false;
 }
 
-bool AuditPage::eventFilter(QObject *watched, QEvent *event)
-{
-    if (watched == m_view->viewport() && event->type() == QEvent::Resize && !m_fitting)
-        fitColumns();
-    return QWidget::eventFilter(watched, event);
-}
 
 void AuditPage::poll()
 {

@@ -1,6 +1,7 @@
 #include "fitwidth.h"
 
 #include <QAbstractItemView>
+#include <QEvent>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QStyle>
@@ -22,6 +23,40 @@ int fitColumns(QHeaderView *header, int available, int keyMin, const std::vector
         }
     }
     return used;
+}
+
+namespace {
+
+class ResizeWatcher : public QObject {
+public:
+    ResizeWatcher(QWidget *viewport, std::function<void()> fit)
+        : QObject(viewport)
+        , m_fit(std::move(fit))
+    {
+        viewport->installEventFilter(this);
+    }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() == QEvent::Resize && !m_fitting) {
+            m_fitting = true; // a scroll bar coming or going resizes the viewport again
+            m_fit();
+            m_fitting = false;
+        }
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    std::function<void()> m_fit;
+    bool m_fitting = false;
+};
+
+} // namespace
+
+void fitOnResize(QAbstractItemView *view, std::function<void()> fit)
+{
+    new ResizeWatcher(view->viewport(), std::move(fit));
 }
 
 int columnContentWidth(const QAbstractItemView *view, const QHeaderView *header, int column, int rowsAtMost)

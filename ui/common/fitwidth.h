@@ -5,6 +5,7 @@
 // to show what to type in them (their placeholder) whole.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct FittedColumn {
 // so far + its own fit in `available`, hides it and every one after it once one does not.
 // Returns the width the shown columns take (the key column not included).
 int fitColumns(QHeaderView *header, int available, int keyMin, const std::vector<FittedColumn> &order);
+
+// Calls fit each time the view's viewport is resized (after the page holding the view is, so a
+// page's own resizeEvent comes too early), never from within fit itself.
+void fitOnResize(QAbstractItemView *view, std::function<void()> fit);
 
 // The width a column needs to show its title and its cells whole (the first rowsAtMost rows).
 int columnContentWidth(const QAbstractItemView *view, const QHeaderView *header, int column, int rowsAtMost = 500);

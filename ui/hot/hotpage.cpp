@@ -11,7 +11,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
-#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -131,7 +130,7 @@ HotPage::HotPage(QWidget *parent)
     m_view->horizontalHeader()->setStretchLastSection(false);
     m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns fit the width instead
     m_view->setColumnHidden(HotLimiterModel::Master, true);
-    m_view->viewport()->installEventFilter(this); // resized after this page: the columns follow
+    fitOnResize(m_view, [this] { fitColumns(); });
     m_view->setItemDelegateForColumn(HotLimiterModel::Used, new UsageBarDelegate(HotLimiterModel::FractionRole, m_view));
     m_view->setItemDelegateForColumn(HotLimiterModel::Rate, new UsageBarDelegate(HotLimiterModel::FractionRole, m_view, true));
     connect(m_view->horizontalHeader(), &QHeaderView::sectionClicked, this, [this](int section) {
@@ -502,13 +501,6 @@ void HotPage::showEvent(QShowEvent *event)
     }
 }
 
-bool HotPage::eventFilter(QObject *watched, QEvent *event)
-{
-    if (watched == m_view->viewport() && event->type() == QEvent::Resize && !m_fitting)
-        fitColumns();
-    return QWidget::eventFilter(watched, event);
-}
-
 void HotPage::fitColumns()
 {
     const int available = m_view->viewport()->width();
@@ -522,10 +514,8 @@ void HotPage::fitColumns()
         order.push_back({HotLimiterModel::Master, 12 * em});
     else
         m_view->setColumnHidden(HotLimiterModel::Master, true);
-    m_fitting = true;
     const int used = ratescope::ui::fitColumns(m_view->horizontalHeader(), available, 14 * em, order);
     m_view->setColumnWidth(HotLimiterModel::Key, available - used); // the limiter takes the rest
-    m_fitting = false;
 }
 
 void HotPage::hideEvent(QHideEvent *event)

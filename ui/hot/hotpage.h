@@ -71,7 +71,6 @@ signals:
 protected:
     void showEvent(QShowEvent *event) override;
     void hideEvent(QHideEvent *event) override;
-    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void scanStep();
@@ -96,7 +95,6 @@ private:
     bool m_loaded = false;
     bool m_everShown = false;
     bool m_cluster = false; // the last pass read several masters: the master column is wanted
-    bool m_fitting = false;
     int m_generation = 0;
     QElapsedTimer m_clock; // since the pass started
     QTimer m_wait;         // the interval between the two reads

@@ -251,7 +251,7 @@ LookupPage::LookupPage(QWidget *parent)
     m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns fit the width instead
     // The columns follow the view's width (its viewport is resized after this widget), and the
     // limiters listed; a width dragged by hand is kept from then on.
-    m_view->viewport()->installEventFilter(this);
+    fitOnResize(m_view, [this] { fitColumns(); });
     connect(m_model, &QAbstractItemModel::modelReset, this, &LookupPage::fitColumns);
     connect(m_model, &QAbstractItemModel::dataChanged, this, &LookupPage::fitColumns); // a countdown grows
     connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int column, int, int size) {
@@ -781,13 +781,6 @@ void LookupPage::showEvent(QShowEvent *event)
     QWidget::showEvent(event);
     refresh();
     m_live.start();
-}
-
-bool LookupPage::eventFilter(QObject *watched, QEvent *event)
-{
-    if (watched == m_view->viewport() && event->type() == QEvent::Resize && !m_fitting)
-        fitColumns();
-    return QWidget::eventFilter(watched, event);
 }
 
 void LookupPage::fitColumns()
