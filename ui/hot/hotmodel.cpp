@@ -97,6 +97,8 @@ QVariant HotLimiterModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::ToolTipRole: {
         QString tip = displayKey(l.key) + QLatin1Char('\n') + l.kind.label();
+        if (!l.master.isEmpty())
+            tip += QStringLiteral(" on %1").arg(l.master);
         if (!l.policy.isEmpty())
             tip += QStringLiteral("\npolicy %1: %2").arg(l.policy, formatLimit(*l.spec));
         else

@@ -507,13 +507,15 @@ void HotPage::fitColumns()
     if (available <= 0)
         return;
     const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    // The row's tooltip has a hidden column's algorithm and figures.
+    // The row's tooltip has a hidden column's algorithm and figures. On a cluster, where each
+    // limiter lives comes before its algorithm.
     std::vector<FittedColumn> order = {{HotLimiterModel::Used, 12 * em}, {HotLimiterModel::Rate, 10 * em},
-                                       {HotLimiterModel::Fill, 10 * em}, {HotLimiterModel::Algorithm, 16 * em}};
+                                       {HotLimiterModel::Fill, 10 * em}};
     if (m_cluster)
         order.push_back({HotLimiterModel::Master, 12 * em});
     else
         m_view->setColumnHidden(HotLimiterModel::Master, true);
+    order.push_back({HotLimiterModel::Algorithm, 16 * em});
     const int used = ratescope::ui::fitColumns(m_view->horizontalHeader(), available, 14 * em, order);
     m_view->setColumnWidth(HotLimiterModel::Key, available - used); // the limiter takes the rest
 }

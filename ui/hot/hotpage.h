@@ -82,7 +82,7 @@ private:
     void updateControls();
     HotOptions optionsFromControls(const std::vector<Policy> &policies) const;
     // The table's columns fitted to its width (fitwidth.h): the limiter keeps a readable width,
-    // then used / limit, admitted / s, fill, algorithm and (on a cluster) master while they fit.
+    // then used / limit, admitted / s, fill, (on a cluster) master and algorithm while they fit.
     void fitColumns();
 
     QPointer<RedisClient> m_client;
