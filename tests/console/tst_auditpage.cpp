@@ -18,10 +18,12 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QFile>
+#include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTableWidget>
@@ -107,6 +109,9 @@ private Q_SLOTS:
     void coreReadsPages();
     void mutationsAppearWithoutRefresh();
     void filters();
+    void selectionStaysWithItsEntryThroughFilters();
+    void filterFieldsShowWhatToType();
+    void tableFitsItsWidth();
     void pagingBackThrough1000Entries();
     void detailsShowBeforeAndAfter();
     void reasonsShownAndFound();
@@ -330,6 +335,132 @@ void TestAuditPage::filters()
     QTRY_COMPARE_WITH_TIMEOUT(tab.page.model()->size(), 7, kWaitMs);
     QCOMPARE(tab.rows(), 2);
     QCOMPARE(tab.cell(0, AuditModel::TargetColumn), QStringLiteral("api:customer42:hour"));
+}
+
+// The entry selected stays selected, and in view, while filters change around it; one a filter
+// hides is selected again once a filter shows it; the operator clearing it forgets it.
+void TestAuditPage::selectionStaysWithItsEntryThroughFilters()
+{
+    const QByteArray ns = "selection:";
+    for (int i = 0; i < 60; ++i) // enough rows that the table scrolls
+        append(ns, i % 2 ? QStringLiteral("reset") : QStringLiteral("override.set"), QStringLiteral("api:customer%1").arg(i),
+               i % 3 ? QStringLiteral("bob") : QStringLiteral("dana"), 3600 - i * 10);
+    Tab tab(m_server->options(), ns);
+    QVERIFY(tab.waitLoaded());
+    QCOMPARE(tab.rows(), 60);
+    QTableView *view = tab.page.view();
+    AuditDetails *d = tab.page.details();
+    auto selectedTarget = [&]() -> QString {
+        const QModelIndexList rows = view->selectionModel()->selectedRows();
+        return rows.size() == 1 ? tab.cell(rows.front().row(), AuditModel::TargetColumn) : QString();
+    };
+    auto inView = [&] {
+        const QModelIndexList rows = view->selectionModel()->selectedRows();
+        return rows.size() == 1 && view->viewport()->rect().contains(view->visualRect(rows.front()));
+    };
+    // Newest first: row 56 holds customer3 (reset, by dana), near the bottom.
+    view->selectRow(56);
+    QCOMPARE(selectedTarget(), QStringLiteral("api:customer3"));
+    view->scrollTo(tab.page.filtered()->index(56, 0));
+
+    // Filters that keep it: it stays selected, at its new row, in view, its details shown.
+    tab.page.setActionFilter(QStringLiteral("reset"));
+    QCOMPARE(selectedTarget(), QStringLiteral("api:customer3"));
+    QVERIFY(inView());
+    tab.page.setActorFilter(QStringLiteral("dana"));
+    QCOMPARE(selectedTarget(), QStringLiteral("api:customer3"));
+    QVERIFY(inView());
+    QCOMPARE(d->headline(), QStringLiteral("reset · api:customer3"));
+
+    // One that hides it: nothing selected, no other entry's details.
+    tab.page.setTargetFilter(QStringLiteral("customer5*"));
+    QVERIFY(view->selectionModel()->selectedRows().isEmpty());
+    QCOMPARE(d->headline(), QStringLiteral("No entry selected"));
+    // Shown again: selected again, in view.
+    tab.page.setTargetFilter({});
+    QCOMPARE(selectedTarget(), QStringLiteral("api:customer3"));
+    QVERIFY(inView());
+    tab.page.setActionFilter({});
+    tab.page.setActorFilter({});
+    QCOMPARE(tab.rows(), 60);
+    QCOMPARE(selectedTarget(), QStringLiteral("api:customer3"));
+    QVERIFY(inView());
+    QCOMPARE(d->headline(), QStringLiteral("reset · api:customer3"));
+
+    // Cleared by the operator: a filter brings nothing back.
+    view->clearSelection();
+    tab.page.setActionFilter(QStringLiteral("reset"));
+    tab.page.setActionFilter({});
+    QVERIFY(view->selectionModel()->selectedRows().isEmpty());
+}
+
+// The filter fields are wide enough for their placeholders at the widths the tab has beside the
+// keys panel (about 620 px at 1024x700, 820 px at 1280x800), and the bar asks for no more.
+void TestAuditPage::filterFieldsShowWhatToType()
+{
+    Tab tab(m_server->options(), "placeholders:");
+    QVERIFY(tab.waitLoaded());
+    QVERIFY2(tab.page.minimumSizeHint().width() <= 600, qPrintable(QString::number(tab.page.minimumSizeHint().width())));
+    for (const int width : {600, 820, 1200}) {
+        tab.page.resize(width, 700);
+        QCoreApplication::sendPostedEvents();
+        QCOMPARE(tab.page.width(), width);
+        for (QLineEdit *edit : {tab.page.actorEdit(), tab.page.targetEdit()}) {
+            const QFontMetrics fm = edit->fontMetrics();
+            const int around = edit->sizeHint().width() - 17 * fm.horizontalAdvance(QLatin1Char('x')); // QLineEdit's hint: 17 x
+            QVERIFY2(edit->width() >= fm.horizontalAdvance(edit->placeholderText()) + around,
+                     qPrintable(QStringLiteral("%1 px wide: \"%2\" in %3 px").arg(width).arg(edit->placeholderText()).arg(edit->width())));
+        }
+    }
+    // Between…: the two dates join the second row; the fields keep their width.
+    tab.page.resize(600, 700);
+    tab.page.setTimeRange(AuditPage::TimeRange::Custom, kNow.addDays(-1), kNow);
+    QCoreApplication::sendPostedEvents();
+    QVERIFY2(tab.page.minimumSizeHint().width() <= 600, qPrintable(QString::number(tab.page.minimumSizeHint().width())));
+    saveShot(tab.page, QStringLiteral("audit-filter-600.png"));
+}
+
+// The table fits the tab's width with no horizontal scroll bar: the time, the action and the
+// target always, the target whole when there is room; the other columns while they fit, never cut.
+// The first entry of an empty trail, made while the tab is open, is selected as it comes.
+void TestAuditPage::tableFitsItsWidth()
+{
+    const QByteArray ns = "fit:";
+    Tab tab(m_server->options(), ns);
+    QVERIFY(tab.waitLoaded());
+    QCOMPARE(tab.rows(), 0);
+    append(ns, QStringLiteral("burst"), QStringLiteral("demo:api:newcustomer"), QStringLiteral("Dana (support)"), 60, {}, {}, 200,
+           QStringLiteral("dana"), QStringLiteral("support-07"));
+    QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 1, kWaitMs);
+    QCOMPARE(tab.page.details()->headline(), QStringLiteral("burst · demo:api:newcustomer"));
+    append(ns, QStringLiteral("override.set"), QStringLiteral("login:acme:/search/advanced/with/a/long/path"), QStringLiteral("bob"), 30,
+           {}, {}, 1, QStringLiteral("bob"), QStringLiteral("bob-laptop"), QStringLiteral("TICKET-4711 acme gets 429s"));
+    QTRY_COMPARE_WITH_TIMEOUT(tab.rows(), 2, kWaitMs);
+    QTableView *table = tab.page.view();
+    QHeaderView *header = table->horizontalHeader();
+    const int em = table->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    for (const int width : {600, 820, 1200}) {
+        tab.page.resize(width, 700);
+        QCoreApplication::sendPostedEvents();
+        const QString at = QStringLiteral("%1 px").arg(width);
+        QVERIFY2(header->length() <= table->viewport()->width(), qPrintable(at));
+        for (const int c : {AuditModel::TimeColumn, AuditModel::ActionColumn, AuditModel::TargetColumn})
+            QVERIFY2(!header->isSectionHidden(c), qPrintable(at));
+        QVERIFY2(header->sectionSize(AuditModel::TargetColumn) >= 14 * em, qPrintable(at));
+        for (int c = 0; c < AuditModel::ColumnCount; ++c) {
+            if (header->isSectionHidden(c) || c == AuditModel::ReasonColumn || c == AuditModel::TargetColumn)
+                continue;
+            for (int r = 0; r < tab.rows(); ++r) {
+                const QModelIndex index = tab.page.filtered()->index(r, c);
+                QVERIFY2(table->sizeHintForIndex(index).width() + 1 <= header->sectionSize(c),
+                         qPrintable(QStringLiteral("%1: '%2' in %3 px").arg(at, index.data().toString()).arg(header->sectionSize(c))));
+            }
+        }
+    }
+    // Wide: every column, the target whole.
+    QVERIFY(!header->isSectionHidden(AuditModel::ReasonColumn) && !header->isSectionHidden(AuditModel::HostColumn));
+    QVERIFY(table->sizeHintForIndex(tab.page.filtered()->index(0, AuditModel::TargetColumn)).width() + 1 <=
+            header->sectionSize(AuditModel::TargetColumn));
 }
 
 void TestAuditPage::pagingBackThrough1000Entries()

@@ -96,6 +96,7 @@ private Q_SLOTS:
     void contextMenuActsOnItsOwnRowsAfterTheModelWasCleared();
     void followsChangesMadeElsewhere();
     void followsTheKeyspace();
+    void keysChangedHereAreReadAtOnce();
     void aShardGroupOpensAsItsLimiter();
 
 private:
@@ -776,6 +777,54 @@ void TestKeyBrowser::followsTheKeyspace()
     QTRY_VERIFY_WITH_TIMEOUT(m->findKey("keep:a") != KeyTreeModel::kNoKey, 10000);
     const QModelIndex keepNow = childNamed(m, {}, QStringLiteral("keep"));
     QCOMPARE(m->index(0, 0, keepNow).data().toString(), QStringLiteral("a"));
+}
+
+// A key this console has just changed (a burst fired from it) is read again at once: its row
+// shows the new usage without waiting for the rows' refresh (the panel's clock is frozen here,
+// so they would never be read again by age), and a key the burst created is listed.
+void TestKeyBrowser::keysChangedHereAreReadAtOnce()
+{
+    SandboxServer server;
+    server.start();
+    Connection other(server.options());
+    const LimitSpec spec{Algorithm::SlidingLog, 60, kWindowUs, 1};
+    Policy p;
+    p.name = QStringLiteral("api");
+    p.match = "api:*";
+    p.spec = spec;
+    PolicyStore(other, "ratescope:").set(p, 0, QStringLiteral("test"));
+    Limiter limiter(other);
+    for (int i = 0; i < 5; ++i)
+        QVERIFY(limiter.check("api:acme", spec).allowed);
+
+    ShownBrowser shown(server);
+    shown.browser.model()->setClock([] { return qint64(1000000); }); // rows never age
+    QVERIFY(shown.listed());
+    KeyBrowser &browser = shown.browser;
+    const KeyTreeModel *m = browser.model();
+    const QModelIndex api = childNamed(m, {}, QStringLiteral("api"));
+    browser.view()->expand(api);
+    const QModelIndex acme = childNamed(m, api, QStringLiteral("acme"));
+    QVERIFY(acme.isValid());
+    auto usage = [&] { return m->index(acme.row(), KeyTreeModel::UsageColumn, api).data().toString(); };
+    QTRY_COMPARE_WITH_TIMEOUT(usage(), QStringLiteral("5 / 60"), 15000);
+
+    // The limiter is used (no audit entry: nothing for the panel's change check to see), and a
+    // new one is made.
+    for (int i = 0; i < 55; ++i)
+        QVERIFY(limiter.check("api:acme", spec).allowed);
+    QVERIFY(limiter.check("api:fresh", spec).allowed);
+    QCOMPARE(usage(), QStringLiteral("5 / 60"));
+    browser.refreshKeys({"api:acme", "api:fresh"});
+    QTRY_COMPARE_WITH_TIMEOUT(usage(), QStringLiteral("60 / 60"), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(m->findKey("api:fresh") != KeyTreeModel::kNoKey, 10000);
+    // A key the filter leaves out is not listed for it.
+    QVERIFY(limiter.check("other:x", spec).allowed);
+    browser.setFilter(QStringLiteral("api:*"));
+    QTRY_VERIFY_WITH_TIMEOUT(browser.scanState() == KeyBrowser::ScanState::Complete, 10000);
+    browser.refreshKeys({"other:x"});
+    QTRY_VERIFY_WITH_TIMEOUT(browser.isSettled(), 10000);
+    QCOMPARE(m->findKey("other:x"), KeyTreeModel::kNoKey);
 }
 
 // A group holding one limiter's shards 0..N-1 opens, from its menu, as that limiter (its base,

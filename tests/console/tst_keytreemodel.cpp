@@ -4,12 +4,14 @@
 #include "displayformat.h"
 #include "keytreemodel.h"
 #include "policytablemodel.h"
+#include "usagebardelegate.h"
 
 #include <QAbstractItemModelTester>
 #include <QRandomGenerator>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTreeView>
 
 using namespace ratescope;
 using namespace ratescope::ui;
@@ -53,6 +55,7 @@ private Q_SLOTS:
     void sortKeepsPersistentIndexes();
     void sortOneGroup();
     void lazyColumns();
+    void usageShortWhereItDoesNotFit();
     void shardGroupRows();
     void trimDetailsKeepsVisible();
     void memoryPerKey();
@@ -282,6 +285,48 @@ void TestKeyTreeModel::lazyColumns()
     QCOMPARE(m.index(1, KeyTreeModel::UsageColumn, api).data().toString(), QStringLiteral("no policy"));
 }
 
+// Big figures are never elided in the Used / limit column: where "1,000,000 / 1,000,000" does
+// not fit, the delegate draws "1.0M / 1.0M"; the tooltip keeps the exact figures.
+void TestKeyTreeModel::usageShortWhereItDoesNotFit()
+{
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    m.addKeys({"api:big"});
+    const QModelIndex big = m.index(0, 0, m.index(0, 0));
+    const quint32 id = m.keyId(big);
+    KeyDetails d;
+    d.type = "string";
+    d.kind.format = KeyFormat::FixedWindow;
+    d.policy = QStringLiteral("big");
+    d.spec = LimitSpec{Algorithm::FixedWindow, 1000000, 60000000, 1};
+    Usage u;
+    u.usedNow = 1000000;
+    u.decision = {false, 1000000, 1000000, 0, 4200000, 59000000};
+    d.usage = u;
+    m.claimStale({id}, 0);
+    m.setDetails({id}, {d});
+    const QModelIndex usage = big.siblingAtColumn(KeyTreeModel::UsageColumn);
+    QCOMPARE(usage.data().toString(), QStringLiteral("1,000,000 / 1,000,000"));
+    QCOMPARE(usage.data(UsageBarDelegate::ShortTextRole).toString(), QStringLiteral("1.0M / 1.0M"));
+    QVERIFY(usage.data(Qt::ToolTipRole).toString().contains(QStringLiteral("used 1,000,000 of 1,000,000")));
+
+    QTreeView view;
+    view.setModel(&m);
+    UsageBarDelegate delegate(KeyTreeModel::UsageFractionRole);
+    QStyleOptionViewItem option;
+    option.initFrom(&view);
+    const int em = option.fontMetrics.horizontalAdvance(QLatin1Char('m'));
+    option.rect = QRect(0, 0, 8 * em, 20);
+    QCOMPARE(delegate.shownText(option, usage), QStringLiteral("1.0M / 1.0M"));
+    QVERIFY(UsageBarDelegate::fits(option, QStringLiteral("1.0M / 1.0M")));
+    option.rect = QRect(0, 0, 30 * em, 20);
+    QCOMPARE(delegate.shownText(option, usage), QStringLiteral("1,000,000 / 1,000,000"));
+    // A cell without a short form keeps its text (elided by the style, as before).
+    option.rect = QRect(0, 0, 2 * em, 20);
+    QCOMPARE(delegate.shownText(option, big), QStringLiteral("big"));
+}
+
 // A group that holds exactly the shards 0..N-1 of one limiter reads "· N shards", and once
 // every shard is read, their used summed against their limits; keys numbered from 1 (ids)
 // or of different formats are no shards.
@@ -393,6 +438,18 @@ void TestKeyTreeModel::formats_data()
     QTest::addColumn<QString>("expected");
     QTest::newRow("count") << formatCount(1234567) << QStringLiteral("1,234,567");
     QTest::newRow("small count") << formatCount(999) << QStringLiteral("999");
+    QTest::newRow("short small") << formatCountShort(9999) << QStringLiteral("9,999");
+    QTest::newRow("short k") << formatCountShort(12345) << QStringLiteral("12k");
+    QTest::newRow("short 100k") << formatCountShort(99999) << QStringLiteral("100k");
+    QTest::newRow("short k below M") << formatCountShort(999499) << QStringLiteral("999k");
+    QTest::newRow("short rounds up to M") << formatCountShort(999999) << QStringLiteral("1.0M");
+    QTest::newRow("short M") << formatCountShort(1000000) << QStringLiteral("1.0M");
+    QTest::newRow("short M decimal") << formatCountShort(2500000) << QStringLiteral("2.5M");
+    QTest::newRow("short 10M") << formatCountShort(9960000) << QStringLiteral("10M");
+    QTest::newRow("short G") << formatCountShort(3000000000) << QStringLiteral("3.0G");
+    QTest::newRow("short negative") << formatCountShort(-25000) << QStringLiteral("-25k");
+    QTest::newRow("usage") << formatUsage(1000000, 1000000) << QStringLiteral("1,000,000 / 1,000,000");
+    QTest::newRow("usage short") << formatUsageShort(1000000, 1000000) << QStringLiteral("1.0M / 1.0M");
     QTest::newRow("bytes") << formatSize(472) << QStringLiteral("472 B");
     QTest::newRow("KiB") << formatSize(1536) << QStringLiteral("1.5 KiB");
     QTest::newRow("MiB") << formatSize(150 * 1024 * 1024) << QStringLiteral("150 MiB");

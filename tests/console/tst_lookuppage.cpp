@@ -20,6 +20,7 @@
 #include "redisclient.h"
 #include "resetdialog.h"
 #include "testsupport.h"
+#include "usagebardelegate.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -29,6 +30,7 @@
 #include <QDialogButtonBox>
 #include <QLabel>
 #include <QSpinBox>
+#include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -116,6 +118,7 @@ private Q_SLOTS:
     void summaryHoldsEveryRow();
     void ctrlKAndStartupLookup();
     void keysPanelLooksUpTheSegmentUnderTheMouse();
+    void columnsFitTheTab();
 
 private:
     void seedCustomer();
@@ -506,6 +509,72 @@ void TestLookupPage::keysPanelLooksUpTheSegmentUnderTheMouse()
     QCOMPARE(window->lookup()->identifier(), QByteArray("acme"));
     QTRY_VERIFY_WITH_TIMEOUT(window->lookup()->isLoaded() && window->lookup()->model()->rowCount() == 5, kWaitMs);
     menu->close();
+}
+
+// The table fits its tab beside the keys panel at a desk's sizes, as the keys panel does: no
+// horizontal scrolling; the limiter, used / limit and remaining always shown and never cut (a
+// limit of 1,000,000 in its short form, "1.0M / 1.0M"); the other columns shown while they fit,
+// whole, and hidden after (the row's tooltip has what they hold).
+void TestLookupPage::columnsFitTheTab()
+{
+    PolicyStore(*m_conn, kNs).set(policy(QStringLiteral("big"), "big:*", Algorithm::FixedWindow, 1000000, 3600 * kSecond), 0,
+                                  QStringLiteral("test"));
+    QVERIFY(Limiter(*m_conn).check("big:acme", {Algorithm::FixedWindow, 1000000, 3600 * kSecond, 1000000}).allowed);
+    MainWindow::StartupView view;
+    view.lookup = QStringLiteral("acme");
+    auto window = openWindow(view);
+    QVERIFY(window);
+    QCOMPARE(window->tabs()->currentWidget(), window->lookup());
+    QTRY_COMPARE_WITH_TIMEOUT(window->lookup()->model()->rowCount(), 6, kWaitMs);
+    QTableView *table = window->lookup()->view();
+    QHeaderView *header = table->horizontalHeader();
+    auto *usage = qobject_cast<UsageBarDelegate *>(table->itemDelegateForColumn(LookupModel::Used));
+    QVERIFY(usage);
+    int big = -1;
+    for (int r = 0; r < window->lookup()->model()->rowCount(); ++r)
+        if (window->lookup()->model()->row(r).key == "big:acme")
+            big = r;
+    QVERIFY(big >= 0);
+    QCOMPARE(window->lookup()->model()->index(big, LookupModel::Used).data().toString(), QStringLiteral("1,000,000 / 1,000,000"));
+    QVERIFY(window->lookup()->model()->index(big, LookupModel::Used).data(Qt::ToolTipRole).toString().contains(
+        QStringLiteral("used 1,000,000 of 1,000,000")));
+    QStringList shown;
+    for (const QSize size : {QSize(1280, 800), QSize(1024, 700), QSize(1600, 1000)}) {
+        window->resize(size);
+        QTRY_COMPARE(window->size(), size);
+        QTest::qWait(0); // the layout's posted events
+        const QString at = QStringLiteral("at %1x%2").arg(size.width()).arg(size.height());
+        QVERIFY2(header->length() <= table->viewport()->width(), qPrintable(at));
+        for (const int c : {LookupModel::Limiter, LookupModel::Used, LookupModel::Remaining})
+            QVERIFY2(!header->isSectionHidden(c), qPrintable(at));
+        QStringList columns;
+        for (int c = 0; c < LookupModel::ColumnCount; ++c) {
+            if (header->isSectionHidden(c))
+                continue;
+            columns << window->lookup()->model()->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+            if (c == LookupModel::Verdict)
+                continue; // the last column takes what is left: its words elide (the answer above has them)
+            for (int r = 0; r < window->lookup()->model()->rowCount(); ++r) {
+                const QModelIndex index = window->lookup()->model()->index(r, c);
+                if (c == LookupModel::Used) {
+                    QStyleOptionViewItem option;
+                    option.initFrom(table);
+                    option.rect = table->visualRect(index);
+                    const QString text = usage->shownText(option, index);
+                    QVERIFY2(UsageBarDelegate::fits(option, text), qPrintable(at + QStringLiteral(": ") + text));
+                    if (r == big)
+                        QVERIFY2(text == QStringLiteral("1,000,000 / 1,000,000") || text == QStringLiteral("1.0M / 1.0M"),
+                                 qPrintable(text));
+                } else {
+                    // The cell is a pixel narrower than its column: the grid line.
+                    QVERIFY2(table->sizeHintForIndex(index).width() + 1 <= header->sectionSize(c),
+                             qPrintable(QStringLiteral("%1: '%2' in %3 px").arg(at, index.data().toString()).arg(header->sectionSize(c))));
+                }
+            }
+        }
+        shown << QStringLiteral("%1: %2").arg(at, columns.join(QStringLiteral(", ")));
+    }
+    qInfo().noquote() << shown.join(QLatin1Char('\n'));
 }
 
 QTEST_MAIN(TestLookupPage)

@@ -27,6 +27,7 @@
 #include "redisclient.h"
 #include "resetdialog.h"
 #include "redis/sandboxserver.h"
+#include "usagebardelegate.h"
 #include "whatifpage.h"
 
 #include <QCheckBox>
@@ -60,6 +61,37 @@ namespace {
 
 constexpr qint64 kWindowUs = 3600LL * 1000000; // an hour: nothing expires while the test looks
 
+// A policy of one test's own, and the keys it covers: made empty for the test, and removed when
+// it ends, so that what the other tests changed does not matter and they see nothing of it.
+class OwnPolicy {
+public:
+    OwnPolicy(const ConnectionOptions &options, const QString &name, const QByteArray &match, const LimitSpec &spec,
+              const QList<QByteArray> &keys)
+        : m_connection(options)
+        , m_keys(keys)
+    {
+        Policy p;
+        p.name = name;
+        p.match = match;
+        p.spec = spec;
+        m_stored = PolicyStore(m_connection, QStringLiteral("ratescope:")).set(p, 0, QStringLiteral("test"));
+        for (const QByteArray &k : m_keys)
+            m_connection.command({"DEL", k});
+    }
+    ~OwnPolicy()
+    {
+        for (const QByteArray &k : m_keys)
+            m_connection.command({"DEL", k});
+        PolicyStore(m_connection, QStringLiteral("ratescope:")).remove(m_stored.name, m_stored.version, QStringLiteral("test"));
+    }
+    Connection &connection() { return m_connection; }
+
+private:
+    Connection m_connection;
+    QList<QByteArray> m_keys;
+    Policy m_stored;
+};
+
 } // namespace
 
 class TestMainWindow : public QObject {
@@ -85,6 +117,7 @@ private slots:
     void savedProfileRemembersLoginAndOperator();
     void menusListEveryShortcutOnce();
     void startupBurstBoundaryAndResetSettleShown();
+    void burstShowsInTheKeysPanelAndTheKeyView();
 
 private:
     std::unique_ptr<MainWindow> openWindow(const MainWindow::StartupView &view);
@@ -484,10 +517,22 @@ void TestMainWindow::keyTabTitlesTellKeysApart()
 // width and Used / limit stays; what does not fit is hidden, not cut.
 void TestMainWindow::keysPanelFitsTheWindow()
 {
+    // A limiter of 1,000,000: its figures read whole, or in their short form, never elided.
+    OwnPolicy big(m_server->options(), QStringLiteral("big"), "app:big:*", {Algorithm::FixedWindow, 1000000, kWindowUs, 1}, {"app:big:one"});
+    QVERIFY(Limiter(big.connection()).check("app:big:one", {Algorithm::FixedWindow, 1000000, kWindowUs, 1000000}).allowed);
     auto window = openWindow({});
     QVERIFY(window);
     QTreeView *tree = window->keyBrowser()->view();
     const int em = tree->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    const quint32 bigId = window->keyBrowser()->model()->findKey("app:big:one");
+    QVERIFY(bigId != KeyTreeModel::kNoKey);
+    const QModelIndex bigUsage = window->keyBrowser()->model()->indexOfKey(bigId, KeyTreeModel::UsageColumn);
+    tree->scrollTo(bigUsage);
+    QTRY_COMPARE_WITH_TIMEOUT(bigUsage.data().toString(), QStringLiteral("1,000,000 / 1,000,000"), 10000);
+    QCOMPARE(bigUsage.data(UsageBarDelegate::ShortTextRole).toString(), QStringLiteral("1.0M / 1.0M"));
+    QVERIFY(bigUsage.data(Qt::ToolTipRole).toString().contains(QStringLiteral("used 1,000,000 of 1,000,000")));
+    auto *usage = qobject_cast<UsageBarDelegate *>(tree->itemDelegateForColumn(KeyTreeModel::UsageColumn));
+    QVERIFY(usage);
     for (const QSize size : {QSize(1280, 800), QSize(1024, 700)}) {
         window->resize(size);
         QTRY_COMPARE(window->size(), size);
@@ -501,6 +546,12 @@ void TestMainWindow::keysPanelFitsTheWindow()
         for (int c = 0; c < KeyTreeModel::ColumnCount; ++c)
             if (!header->isSectionHidden(c) && c != KeyTreeModel::KeyColumn)
                 QVERIFY2(header->sectionSize(c) >= 6 * em, qPrintable(at));
+        QStyleOptionViewItem option;
+        option.initFrom(tree);
+        option.rect = tree->visualRect(bigUsage);
+        const QString text = usage->shownText(option, bigUsage);
+        QVERIFY2(UsageBarDelegate::fits(option, text), qPrintable(at + QStringLiteral(": ") + text));
+        QVERIFY2(text == QStringLiteral("1,000,000 / 1,000,000") || text == QStringLiteral("1.0M / 1.0M"), qPrintable(text));
     }
 }
 
@@ -563,6 +614,16 @@ QStringList cutWidgets(QWidget *page, int minColumn)
             cut << QStringLiteral("%1 '%2' is %3 px, needs %4").arg(QString::fromLatin1(w->metaObject()->className()), w->objectName())
                        .arg(w->width())
                        .arg(needs);
+        // An empty field's placeholder (what to type in it) shown whole: QLineEdit's own size hint
+        // is 17 x wide plus what it keeps around its text.
+        if (auto *edit = qobject_cast<QLineEdit *>(w); edit && edit->text().isEmpty() && !edit->placeholderText().isEmpty()) {
+            const QFontMetrics fm = edit->fontMetrics();
+            const int around = edit->sizeHint().width() - 17 * fm.horizontalAdvance(QLatin1Char('x'));
+            if (edit->width() < fm.horizontalAdvance(edit->placeholderText()) + around)
+                cut << QStringLiteral("the placeholder of QLineEdit '%1' is cut: \"%2\" in %3 px")
+                           .arg(edit->objectName(), edit->placeholderText())
+                           .arg(edit->width());
+        }
         if (auto *view = qobject_cast<QAbstractItemView *>(w)) {
             const QHeaderView *header = nullptr;
             if (auto *table = qobject_cast<QTableView *>(view))
@@ -878,6 +939,58 @@ void TestMainWindow::startupBurstBoundaryAndResetSettleShown()
         QCOMPARE(window->burst()->lastBoundary().size(), size_t(2));
     }
     c.command({"DEL", "app:burst:startup", "app:log:reset1", "app:log:reset2"});
+}
+
+// A burst fired from the console shows at once in the keys panel's row and in the key's view:
+// both read the key again when it ends (the view's own refresh is off here, and the panel's
+// rows do not age).
+void TestMainWindow::burstShowsInTheKeysPanelAndTheKeyView()
+{
+    const LimitSpec spec{Algorithm::SlidingLog, 10, kWindowUs, 1};
+    OwnPolicy fired(m_server->options(), QStringLiteral("fired"), "app:fired:*", spec, {"app:fired:dave"});
+    Limiter limiter(fired.connection());
+    for (int i = 0; i < 3; ++i)
+        limiter.check("app:fired:dave", spec);
+    MainWindow::StartupView view;
+    view.openKeys = {"app:fired:dave"};
+    const auto window = openWindow(view);
+    QVERIFY(window);
+    KeyView *dave = nullptr;
+    for (int i = 0; i < window->tabs()->count(); ++i)
+        if (auto *v = qobject_cast<KeyView *>(window->tabs()->widget(i)); v && v->key() == "app:fired:dave")
+            dave = v;
+    QVERIFY(dave);
+    dave->setRefreshInterval(0);
+    QVERIFY2(dave->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("3 of 10")), qPrintable(dave->fieldText(QStringLiteral("Used"))));
+    KeyBrowser *browser = window->keyBrowser();
+    browser->model()->setClock([] { return qint64(1) << 40; }); // read once more, then never by age
+    const quint32 id = browser->model()->findKey("app:fired:dave");
+    QVERIFY(id != KeyTreeModel::kNoKey);
+    const QModelIndex used = browser->model()->indexOfKey(id, KeyTreeModel::UsageColumn);
+    browser->view()->scrollTo(used);
+    QTRY_COMPARE_WITH_TIMEOUT(used.data().toString(), QStringLiteral("3 / 10"), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(browser->isSettled(), 10000);
+
+    QSignalSpy changed(window->burst(), &BurstPage::keyChanged);
+    window->tabs()->setCurrentWidget(window->burst());
+    BurstPage::Prefill burst; // the limits in force at the key: 10 per hour
+    burst.key = "app:fired:dave";
+    burst.requests = QStringLiteral("5");
+    window->burst()->prefill(burst);
+    window->burst()->startWhenReady();
+    // The key exists: the page asks first.
+    QMessageBox *box = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT((box = window->burst()->findChild<QMessageBox *>()) && box->isVisible(), 10000);
+    for (QAbstractButton *b : box->buttons())
+        if (box->buttonRole(b) == QMessageBox::AcceptRole)
+            b->click();
+    QTRY_COMPARE_WITH_TIMEOUT(changed.size(), 1, 30000);
+    QCOMPARE(changed.front().front().toByteArray(), QByteArray("app:fired:dave"));
+    QVERIFY(window->burst()->lastSummary());
+    QCOMPARE(window->burst()->lastSummary()->allowed, 5);
+    QTRY_COMPARE_WITH_TIMEOUT(used.data().toString(), QStringLiteral("8 / 10"), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(dave->fieldText(QStringLiteral("Used")).startsWith(QStringLiteral("8 of 10")),
+                              qPrintable(dave->fieldText(QStringLiteral("Used"))), 10000);
 }
 
 QTEST_MAIN(TestMainWindow)

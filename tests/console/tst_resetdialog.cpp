@@ -209,6 +209,7 @@ private Q_SLOTS:
     void nopermExplained();
     void lostConnectionReportsConfirmedCount();
     void heldBackNonLimiters();
+    void previewInNaturalOrder();
 
 private:
     std::unique_ptr<RedisClient> client(const QString &user = {}, const QString &password = {});
@@ -773,6 +774,59 @@ void TestResetDialog::heldBackNonLimiters()
         QCOMPARE(dialog.result().deleted, 3);
     }
     QCOMPARE(allKeys(*m_conn, "demo:*").size(), size_t(0));
+}
+
+void TestResetDialog::previewInNaturalOrder()
+{
+    // c0 .. c11 and two keys that are no limiter: listed as the keys panel lists them (c2 before
+    // c10), not in byte order (c1, c10, c11, c2).
+    makeLimiters(*m_conn, "api:trial:", 12);
+    m_conn->command({"SET", "api:trial:note10", "x"});
+    m_conn->command({"SET", "api:trial:note9", "x"});
+    QList<QByteArray> limiters;
+    for (int i = 0; i < 12; ++i)
+        limiters << "api:trial:c" + QByteArray::number(i);
+    auto rows = [](ResetDialog &d) {
+        QList<QByteArray> shown;
+        for (int r = 0; r < d.previewModel()->rowCount(); ++r)
+            shown << d.previewModel()->index(r, ResetPreviewModel::KeyColumn).data(ResetPreviewModel::KeyBytesRole).toByteArray();
+        return shown;
+    };
+    auto c = client();
+    {
+        ResetDialog dialog(c.get(), kNs, {{}, "api:trial:*"});
+        QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        dialog.open();
+        QVERIFY(waitStage(dialog, Stage::Preview));
+        QCOMPARE(dialog.previewedKeys(), limiters);
+        QCOMPARE(rows(dialog), limiters);
+        QCOMPARE(dialog.heldBackKeys(), (QList<QByteArray>{"api:trial:note9", "api:trial:note10"}));
+        // Ticked, the keys held back join the list in its order.
+        dialog.includeNonLimitersBox()->setChecked(true);
+        QList<QByteArray> all = limiters;
+        all.insert(12, "api:trial:note9");
+        all.insert(13, "api:trial:note10");
+        QCOMPARE(dialog.previewedKeys(), all);
+        QCOMPARE(rows(dialog), all);
+    }
+    {
+        // Exact keys (a selection in the keys panel) too; the reset deletes them, row by row.
+        ResetDialog dialog(c.get(), kNs, {{"api:trial:c10", "api:trial:c2", "api:trial:c1"}, {}});
+        QAbstractItemModelTester tester(dialog.previewModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        dialog.open();
+        QVERIFY(waitStage(dialog, Stage::Preview));
+        const QList<QByteArray> expected = {"api:trial:c1", "api:trial:c2", "api:trial:c10"};
+        QCOMPARE(dialog.previewedKeys(), expected);
+        QCOMPARE(rows(dialog), expected);
+        QTest::mouseClick(button(dialog, "resetButton"), Qt::LeftButton);
+        QVERIFY(waitStage(dialog, Stage::Done));
+        QCOMPARE(dialog.result().deleted, 3);
+        for (int r = 0; r < 3; ++r)
+            QCOMPARE(dialog.previewModel()->index(r, ResetPreviewModel::OutcomeColumn).data().toString(), QStringLiteral("reset"));
+    }
+    for (const QByteArray k : {"api:trial:c1", "api:trial:c2", "api:trial:c10"})
+        QCOMPARE(m_conn->command({"EXISTS", k}).toInteger(), 0);
+    QCOMPARE(m_conn->command({"EXISTS", "api:trial:c11"}).toInteger(), 1);
 }
 
 void TestResetDialog::lostConnectionReportsConfirmedCount()

@@ -484,7 +484,7 @@ void TestWhatIfPage::specsAreCheckedInPlace()
     auto edits = m_page->findChildren<QLineEdit *>();
     QLineEdit *window = nullptr;
     for (QLineEdit *e : edits)
-        if (e->placeholderText().startsWith(QStringLiteral("window")) && e->text() == QStringLiteral("10s")) {
+        if (e->objectName() == QStringLiteral("window") && e->text() == QStringLiteral("10s")) {
             window = e;
             break;
         }

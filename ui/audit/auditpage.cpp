@@ -2,6 +2,7 @@
 
 #include "auditdetails.h"
 #include "auditformat.h"
+#include "fitwidth.h"
 #include "refusal.h"
 #include "displayformat.h"
 #include "base/errors.h"
@@ -10,6 +11,8 @@
 #include <QComboBox>
 #include <QDateTimeEdit>
 #include <QFileDialog>
+#include <QGridLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -60,9 +63,11 @@ AuditPage::AuditPage(QWidget *parent)
     m_actor->setClearButtonEnabled(true);
     m_actor->setToolTip(QStringLiteral("Entries whose operator name or OS user contains this text, or matches it as a glob (* ? [ ])"));
     m_target = new QLineEdit(this);
-    m_target->setPlaceholderText(QStringLiteral("key, policy or reason: text or glob (api:customer42:*, TICKET-42)"));
+    m_target->setPlaceholderText(QStringLiteral("key, policy or reason: text or glob"));
     m_target->setClearButtonEnabled(true);
-    m_target->setToolTip(QStringLiteral("Entries whose target or reason contains this text, or matches it as a glob (* ? [ ])"));
+    m_target->setToolTip(QStringLiteral("Entries whose target or reason contains this text, or matches it as a glob (* ? [ ]): "
+                                        "api:customer42:*, a policy's name, a ticket number such as TICKET-42"));
+    keepPlaceholdersWhole({m_actor, m_target}); // what to type is never cut
     m_time = new QComboBox(this);
     m_time->addItems({QStringLiteral("Any time"), QStringLiteral("Last hour"), QStringLiteral("Last 24 hours"),
                       QStringLiteral("Last 7 days"), QStringLiteral("Between…")});
@@ -77,27 +82,37 @@ AuditPage::AuditPage(QWidget *parent)
     m_export = new QPushButton(QStringLiteral("Export CSV…"), this);
     m_export->setToolTip(QStringLiteral("Save the entries the filter shows as CSV"));
 
-    auto *bar = new QHBoxLayout;
+    // Two rows, as a search form: what to look for (who, target) with the room text needs, then
+    // which actions and when, with the export at the end. One row left the fields too narrow
+    // for their placeholders at any desk's width.
+    auto *bar = new QGridLayout;
+    bar->setHorizontalSpacing(6);
+    bar->setVerticalSpacing(4);
     auto label = [this](const QString &text, QWidget *buddy) {
         auto *l = new QLabel(text, this);
         l->setBuddy(buddy);
         return l;
     };
-    bar->addWidget(label(QStringLiteral("&Action"), m_action));
-    bar->addWidget(m_action);
-    bar->addSpacing(8);
-    bar->addWidget(label(QStringLiteral("&Who"), m_actor));
-    bar->addWidget(m_actor, 2);
-    bar->addSpacing(8);
-    bar->addWidget(label(QStringLiteral("Tar&get"), m_target));
-    bar->addWidget(m_target, 3);
-    bar->addSpacing(8);
-    bar->addWidget(label(QStringLiteral("W&hen"), m_time));
-    bar->addWidget(m_time);
-    bar->addWidget(m_from);
-    bar->addWidget(m_to);
-    bar->addSpacing(8);
-    bar->addWidget(m_export);
+    bar->addWidget(label(QStringLiteral("&Who"), m_actor), 0, 0);
+    bar->addWidget(m_actor, 0, 1);
+    bar->addWidget(label(QStringLiteral("Tar&get"), m_target), 0, 2);
+    bar->addWidget(m_target, 0, 3);
+    bar->addWidget(label(QStringLiteral("&Action"), m_action), 1, 0);
+    bar->addWidget(m_action, 1, 1);
+    bar->addWidget(label(QStringLiteral("W&hen"), m_time), 1, 2);
+    auto *when = new QHBoxLayout;
+    when->addWidget(m_time);
+    when->addStretch(1);
+    when->addWidget(m_export);
+    bar->addLayout(when, 1, 3);
+    // Between…: the two times on a row of their own under it, shown only then.
+    auto *between = new QHBoxLayout;
+    between->addWidget(m_from);
+    between->addWidget(m_to);
+    between->addStretch(1);
+    bar->addLayout(between, 2, 3);
+    bar->setColumnStretch(1, 2);
+    bar->setColumnStretch(3, 5);
 
     m_status = new QLabel(this);
     m_status->setTextFormat(Qt::PlainText);
@@ -122,11 +137,13 @@ AuditPage::AuditPage(QWidget *parent)
     m_view->setWordWrap(false);
     m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->setSortingEnabled(false); // the stream's order: newest first
-    const int digit = fontMetrics().horizontalAdvance(QLatin1Char('0'));
-    const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    const int widths[] = {21 * digit, 18 * em, 11 * em, 10 * em, 8 * em, 18 * em};
-    for (int c = 0; c < AuditModel::ReasonColumn; ++c)
-        m_view->horizontalHeader()->resizeSection(c, widths[c]);
+    m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns fit the width instead
+    fitOnResize(m_view, [this] { fitColumns(); });
+    connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int column, int, int size) {
+        // Dragged: a mouse button is down (the header also resizes sections itself).
+        if (!m_fitting && QGuiApplication::mouseButtons() != Qt::NoButton && column != AuditModel::TargetColumn)
+            m_preferredWidth[column] = size;
+    });
 
     auto *messagePanel = new QWidget(this);
     auto *messageTitle = new QLabel(messagePanel);
@@ -196,6 +213,7 @@ AuditPage::AuditPage(QWidget *parent)
     connect(m_model, &AuditModel::olderWanted, this, &AuditPage::fetchOlder);
     connect(m_model, &AuditModel::actionsChanged, this, &AuditPage::refreshActions);
     connect(m_filtered, &QAbstractItemModel::rowsInserted, this, &AuditPage::updateStatus);
+    connect(m_filtered, &QAbstractItemModel::rowsInserted, this, &AuditPage::fitColumns); // wider entries may have come
     // New entries go on top; someone reading older ones keeps them where they are.
     m_view->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
     connect(m_filtered, &QAbstractItemModel::rowsAboutToBeInserted, this, [this] { m_scrolledBy = m_view->verticalScrollBar()->value(); });
@@ -348,17 +366,17 @@ void AuditPage::load()
              if (!r.ok)
                  return;
              const bool more = int(r.entries.size()) == kPageSize;
+             const bool hadRows = m_model->size() > 0;
              m_model->reset(std::move(r.entries), more);
              m_problem.clear();
              const bool first = !m_loaded;
              m_loaded = true;
              updateStatus();
-             if (first && m_filtered->rowCount() > 0) {
-                 fitColumns();
-                 // The newest entry's details in the pane, rather than an empty pane.
-                 if (!m_view->selectionModel()->hasSelection())
-                     m_view->selectRow(0);
-             }
+             fitColumns();
+             // The first entries (read first, or the first ever made): the newest one's details in
+             // the pane, rather than an empty pane.
+             if (!hadRows && m_filtered->rowCount() > 0 && !m_view->selectionModel()->hasSelection())
+                 m_view->selectRow(0);
              if (first)
                  emit loaded();
              emit updated();
@@ -366,19 +384,35 @@ void AuditPage::load()
          });
 }
 
-// The columns as wide as the entries read need, up to a cap each, so that the target and the
-// reason stay in view beside them (the defaults fit the longest values of each column).
+// The columns fit the table's width, as the keys panel's do (fitwidth.h), each as wide as the
+// entries read need up to a cap: the time, the action and the target always (the target at
+// least 14 em, up to its whole text), then who, the reason, the count and the host while they
+// fit; the reason, last, takes what is left. A width dragged by hand is kept.
 void AuditPage::fitColumns()
 {
+    const int available = m_view->viewport()->width();
+    if (available <= 0)
+        return;
     QHeaderView *header = m_view->horizontalHeader();
     const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    const int caps[] = {0, 16 * em, 10 * em, 10 * em, 6 * em, 20 * em}; // 0: no cap (the time's fixed form)
-    for (int c = 0; c < AuditModel::ReasonColumn; ++c) {
-        m_view->resizeColumnToContents(c); // the wider of the title and the entries
-        const int wanted = header->sectionSize(c) + em / 2;
-        header->resizeSection(c, caps[c] > 0 ? std::min(wanted, caps[c]) : wanted);
-    }
+    auto width = [&](int column, int cap) {
+        return m_preferredWidth.value(column, std::min(columnContentWidth(m_view, header, column, 200) + em / 2, cap));
+    };
+    const int targetMin = 14 * em;
+    m_fitting = true;
+    int used = ratescope::ui::fitColumns(header, available, targetMin,
+                                         {{AuditModel::TimeColumn, width(AuditModel::TimeColumn, 20 * em)},
+                                          {AuditModel::ActionColumn, width(AuditModel::ActionColumn, 10 * em)}});
+    const int target = std::clamp(width(AuditModel::TargetColumn, 30 * em), targetMin, std::max(targetMin, available - used));
+    used += ratescope::ui::fitColumns(header, available - used, target,
+                                      {{AuditModel::ActorColumn, width(AuditModel::ActorColumn, 16 * em)},
+                                       {AuditModel::ReasonColumn, m_preferredWidth.value(AuditModel::ReasonColumn, 12 * em)},
+                                       {AuditModel::CountColumn, width(AuditModel::CountColumn, 6 * em)},
+                                       {AuditModel::HostColumn, width(AuditModel::HostColumn, 10 * em)}});
+    header->resizeSection(AuditModel::TargetColumn, header->isSectionHidden(AuditModel::ReasonColumn) ? available - used : target);
+    m_fitting = false;
 }
+
 
 void AuditPage::poll()
 {
@@ -521,9 +555,31 @@ void AuditPage::applyFilter()
     if (f == m_filter)
         return;
     m_filter = f;
+    m_filtering = true;
     m_filtered->setFilter(f);
+    keepSelection();
+    m_filtering = false;
     updateStatus();
     continueSearch();
+}
+
+void AuditPage::keepSelection()
+{
+    if (m_selectedId.isEmpty())
+        return;
+    for (int r = 0; r < m_filtered->rowCount(); ++r) {
+        if (m_filtered->entry(r).id != m_selectedId)
+            continue;
+        const QModelIndex index = m_filtered->index(r, 0);
+        if (!m_view->selectionModel()->isRowSelected(r, {}))
+            m_view->selectRow(r);
+        m_view->doItemsLayout(); // the scroll range must include the rows the filter let in first
+        m_view->scrollTo(index, QAbstractItemView::EnsureVisible);
+        return;
+    }
+    // Hidden by the filter: nothing selected meanwhile (the current row neither, so that the
+    // keyboard starts from the top), and it comes back with a filter that shows it.
+    m_view->selectionModel()->clear();
 }
 
 void AuditPage::refreshActions()
@@ -630,10 +686,14 @@ void AuditPage::selectionChanged()
 {
     const QModelIndexList rows = m_view->selectionModel()->selectedRows();
     if (rows.isEmpty()) {
+        if (!m_filtering)
+            m_selectedId.clear();
         m_details->clear();
         return;
     }
-    m_details->showEntry(m_filtered->entry(rows.front().row()));
+    const AuditEntry &e = m_filtered->entry(rows.front().row());
+    m_selectedId = e.id;
+    m_details->showEntry(e);
 }
 
 QString AuditPage::exportCsv(const QString &path)

@@ -11,6 +11,7 @@
 #include "ticktimer.h"
 
 #include <functional>
+#include <QHash>
 #include <QPointer>
 #include <QWidget>
 
@@ -58,6 +59,8 @@ public:
     QTableView *view() const { return m_view; }
     AuditDetails *details() const { return m_details; }
     QComboBox *actionBox() const { return m_action; }
+    QLineEdit *actorEdit() const { return m_actor; }
+    QLineEdit *targetEdit() const { return m_target; }
     // What the page says about the trail: "No changes recorded yet", a problem, or staleness.
     QString messageText() const;
     QString statusText() const;
@@ -86,6 +89,9 @@ private:
     void updateStatus();
     void markStale(bool stale);
     void selectionChanged();
+    // After the filter changed: the entry selected before is selected again and scrolled into
+    // view when the filter shows it (also after a filter that hid it for a while).
+    void keepSelection();
     void chooseExportFile();
 
     QPointer<RedisClient> m_client;
@@ -107,6 +113,10 @@ private:
     RedisClient::RepeatMemory m_pollMemory = RedisClient::newRepeatMemory();
     int m_scrolledBy = 0;      // the table's scroll position before rows were inserted
     bool m_prepending = false; // the rows being inserted are new entries, not a filter's change
+    QString m_selectedId;      // the entry the operator selected last, kept while a filter hides it
+    bool m_filtering = false;  // the filter is being applied: a selection it clears is not the operator's
+    bool m_fitting = false;
+    QHash<int, int> m_preferredWidth; // column widths dragged by hand
 
     QComboBox *m_action;
     QLineEdit *m_actor;

@@ -4,6 +4,7 @@
 
 #include "admin/audit.h"
 #include "browserqueries.h"
+#include "fitwidth.h"
 #include "displayformat.h"
 #include "base/errors.h"
 #include "base/glob.h"
@@ -495,20 +496,12 @@ void KeyBrowser::fitColumns()
         return;
     const int keyMin = 11 * em;
     const int defaults[] = {15 * em, 13 * em, 8 * em, 10 * em, 6 * em, 6 * em};
-    const int order[] = {KeyTreeModel::UsageColumn, KeyTreeModel::AlgorithmColumn, KeyTreeModel::RemainingColumn,
-                         KeyTreeModel::TtlColumn, KeyTreeModel::MemoryColumn};
+    std::vector<FittedColumn> order;
+    for (const int column : {KeyTreeModel::UsageColumn, KeyTreeModel::AlgorithmColumn, KeyTreeModel::RemainingColumn,
+                             KeyTreeModel::TtlColumn, KeyTreeModel::MemoryColumn})
+        order.push_back({column, m_preferredWidth.value(column, defaults[column])});
     m_fitting = true;
-    int used = 0;
-    bool full = false;
-    for (const int column : order) {
-        const int width = m_preferredWidth.value(column, defaults[column]);
-        full = full || keyMin + used + width > available;
-        header->setSectionHidden(column, full);
-        if (!full) {
-            header->resizeSection(column, width);
-            used += width;
-        }
-    }
+    const int used = ratescope::ui::fitColumns(header, available, keyMin, order);
     header->resizeSection(KeyTreeModel::KeyColumn, std::max(keyMin, available - used));
     m_fitting = false;
 }
@@ -687,6 +680,19 @@ void KeyBrowser::checkPolicies()
             m_model->expireDetails();
             fetchVisibleDetails();
         });
+}
+
+void KeyBrowser::refreshKeys(const QList<QByteArray> &keys)
+{
+    if (!m_policies)
+        return; // not listed yet: the listing will read them
+    // A key not listed is looked for after the read, as one that left and came back is.
+    const qint64 now = m_goneClock.elapsed();
+    for (const QByteArray &k : keys)
+        if (m_gone.size() < kGoneKept && m_model->findKey(k) == KeyTreeModel::kNoKey && globMatch(m_match, k))
+            m_gone.insert(k, now);
+    m_model->expireDetails();
+    fetchVisibleDetails();
 }
 
 bool KeyBrowser::isSettled() const

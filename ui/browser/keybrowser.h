@@ -40,6 +40,10 @@ public:
     QByteArray matchPattern() const { return m_match; }
     // Reads the keyspace again (policies too).
     void refresh();
+    // Keys this console has just changed (a burst): the rows in view are read again now rather
+    // than at their next refresh, and a key that was not listed (the burst created it) is
+    // looked for and listed when the filter takes it.
+    void refreshKeys(const QList<QByteArray> &keys);
     void cancelScan();
 
     // Where the walk of the keyspace is: one state instead of a flag per fact.

@@ -4,6 +4,7 @@
 
 #include "displayformat.h"
 #include "base/keytext.h"
+#include "usagebardelegate.h"
 
 #include <QColor>
 #include <QDeadlineTimer>
@@ -539,7 +540,9 @@ QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
 {
     const KeyTree::Group &g = m_tree.group(group);
     const auto shards =
-        role == Qt::DisplayRole || role == UsageFractionRole || role == Qt::TextAlignmentRole ? shardSummary(group) : std::nullopt;
+        role == Qt::DisplayRole || role == UsageBarDelegate::ShortTextRole || role == UsageFractionRole || role == Qt::TextAlignmentRole
+            ? shardSummary(group)
+            : std::nullopt;
     switch (role) {
     case Qt::DisplayRole:
         if (column == KeyColumn)
@@ -548,9 +551,13 @@ QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
         if (shards && column == AlgorithmColumn && !shards->label.isEmpty())
             return QStringLiteral("%1 (sharded)").arg(shards->label);
         if (shards && shards->complete && column == UsageColumn)
-            return QStringLiteral("%1 / %2").arg(formatCount(shards->used), formatCount(shards->limit));
+            return formatUsage(shards->used, shards->limit);
         if (shards && shards->complete && column == RemainingColumn)
             return formatCount(std::max<qint64>(0, shards->limit - shards->used));
+        return {};
+    case UsageBarDelegate::ShortTextRole:
+        if (shards && shards->complete && column == UsageColumn)
+            return formatUsageShort(shards->used, shards->limit);
         return {};
     case Qt::TextAlignmentRole:
         if (column != KeyColumn && column != AlgorithmColumn)
@@ -593,6 +600,10 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
         return false;
     case KeyCountRole:
         return qint64(1);
+    case UsageBarDelegate::ShortTextRole:
+        if (column == UsageColumn && d && d->usage)
+            return formatUsageShort(d->usage->usedNow, d->usage->decision.limit);
+        return {};
     case UsageFractionRole:
         if (d && d->usage && d->usage->decision.limit > 0)
             return std::clamp(double(d->usage->usedNow) / double(d->usage->decision.limit), 0.0, 1.0);
@@ -666,7 +677,7 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
         return d->kind.isLimiter() ? d->kind.label() : QString::fromUtf8(d->type);
     case UsageColumn:
         if (d->usage)
-            return QStringLiteral("%1 / %2").arg(formatCount(d->usage->usedNow), formatCount(d->usage->decision.limit));
+            return formatUsage(d->usage->usedNow, d->usage->decision.limit);
         if (!d->problem.isEmpty())
             return d->problem;
         if (d->kind.isLimiter() && !d->spec)

@@ -3,6 +3,7 @@
 #include "burstcharts.h"
 #include "burstqueries.h"
 #include "displayformat.h"
+#include "fitwidth.h"
 #include "limittext.h"
 #include "base/duration.h"
 #include "base/errors.h"
@@ -205,14 +206,15 @@ QWidget *BurstPage::buildForm()
     m_limit = new QLineEdit(this);
     m_limit->setPlaceholderText(QStringLiteral("requests"));
     m_window = new QLineEdit(this);
-    m_window->setPlaceholderText(QStringLiteral("60s, 1m, 250ms"));
+    m_window->setPlaceholderText(QStringLiteral("10s, 1m"));
     m_cost = new QLineEdit(this);
     m_cost->setPlaceholderText(QStringLiteral("1"));
     m_requests = new QLineEdit(QStringLiteral("1000"), this);
     m_duration = new QLineEdit(this);
     m_duration->setPlaceholderText(QStringLiteral("none, or 10s"));
     m_rate = new QLineEdit(this);
-    m_rate->setPlaceholderText(QStringLiteral("requests/s"));
+    m_rate->setPlaceholderText(QStringLiteral("e.g. 500"));
+    keepPlaceholdersWhole({m_limit, m_window, m_duration, m_rate}); // at 1024 px too
     m_fast = new QCheckBox(QStringLiteral("as fast as possible"), this);
     m_fast->setObjectName(QStringLiteral("fast"));
     m_fast->setChecked(true);
@@ -1004,6 +1006,8 @@ void BurstPage::runFinished(const BurstOutcome &outcome)
         m_exportPng->setEnabled(true);
     }
     updateStartable();
+    if (outcome.summary && outcome.summary->sent > 0 && m_config)
+        emit keyChanged(m_config->key);
     emit finished();
 }
 

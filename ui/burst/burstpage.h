@@ -88,6 +88,9 @@ public:
 
 signals:
     void finished(); // a burst or boundary test ended (summary shown)
+    // A burst ended that sent requests to key: its state has changed (the keys panel's row and
+    // the key's view read it again). Not for the boundary test's scratch keys.
+    void keyChanged(const QByteArray &key);
     void busyChanged(bool busy);
 
 private:

@@ -2,6 +2,8 @@
 
 #include <QTextDocument> // Qt::mightBeRichText
 
+#include <cmath>
+
 namespace ratescope::ui {
 
 QString formatCount(qint64 n)
@@ -10,6 +12,33 @@ QString formatCount(qint64 n)
     for (qsizetype i = digits.size() - 3; i > 0; i -= 3)
         digits.insert(i, QLatin1Char(','));
     return n < 0 ? QLatin1Char('-') + digits : digits;
+}
+
+QString formatCountShort(qint64 n)
+{
+    const qint64 magnitude = n < 0 ? -n : n;
+    if (magnitude < 10000)
+        return formatCount(n);
+    static const char units[] = {'k', 'M', 'G', 'T', 'P', 'E'};
+    double v = double(magnitude) / 1000;
+    int u = 0;
+    // The unit chosen after rounding: 999,999 reads "1.0M", not "1000k".
+    while (v >= 999.5 && u < 5) {
+        v /= 1000;
+        ++u;
+    }
+    const QString digits = v < 9.95 ? QString::number(v, 'f', 1) : QString::number(qint64(std::llround(v)));
+    return (n < 0 ? QStringLiteral("-") : QString()) + digits + QLatin1Char(units[u]);
+}
+
+QString formatUsage(qint64 used, qint64 limit)
+{
+    return QStringLiteral("%1 / %2").arg(formatCount(used), formatCount(limit));
+}
+
+QString formatUsageShort(qint64 used, qint64 limit)
+{
+    return QStringLiteral("%1 / %2").arg(formatCountShort(used), formatCountShort(limit));
 }
 
 QString formatKeys(qint64 n)

@@ -8,6 +8,9 @@
 namespace ratescope::ui {
 
 QString formatCount(qint64 n);              // 1234567 -> "1,234,567"
+QString formatCountShort(qint64 n);         // for narrow cells: 9999 -> "9,999", 12345 -> "12k", 1000000 -> "1.0M"
+QString formatUsage(qint64 used, qint64 limit);      // "60 / 60", "1,000,000 / 1,000,000"
+QString formatUsageShort(qint64 used, qint64 limit); // "60 / 60", "1.0M / 1.0M"
 QString formatKeys(qint64 n);               // 1 -> "1 key", 1234 -> "1,234 keys"
 QString formatSize(qint64 bytes);           // 472 -> "472 B", 1536 -> "1.5 KiB"
 QString formatSpan(qint64 us);              // 850000 -> "850 ms", 4200000 -> "4.2 s", 3723000000 -> "1 h 02 m"

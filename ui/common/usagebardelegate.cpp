@@ -1,5 +1,6 @@
 #include "usagebardelegate.h"
 
+#include <QApplication>
 #include <QPainter>
 
 #include <algorithm>
@@ -11,6 +12,26 @@ UsageBarDelegate::UsageBarDelegate(int fractionRole, QObject *parent, bool neutr
     , m_fractionRole(fractionRole)
     , m_neutral(neutral)
 {
+}
+
+bool UsageBarDelegate::fits(const QStyleOptionViewItem &option, const QString &text)
+{
+    // The room the style leaves the text (QCommonStyle: the focus frame's margin, plus one,
+    // on each side).
+    const QWidget *widget = option.widget;
+    const QStyle *style = widget ? widget->style() : QApplication::style();
+    const int margin = style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, widget) + 1;
+    return option.fontMetrics.horizontalAdvance(text) <= option.rect.width() - 2 * margin;
+}
+
+QString UsageBarDelegate::shownText(const QStyleOptionViewItem &option, const QModelIndex &index) const
+{
+    QStyleOptionViewItem opt = option;
+    initStyleOption(&opt, index);
+    if (fits(opt, opt.text))
+        return opt.text;
+    const QString brief = index.data(ShortTextRole).toString();
+    return brief.isEmpty() ? opt.text : brief;
 }
 
 void UsageBarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const
@@ -34,7 +55,12 @@ void UsageBarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &opti
         painter->drawRoundedRect(QRect(cell.topLeft(), QSize(int(cell.width() * f), cell.height())), 3, 3);
         painter->restore();
     }
-    QStyledItemDelegate::paint(painter, option, index);
+    QStyleOptionViewItem opt = option;
+    initStyleOption(&opt, index);
+    opt.text = shownText(option, index);
+    const QWidget *widget = opt.widget;
+    QStyle *style = widget ? widget->style() : QApplication::style();
+    style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
 }
 
 } // namespace ratescope::ui

@@ -2,6 +2,7 @@
 
 #include "displayformat.h"
 #include "base/keytext.h"
+#include "usagebardelegate.h"
 
 #include <QBrush>
 #include <QColor>
@@ -77,8 +78,7 @@ QVariant HotLimiterModel::data(const QModelIndex &index, int role) const
         case Rate:
             return rate ? rateText(*rate) : QStringLiteral("–");
         case Used:
-            return l.usage ? QStringLiteral("%1 / %2").arg(formatCount(l.usage->usedNow), formatCount(l.usage->decision.limit))
-                           : QStringLiteral("–");
+            return l.usage ? formatUsage(l.usage->usedNow, l.usage->decision.limit) : QStringLiteral("–");
         case Fill:
             if (!fill)
                 return QStringLiteral("–");
@@ -97,10 +97,14 @@ QVariant HotLimiterModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::ToolTipRole: {
         QString tip = displayKey(l.key) + QLatin1Char('\n') + l.kind.label();
+        if (!l.master.isEmpty())
+            tip += QStringLiteral(" on %1").arg(l.master);
         if (!l.policy.isEmpty())
             tip += QStringLiteral("\npolicy %1: %2").arg(l.policy, formatLimit(*l.spec));
         else
             tip += QStringLiteral("\nno policy: used, limit and fill need one");
+        if (l.usage)
+            tip += QStringLiteral("\nused %1 of %2").arg(formatCount(l.usage->usedNow), formatCount(l.usage->decision.limit));
         if (l.admitted)
             tip += QStringLiteral("\n%1 admitted in %2").arg(formatCount(*l.admitted), formatSpan(l.spanUs));
         else
@@ -109,6 +113,10 @@ QVariant HotLimiterModel::data(const QModelIndex &index, int role) const
             tip += QStringLiteral("\ndenying now: retry in %1").arg(formatSpan(l.usage->decision.retryAfterUs));
         return plainToolTip(tip);
     }
+    case UsageBarDelegate::ShortTextRole:
+        if (index.column() == Used && l.usage)
+            return formatUsageShort(l.usage->usedNow, l.usage->decision.limit);
+        return {};
     case KeyBytesRole:
         return l.key;
     case FractionRole:

@@ -1,6 +1,7 @@
 #include "hotpage.h"
 
 #include "displayformat.h"
+#include "fitwidth.h"
 #include "base/errors.h"
 #include "base/glob.h"
 #include "hotmodel.h"
@@ -127,12 +128,9 @@ HotPage::HotPage(QWidget *parent)
     m_view->setSortingEnabled(false); // the pass's own order first; a header click sorts
     m_view->horizontalHeader()->setSectionsClickable(true);
     m_view->horizontalHeader()->setStretchLastSection(false);
-    m_view->horizontalHeader()->setSectionResizeMode(HotLimiterModel::Key, QHeaderView::Stretch);
-    m_view->setColumnWidth(HotLimiterModel::Algorithm, 175);
-    m_view->setColumnWidth(HotLimiterModel::Rate, 110);
-    m_view->setColumnWidth(HotLimiterModel::Used, 130);
-    m_view->setColumnWidth(HotLimiterModel::Fill, 110);
-    m_view->setColumnWidth(HotLimiterModel::Master, 130);
+    m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns fit the width instead
+    m_view->setColumnHidden(HotLimiterModel::Master, true);
+    fitOnResize(m_view, [this] { fitColumns(); });
     m_view->setItemDelegateForColumn(HotLimiterModel::Used, new UsageBarDelegate(HotLimiterModel::FractionRole, m_view));
     m_view->setItemDelegateForColumn(HotLimiterModel::Rate, new UsageBarDelegate(HotLimiterModel::FractionRole, m_view, true));
     connect(m_view->horizontalHeader(), &QHeaderView::sectionClicked, this, [this](int section) {
@@ -431,7 +429,8 @@ void HotPage::finished(HotPass pass)
     m_view->setSortingEnabled(false);
     m_sorted->sort(-1); // the pass's own order
     const bool cluster = pass.masters.size() > 1;
-    m_view->setColumnHidden(HotLimiterModel::Master, !cluster);
+    m_cluster = cluster;
+    fitColumns();
     m_masters->setMasters(pass.masters, pass.usageRead);
     m_mastersView->parentWidget()->setVisible(cluster);
     m_model->setLimiters(std::move(pass.limiters));
@@ -500,6 +499,25 @@ void HotPage::showEvent(QShowEvent *event)
         else if (m_auto->isChecked() && !m_running)
             m_again.start(0);
     }
+}
+
+void HotPage::fitColumns()
+{
+    const int available = m_view->viewport()->width();
+    if (available <= 0)
+        return;
+    const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    // The row's tooltip has a hidden column's algorithm and figures. On a cluster, where each
+    // limiter lives comes before its algorithm.
+    std::vector<FittedColumn> order = {{HotLimiterModel::Used, 12 * em}, {HotLimiterModel::Rate, 10 * em},
+                                       {HotLimiterModel::Fill, 10 * em}};
+    if (m_cluster)
+        order.push_back({HotLimiterModel::Master, 12 * em});
+    else
+        m_view->setColumnHidden(HotLimiterModel::Master, true);
+    order.push_back({HotLimiterModel::Algorithm, 16 * em});
+    const int used = ratescope::ui::fitColumns(m_view->horizontalHeader(), available, 14 * em, order);
+    m_view->setColumnWidth(HotLimiterModel::Key, available - used); // the limiter takes the rest
 }
 
 void HotPage::hideEvent(QHideEvent *event)

@@ -81,6 +81,9 @@ private:
     void setStatus(const QString &text, bool problem = false);
     void updateControls();
     HotOptions optionsFromControls(const std::vector<Policy> &policies) const;
+    // The table's columns fitted to its width (fitwidth.h): the limiter keeps a readable width,
+    // then used / limit, admitted / s, fill, (on a cluster) master and algorithm while they fit.
+    void fitColumns();
 
     QPointer<RedisClient> m_client;
     QByteArray m_ns;
@@ -91,6 +94,7 @@ private:
     bool m_running = false;
     bool m_loaded = false;
     bool m_everShown = false;
+    bool m_cluster = false; // the last pass read several masters: the master column is wanted
     int m_generation = 0;
     QElapsedTimer m_clock; // since the pass started
     QTimer m_wait;         // the interval between the two reads

@@ -3,6 +3,7 @@
 #include "base/duration.h"
 #include "base/keytext.h"
 #include "displayformat.h"
+#include "usagebardelegate.h"
 
 #include <QApplication>
 #include <QColor>
@@ -113,8 +114,7 @@ QVariant LookupModel::data(const QModelIndex &index, int role) const
         case Limiter:
             return limiterText(r);
         case Used:
-            return r.usage ? QStringLiteral("%1 / %2").arg(formatCount(r.usage->usedNow), formatCount(r.usage->decision.limit))
-                           : QStringLiteral("–");
+            return r.usage ? formatUsage(r.usage->usedNow, r.usage->decision.limit) : QStringLiteral("–");
         case Remaining:
             return remainingText(r);
         case Policy:
@@ -135,6 +135,8 @@ QVariant LookupModel::data(const QModelIndex &index, int role) const
             tip += QStringLiteral("\npolicy %1").arg(r.policy);
         if (r.spec)
             tip += QStringLiteral(", limit %1").arg(formatLimit(*r.spec));
+        if (r.usage)
+            tip += QStringLiteral("\nused %1 of %2").arg(formatCount(r.usage->usedNow), formatCount(r.usage->decision.limit));
         if (r.override)
             tip += QStringLiteral("\noverride %1 (set by %2)").arg(overrideText(r, m_nowUs), r.override->setBy);
         if (r.keys.size() > 1 || (r.keys.size() == 1 && r.keys.front() != r.key)) {
@@ -166,6 +168,10 @@ QVariant LookupModel::data(const QModelIndex &index, int role) const
     case Qt::TextAlignmentRole:
         if (column == Remaining)
             return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case UsageBarDelegate::ShortTextRole:
+        if (column == Used && r.usage)
+            return formatUsageShort(r.usage->usedNow, r.usage->decision.limit);
         return {};
     case KeyBytesRole:
         return r.key;

@@ -4,6 +4,7 @@
 #include "base/duration.h"
 #include "base/errors.h"
 #include "base/keytext.h"
+#include "fitwidth.h"
 #include "displayformat.h"
 #include "keyactions.h"
 #include "limiters/algorithm.h"
@@ -18,6 +19,7 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -27,6 +29,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStyle>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -37,6 +40,19 @@
 namespace ratescope::ui {
 
 namespace {
+
+// Words cut at their end ("admits: 34 of 100 in the la…"), where a key is cut in its middle.
+class ElideRightDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideRight;
+    }
+};
 
 const QColor kProblem(0xd3, 0x2f, 0x2f);
 const QColor kFine(0x2e, 0x7d, 0x32);
@@ -164,7 +180,8 @@ LookupPage::LookupPage(QWidget *parent)
     m_requests = new QObject(this);
     m_idEdit = new QLineEdit(this);
     m_idEdit->setObjectName(QStringLiteral("identifier"));
-    m_idEdit->setPlaceholderText(QStringLiteral("customer, user or API key id, e.g. acme (Ctrl+K)"));
+    m_idEdit->setPlaceholderText(QStringLiteral("customer id, e.g. acme"));
+    keepPlaceholdersWhole({m_idEdit});
     m_idEdit->setClearButtonEnabled(true);
     m_idEdit->setToolTip(QStringLiteral("Every limiter whose key holds this as a whole segment: acme finds api:acme, "
                                         "login:acme:/search, rl:{acme}:3, rlflx:acme, not api:acmecorp (Ctrl+K)"));
@@ -231,14 +248,21 @@ LookupPage::LookupPage(QWidget *parent)
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 10);
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
-    m_view->setColumnWidth(LookupModel::Limiter, 16 * em);
-    m_view->setColumnWidth(LookupModel::Used, 8 * em);
-    m_view->setColumnWidth(LookupModel::Remaining, 12 * em);
-    m_view->setColumnWidth(LookupModel::Override, 11 * em);
-    m_view->setColumnWidth(LookupModel::Policy, 9 * em);
-    m_view->setColumnWidth(LookupModel::Algorithm, 10 * em);
+    m_view->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns fit the width instead
+    // The columns follow the view's width (its viewport is resized after this widget), and the
+    // limiters listed; a width dragged by hand is kept from then on.
+    fitOnResize(m_view, [this] { fitColumns(); });
+    connect(m_model, &QAbstractItemModel::modelReset, this, &LookupPage::fitColumns);
+    connect(m_model, &QAbstractItemModel::dataChanged, this, &LookupPage::fitColumns); // a countdown grows
+    connect(m_view->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int column, int, int size) {
+        // Dragged: a mouse button is down (the header also resizes sections itself, to stretch
+        // the last one or after a reset).
+        if (!m_fitting && QGuiApplication::mouseButtons() != Qt::NoButton && column != LookupModel::Limiter &&
+            column != LookupModel::Verdict)
+            m_preferredWidth[column] = size;
+    });
     m_view->setItemDelegateForColumn(LookupModel::Used, new UsageBarDelegate(LookupModel::FractionRole, m_view));
+    m_view->setItemDelegateForColumn(LookupModel::Verdict, new ElideRightDelegate(m_view));
     m_view->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_view, &QTableView::customContextMenuRequested, this, [this](const QPoint &pos) {
         const QModelIndex index = m_view->indexAt(pos);
@@ -757,6 +781,38 @@ void LookupPage::showEvent(QShowEvent *event)
     QWidget::showEvent(event);
     refresh();
     m_live.start();
+}
+
+void LookupPage::fitColumns()
+{
+    const int available = m_view->viewport()->width();
+    if (available <= 0)
+        return;
+    const int em = m_view->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    const int limiterMin = 14 * em;
+    QHeaderView *header = m_view->horizontalHeader();
+    // As wide as a column's title and cells need, within bounds; a width dragged by hand wins.
+    auto width = [&](int column, int least, int most) {
+        return m_preferredWidth.value(column, std::clamp(columnContentWidth(m_view, header, column), least, most));
+    };
+    m_fitting = true;
+    // First what the page is for: the limiter at a readable width, how full it is, what is left
+    // (used / limit in its short form where the whole figures do not fit).
+    int used = ratescope::ui::fitColumns(header, available, limiterMin,
+                                         {{LookupModel::Used, m_preferredWidth.value(LookupModel::Used, 8 * em)},
+                                          {LookupModel::Remaining, width(LookupModel::Remaining, 7 * em, 16 * em)}});
+    // Then the limiter's whole name (at most 30 em), then why, the override, the policy and the
+    // algorithm while they fit; the row's tooltip has what a hidden one held.
+    const int name = std::clamp(columnContentWidth(m_view, header, LookupModel::Limiter), limiterMin,
+                                std::max(limiterMin, std::min(30 * em, available - used)));
+    used += ratescope::ui::fitColumns(header, available - used, name,
+                                      {{LookupModel::Verdict, m_preferredWidth.value(LookupModel::Verdict, 16 * em)},
+                                       {LookupModel::Override, width(LookupModel::Override, 6 * em, 12 * em)},
+                                       {LookupModel::Policy, width(LookupModel::Policy, 5 * em, 12 * em)},
+                                       {LookupModel::Algorithm, width(LookupModel::Algorithm, 7 * em, 14 * em)}});
+    // Why, the last column, takes what is left beside the name; without it, the name does.
+    header->resizeSection(LookupModel::Limiter, header->isSectionHidden(LookupModel::Verdict) ? available - used : name);
+    m_fitting = false;
 }
 
 void LookupPage::hideEvent(QHideEvent *event)

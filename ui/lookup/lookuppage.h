@@ -13,6 +13,7 @@
 #include "ticktimer.h"
 
 #include <QDateTime>
+#include <QHash>
 #include <QPointer>
 #include <QWidget>
 
@@ -100,6 +101,10 @@ private:
     void updateReasonField();
     void record(const QString &text);
     QString explain(const QString &message) const;
+    // The table's columns fitted to its width (fitwidth.h): the limiter keeps a readable width,
+    // then used / limit, remaining, why, override, policy and algorithm while they fit; widths
+    // dragged by hand are kept.
+    void fitColumns();
 
     QPointer<RedisClient> m_client;
     QByteArray m_ns;
@@ -120,6 +125,8 @@ private:
     QString m_pendingReason;
     QString m_messageText;
     TickTimer m_live; // on the client's shared tick
+    bool m_fitting = false;
+    QHash<int, int> m_preferredWidth;
 
     QLineEdit *m_idEdit;
     QPushButton *m_lookUp;

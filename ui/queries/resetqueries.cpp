@@ -2,8 +2,11 @@
 
 #include "admin/audit.h"
 #include "base/errors.h"
+#include "base/keytext.h"
 #include "redis/connection.h"
 #include "refusal.h"
+
+#include <algorithm>
 
 namespace ratescope::ui {
 
@@ -66,10 +69,17 @@ PlanOutcome planReset(Connection &c, const MetadataNamespace &ns, const QByteArr
         if (!pattern.isEmpty())
             resetter.holdBackNonLimiters(out.plan);
         out.metadataLeftOut = out.plan.metadataLeftOut;
+        sortPlanNaturally(out.plan);
     } catch (const ReplyError &) {
         rethrowExplained(c.options().user);
     }
     return out;
+}
+
+void sortPlanNaturally(ResetPlan &plan)
+{
+    std::sort(plan.keys.begin(), plan.keys.end(), [](const QByteArray &a, const QByteArray &b) { return naturalLess(a, b); });
+    std::sort(plan.heldBack.begin(), plan.heldBack.end(), [](const auto &a, const auto &b) { return naturalLess(a.first, b.first); });
 }
 
 DetailsOutcome readResetDetails(Connection &c, const MetadataNamespace &ns, const std::vector<QByteArray> &keys, bool needPolicies,

@@ -47,9 +47,13 @@ struct DetailsOutcome {
 };
 
 // The plan: exact keys, or the keys a pattern matches (limiters only; the rest held back to be
-// chosen), Ratescope's own records left out. Refusals come explained (NOPERM in words).
+// chosen), Ratescope's own records left out; its keys and those held back in natural order
+// (c2 before c10), as the keys panel lists them. Refusals come explained (NOPERM in words).
 PlanOutcome planReset(Connection &c, const MetadataNamespace &ns, const QByteArray &pattern, const QByteArrayList &exact,
                       ResetProgress &progress);
+// The plan's keys and those held back in natural order (naturalLess): the order the preview
+// lists them in, and the order they are deleted in.
+void sortPlanNaturally(ResetPlan &plan);
 // The planned keys' state, under the policies (read first when needPolicies).
 DetailsOutcome readResetDetails(Connection &c, const MetadataNamespace &ns, const std::vector<QByteArray> &keys, bool needPolicies,
                                 const std::vector<Policy> &policies, ResetProgress &progress);

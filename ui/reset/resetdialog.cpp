@@ -297,8 +297,10 @@ void ResetDialog::startPlanning()
 ResetPlan ResetDialog::chosenPlan() const
 {
     ResetPlan plan = m_found;
-    if (m_includeOthers->isChecked())
+    if (m_includeOthers->isChecked()) {
         Resetter::includeHeldBack(plan);
+        sortPlanNaturally(plan);
+    }
     return plan;
 }
 

@@ -27,7 +27,7 @@ QString algorithmText(const KeyDetails &d)
 QString usageText(const KeyDetails &d)
 {
     if (d.usage)
-        return QStringLiteral("%1 / %2").arg(formatCount(d.usage->usedNow), formatCount(d.usage->decision.limit));
+        return formatUsage(d.usage->usedNow, d.usage->decision.limit);
     if (!d.problem.isEmpty())
         return d.problem;
     if (d.kind.isLimiter() && !d.spec)

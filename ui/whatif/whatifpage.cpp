@@ -265,7 +265,8 @@ void WhatIfPage::addSpecRow(const Spec &spec)
     row.limit = new QLineEdit(spec.spec.limit > 0 ? QString::number(spec.spec.limit) : QString(), owner);
     row.limit->setPlaceholderText(QStringLiteral("limit"));
     row.window = new QLineEdit(spec.spec.windowUs > 0 ? formatDurationUs(spec.spec.windowUs) : QString(), owner);
-    row.window->setPlaceholderText(QStringLiteral("window: 10s, 1m"));
+    row.window->setObjectName(QStringLiteral("window"));
+    row.window->setPlaceholderText(QStringLiteral("10s, 1m"));
     row.cost = new QLineEdit(QString::number(std::max<qint64>(1, spec.spec.cost)), owner);
     row.cost->setPlaceholderText(QStringLiteral("cost"));
     row.cost->setMaximumWidth(60);

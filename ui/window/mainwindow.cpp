@@ -212,6 +212,13 @@ MainWindow::MainWindow(ProfileStore &profiles, PasswordVault &vault, QWidget *pa
     });
     connect(m_whatIf, &WhatIfPage::finished, this, &MainWindow::checkSettled);
     connect(m_burst, &BurstPage::busyChanged, this, &MainWindow::checkSettled);
+    // What a burst did shows at once in the keys panel and in the key's view, not at their next read.
+    connect(m_burst, &BurstPage::keyChanged, this, [this](const QByteArray &key) {
+        m_browser->refreshKeys({key});
+        for (int i = 1; i < m_tabs->count(); ++i)
+            if (auto *view = qobject_cast<KeyView *>(m_tabs->widget(i)); view && view->key() == key)
+                view->refresh();
+    });
     connect(m_whatIf, &WhatIfPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_hot, &HotPage::openKeyRequested, this, &MainWindow::openKey);
     connect(m_hot, &HotPage::loaded, this, &MainWindow::checkSettled);
