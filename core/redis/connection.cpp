@@ -433,9 +433,10 @@ std::vector<Connection::Node> Connection::nodes()
 
 void Connection::refreshTopology()
 {
+    if (!m_cluster)
+        return; // one server: nothing to ask (and a rehearsal goes on past it)
     refuseInRehearsal();
-    if (m_cluster)
-        m_cluster->refresh();
+    m_cluster->refresh();
 }
 
 std::vector<std::vector<Reply>> Connection::onEachMaster(const std::vector<Command> &commands)
