@@ -229,7 +229,15 @@ void Connection::readAlong(const std::vector<Command> &reads)
     for (const Command &c : reads)
         if (!isReadCommand(c))
             throw UsageError(QStringLiteral("read-along of %1: not a read").arg(QString::fromUtf8(c.value(0))));
-    m_along.insert(m_along.end(), reads.begin(), reads.end());
+    for (const Command &c : reads) {
+        // Kept already (read ahead in this round for another caller): a copy of that reply is
+        // kept for this one, as prefetch() does, rather than asking again with the next request.
+        const auto kept = std::find_if(m_prefetched.begin(), m_prefetched.end(), [&c](const auto &p) { return p.first == c; });
+        if (kept != m_prefetched.end())
+            m_prefetched.emplace_back(c, kept->second);
+        else
+            m_along.push_back(c);
+    }
 }
 
 void Connection::forget(const std::vector<Command> &reads)

@@ -70,7 +70,8 @@ public:
     // Read-along: these reads go with the next request that goes to the server (command(),
     // pipeline() or prefetch() of reads), in its round trip, and their replies are kept as prefetch() keeps
     // them; no round trip of their own. For a command that knows what it will ask after a
-    // round it must wait for (a decision's peek behind a key's state). A request that is not
+    // round it must wait for (a decision's peek behind a key's state). A read whose reply is
+    // kept already is not sent again: a copy is kept for it, as prefetch() does. A request that is not
     // a read, send(), connect() and disconnect() drop them. Throws UsageError for a command
     // that is not a read.
     void readAlong(const std::vector<Command> &reads);

@@ -210,6 +210,7 @@ void KeyBrowser::refresh()
     m_pendingAt = 0;
     m_pendingCount = 0;
     m_scan = ScanState::Idle;
+    m_detailsWhileListing.invalidate();
     m_policies.reset(); // read again with the first page
     m_cursor = "0";
     m_scanned = 0;
@@ -537,6 +538,15 @@ void KeyBrowser::fetchVisibleDetails()
 {
     if (!m_client || m_client->state() != RedisClient::State::Connected || !m_policies || !isVisible())
         return;
+    if (isScanning()) {
+        // While keys come in, the rows in view change with every insertion: their columns are
+        // read at most once every kDetailsWhileListingMs, so that the listing's SCAN calls do
+        // not wait for a read of rows about to move each time. The end of the listing reads
+        // the rows it comes to rest on (finish()).
+        if (m_detailsWhileListing.isValid() && m_detailsWhileListing.elapsed() < kDetailsWhileListingMs)
+            return;
+        m_detailsWhileListing.start();
+    }
     const std::vector<quint32> visible = visibleKeyIds();
     m_model->trimDetails(kDetailsKept, visible);
     const std::vector<quint32> stale = m_model->claimStale(visible, kLiveRefreshMs - 100);

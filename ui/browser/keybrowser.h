@@ -85,6 +85,7 @@ public:
     static constexpr int kLiveRefreshMs = 2000;
     static constexpr int kPolicyCheckMs = 1000; // a policy changed elsewhere shows within this (paced on a slow link)
     static constexpr int kDetailsDelayMs = 40; // after scrolling: where the view comes to rest
+    static constexpr int kDetailsWhileListingMs = 1000; // the rows in view read at most this often while listing
 
     // The selected keys (groups left out), top to bottom.
     QList<QByteArray> selectedKeys() const;
@@ -183,6 +184,7 @@ private:
     QTimer m_detailsTimer;
     TickTimer m_liveTimer;   // on the client's shared tick
     TickTimer m_policyTimer; // likewise
+    QElapsedTimer m_detailsWhileListing; // since the rows in view were last read during the listing
     QElapsedTimer m_marksRead; // since the listing's start read the change marks (invalid once checked)
     // What each batch of rows read last time (RedisClient::repeat), by its place in the batches.
     std::vector<RedisClient::RepeatMemory> m_detailsMemory;
