@@ -31,6 +31,8 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace ratescope::ui {
 
 namespace {
@@ -540,10 +542,13 @@ void KeyBrowser::fetchVisibleDetails()
         return;
     if (isScanning()) {
         // While keys come in, the rows in view change with every insertion: their columns are
-        // read at most once every kDetailsWhileListingMs, so that the listing's SCAN calls do
-        // not wait for a read of rows about to move each time. The end of the listing reads
-        // the rows it comes to rest on (finish()).
-        if (m_detailsWhileListing.isValid() && m_detailsWhileListing.elapsed() < kDetailsWhileListingMs)
+        // read at most once every kPaceRoundTrips round trips (100 ms .. 1 s), so that on a
+        // slow link the listing's SCAN calls do not wait for a read of rows about to move each
+        // time. The end of the listing reads the rows it comes to rest on (finish()).
+        const double roundTripMs = m_client->status() ? m_client->status()->roundTripMs : 0;
+        const qint64 everyMs = std::clamp<qint64>(qint64(roundTripMs * RedisClient::kPaceRoundTrips), kDetailsWhileListingMinMs,
+                                                  kDetailsWhileListingMaxMs);
+        if (m_detailsWhileListing.isValid() && m_detailsWhileListing.elapsed() < everyMs)
             return;
         m_detailsWhileListing.start();
     }

@@ -85,7 +85,9 @@ public:
     static constexpr int kLiveRefreshMs = 2000;
     static constexpr int kPolicyCheckMs = 1000; // a policy changed elsewhere shows within this (paced on a slow link)
     static constexpr int kDetailsDelayMs = 40; // after scrolling: where the view comes to rest
-    static constexpr int kDetailsWhileListingMs = 1000; // the rows in view read at most this often while listing
+    // While listing, the rows in view are read at most once per 20 round trips, within these.
+    static constexpr int kDetailsWhileListingMinMs = 100;
+    static constexpr int kDetailsWhileListingMaxMs = 1000;
 
     // The selected keys (groups left out), top to bottom.
     QList<QByteArray> selectedKeys() const;
