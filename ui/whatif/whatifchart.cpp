@@ -135,8 +135,10 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
     if (startUs >= kEpochLikeUs)
         from = QStringLiteral(", from %1 UTC")
                    .arg(QDateTime::fromMSecsSinceEpoch(startUs / 1000, Qt::UTC).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
-    m_x->setTitleText(QStringLiteral("time into the trace (%1%2)").arg(unitName, from));
-    m_y->setTitleText(QStringLiteral("req / %1").arg(formatSpan(qint64(group) * binUs)));
+    // The bin in the time axis's title: the plot is short at 1024x700, and "req / 300 ms" was
+    // cut along the requests axis.
+    m_x->setTitleText(QStringLiteral("time into the trace (%1%2; requests per %3)").arg(unitName, from, formatSpan(qint64(group) * binUs)));
+    m_y->setTitleText(QStringLiteral("requests"));
     setNiceRange(m_x, 0, std::max(double(endUs - startUs) / unitUs, 1e-3), 8);
     setNiceRange(m_y, 0, peak * 1.1, 5);
     applyPalette(); // the new series' axes and legend in the palette's colours

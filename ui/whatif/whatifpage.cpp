@@ -8,6 +8,7 @@
 #include "limitqueries.h"
 #include "limittext.h"
 #include "displayformat.h"
+#include "fitwidth.h"
 #include "base/duration.h"
 #include "base/errors.h"
 #include "base/glob.h"
@@ -681,7 +682,6 @@ void WhatIfPage::showOutcome(const WhatIfOutcome &outcome)
     m_note->setVisible(r.admittedOnly);
     m_chart->show(r, m_runNames);
     m_keys->setResult(m_runNames, outcome.keys, r.firstUs);
-    m_table->resizeColumnToContents(WhatIfKeyModel::RequestsColumn);
     if (outcome.affectedKeys == 0)
         m_keysTitle->setText(QStringLiteral("Affected keys: none (no spec denies any request)"));
     else if (size_t(outcome.affectedKeys) > outcome.keys.size())
@@ -758,17 +758,18 @@ QWidget *WhatIfPage::buildResults()
     m_table->verticalHeader()->hide();
     m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
-    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setHighlightSections(false);
     m_table->horizontalHeader()->setDefaultSectionSize(120);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff); // the columns fit the width instead
     m_table->setMinimumHeight(90);
     m_table->sortByColumn(WhatIfKeyModel::deniedColumn(0), Qt::DescendingOrder);
     connect(m_keys, &QAbstractItemModel::modelReset, this, [this] {
-        m_table->setColumnWidth(WhatIfKeyModel::KeyColumn, 200);
         // Most denied under the last (proposed) spec first.
         if (m_keys->specCount() > 0)
             m_table->sortByColumn(WhatIfKeyModel::deniedColumn(m_keys->specCount() - 1), Qt::DescendingOrder);
+        fitTable();
     });
+    fitOnResize(m_table, [this] { fitTable(); });
     m_table->setToolTip(QStringLiteral("Double-click a key to open it"));
     connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex &index) {
         const QByteArray key = index.data(WhatIfKeyModel::KeyRole).toByteArray();
@@ -787,6 +788,32 @@ QWidget *WhatIfPage::buildResults()
     split->setChildrenCollapsible(false);
     v->addWidget(split, 1);
     return box;
+}
+
+} // namespace ratescope::ui
+
+namespace ratescope::ui {
+
+void WhatIfPage::fitTable()
+{
+    // As the keys panel's columns: the key at a readable width, then the requests, what each
+    // spec denied and when each first denied, while they fit (a cell's tooltip says the rest);
+    // the key takes what is left. No sideways scrolling at any width.
+    const int available = m_table->viewport()->width();
+    if (available <= 0)
+        return;
+    const int em = m_table->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    QHeaderView *header = m_table->horizontalHeader();
+    // Short keys need less than a readable width for long ones: their own, within 8 .. 14 em.
+    const int keyMin = std::clamp(columnContentWidth(m_table, header, WhatIfKeyModel::KeyColumn), 8 * em, 14 * em);
+    auto width = [&](int column) { return std::clamp(columnContentWidth(m_table, header, column), 5 * em, 16 * em); };
+    std::vector<FittedColumn> order{{WhatIfKeyModel::RequestsColumn, width(WhatIfKeyModel::RequestsColumn)}};
+    for (int spec = 0; spec < m_keys->specCount(); ++spec)
+        order.push_back({WhatIfKeyModel::deniedColumn(spec), width(WhatIfKeyModel::deniedColumn(spec))});
+    for (int spec = 0; spec < m_keys->specCount(); ++spec)
+        order.push_back({WhatIfKeyModel::firstDenialColumn(spec), width(WhatIfKeyModel::firstDenialColumn(spec))});
+    const int used = fitColumns(header, available, keyMin, order);
+    header->resizeSection(WhatIfKeyModel::KeyColumn, std::max(keyMin, available - used));
 }
 
 } // namespace ratescope::ui

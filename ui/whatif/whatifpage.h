@@ -109,6 +109,7 @@ private:
     QWidget *buildTraceBox();
     QWidget *buildSpecBox();
     QWidget *buildResults();
+    void fitTable(); // the affected keys' columns to the table's width
     void addSpecRow(const Spec &spec);
     void removeSpecRow(int index);
     void relayoutSpecs();
