@@ -130,10 +130,15 @@ std::vector<AuditEntry> entriesOf(const Reply &r)
 
 } // namespace
 
-std::vector<AuditEntry> AuditLog::olderThan(const QString &id, int max)
+Command AuditLog::olderThanCommand(const QString &id, int max) const
 {
     const QByteArray end = id.isEmpty() ? QByteArray("+") : "(" + id.toLatin1();
-    return entriesOf(m_connection.command({"XREVRANGE", streamKey(), end, "-", "COUNT", QByteArray::number(std::max(1, max))}));
+    return {"XREVRANGE", streamKey(), end, "-", "COUNT", QByteArray::number(std::max(1, max))};
+}
+
+std::vector<AuditEntry> AuditLog::olderThan(const QString &id, int max)
+{
+    return entriesOf(m_connection.command(olderThanCommand(id, max)));
 }
 
 std::vector<AuditEntry> AuditLog::newerThan(const QString &id, int max)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "admin/metadatanamespace.h"
+#include "redis/resp.h"
 
 #include <QDateTime>
 #include <QString>
@@ -73,8 +74,11 @@ public:
     QString append(AuditEntry entry, const QString &operatorName = {});
     // Newest first.
     std::vector<AuditEntry> list(int max = 100);
+    // The command list(max) sends: for a caller that reads it ahead with others.
+    Command listCommand(int max) const { return olderThanCommand(QString(), max); }
     // Paging back: newest first, strictly older than the entry `id` (empty: from the newest).
     std::vector<AuditEntry> olderThan(const QString &id, int max);
+    Command olderThanCommand(const QString &id, int max) const;
     // Following the stream: oldest first, strictly newer than the entry `id` (empty: from the
     // oldest). Oldest first so that a reader taking at most `max` at a time never skips any.
     std::vector<AuditEntry> newerThan(const QString &id, int max);

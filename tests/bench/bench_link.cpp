@@ -39,6 +39,33 @@ struct Run {
     double listingSeconds = 0; // the console's: its keys panel's listing alone
 };
 
+// A finished run of `program`: its time since t started and its exit, what it said on
+// standard error when it failed.
+Run finishedRun(QProcess &p, const QElapsedTimer &t, const char *program, const QStringList &args)
+{
+    Run r;
+    r.seconds = double(t.nsecsElapsed()) / 1e9;
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    if (r.exitCode != 0)
+        std::fprintf(stderr, "%s %s: exit %d: %s\n", program, qPrintable(args.join(QLatin1Char(' '))), r.exitCode,
+                     p.readAllStandardError().constData());
+    return r;
+}
+
+// The proxy's counts added to the run, once the last of `closed` connections is closed (-1: once
+// nothing is queued); with BENCH_ROUNDS set, what each round asked, to see where they go.
+void countLinks(DelayProxy &proxy, Run &r, int closed)
+{
+    proxy.waitQuiet(10000, closed);
+    for (const LinkStats &s : proxy.connections()) {
+        r.roundTrips += s.roundTrips;
+        ++r.connections;
+        if (qEnvironmentVariableIsSet("BENCH_ROUNDS"))
+            for (const QByteArray &round : s.rounds)
+                std::fprintf(stderr, "  round: %s\n", round.constData());
+    }
+}
+
 Run runCli(DelayProxy *proxy, const ConnectionOptions &server, const QStringList &args)
 {
     QStringList all = args;
@@ -53,19 +80,9 @@ Run runCli(DelayProxy *proxy, const ConnectionOptions &server, const QStringList
     t.start();
     p.start(BuiltPaths::cli(), all);
     p.waitForFinished(600000);
-    Run r;
-    r.seconds = double(t.nsecsElapsed()) / 1e9;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    if (r.exitCode != 0)
-        std::fprintf(stderr, "ratescope-cli %s: exit %d: %s\n", qPrintable(args.join(QLatin1Char(' '))), r.exitCode,
-                     p.readAllStandardError().constData());
-    if (proxy) {
-        proxy->waitQuiet(10000, 1);
-        for (const LinkStats &s : proxy->connections()) {
-            r.roundTrips += s.roundTrips;
-            ++r.connections;
-        }
-    }
+    Run r = finishedRun(p, t, "ratescope-cli", args);
+    if (proxy)
+        countLinks(*proxy, r, 1);
     return r;
 }
 
@@ -99,24 +116,12 @@ Run runConsole(DelayProxy &proxy, const ConnectionOptions &server, const QByteAr
         *idleRounds = proxy.total().roundTrips - from;
     }
     p.waitForFinished(120000);
-    Run r;
-    r.seconds = double(t.nsecsElapsed()) / 1e9;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    if (r.exitCode != 0)
-        std::fprintf(stderr, "ratescope %s: exit %d: %s\n", qPrintable(args.join(QLatin1Char(' '))), r.exitCode,
-                     p.readAllStandardError().constData());
+    Run r = finishedRun(p, t, "ratescope", args);
     // "Screenshot: FILE (N keys listed in S s)": the listing's own time, start-up left out
     static const QRegularExpression listed(QStringLiteral(" keys listed in ([0-9.]+) s\\)"));
     if (const auto m = listed.match(QString::fromUtf8(p.readAllStandardOutput())); m.hasMatch())
         r.listingSeconds = m.captured(1).toDouble();
-    proxy.waitQuiet(10000);
-    for (const LinkStats &s : proxy.connections()) {
-        r.roundTrips += s.roundTrips;
-        ++r.connections;
-        if (qEnvironmentVariableIsSet("BENCH_ROUNDS")) // what each round asked, to see where they go
-            for (const QByteArray &round : s.rounds)
-                std::fprintf(stderr, "  round: %s\n", round.constData());
-    }
+    countLinks(proxy, r, -1);
     QFile::remove(shot);
     return r;
 }

@@ -16,7 +16,7 @@ ListingStart readListingStart(Connection &c, const MetadataNamespace &ns, const 
     AuditLog audit(c, ns);
     const Command scan = scanCommand("0", match, scanCount);
     const std::vector<Command> ahead{
-        {"DBSIZE"}, {"HGETALL", PolicyStore::hashKeyIn(ns)}, {"XREVRANGE", audit.streamKey(), "+", "-", "COUNT", "1"}, scan};
+        {"DBSIZE"}, {"HGETALL", PolicyStore::hashKeyIn(ns)}, audit.listCommand(1), scan};
     c.prefetch(ahead);
     const auto forget = qScopeGuard([&] { c.forget(ahead); }); // the connection lives on: nothing read now answers later
     try {
@@ -92,7 +92,7 @@ ChangeMarks readChangeMarks(Connection &c, const MetadataNamespace &ns)
 {
     // Both in one round trip: the policies and the newest audit entry (AuditLog::list(1)).
     AuditLog audit(c, ns);
-    const std::vector<Command> ahead{{"HGETALL", PolicyStore::hashKeyIn(ns)}, {"XREVRANGE", audit.streamKey(), "+", "-", "COUNT", "1"}};
+    const std::vector<Command> ahead{{"HGETALL", PolicyStore::hashKeyIn(ns)}, audit.listCommand(1)};
     c.prefetch(ahead);
     const auto forget = qScopeGuard([&] { c.forget(ahead); }); // the connection lives on: nothing read now answers later
     ChangeMarks m;
