@@ -337,6 +337,25 @@ void Cli::printJson(const QJsonObject &object, Flush flush)
         m_out.flush();
 }
 
+void Cli::printJson(const JsonLine &line, Flush flush)
+{
+    // Bytes straight to the device: the stream would turn them into UTF-16 and back.
+    m_out.flush(); // what the stream holds goes first
+    QByteArray bytes;
+    line.appendTo(bytes);
+    bytes.append('\n');
+    m_out.device()->write(bytes);
+    if (flush == Flush::Now)
+        flushOut();
+}
+
+void Cli::flushOut()
+{
+    m_out.flush();
+    if (auto *file = qobject_cast<QFileDevice *>(m_out.device()))
+        file->flush();
+}
+
 void Cli::printFields(const QList<QPair<QString, QString>> &fields)
 {
     qsizetype width = 0;

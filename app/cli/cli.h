@@ -3,6 +3,7 @@
 
 #include <csignal>
 
+#include "base/jsonline.h"
 #include "redis/connection.h"
 #include "admin/audit.h"
 #include "admin/policy.h"
@@ -177,6 +178,11 @@ public:
     // them per page (out().flush()), not one write per line.
     enum class Flush { Now, Later };
     void printJson(const QJsonObject &object, Flush flush = Flush::Now);
+    // The same for a row written without a QJsonObject (listings of many rows).
+    void printJson(const JsonLine &line, Flush flush = Flush::Now);
+    // Everything printed so far written out (also what printJson(JsonLine) left in the
+    // device's buffer).
+    void flushOut();
     // Aligned "name  value" lines for human output.
     void printFields(const QList<QPair<QString, QString>> &fields);
 

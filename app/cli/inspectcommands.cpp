@@ -67,30 +67,33 @@ public:
 
     // Rows are written as they come and flushed a page at a time (flush()): one write per
     // page, not per row.
-    void flush() { m_cli.out().flush(); }
+    void flush() { m_cli.flushOut(); }
     void print(const Row &r)
     {
         if (m_cli.json()) {
-            QJsonObject o{{QStringLiteral("type"), r.type}, {QStringLiteral("format"), r.label}, {QStringLiteral("ttl_ms"), r.pttlMs}};
-            insertBytes(o, QStringLiteral("key"), r.key); // key_base64 too when it is not text
+            JsonLine o; // a QJsonObject per row was two thirds of the listing's time
+            o.add("type", r.type);
+            o.add("format", r.label);
+            o.add("ttl_ms", r.pttlMs);
+            o.addBytes("key", r.key); // key_base64 too when it is not text
             if (r.algorithm)
-                o.insert(QStringLiteral("algorithm"), algorithmName(*r.algorithm));
+                o.add("algorithm", algorithmName(*r.algorithm));
             if (!r.policy.isEmpty())
-                o.insert(QStringLiteral("policy"), r.policy);
+                o.add("policy", r.policy);
             if (r.usage) {
-                o.insert(QStringLiteral("used"), r.usage->usedNow);
-                o.insert(QStringLiteral("limit"), r.usage->decision.limit);
-                o.insert(QStringLiteral("remaining"), std::max<qint64>(0, r.usage->decision.limit - r.usage->usedNow));
+                o.add("used", r.usage->usedNow);
+                o.add("limit", r.usage->decision.limit);
+                o.add("remaining", std::max<qint64>(0, r.usage->decision.limit - r.usage->usedNow));
             }
             if (r.memory >= 0)
-                o.insert(QStringLiteral("memory"), r.memory);
+                o.add("memory", r.memory);
             if (r.windows)
-                o.insert(QStringLiteral("windows"), r.windows);
+                o.add("windows", r.windows);
             if (r.shards) {
-                o.insert(QStringLiteral("shards"), r.shards);
+                o.add("shards", r.shards);
                 if (!r.busiest.isEmpty()) {
-                    insertBytes(o, QStringLiteral("busiest"), r.busiest);
-                    o.insert(QStringLiteral("skew"), std::round(r.skew * 1000) / 1000);
+                    o.addBytes("busiest", r.busiest);
+                    o.add("skew", std::round(r.skew * 1000) / 1000);
                 }
             }
             m_cli.printJson(o, Cli::Flush::Later);

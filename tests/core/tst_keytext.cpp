@@ -1,10 +1,13 @@
 // How keys are shown to people: printable UTF-8 as itself, anything else quoted and escaped as
 // redis-cli prints it, so no key can hide bytes, forge a line or reorder text around it.
+#include "base/jsonline.h"
 #include "base/keytext.h"
 
+#include <QJsonDocument>
 #include <QJsonObject>
 
 #include <algorithm>
+#include <limits>
 #include <QTest>
 
 using namespace ratescope;
@@ -108,6 +111,52 @@ private slots:
         insertBytes(binary, QStringLiteral("member"), "m\xff");
         QCOMPARE(binary.value(QStringLiteral("member")).toString(), QStringLiteral("\"m\\xff\""));
         QCOMPARE(binary.value(QStringLiteral("member_base64")).toString(), QString::fromLatin1(QByteArray("m\xff").toBase64()));
+    }
+
+    // JsonLine writes a row byte for byte as QJsonDocument writes the same QJsonObject: names
+    // in order, every byte a key can hold escaped alike, numbers alike.
+    void jsonLineAsQJsonDocument_data()
+    {
+        QTest::addColumn<QByteArray>("key");
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<double>("number");
+        QByteArray everyByte;
+        for (int b = 0; b < 256; ++b)
+            everyByte.append(char(b));
+        QByteArray everyAscii = everyByte.left(128);
+        QTest::newRow("plain") << QByteArray("api:acme:1") << QStringLiteral("sliding-log") << 2.0;
+        QTest::newRow("quotes and backslashes") << QByteArray("a\\\"b\"") << QStringLiteral("x\"y\\z") << 0.5;
+        QTest::newRow("leading quote") << QByteArray("\"q") << QStringLiteral("\"") << 1.234;
+        QTest::newRow("controls") << QByteArray("a\x00\x01\x08\x09\x0a\x0c\x0d\x1f\x7f", 12) << QStringLiteral("\t\u0001\u007f") << -3.75;
+        QTest::newRow("every ASCII byte") << everyAscii << QString::fromLatin1(everyAscii) << 1e21;
+        QTest::newRow("every byte") << everyByte << QString::fromUtf8("\xc3\xa9\xe6\x9d\xb1\xf0\x9f\x98\x80") << 123456.0;
+        QTest::newRow("utf-8") << QByteArray("клиент:東京:\xf0\x9f\x98\x80") << QStringLiteral("\u2028\u200f") << 0.001;
+        QTest::newRow("not utf-8") << QByteArray("u:\xff\xfe") << QString() << 1e-7;
+        QTest::newRow("empty") << QByteArray() << QString() << 0.0;
+    }
+
+    void jsonLineAsQJsonDocument()
+    {
+        QFETCH(QByteArray, key);
+        QFETCH(QString, text);
+        QFETCH(double, number);
+        QJsonObject object{{QStringLiteral("type"), text}, {QStringLiteral("ttl_ms"), qint64(-1)}};
+        ratescope::JsonLine line;
+        line.add("type", text);
+        line.add("ttl_ms", qint64(-1));
+        insertBytes(object, QStringLiteral("key"), key);
+        line.addBytes("key", key);
+        object.insert(QStringLiteral("algorithm"), QStringLiteral("gcra"));
+        line.add("algorithm", QStringLiteral("gcra"));
+        object.insert(QStringLiteral("used"), std::numeric_limits<qint64>::max());
+        line.add("used", std::numeric_limits<qint64>::max());
+        object.insert(QStringLiteral("limit"), std::numeric_limits<qint64>::min());
+        line.add("limit", std::numeric_limits<qint64>::min());
+        object.insert(QStringLiteral("skew"), number);
+        line.add("skew", number);
+        object.insert(QStringLiteral("type"), text + text); // a name given twice: the last value
+        line.add("type", text + text);
+        QCOMPARE(line.toJson(), QJsonDocument(object).toJson(QJsonDocument::Compact));
     }
 
     // A server's error text: valid UTF-8 kept (controls are escapeControls' business), every
