@@ -83,6 +83,7 @@ void NodeConnection::disconnect()
     m_socket.reset();
     m_parser.reset();
     m_outstanding = 0;
+    m_held.clear();
 }
 
 void NodeConnection::ensureConnected()
@@ -598,6 +599,22 @@ void NodeConnection::writeBatch(const std::vector<Command> &commands)
 
 Reply NodeConnection::receive()
 {
+    if (!m_held.empty()) {
+        Reply r = std::move(m_held.front());
+        m_held.pop_front();
+        return r;
+    }
+    return readReply();
+}
+
+void NodeConnection::holdOutstanding()
+{
+    while (m_outstanding > 0)
+        m_held.push_back(readReply());
+}
+
+Reply NodeConnection::readReply()
+{
     if (!m_socket)
         throw ClosedError(QStringLiteral("receiving: not connected"));
     for (;;) {
@@ -646,8 +663,9 @@ std::optional<Reply> NodeConnection::tryReceive()
 
 Reply NodeConnection::command(const Command &args)
 {
+    holdOutstanding();
     send(args);
-    Reply r = receive();
+    Reply r = readReply();
     r.orThrow();
     return r;
 }
@@ -657,10 +675,11 @@ std::vector<Reply> NodeConnection::pipeline(const std::vector<Command> &commands
     std::vector<Reply> replies;
     if (commands.empty())
         return replies;
+    holdOutstanding();
     send(commands);
     replies.reserve(commands.size());
     for (size_t i = 0; i < commands.size(); ++i)
-        replies.push_back(receive());
+        replies.push_back(readReply());
     return replies;
 }
 

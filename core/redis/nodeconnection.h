@@ -4,6 +4,7 @@
 #include "redis/connectionoptions.h"
 #include "redis/resp.h"
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -54,8 +55,10 @@ public:
     // are returned in place, not thrown, so one bad command does not hide the others.
     std::vector<Reply> pipeline(const std::vector<Command> &commands);
 
-    // Lower level, for callers that keep a window of requests in flight (burst engine):
-    // queue commands without waiting, then take replies one at a time.
+    // Lower level, for callers that keep a window of requests in flight (burst engine, key
+    // scanner): queue commands without waiting, then take replies one at a time. A command()
+    // or pipeline() meanwhile first reads the replies still on their way and keeps them:
+    // receive() hands them out first, in order, so a window is never answered out of turn.
     void send(const std::vector<Command> &commands);
     void send(const Command &command);
     Reply receive();
@@ -81,6 +84,8 @@ private:
     void checkMasterRole(const Reply &role) const; // sentinel: ROLE must say master
     void writeRaw(const QByteArray &bytes);
     void writeBatch(const std::vector<Command> &commands); // one write, no reconnect
+    Reply readReply();      // the next reply from the socket
+    void holdOutstanding(); // the replies on their way read into m_held
     // Waits up to commandTimeoutMs for bytes to read: false on a timeout or a socket error.
     // With a live abort signal, in short slices; once it is raised, throws IoError.
     bool waitReadable(QIODevice *device);
@@ -92,6 +97,7 @@ private:
     RespParser m_parser;
     HostPort m_peer;
     qint64 m_outstanding = 0; // replies sent for and not yet received
+    std::deque<Reply> m_held; // a window's replies, read to get to a command()'s own
 };
 
 // How connections whose options carry a live abort signal look host names up: numeric

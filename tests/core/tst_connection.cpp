@@ -33,6 +33,7 @@ private Q_SLOTS:
     void pipelineOf10000InOrder();
     void errorRepliesStayInPlace();
     void sendWhileRepliesAreOutstanding();
+    void aCommandAmidAWindowTakesItsOwnReply();
     void unixSocket();
     void aclUsers();
     void wrongPasswordIsNotEchoed();
@@ -139,6 +140,31 @@ void TestConnection::sendWhileRepliesAreOutstanding()
             QCOMPARE(c.receive().integer(), round * 5 + i);
     }
     QCOMPARE(c.command({"CLIENT", "ID"}).integer(), id); // never reconnected
+}
+
+// A command() or pipeline() while a window's replies are on their way reads past them to its
+// own, and receive() then hands out the window's, in order: never one answer for another.
+void TestConnection::aCommandAmidAWindowTakesItsOwnReply()
+{
+    Connection c(opts());
+    c.command({"DEL", "amid"});
+    const qint64 id = c.command({"CLIENT", "ID"}).integer();
+    c.send(std::vector<Command>(3, Command{"INCR", "amid"}));
+    QCOMPARE(c.command({"ECHO", "own"}).text(), QStringLiteral("own"));
+    c.send(Command{"INCR", "amid"});
+    const std::vector<Reply> own = c.pipeline({{"ECHO", "a"}, {"GET", "amid"}, {"ECHO", "b"}});
+    QCOMPARE(own[0].text(), QStringLiteral("a"));
+    QCOMPARE(own[1].text(), QStringLiteral("4")); // every INCR ran before it
+    QCOMPARE(own[2].text(), QStringLiteral("b"));
+    c.send(Command{"INCR", "amid"});
+    for (qint64 i = 1; i <= 5; ++i)
+        QCOMPARE(c.receive().integer(), i);
+    QCOMPARE(c.command({"CLIENT", "ID"}).integer(), id); // one socket throughout
+    // A window given up (disconnect) leaves nothing for the next receive on a new socket.
+    c.send(Command{"INCR", "amid"});
+    QCOMPARE(c.command({"ECHO", "x"}).text(), QStringLiteral("x"));
+    c.disconnect();
+    QCOMPARE(c.command({"GET", "amid"}).text(), QStringLiteral("6"));
 }
 
 void TestConnection::unixSocket()
