@@ -139,23 +139,30 @@ int runKeys(Cli &cli)
     if (cli.args().isSet(QStringLiteral("type")) && !isLimiterType(options.type))
         throw UsageError(QStringLiteral("--type must be a type limiters are stored in (zset, hash, string or list), not '%1'")
                              .arg(cli.args().value(QStringLiteral("type"))));
-    // The policies and the functions library's version with the handshake.
-    std::vector<Command> firstReads{{"HGETALL", PolicyStore::hashKeyIn(cli.ns())}};
-    if (cli.connectionOptions().transport != ConnectionOptions::Transport::Cluster)
-        firstReads.push_back(LoadedLibrary::query());
-    Connection &c = cli.connection(firstReads);
     options.memory = cli.args().isSet(QStringLiteral("memory"));
     options.nowUs = nowOption(cli);
+    // The policies, the functions library's version, the clock and the first SCAN with the
+    // handshake (one server: a cluster's SCAN walks its masters in turn).
+    const bool cluster = cli.connectionOptions().transport == ConnectionOptions::Transport::Cluster;
+    std::vector<Command> firstReads{{"HGETALL", PolicyStore::hashKeyIn(cli.ns())}};
+    if (!cluster) {
+        firstReads.push_back(LoadedLibrary::query());
+        for (Command &read : KeyScanner::firstReads(options))
+            firstReads.push_back(std::move(read));
+    }
+    Connection &c = cli.connection(firstReads);
     options.policies = cli.policies();
+    // The server a page ahead of the listing (KeyScanner::Options::overlap).
+    options.overlap = true;
     const qint64 max = cli.integerOption(QStringLiteral("max"), 1, std::numeric_limits<qint64>::max(), std::numeric_limits<qint64>::max());
     const bool all = cli.args().isSet(QStringLiteral("all"));
     const QByteArray ns = cli.ns().bytes();
 
     KeysPrinter printer(cli, options.memory);
     LimitResolver resolver(options.policies, cli.ns()); // the limits in force, as every view has them
-    // A page's rows wait for their usage, read in the next page's round (or one of their own
-    // after the last page): one round trip a page, the next SCAN, the page's classification,
-    // its overrides and the previous page's usage together.
+    // A page's rows wait for their usage, read in the next call's round (or one of their own
+    // after the last page): the scanner's step carries the next SCAN, a page's first round,
+    // its overrides and the usage of the page before it together.
     struct WaitingRows {
         std::vector<Row> rows;
         std::vector<UsageTarget> targets;
@@ -164,18 +171,16 @@ int runKeys(Cli &cli)
         std::vector<Command> commands;
     };
     WaitingRows waiting;
-    std::optional<ScriptCalls> calls; // asked of the server once, for the whole listing
-    // The overrides of a page's keys are read in the page's own round.
-    LimitResolver::OverrideReads pageOverrides;
-    bool pageRound = false;
-    size_t usageSent = 0; // waiting.commands sent in the last page's round
+    bool waitingSent = false; // waiting.commands went with the scanner's last step
+    // Which script calls the server takes, asked once for the whole listing (with the
+    // handshake on one server, so never between the scanner's steps).
+    std::optional<ScriptCalls> calls;
+    if (!cluster && !options.policies.empty())
+        calls = LimiterScript::callsOn(c);
+    // The overrides of a page's keys go in the page's own first round.
     options.alsoPerPage = [&](const std::vector<QByteArray> &keys) {
-        pageOverrides = resolver.overrideCommands(keys, c.isCluster());
-        pageRound = true;
-        std::vector<Command> commands = pageOverrides.commands;
-        usageSent = waiting.commands.size();
-        commands.insert(commands.end(), waiting.commands.begin(), waiting.commands.end());
-        return commands;
+        auto reads = std::make_shared<LimitResolver::OverrideReads>(resolver.overrideCommands(keys, c.isCluster()));
+        return KeyScanner::PageReads{reads->commands, [&resolver, reads](Reply *replies) { resolver.takeOverrides(*reads, replies); }};
     };
     qint64 printed = 0;
     qint64 nowUs = 0;
@@ -207,6 +212,7 @@ int runKeys(Cli &cli)
         }
         printer.flush(); // the page shown as it is read
         waiting = {};
+        waitingSent = false;
     };
     KeyScanner scanner(c, options);
     std::map<QByteArray, Row> counterBases;                       // grouped and printed at the end
@@ -222,14 +228,10 @@ int runKeys(Cli &cli)
             std::vector<Row> rows;
             std::vector<UsageTarget> targets;
             std::vector<size_t> targetRow;
-            pageRound = false;
             const std::vector<KeyRecord> page = scanner.nextPage();
             nowUs = scanner.nowUs();
-            if (pageRound) {
-                resolver.takeOverrides(pageOverrides, scanner.alsoReplies().data());
-                if (usageSent > 0 || !waiting.rows.empty())
-                    printWaiting(scanner.alsoReplies().data() + pageOverrides.commands.size());
-            }
+            if (waitingSent)
+                printWaiting(scanner.alongReplies().data());
             // A counter window's or another library's limiter: its subject's override, in a
             // round of its own (only pages that have them).
             std::vector<QByteArray> subjects;
@@ -309,9 +311,7 @@ int runKeys(Cli &cli)
                 }
                 rows.push_back(std::move(r));
             }
-            if (!waiting.rows.empty()) // an empty page came between: the rows before it now
-                printWaiting(nullptr);
-            // This page's usage: its commands go with the next page's round.
+            // This page's usage: its commands go with the scanner's next step.
             waiting.rows = std::move(rows);
             waiting.targets = std::move(targets);
             waiting.targetRow = std::move(targetRow);
@@ -326,8 +326,12 @@ int runKeys(Cli &cli)
                     // unreadable with these limits, or no limiter: listed without figures
                 }
             }
-            if (scanner.atEnd() || printed + qint64(waiting.rows.size()) >= max)
-                printWaiting(nullptr); // no next page to ride with
+            if (waiting.commands.empty() || scanner.atEnd() || printed + qint64(waiting.rows.size()) >= max) {
+                printWaiting(nullptr); // nothing to read, or no next step to ride with
+            } else {
+                scanner.sendAlong(waiting.commands);
+                waitingSent = true;
+            }
         }
         if (!waiting.rows.empty())
             printWaiting(nullptr); // interrupted

@@ -326,70 +326,198 @@ void KeyScanner::takeScan(const Reply &reply)
     m_havePage = true;
 }
 
+std::vector<Command> KeyScanner::firstReads(const Options &options)
+{
+    std::vector<Command> first;
+    if (!options.nowUs)
+        first.push_back({"TIME"});
+    first.push_back(scanCommand("0", options.match.isEmpty() ? QByteArray("*") : options.match,
+                                std::clamp(options.count, 10, 100000), options.type));
+    return first;
+}
+
+void KeyScanner::startScan()
+{
+    // Round 1: the clock (unless given) and the first SCAN. Its time is the link's round trip
+    // (both are quick on the server): it sizes the pages from then on. When they went with
+    // the handshake (firstReads), that round's time is the connection's last.
+    QElapsedTimer timer;
+    timer.start();
+    const std::vector<Reply> replies = m_connection.pipeline(firstReads(m_options));
+    m_roundTripUs = std::max<qint64>(timer.nsecsElapsed() / 1000, m_connection.lastRoundNs() / 1000);
+    m_nowUs = m_options.nowUs ? *m_options.nowUs : timeFromReply(replies.front());
+    takeScan(replies.back());
+    m_started = true;
+    m_count = countFor(m_roundTripUs, m_options.count);
+    m_round.nowUs = m_nowUs;
+    m_round.memory = m_options.memory;
+    m_round.policies = &m_options.policies;
+    m_round.guesser = &m_guesser;
+}
+
+void KeyScanner::sendAlong(std::vector<Command> commands)
+{
+    for (Command &c : commands)
+        m_along.push_back(std::move(c));
+}
+
 std::vector<KeyRecord> KeyScanner::nextPage()
 {
+    m_alongReplies.clear();
     if (atEnd())
         return {};
-    if (!m_started) {
-        // Round 1: the clock (unless given) and the first SCAN. Its time is the link's round
-        // trip (both are quick on the server): it sizes the pages from then on.
-        std::vector<Command> first;
-        if (!m_options.nowUs)
-            first.push_back({"TIME"});
-        first.push_back(scanCommand(m_cursor, m_options.match, m_count, m_options.type));
-        QElapsedTimer timer;
-        timer.start();
-        const std::vector<Reply> replies = m_connection.pipeline(first);
-        m_roundTripUs = timer.nsecsElapsed() / 1000;
-        m_nowUs = m_options.nowUs ? *m_options.nowUs : timeFromReply(replies.front());
-        takeScan(replies.back());
-        m_started = true;
-        m_count = countFor(m_roundTripUs, m_options.count);
-    }
+    if (!m_started)
+        startScan();
+    if (m_options.overlap && !m_connection.isCluster())
+        return nextPageOverlapped();
     // The page in hand (from the SCAN that came back last); the next SCAN goes out with its
-    // first round, so the walk never waits for a SCAN of its own.
+    // first round, so the walk never waits for a SCAN of its own. The caller's reads first.
+    std::vector<Command> commands = std::exchange(m_along, {});
+    const size_t along = commands.size();
     std::vector<QByteArray> keys = std::move(m_page);
     m_page.clear();
     m_havePage = false;
     m_scanned += qint64(keys.size());
     const bool more = m_cursor != "0";
-    const Command scan = scanCommand(m_cursor, m_options.match, m_count, m_options.type);
-    if (keys.empty()) {
-        if (more)
-            takeScan(m_connection.pipeline({scan}).front());
-        return {};
-    }
-    KeyRound round;
-    round.nowUs = m_nowUs;
-    round.memory = m_options.memory;
-    round.policies = &m_options.policies;
-    round.guesser = &m_guesser;
-    KeyRoundReader reader(keys, round);
-    std::vector<Command> commands;
     if (more)
-        commands.push_back(scan);
+        commands.push_back(scanCommand(m_cursor, m_options.match, m_count, m_options.type));
+    std::optional<KeyRoundReader> reader;
+    PageReads also;
     const size_t firstAt = commands.size();
-    for (Command &c : reader.firstCommands())
-        commands.push_back(std::move(c));
-    const size_t alsoAt = commands.size();
-    if (m_options.alsoPerPage)
-        for (Command &c : m_options.alsoPerPage(keys))
+    if (!keys.empty()) {
+        if (m_options.alsoPerPage)
+            also = m_options.alsoPerPage(keys);
+        reader.emplace(keys, m_round);
+        for (Command &c : reader->firstCommands())
             commands.push_back(std::move(c));
+    }
+    const size_t alsoAt = commands.size();
+    for (const Command &c : also.commands)
+        commands.push_back(c);
+    if (commands.empty())
+        return {};
     std::vector<Reply> replies = m_connection.pipeline(commands);
+    m_alongReplies.assign(std::make_move_iterator(replies.begin()), std::make_move_iterator(replies.begin() + qsizetype(along)));
     if (more)
-        takeScan(replies.front());
-    reader.takeFirst(replies.data() + firstAt);
-    m_alsoReplies.assign(std::make_move_iterator(replies.begin() + qsizetype(alsoAt)), std::make_move_iterator(replies.end()));
-    std::vector<Command> sampleCommands = reader.sampleCommands();
+        takeScan(replies[along]);
+    if (!reader)
+        return {};
+    reader->takeFirst(replies.data() + firstAt);
+    if (also.take)
+        also.take(replies.data() + alsoAt);
+    std::vector<Command> sampleCommands = reader->sampleCommands();
     std::vector<Reply> samples = sampleCommands.empty() ? std::vector<Reply>{} : m_connection.pipeline(sampleCommands);
-    KeyRoundResult read = reader.takeSamples(samples.data());
+    KeyRoundResult read = reader->takeSamples(samples.data());
     if (!read.retry.empty()) {
         // Guessed wrong: typed now.
+        KeyRound round = m_round;
         round.guesser = nullptr;
         for (KeyRecord &r : readKeyRecords(m_connection, read.retry, round).records)
             read.records.push_back(std::move(r));
     }
     return std::move(read.records);
+}
+
+KeyScanner::Flight KeyScanner::flightFor(std::vector<QByteArray> keys, size_t typed, std::vector<Command> &commands)
+{
+    Flight f;
+    if (m_options.alsoPerPage)
+        f.also = m_options.alsoPerPage(keys);
+    f.reader = std::make_unique<KeyRoundReader>(std::move(keys), m_round, typed);
+    std::vector<Command> first = f.reader->firstCommands();
+    f.first = first.size();
+    std::move(first.begin(), first.end(), std::back_inserter(commands));
+    commands.insert(commands.end(), f.also.commands.begin(), f.also.commands.end());
+    return f;
+}
+
+std::vector<KeyRecord> KeyScanner::nextPageOverlapped()
+{
+    // One step, as top's HotScanner takes them, with the SCAN chain first: the walk waits for
+    // the link, never for this side. In the order of the replies on the wire:
+    // 1. The SCAN reply of the last step, if still unread; the next SCAN goes out at once, in
+    //    a write of its own, so the server starts on it while this side builds the rest.
+    // 2. The caller's reads (sendAlong), the samples of the page whose first round came back
+    //    last step (only keys asked with TYPE need them), and the first round of the page from
+    //    that SCAN reply with the caller's reads for it (alsoPerPage).
+    // 3. The first rounds sent in the last step, read now (the server worked on them while
+    //    this side was busy).
+    // 4. Only when 2 sent the caller's reads or samples: the SCAN reply ahead of them, and
+    //    their replies. Otherwise the SCAN reply is left for the next step.
+    // Every page whose first round (and samples) are in is classified and returned, oldest
+    // first. Once the scan is over, keys guessed wrong go as a page of their own, typed.
+    if (m_scanOut) {
+        takeScan(m_connection.receive());
+        m_scanOut = false;
+    }
+    std::vector<QByteArray> keys;
+    size_t typed = 0;
+    if (m_havePage) {
+        keys = std::move(m_page);
+        m_page.clear();
+        m_havePage = false;
+        m_scanned += qint64(keys.size());
+        if (m_cursor != "0") {
+            m_connection.send(scanCommand(m_cursor, m_options.match, m_count, m_options.type));
+            m_scanOut = true;
+        }
+    } else if (m_cursor == "0" && !m_retry.empty()) {
+        keys = std::exchange(m_retry, {});
+        typed = keys.size();
+    }
+    std::vector<Command> commands = std::exchange(m_along, {});
+    const size_t along = commands.size();
+    Flight *sampled = nullptr; // the page whose samples go now
+    if (!m_flights.empty() && m_flights.front().received && !m_flights.front().samples.empty()) {
+        sampled = &m_flights.front();
+        std::move(sampled->samples.begin(), sampled->samples.end(), std::back_inserter(commands));
+    }
+    const size_t samples = commands.size() - along;
+    const size_t sent = m_flights.size(); // flights sent before this step
+    if (!keys.empty())
+        m_flights.push_back(flightFor(std::move(keys), typed, commands));
+    if (!commands.empty())
+        m_connection.send(commands);
+    for (size_t i = 0; i < sent; ++i) {
+        Flight &f = m_flights[i];
+        if (f.received)
+            continue;
+        std::vector<Reply> first = m_connection.receive(f.first);
+        f.reader->takeFirst(first.data());
+        std::vector<Reply> also = m_connection.receive(f.also.commands.size());
+        if (f.also.take)
+            f.also.take(also.data());
+        f.received = true;
+        f.samples = f.reader->sampleCommands();
+        f.ready = f.samples.empty();
+    }
+    m_alongReplies.clear();
+    std::vector<Reply> sampleReplies;
+    if (along + samples > 0) {
+        if (m_scanOut) {
+            takeScan(m_connection.receive());
+            m_scanOut = false;
+        }
+        m_alongReplies = m_connection.receive(along);
+        sampleReplies = m_connection.receive(samples);
+    }
+    std::vector<KeyRecord> records;
+    while (!m_flights.empty()) {
+        Flight &f = m_flights.front();
+        const bool sampledNow = &f == sampled;
+        if (!f.ready && !sampledNow)
+            break;
+        sampled = nullptr;
+        KeyRoundResult read = f.reader->takeSamples(sampledNow ? sampleReplies.data() : nullptr);
+        for (QByteArray &k : read.retry)
+            m_retry.push_back(std::move(k));
+        if (records.empty())
+            records = std::move(read.records);
+        else
+            std::move(read.records.begin(), read.records.end(), std::back_inserter(records));
+        m_flights.pop_front();
+    }
+    return records;
 }
 
 } // namespace ratescope

@@ -5,7 +5,9 @@
 #include "formats/recognition.h"
 #include "redis/resp.h"
 
+#include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -110,6 +112,10 @@ private:
 
 class KeyScanner {
 public:
+    struct PageReads {
+        std::vector<Command> commands;
+        std::function<void(Reply *replies)> take; // their replies, in order (moved from)
+    };
     struct Options {
         QByteArray match = "*";
         int count = 1000;             // SCAN COUNT hint per page (on a slow link, more: countFor)
@@ -118,26 +124,51 @@ public:
         std::optional<qint64> nowUs;  // classify against this clock; default: the server's TIME
         std::vector<Policy> policies; // declared score units for foreign logs
         // More reads per page, sent in the page's first round (a caller's overrides of the
-        // page's keys); their replies: alsoReplies() after nextPage().
-        std::function<std::vector<Command>(const std::vector<QByteArray> &keys)> alsoPerPage = {};
+        // page's keys); PageReads::take is given their replies as soon as they are read,
+        // before the page is returned (with `overlap`, up to two calls before).
+        std::function<PageReads(const std::vector<QByteArray> &keys)> alsoPerPage = {};
+        // Keep the server a step ahead (one server: a cluster's SCAN walks its masters behind
+        // one cursor, which only whole pipelines do). Each call reads the SCAN reply of the
+        // last, sends the next SCAN at once, then the first round of that reply's page (with
+        // alsoPerPage's reads, sendAlong's, and the samples of pages before that need them),
+        // and classifies the pages whose first rounds came back meanwhile; so the SCAN calls
+        // follow each other at the link's pace while this side and the caller work. A page is
+        // returned one call after its SCAN reply was read (two when some of its keys need
+        // samples); a call may return several pages' keys, or none. Between calls replies are
+        // on their way: a request of the caller's own meanwhile first takes them
+        // (NodeConnection keeps them), which costs the overlap of that step and nothing else.
+        // Off: nothing is in flight between calls.
+        bool overlap = false;
     };
 
     KeyScanner(Connection &connection, Options options);
+    KeyScanner(const KeyScanner &) = delete; // pages in flight refer to it
+    KeyScanner &operator=(const KeyScanner &) = delete;
+    // The reads of the first call (the clock and the first SCAN), for a caller to send with the
+    // connection's handshake (Connection::prefetch): the first call then costs no round trip.
+    static std::vector<Command> firstReads(const Options &options);
 
-    bool atEnd() const { return m_started && m_cursor == "0" && !m_havePage; }
+    bool atEnd() const
+    {
+        return m_started && m_cursor == "0" && !m_havePage && !m_scanOut && m_flights.empty() && m_retry.empty() &&
+               m_along.empty();
+    }
     // One page of keys, classified. The first call reads the clock and the first SCAN in one
-    // round trip; then each page goes out in one pipelined round with the next SCAN (kept in
-    // flight while the page is classified, so the walk never waits for a SCAN alone): TYPE +
-    // PTTL (+ MEMORY USAGE), or, where the keys of the same shape before had one type
-    // (TypeGuesser), the format sample in place of TYPE. Keys typed in that round get their
-    // samples in a second; keys guessed wrong are read again (two more). So a page whose
-    // types are all guessed costs one round trip, SCAN included. A page may be empty while
-    // the scan goes on.
+    // round trip (none when firstReads() went with the handshake); then each page goes out in
+    // one pipelined round with the next SCAN (kept in flight while the page is classified, so
+    // the walk never waits for a SCAN alone): TYPE + PTTL (+ MEMORY USAGE), or, where the keys
+    // of the same shape before had one type (TypeGuesser), the format sample in place of
+    // TYPE. Keys typed in that round get their samples in a second; keys guessed wrong are
+    // read again (two more). So a page whose types are all guessed costs one round trip, SCAN
+    // included. A page may be empty while the scan goes on. With Options::overlap, see there.
     std::vector<KeyRecord> nextPage();
     qint64 scanned() const { return m_scanned; }
     qint64 nowUs() const { return m_nowUs; }
-    // The replies of Options::alsoPerPage for the last page, in order.
-    std::vector<Reply> &alsoReplies() { return m_alsoReplies; }
+    // Commands of the caller's (reads of what the pages before showed) to go in the next
+    // call's round; their replies in alongReplies() after that call. The scan is not at its
+    // end while some wait to be sent.
+    void sendAlong(std::vector<Command> commands);
+    std::vector<Reply> &alongReplies() { return m_alongReplies; }
     // The first round's time, in microseconds (0 before it), and the COUNT it chose.
     qint64 roundTripUs() const { return m_roundTripUs; }
     int count() const { return m_count; }
@@ -149,20 +180,38 @@ public:
     static int countFor(qint64 roundTripUs, int base);
 
 private:
+    // A page whose first round went out: its reader, how many replies its first round takes,
+    // and the caller's reads sent with it.
+    struct Flight {
+        std::unique_ptr<KeyRoundReader> reader;
+        size_t first = 0;
+        PageReads also;
+        bool received = false;        // its first round read
+        std::vector<Command> samples; // then: the samples it still needs (keys asked with TYPE)
+        bool ready = false;           // nothing more to read: it can be classified
+    };
     void takeScan(const Reply &reply); // the next page's keys and cursor
+    void startScan();                  // the first round: the clock and the first SCAN
+    std::vector<KeyRecord> nextPageOverlapped();
+    Flight flightFor(std::vector<QByteArray> keys, size_t typed, std::vector<Command> &commands);
 
     Connection &m_connection;
     Options m_options;
     QByteArray m_cursor = "0";
     bool m_started = false;
     bool m_havePage = false;         // m_page holds keys SCAN returned, not yet handed out
+    bool m_scanOut = false;          // a SCAN sent, its reply not read yet (overlap)
     std::vector<QByteArray> m_page;
-    std::vector<Reply> m_alsoReplies;
     int m_count = 1000;
     qint64 m_roundTripUs = 0;
     qint64 m_scanned = 0;
     qint64 m_nowUs = 0;
     TypeGuesser m_guesser;
+    KeyRound m_round;                // the rounds' settings, once the clock is read (overlap)
+    std::deque<Flight> m_flights;    // oldest first (overlap)
+    std::vector<QByteArray> m_retry; // keys guessed wrong, to be read again with TYPE (overlap)
+    std::vector<Command> m_along;
+    std::vector<Reply> m_alongReplies;
 };
 
 // The server's clock (TIME) in microseconds; this machine's clock for a user who may not
