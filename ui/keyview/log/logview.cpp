@@ -726,11 +726,25 @@ void LogView::updateLiveness()
     }
     m_status->setText(text);
     m_status->setStyleSheet(m_live ? QString() : QStringLiteral("QLabel { color: #c2410c; font-weight: bold; }"));
-    m_chart->setOpacity(m_live ? 1.0 : 0.4);
+    dimWhileNotLive();
     if (m_live)
         m_staleTick.stop();
     else if (!m_staleTick.isActive())
         m_staleTick.start();
+}
+
+void LogView::dimWhileNotLive()
+{
+    // The chart faint and the entries' text grey, as the key's header is, while the values are
+    // not live; each by itself (an opacity effect over the view would leave a ghost copy of it).
+    setChartStale(m_chart, !m_live);
+    QPalette entries; // nothing set: the table takes the view's palette
+    if (!m_live) {
+        const QColor grey = palette().color(QPalette::Disabled, QPalette::Text);
+        for (const QPalette::ColorGroup group : {QPalette::Active, QPalette::Inactive})
+            entries.setColor(group, QPalette::Text, grey);
+    }
+    m_table->setPalette(entries);
 }
 
 void LogView::updatePager()
@@ -756,8 +770,10 @@ void LogView::updatePager()
 
 void LogView::changeEvent(QEvent *event)
 {
-    if (event->type() == QEvent::PaletteChange)
+    if (event->type() == QEvent::PaletteChange) {
         applyPalette();
+        dimWhileNotLive();
+    }
     QWidget::changeEvent(event);
 }
 

@@ -114,6 +114,7 @@ private:
     void placeCostLabels();
     void showFailure(const QString &why);
     void updateLiveness();
+    void dimWhileNotLive();
     void applyPalette();
     void updatePager();
 
