@@ -118,6 +118,19 @@ AxisUnit axisUnitFor(qint64 spanUs)
     return {86400LL * 1000000, "d"};
 }
 
+// How high the tallest bucket of a big log is drawn, as a fraction of the plot's height, when
+// the limit line is drawn at `limitHeight` of it: in the lower part of the plot and at least
+// 0.15 of the height away from the limit line, so that neither hides the other (with the same
+// headroom on both axes, a full bucket used to sit exactly on the limit).
+double bucketPeakHeight(double limitHeight)
+{
+    if (limitHeight >= 0.75)
+        return 0.6;
+    if (limitHeight >= 0.45)
+        return limitHeight - 0.15;
+    return std::min(0.6, limitHeight + 0.2);
+}
+
 // 1, 2 or 5 times a power of ten: at most about `ticks` labels over the range.
 // Ticks on round values, anchored at `anchor` (now, on the time axis), labelled without
 // needless decimals.
@@ -197,8 +210,10 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_pickedUpper = new QLineSeries(this);
     m_picked = new QAreaSeries(m_pickedUpper);
     m_picked->setName(tr("range listed below"));
-    m_buckets = new QLineSeries;
-    m_buckets->setName(tr("entries per bucket (counted on the server)"));
+    // Per-bucket counts as a faint histogram on an axis of their own, under the lines.
+    m_buckets = new QLineSeries(this);
+    m_bucketArea = new QAreaSeries(m_buckets);
+    m_bucketArea->setName(tr("entries per bucket (counted on the server)"));
     m_used = new QLineSeries;
     m_used->setName(tr("rolling count used(t)"));
     m_limit = new QLineSeries;
@@ -213,11 +228,11 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_weighted = new QLineSeries;
     m_weighted->setName(tr("weighted entries (×cost)"));
     m_weighted->setMarkerSize(12);
-    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_picked, m_buckets, m_used, m_limit, m_capacityOne,
+    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_picked, m_bucketArea, m_used, m_limit, m_capacityOne,
                                                                        m_capacityCost, m_entries, m_weighted}) {
         m_chart->addSeries(s);
         s->attachAxis(m_axisX);
-        s->attachAxis(s == m_buckets ? m_axisBuckets : m_axisY);
+        s->attachAxis(s == m_bucketArea ? m_axisBuckets : m_axisY);
     }
     m_chartView = new RangeChartView(m_chart, this, [this](double a, double b) {
         if (!m_read)
@@ -503,6 +518,7 @@ void LogView::drawChart(const LogRead &read)
     QList<QPointF> used, entries, weighted, buckets;
     m_costLabelPoints.clear();
     double yMax = 1;
+    double bucketPeak = 1;
     if (spec) {
         const qint64 W = spec->windowUs;
         if (!w.bucketed) {
@@ -544,7 +560,6 @@ void LogView::drawChart(const LogRead &read)
             // Counts only: the rolling count of entries from the buckets that make up a window.
             const size_t perWindow = kBucketsPerWindow;
             qint64 sum = 0;
-            double bucketMax = 1;
             for (size_t k = 0; k < w.buckets.size(); ++k) {
                 const LogBucket &b = w.buckets[k];
                 sum += b.count;
@@ -558,9 +573,8 @@ void LogView::drawChart(const LogRead &read)
                 buckets.append(QPointF(bx0, double(b.count)));
                 buckets.append(QPointF(bx1, double(b.count)));
                 yMax = std::max(yMax, double(sum));
-                bucketMax = std::max(bucketMax, double(b.count));
+                bucketPeak = std::max(bucketPeak, double(b.count));
             }
-            m_axisBuckets->setRange(0, bucketMax * 1.15);
             m_axisBuckets->setTitleText(tr("entries per %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
         }
         yMax = std::max(yMax, double(spec->limit));
@@ -592,6 +606,9 @@ void LogView::drawChart(const LogRead &read)
         m_axisY->setTitleText(tr("entry cost"));
     }
     m_axisY->setRange(0, std::ceil(yMax * 1.15));
+    // The tallest bucket clear of the limit line: the two axes never draw them at one height.
+    if (spec && w.bucketed)
+        m_axisBuckets->setRange(0, bucketPeak / bucketPeakHeight(double(spec->limit) / m_axisY->max()));
     setNiceTicks(m_axisX, 0, 10);
     setNiceTicks(m_axisY, 0, 6, 1); // cost units and entries come whole
     if (w.bucketed)
@@ -603,7 +620,7 @@ void LogView::drawChart(const LogRead &read)
     m_entries->replace(entries);
     m_weighted->replace(weighted);
     m_buckets->replace(buckets);
-    m_buckets->setVisible(w.bucketed);
+    m_bucketArea->setVisible(w.bucketed);
     if (spec) {
         m_limit->replace({QPointF(x0, double(spec->limit)), QPointF(x1, double(spec->limit))});
         m_limit->setName(tr("limit %1").arg(formatLimit(*spec)));
@@ -790,7 +807,10 @@ void LogView::applyPalette()
     m_limit->setPen(pen(limitColor, 2, Qt::DashLine));
     m_capacityOne->setPen(pen(oneColor, 2, Qt::DashDotLine));
     m_capacityCost->setPen(pen(costColor, 2, Qt::DotLine));
-    m_buckets->setPen(pen(bucketColor, 1.5));
+    m_bucketArea->setPen(pen(bucketColor, 1.5));
+    QColor bucketFill = bucketColor;
+    bucketFill.setAlphaF(dark ? 0.30f : 0.20f);
+    m_bucketArea->setBrush(bucketFill);
     for (QLineSeries *s : {m_entries, m_weighted}) {
         s->setPen(QPen(Qt::transparent));
         s->setLightMarker(markerImage(entryColor, int(s->markerSize()), s == m_weighted));

@@ -76,7 +76,8 @@ public:
     QLineSeries *limitSeries() const { return m_limit; }
     QLineSeries *capacityForOneSeries() const { return m_capacityOne; }
     QLineSeries *capacityForCostSeries() const { return m_capacityCost; }
-    QLineSeries *bucketSeries() const { return m_buckets; }
+    QLineSeries *bucketSeries() const { return m_buckets; } // the top of bucketArea()
+    QAreaSeries *bucketArea() const { return m_bucketArea; }
     QAreaSeries *expiredSeries() const { return m_expired; }
     QAreaSeries *pickedRangeSeries() const { return m_picked; }
     QValueAxis *timeAxis() const { return m_axisX; }
@@ -158,6 +159,7 @@ private:
     QLineSeries *m_capacityOne;
     QLineSeries *m_capacityCost;
     QLineSeries *m_buckets;
+    QAreaSeries *m_bucketArea;
     QLineSeries *m_expiredUpper;
     QAreaSeries *m_expired;
     QLineSeries *m_pickedUpper;
