@@ -429,12 +429,23 @@ void TestLogView::entriesTablePagesAndFilter()
     QCOMPARE(view->entriesTable()->horizontalHeader()->sectionResizeMode(0), QHeaderView::Interactive);
     shot(*view, QStringLiteral("filtered"));
     // A range the window has moved past (here: picked before the axis starts) is let go of,
-    // with a word, rather than shown as "0–0 of 0".
+    // with a word, rather than shown as "0–0 of 0": not even for the read that finds it gone.
+    QStringList pages;
+    const auto record = connect(view.get(), &LogView::refreshed, this, [&] { pages << view->pageText(); });
     view->setTimeFilter(kNow - 60 * kSecond, kNow - 50 * kSecond);
     QTRY_VERIFY(!view->timeFilter());
     QTRY_COMPARE(model->total(), 250);
+    waitRead(*view);
+    disconnect(record);
     QVERIFY2(view->filterText().contains(QStringLiteral("has left the chart")), qPrintable(view->filterText()));
     QVERIFY(!view->pickedRangeSeries()->isVisible());
+    QVERIFY2(pages.size() >= 2 && !pages.join(QLatin1Char('|')).contains(QStringLiteral("of 0")), qPrintable(pages.join(QLatin1Char('|'))));
+    QCOMPARE(view->pageText(), QStringLiteral("1–100 of 250"));
+    // A range on the chart that holds nothing says so.
+    view->setTimeFilter(kNow - 10 * kSecond + 1, kNow - 10 * kSecond + 2);
+    waitRead(*view);
+    QCOMPARE(model->total(), 0);
+    QCOMPARE(view->pageText(), QStringLiteral("no entries in this range"));
 }
 
 void TestLogView::withoutLimits()

@@ -366,6 +366,11 @@ QString LogView::filterText() const
     return m_filterLabel->text();
 }
 
+QString LogView::pageText() const
+{
+    return m_pageLabel->text();
+}
+
 void LogView::setPageSize(int rows)
 {
     m_pageSize = std::clamp(rows, 1, 1000);
@@ -468,14 +473,16 @@ void LogView::apply(const LogRead &read)
     m_lastGoodAt = QDateTime::currentDateTime();
     if (read.page.offset >= read.page.total && read.page.offset > 0) // the range shrank under the page
         m_pageOffset = 0;
-    m_model->setPage(read.page.entries, read.page.offset, read.page.total, read.nowUs);
     // A range picked on the chart that the window has moved past: let go of it and show every
-    // entry again, saying why, rather than "0–0 of 0" under a range that is off the chart.
+    // entry again, saying why, rather than "0–0 of 0" under a range that is off the chart. The
+    // page read for that range (empty) is not shown: the rows stay until the whole window's come.
     const bool rangeLeft = m_filter && m_filter->second <= read.axisFromUs;
     if (rangeLeft) {
         m_filter.reset();
         m_filterLeft = true;
         m_pageOffset = 0;
+    } else {
+        m_model->setPage(read.page.entries, read.page.offset, read.page.total, read.nowUs);
     }
     drawChart(read);
     updatePager();
@@ -769,7 +776,9 @@ void LogView::updatePager()
     const qint64 total = m_model->total();
     const qint64 first = total ? m_model->offset() + 1 : 0;
     const qint64 last = m_model->offset() + m_model->rowCount();
-    m_pageLabel->setText(tr("%1–%2 of %3").arg(formatCount(first), formatCount(last), formatCount(total)));
+    m_pageLabel->setText(total ? tr("%1–%2 of %3").arg(formatCount(first), formatCount(last), formatCount(total))
+                               : m_filter ? tr("no entries in this range")
+                                          : tr("no entries"));
     m_prev->setEnabled(m_model->offset() > 0);
     m_next->setEnabled(last < total);
     m_clearFilter->setEnabled(m_filter.has_value());

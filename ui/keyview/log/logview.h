@@ -63,6 +63,7 @@ public:
     void clearTimeFilter();
     std::optional<std::pair<qint64, qint64>> timeFilter() const { return m_filter; }
     QString filterText() const; // what the line above the entries says of the range shown
+    QString pageText() const;   // where the page shown is in the entries ("1–100 of 250")
     void setPageSize(int rows);
     int pageSize() const { return m_pageSize; }
     void nextPage();
