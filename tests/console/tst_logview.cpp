@@ -427,6 +427,16 @@ void TestLogView::entriesTablePagesAndFilter()
     // The table: one row height for all, headers the user can resize.
     QCOMPARE(view->entriesTable()->verticalHeader()->sectionResizeMode(0), QHeaderView::Fixed);
     QCOMPARE(view->entriesTable()->horizontalHeader()->sectionResizeMode(0), QHeaderView::Interactive);
+    // As narrow as a key's tab beside the keys panel at 1024 px: the member gives up width and
+    // the table does not scroll sideways; a member cut has its whole text in its tooltip.
+    view->resize(650, 720);
+    QTableView *table = view->entriesTable();
+    QTRY_VERIFY2(table->horizontalHeader()->length() <= table->viewport()->width(),
+                 qPrintable(QStringLiteral("%1 px in %2").arg(table->horizontalHeader()->length()).arg(table->viewport()->width())));
+    QVERIFY(table->horizontalHeader()->sectionSize(LogEntriesModel::Cost) >= table->horizontalHeader()->sectionSizeHint(LogEntriesModel::Cost));
+    const QModelIndex member = model->index(0, LogEntriesModel::Member);
+    QCOMPARE(member.data(Qt::ToolTipRole).toString(), member.data().toString());
+    view->resize(1100, 720);
     shot(*view, QStringLiteral("filtered"));
     // A range the window has moved past (here: picked before the axis starts) is let go of,
     // with a word, rather than shown as "0–0 of 0": not even for the read that finds it gone.

@@ -213,7 +213,7 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     // Per-bucket counts as a faint histogram on an axis of their own, under the lines.
     m_buckets = new QLineSeries(this);
     m_bucketArea = new QAreaSeries(m_buckets);
-    m_bucketArea->setName(tr("entries per bucket (counted on the server)"));
+    m_bucketArea->setName(tr("entries per bucket")); // counted on the server, as the status line says
     m_used = new QLineSeries;
     m_used->setName(tr("rolling count used(t)"));
     m_limit = new QLineSeries;
@@ -250,7 +250,6 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
@@ -258,7 +257,14 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_table->setColumnWidth(LogEntriesModel::Time,
                             m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000-00-00 00:00:00.000")) + 24);
     m_table->setColumnWidth(LogEntriesModel::Age, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00.000 s ago")) + 16);
-    m_table->setColumnWidth(LogEntriesModel::Member, m_table->fontMetrics().horizontalAdvance(QLatin1Char('0')) * 40);
+    // The member takes what the time, the age and the cost leave, so that the table never
+    // scrolls sideways (beside the keys panel at 1024 px it has about 270 px); a member cut is
+    // elided, whole in its tooltip.
+    const int digit = m_table->fontMetrics().horizontalAdvance(QLatin1Char('0'));
+    m_table->horizontalHeader()->setStretchLastSection(false);
+    m_table->horizontalHeader()->setSectionResizeMode(LogEntriesModel::Member, QHeaderView::Stretch);
+    m_table->setColumnWidth(LogEntriesModel::Cost,
+                            std::max(digit * 7, m_table->horizontalHeader()->sectionSizeHint(LogEntriesModel::Cost)));
 
     m_filterLabel = new QLabel(this);
     m_filterLabel->setWordWrap(true); // a long sentence must not set the page's width
@@ -582,7 +588,7 @@ void LogView::drawChart(const LogRead &read)
                 yMax = std::max(yMax, double(sum));
                 bucketPeak = std::max(bucketPeak, double(b.count));
             }
-            m_axisBuckets->setTitleText(tr("entries per %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
+            m_axisBuckets->setTitleText(tr("entries / %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
         }
         yMax = std::max(yMax, double(spec->limit));
         if (read.forOne)
@@ -607,7 +613,7 @@ void LogView::drawChart(const LogRead &read)
                 bucketMax = std::max(bucketMax, double(b.count));
             }
             m_axisBuckets->setRange(0, bucketMax * 1.15);
-            m_axisBuckets->setTitleText(tr("entries per %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
+            m_axisBuckets->setTitleText(tr("entries / %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
         }
         yMax = costMax;
         m_axisY->setTitleText(tr("entry cost"));
