@@ -642,12 +642,16 @@ void TestAuditPage::detailsFitTheirWidth()
         QCoreApplication::processEvents();
         const QString at = QStringLiteral("%1 px").arg(width);
         for (QPlainTextEdit *state : states) {
-            QVERIFY2(state->horizontalScrollBar()->maximum() == 0,
-                     qPrintable(QStringLiteral("%1: a state %2 px wider than its pane").arg(at).arg(state->horizontalScrollBar()->maximum())));
+            QVERIFY2(
+                state->horizontalScrollBar()->maximum() == 0,
+                qPrintable(QStringLiteral("%1: a state %2 px wider than its pane").arg(at).arg(state->horizontalScrollBar()->maximum())));
             QVERIFY2(!state->horizontalScrollBar()->isVisible(), qPrintable(at));
         }
         QTRY_VERIFY2(changes->horizontalHeader()->length() <= changes->viewport()->width(),
-                 qPrintable(QStringLiteral("%1: changed fields %2 px in %3").arg(at).arg(changes->horizontalHeader()->length()).arg(changes->viewport()->width())));
+                     qPrintable(QStringLiteral("%1: changed fields %2 px in %3")
+                                    .arg(at)
+                                    .arg(changes->horizontalHeader()->length())
+                                    .arg(changes->viewport()->width())));
         QVERIFY2(!changes->horizontalScrollBar()->isVisible(), qPrintable(at));
         saveShot(tab.page, QStringLiteral("audit-details-%1.png").arg(width));
     }

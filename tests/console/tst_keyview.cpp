@@ -695,8 +695,7 @@ void TestKeyView::lostConnectionLeavesNoGhost()
             chart->viewport()->update();
         for (int i = 0; i < 3; ++i)
             QCoreApplication::processEvents();
-        const QImage screen =
-            QGuiApplication::primaryScreen()->grabWindow(view.winId()).toImage().convertToFormat(QImage::Format_RGB32);
+        const QImage screen = QGuiApplication::primaryScreen()->grabWindow(view.winId()).toImage().convertToFormat(QImage::Format_RGB32);
         const QImage fresh = view.grab().toImage().convertToFormat(QImage::Format_RGB32);
         if (const QString dir = qEnvironmentVariable("KEYVIEW_SHOTS_DIR"); !dir.isEmpty()) {
             const QString name = QString::fromUtf8(view.key()).replace(QLatin1Char(':'), QLatin1Char('-'));

@@ -433,7 +433,8 @@ void TestLogView::entriesTablePagesAndFilter()
     QTableView *table = view->entriesTable();
     QTRY_VERIFY2(table->horizontalHeader()->length() <= table->viewport()->width(),
                  qPrintable(QStringLiteral("%1 px in %2").arg(table->horizontalHeader()->length()).arg(table->viewport()->width())));
-    QVERIFY(table->horizontalHeader()->sectionSize(LogEntriesModel::Cost) >= table->horizontalHeader()->sectionSizeHint(LogEntriesModel::Cost));
+    QVERIFY(table->horizontalHeader()->sectionSize(LogEntriesModel::Cost) >=
+            table->horizontalHeader()->sectionSizeHint(LogEntriesModel::Cost));
     const QModelIndex member = model->index(0, LogEntriesModel::Member);
     QCOMPARE(member.data(Qt::ToolTipRole).toString(), member.data().toString());
     view->resize(1100, 720);

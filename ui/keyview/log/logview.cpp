@@ -782,9 +782,10 @@ void LogView::updatePager()
     const qint64 total = m_model->total();
     const qint64 first = total ? m_model->offset() + 1 : 0;
     const qint64 last = m_model->offset() + m_model->rowCount();
-    m_pageLabel->setText(total ? tr("%1–%2 of %3").arg(formatCount(first), formatCount(last), formatCount(total))
-                               : m_filter ? tr("no entries in this range")
-                                          : tr("no entries"));
+    if (total)
+        m_pageLabel->setText(tr("%1–%2 of %3").arg(formatCount(first), formatCount(last), formatCount(total)));
+    else
+        m_pageLabel->setText(m_filter ? tr("no entries in this range") : tr("no entries"));
     m_prev->setEnabled(m_model->offset() > 0);
     m_next->setEnabled(last < total);
     m_clearFilter->setEnabled(m_filter.has_value());
