@@ -24,6 +24,8 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTableWidget>
@@ -114,6 +116,7 @@ private Q_SLOTS:
     void tableFitsItsWidth();
     void pagingBackThrough1000Entries();
     void detailsShowBeforeAndAfter();
+    void detailsFitTheirWidth();
     void reasonsShownAndFound();
     void csvExport();
     void hostileValuesRenderAsText();
@@ -605,6 +608,55 @@ void TestAuditPage::detailsShowBeforeAndAfter()
     QCOMPARE(nested[0].field, QStringLiteral("keys"));
     QCOMPARE(nested[0].after, QStringLiteral("[\"a\",\"b\"]"));
     QCOMPARE(nested[1].field, QStringLiteral("spec.limit"));
+}
+
+// The details beside the trail at a desk's widths (the tab is about 620 px wide at 1024x700):
+// the before and after states wrap to their panes and the changed fields fit theirs, so that no
+// pane of them scrolls sideways, however long a value.
+void TestAuditPage::detailsFitTheirWidth()
+{
+    const QByteArray ns = "detailsfit:";
+    const QString description =
+        QStringLiteral("Public API for partners and the mobile apps: 100 requests per minute per client, raised for INC-2041");
+    const QString before = compact({{QStringLiteral("name"), QStringLiteral("api")},
+                                    {QStringLiteral("match"), QStringLiteral("api:*")},
+                                    {QStringLiteral("limit"), 60},
+                                    {QStringLiteral("description"), description}});
+    const QString after = compact({{QStringLiteral("name"), QStringLiteral("api")},
+                                   {QStringLiteral("match"), QStringLiteral("api:*")},
+                                   {QStringLiteral("limit"), 100},
+                                   {QStringLiteral("description"), description + QStringLiteral(" (resolved)")},
+                                   {QStringLiteral("keys"), QJsonArray{QStringLiteral("api:partner:acme-corporation-eu-west-1"),
+                                                                       QStringLiteral("api:partner:globex-industries-us-east-2")}}});
+    append(ns, QStringLiteral("policy.set"), QStringLiteral("api"), QStringLiteral("Carol (SRE)"), 60, before, after, 1);
+    Tab tab(m_server->options(), ns);
+    QVERIFY(tab.waitLoaded());
+    AuditDetails *d = tab.page.details();
+    QCOMPARE(d->headline(), QStringLiteral("policy.set · api"));
+    const QList<QPlainTextEdit *> states = d->findChildren<QPlainTextEdit *>();
+    QCOMPARE(states.size(), 2);
+    QTableWidget *changes = d->changes();
+    for (const int width : {600, 820, 1200}) {
+        tab.page.resize(width, 700);
+        QCoreApplication::sendPostedEvents();
+        QCoreApplication::processEvents();
+        const QString at = QStringLiteral("%1 px").arg(width);
+        for (QPlainTextEdit *state : states) {
+            QVERIFY2(
+                state->horizontalScrollBar()->maximum() == 0,
+                qPrintable(QStringLiteral("%1: a state %2 px wider than its pane").arg(at).arg(state->horizontalScrollBar()->maximum())));
+            QVERIFY2(!state->horizontalScrollBar()->isVisible(), qPrintable(at));
+        }
+        QTRY_VERIFY2(changes->horizontalHeader()->length() <= changes->viewport()->width(),
+                     qPrintable(QStringLiteral("%1: changed fields %2 px in %3")
+                                    .arg(at)
+                                    .arg(changes->horizontalHeader()->length())
+                                    .arg(changes->viewport()->width())));
+        QVERIFY2(!changes->horizontalScrollBar()->isVisible(), qPrintable(at));
+        saveShot(tab.page, QStringLiteral("audit-details-%1.png").arg(width));
+    }
+    // Wrapped, not changed: the text is the indented JSON still.
+    QVERIFY2(d->afterText().contains(QStringLiteral("\n  \"limit\": 100,\n")), qPrintable(d->afterText()));
 }
 
 void TestAuditPage::csvExport()

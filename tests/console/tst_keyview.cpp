@@ -15,8 +15,11 @@
 #include "statechart.h"
 #include "formats/usage.h"
 
+#include <QChartView>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QPushButton>
+#include <QScreen>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTest>
@@ -99,6 +102,7 @@ private Q_SLOTS:
     void notALimiter();
     void binaryAndMarkupKeyNames();
     void lostConnection();
+    void lostConnectionLeavesNoGhost();
     void pausedWhileHidden();
     void pinButton();
     void screenshots();
@@ -652,6 +656,69 @@ void TestKeyView::screenshots()
             QVERIFY(view.grab().save(path));
         }
     }
+}
+
+// What is on screen after a lost connection: the window's own pixels (its backing store, which
+// the offscreen platform grabs) are exactly a fresh render of the view, for a log and for a
+// counter; the charts drawn faint by themselves. An opacity effect over the stack of charts
+// left a faint, shifted ghost copy of the chart in the window, which grab() never showed.
+void TestKeyView::lostConnectionLeavesNoGhost()
+{
+    SandboxServer server;
+    server.start();
+    const LimitSpec logSpec{Algorithm::SlidingLog, 10, 10 * kSecond, 1};
+    const LimitSpec counterSpec{Algorithm::SlidingCounter, 60, 60 * kSecond, 1};
+    {
+        Connection c(server.options());
+        declare(c, QStringLiteral("log"), "t:log:*", logSpec);
+        declare(c, QStringLiteral("sc"), "t:sc:*", counterSpec);
+        admit(c, "t:log:ghost", logSpec, 4, kBase + kSecond);
+        admit(c, "t:sc:ghost", counterSpec, 4, kBase + kSecond);
+    }
+    RedisClient client(server.options());
+    client.open();
+    std::vector<std::unique_ptr<KeyView>> views;
+    for (const char *key : {"t:log:ghost", "t:sc:ghost"}) {
+        views.push_back(std::make_unique<KeyView>(&client, key, kNs));
+        KeyView &view = *views.back();
+        view.resize(960, 720);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(drawnAt(view, kBase + 3 * kSecond));
+    }
+    QVERIFY(views[0]->logView());
+
+    // The pixels in the window against a render of the view now; every chart painted again
+    // first, as a mouse passing over them does.
+    auto onScreenIsDrawn = [](KeyView &view) {
+        for (QChartView *chart : view.findChildren<QChartView *>())
+            chart->viewport()->update();
+        for (int i = 0; i < 3; ++i)
+            QCoreApplication::processEvents();
+        const QImage screen = QGuiApplication::primaryScreen()->grabWindow(view.winId()).toImage().convertToFormat(QImage::Format_RGB32);
+        const QImage fresh = view.grab().toImage().convertToFormat(QImage::Format_RGB32);
+        if (const QString dir = qEnvironmentVariable("KEYVIEW_SHOTS_DIR"); !dir.isEmpty()) {
+            const QString name = QString::fromUtf8(view.key()).replace(QLatin1Char(':'), QLatin1Char('-'));
+            screen.save(QStringLiteral("%1/kv-%2-screen.png").arg(dir, name));
+            fresh.save(QStringLiteral("%1/kv-%2-grab.png").arg(dir, name));
+        }
+        return screen == fresh;
+    };
+    for (auto &view : views)
+        QVERIFY2(onScreenIsDrawn(*view), view->key().constData());
+
+    server.stop();
+    for (auto &view : views) {
+        view->refresh(); // a read now fails rather than waiting for the next heartbeat
+        QTRY_VERIFY_WITH_TIMEOUT(view->isStale(), 20000);
+    }
+    for (auto &view : views) {
+        QVERIFY2(onScreenIsDrawn(*view), view->key().constData());
+        for (QWidget *w : view->findChildren<QWidget *>())
+            QVERIFY2(!w->graphicsEffect(), qPrintable(w->objectName() + QLatin1Char(' ') + QLatin1String(w->metaObject()->className())));
+    }
+    QVERIFY(views[0]->logView()->chart()->opacity() < 1); // faint: not live
+    QVERIFY(views[1]->stateChart()->chart()->opacity() < 1);
 }
 
 QTEST_MAIN(TestKeyView)

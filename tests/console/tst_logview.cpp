@@ -61,6 +61,28 @@ QList<QPointF> points(QXYSeries *s)
     return s->points();
 }
 
+// `count` entry times over the last 20 s before kNow, in waves (three busier stretches per 20 s).
+std::vector<qint64> waves(int count)
+{
+    std::vector<qint64> times;
+    times.reserve(size_t(count));
+    for (int i = 0; i < count; ++i) {
+        const double u = double(i) / count;
+        const qint64 offset = qint64(std::floor(double(20 * kSecond - 1) * (u + 0.08 * std::sin(6 * M_PI * u))));
+        times.push_back(kNow - 20 * kSecond + 1 + std::clamp<qint64>(offset, 0, 20 * kSecond - 1));
+    }
+    return times;
+}
+
+// Where a series' value `y` is drawn, as a fraction of the plot's height (its vertical axis starts at 0).
+double heightOn(QAbstractSeries *series, double y)
+{
+    for (QAbstractAxis *axis : series->attachedAxes())
+        if (axis->orientation() == Qt::Vertical)
+            return y / static_cast<QValueAxis *>(axis)->max();
+    return -1;
+}
+
 } // namespace
 
 class TestLogView : public QObject {
@@ -72,6 +94,8 @@ private Q_SLOTS:
     void ownLogWithHistory();
     void foreignMsLog();
     void bigLogIsBucketed();
+    void bigLogBucketsClearOfTheLimit_data();
+    void bigLogBucketsClearOfTheLimit();
     void entriesTablePagesAndFilter();
     void withoutLimits();
     void readsNeverOverlap();
@@ -258,13 +282,7 @@ void TestLogView::foreignMsLog()
 void TestLogView::bigLogIsBucketed()
 {
     // 200,000 entries over the last 20 s, in waves (three busier stretches per 20 s).
-    std::vector<qint64> times;
-    times.reserve(200000);
-    for (int i = 0; i < 200000; ++i) {
-        const double u = double(i) / 200000;
-        const qint64 offset = qint64(std::floor(double(20 * kSecond - 1) * (u + 0.08 * std::sin(6 * M_PI * u))));
-        times.push_back(kNow - 20 * kSecond + 1 + std::clamp<qint64>(offset, 0, 20 * kSecond - 1));
-    }
+    const std::vector<qint64> times = waves(200000);
     std::vector<qint64> sorted = times;
     std::sort(sorted.begin(), sorted.end());
     auto between = [&](qint64 from, qint64 to) { // entries with from <= t < to, from the written times
@@ -305,6 +323,43 @@ void TestLogView::bigLogIsBucketed()
     waitRead(*view);
     QVERIFY(view->entriesRead() <= LogView::kEntryCap);
     shot(*view, QStringLiteral("bucketed-history"));
+}
+
+void TestLogView::bigLogBucketsClearOfTheLimit_data()
+{
+    QTest::addColumn<qint64>("limit");
+    // About 30,000 entries in the window: the limit line near the top, at mid-height (a limit
+    // lowered under the count), and low.
+    QTest::newRow("limit over the count") << qint64(45000);
+    QTest::newRow("count over a lowered limit") << qint64(20000);
+    QTest::newRow("count far over the limit") << qint64(5000);
+}
+
+// The per-bucket counts have an axis of their own. With the same headroom on both axes the
+// tallest bucket was drawn exactly at the limit line's height (the limit being the left axis's
+// top): each hid the other. It is drawn clear of it, under it, whatever the limit.
+void TestLogView::bigLogBucketsClearOfTheLimit()
+{
+    QFETCH(qint64, limit);
+    writeForeign(*m_conn, "ext:big", waves(60000));
+    auto view = open("ext:big", LimitSpec{Algorithm::SlidingLog, limit, 10 * kSecond, 1}, ScoreUnit::Milliseconds);
+    QVERIFY(view->isBucketed());
+    QVERIFY(view->limitSeries()->isVisible());
+    QVERIFY(view->bucketArea()->isVisible());
+    double peak = 0;
+    for (const QPointF &p : points(view->bucketSeries()))
+        peak = std::max(peak, p.y());
+    const double limitHeight = heightOn(view->limitSeries(), double(limit));
+    const double peakHeight = heightOn(view->bucketArea(), peak);
+    QVERIFY2(limitHeight > 0 && limitHeight <= 1 && peakHeight > 0 && peakHeight <= 0.6 + 1e-9,
+             qPrintable(QStringLiteral("limit at %1, tallest bucket at %2").arg(limitHeight).arg(peakHeight)));
+    QVERIFY2(std::abs(limitHeight - peakHeight) >= 0.15 - 1e-9,
+             qPrintable(QStringLiteral("limit at %1, tallest bucket at %2").arg(limitHeight).arg(peakHeight)));
+    // The limit and the rolling count are drawn over the buckets' histogram.
+    const QList<QAbstractSeries *> order = view->chart()->series();
+    QVERIFY(order.indexOf(view->bucketArea()) < order.indexOf(view->limitSeries()));
+    QVERIFY(order.indexOf(view->bucketArea()) < order.indexOf(view->usedSeries()));
+    shot(*view, QStringLiteral("bucketed-limit-%1").arg(limit));
 }
 
 void TestLogView::entriesTablePagesAndFilter()
@@ -372,14 +427,36 @@ void TestLogView::entriesTablePagesAndFilter()
     // The table: one row height for all, headers the user can resize.
     QCOMPARE(view->entriesTable()->verticalHeader()->sectionResizeMode(0), QHeaderView::Fixed);
     QCOMPARE(view->entriesTable()->horizontalHeader()->sectionResizeMode(0), QHeaderView::Interactive);
+    // As narrow as a key's tab beside the keys panel at 1024 px: the member gives up width and
+    // the table does not scroll sideways; a member cut has its whole text in its tooltip.
+    view->resize(650, 720);
+    QTableView *table = view->entriesTable();
+    QTRY_VERIFY2(table->horizontalHeader()->length() <= table->viewport()->width(),
+                 qPrintable(QStringLiteral("%1 px in %2").arg(table->horizontalHeader()->length()).arg(table->viewport()->width())));
+    QVERIFY(table->horizontalHeader()->sectionSize(LogEntriesModel::Cost) >=
+            table->horizontalHeader()->sectionSizeHint(LogEntriesModel::Cost));
+    const QModelIndex member = model->index(0, LogEntriesModel::Member);
+    QCOMPARE(member.data(Qt::ToolTipRole).toString(), member.data().toString());
+    view->resize(1100, 720);
     shot(*view, QStringLiteral("filtered"));
     // A range the window has moved past (here: picked before the axis starts) is let go of,
-    // with a word, rather than shown as "0–0 of 0".
+    // with a word, rather than shown as "0–0 of 0": not even for the read that finds it gone.
+    QStringList pages;
+    const auto record = connect(view.get(), &LogView::refreshed, this, [&] { pages << view->pageText(); });
     view->setTimeFilter(kNow - 60 * kSecond, kNow - 50 * kSecond);
     QTRY_VERIFY(!view->timeFilter());
     QTRY_COMPARE(model->total(), 250);
+    waitRead(*view);
+    disconnect(record);
     QVERIFY2(view->filterText().contains(QStringLiteral("has left the chart")), qPrintable(view->filterText()));
     QVERIFY(!view->pickedRangeSeries()->isVisible());
+    QVERIFY2(pages.size() >= 2 && !pages.join(QLatin1Char('|')).contains(QStringLiteral("of 0")), qPrintable(pages.join(QLatin1Char('|'))));
+    QCOMPARE(view->pageText(), QStringLiteral("1–100 of 250"));
+    // A range on the chart that holds nothing says so.
+    view->setTimeFilter(kNow - 10 * kSecond + 1, kNow - 10 * kSecond + 2);
+    waitRead(*view);
+    QCOMPARE(model->total(), 0);
+    QCOMPARE(view->pageText(), QStringLiteral("no entries in this range"));
 }
 
 void TestLogView::withoutLimits()

@@ -14,6 +14,8 @@
 #include "policyeditor.h"
 #include "redisclient.h"
 #include "testsupport.h"
+#include "chartpalette.h"
+#include "linelegend.h"
 #include "whatifchart.h"
 #include "whatifkeymodel.h"
 #include "whatifpage.h"
@@ -25,6 +27,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLegend>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -117,6 +120,7 @@ private Q_SLOTS:
     void logTraceShowsTheCliTotalsAndWritesNothing();
     void cancelEndsALongRunEarly();
     void fileTraceNeedsNoConnection();
+    void legendTellsDeniedFromAllowed();
     void missingRedisServerIsNamed();
     void affectedKeysAreBounded();
     void previewFromThePolicyEditor();
@@ -384,6 +388,53 @@ void TestWhatIfPage::fileTraceNeedsNoConnection()
     QVERIFY(runPage(*m_page));
     QVERIFY(m_page->lastOutcome()->result);
     QCOMPARE(m_page->lastOutcome()->result->specs[0].keys, 3);
+}
+
+// The legend draws each spec's allowed line solid and its denied line dashed, as the chart does,
+// in the spec's colour: QtCharts' own legend drew both as the same short solid stub.
+void TestWhatIfPage::legendTellsDeniedFromAllowed()
+{
+    WhatIfTrace t;
+    t.source = WhatIfTrace::Source::CsvFile;
+    t.path = writeTrace(QStringLiteral("small.csv"), csvTrace(3));
+    m_page->setTrace(t);
+    m_page->setSpecs(threeSpecs());
+    m_page->resize(700, 700); // the What if tab's width in a 1024 px window
+    QVERIFY(runPage(*m_page));
+    QCoreApplication::processEvents(); // the chart lays out its axes and legend
+
+    WhatIfChart *view = m_page->chart();
+    QVERIFY(!view->chart()->legend()->isVisible());
+    const LineLegend *legend = view->lineLegend();
+    QCOMPARE(legend->groups().size(), size_t(3));
+    const QImage image = view->grab().toImage();
+    // The stretches of the sample's middle row drawn in the spec's colour.
+    auto dashes = [&](int spec, int line) {
+        const QRect r = view->mapFromScene(legend->mapRectToScene(legend->sampleRect(spec, line))).boundingRect();
+        const QColor want = seriesColor(spec);
+        int runs = 0;
+        bool on = false;
+        for (int x = r.left(); x <= r.right(); ++x) {
+            const QColor c = image.pixelColor(x, r.center().y());
+            const bool inColour =
+                std::abs(c.red() - want.red()) + std::abs(c.green() - want.green()) + std::abs(c.blue() - want.blue()) < 60;
+            runs += inColour && !on;
+            on = inColour;
+        }
+        return runs;
+    };
+    for (int spec = 0; spec < 3; ++spec) {
+        const LineLegend::Group &group = legend->groups()[size_t(spec)];
+        QCOMPARE(group.title, threeSpecs()[size_t(spec)].name);
+        QCOMPARE(group.lines.size(), size_t(2));
+        QCOMPARE(group.lines[0].label, QStringLiteral("allowed"));
+        QCOMPARE(group.lines[1].label, QStringLiteral("denied"));
+        QCOMPARE(dashes(spec, 0), 1); // solid
+        QVERIFY2(dashes(spec, 1) >= 2, qPrintable(QStringLiteral("spec %1: %2").arg(spec).arg(dashes(spec, 1))));
+        // Above the plot, not over it.
+        QVERIFY(legend->mapRectToScene(legend->sampleRect(spec, 1)).bottom() < view->chart()->plotArea().top());
+    }
+    shot(*m_page, QStringLiteral("legend"));
 }
 
 void TestWhatIfPage::missingRedisServerIsNamed()

@@ -3,6 +3,7 @@
 #include "auditformat.h"
 #include "auditmodel.h"
 #include "displayformat.h"
+#include "fitwidth.h"
 
 #include <QFontDatabase>
 #include <QGridLayout>
@@ -10,7 +11,10 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QTableWidget>
+#include <QTextOption>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace ratescope::ui {
 
@@ -28,7 +32,12 @@ QPlainTextEdit *jsonView(QWidget *parent)
 {
     auto *e = new QPlainTextEdit(parent);
     e->setReadOnly(true);
-    e->setLineWrapMode(QPlainTextEdit::NoWrap);
+    // Wrapped to the pane's width, a long value (a description, a list of keys) anywhere if it
+    // must: beside the trail at 1024 px a pane is about 200 px wide, and scrolling each line
+    // sideways to read it hid the rest of the state.
+    e->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    e->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+    e->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     e->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     return e;
 }
@@ -65,18 +74,26 @@ AuditDetails::AuditDetails(QWidget *parent)
     m_changes->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_changes->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 8);
     m_changes->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_changes->horizontalHeader()->setStretchLastSection(true);
     m_changes->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     m_changes->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_changes->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_changes->setShowGrid(false);
     m_changes->setWordWrap(false);
     m_changes->setAlternatingRowColors(true);
+    // The columns share the width (below); a value too long for its cell is elided, whole in
+    // its tooltip, never scrolled to sideways.
+    m_changes->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
     m_changes->horizontalHeader()->resizeSection(0, 7 * em);
-    // Before and after share what the field's name leaves, so that neither is pushed out of view.
+    // Before and after share what the field's name leaves, so that neither is pushed out of view;
+    // the name gives up width first in a narrow pane (a third of it at most), and no column
+    // insists on more than 3 em, so the three always fit.
+    m_changes->horizontalHeader()->setMinimumSectionSize(3 * em);
     m_changes->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
     m_changes->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
+    fitOnResize(m_changes, [this, em] {
+        m_changes->horizontalHeader()->resizeSection(0, std::clamp(m_changes->viewport()->width() / 3, 3 * em, 7 * em));
+    });
 
     m_before = jsonView(this);
     m_after = jsonView(this);

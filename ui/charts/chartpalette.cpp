@@ -14,6 +14,11 @@ QColor seriesColor(int index)
     return colors[((index % kSeriesColors) + kSeriesColors) % kSeriesColors];
 }
 
+void setChartStale(QChart *chart, bool stale)
+{
+    chart->setOpacity(stale ? 0.4 : 1.0);
+}
+
 bool isDarkPalette(const QPalette &palette)
 {
     return palette.color(QPalette::Window).lightness() < 128;

@@ -16,6 +16,12 @@ bool isDarkPalette(const QPalette &palette);
 // background: the role the plot sits on (Window to blend with the page, Base for a panel).
 void applyChartPalette(QChart *chart, const QPalette &palette, QPalette::ColorRole background = QPalette::Window);
 
+// A chart whose values are no longer live (the connection is lost): drawn faint by the chart
+// itself, inside its view. Never by a QGraphicsEffect on a widget that holds a chart view: Qt
+// then paints the view twice, through the effect and straight into the window, and leaves a
+// faint, shifted ghost copy of the chart on screen (a grab() of the widget does not show it).
+void setChartStale(QChart *chart, bool stale);
+
 // The console's series colours, one per line a chart tells apart (the monitor's keys, the
 // What-if view's specs), in order; they read on a light and on a dark background alike and
 // repeat after kSeriesColors.

@@ -1,6 +1,7 @@
 #include "keyview.h"
 
 #include "admin/limitsinforce.h"
+#include "chartpalette.h"
 #include "keyviewqueries.h"
 #include "displayformat.h"
 #include "base/errors.h"
@@ -14,7 +15,6 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QFontDatabase>
-#include <QGraphicsOpacityEffect>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QJsonArray>
@@ -355,15 +355,17 @@ void KeyView::setStale(bool stale)
     m_stale = stale;
     m_fieldsBox->setEnabled(!stale); // greyed by the palette's disabled colours
     m_barRow->setEnabled(!stale);
+    // The drawing dimmed by each chart itself (a log view dims its own chart and table), never
+    // by an opacity effect over the stack: that leaves a ghost copy of a chart view on screen.
+    m_message->setEnabled(!stale);
+    setChartStale(m_chart->chart(), stale);
+    if (m_shardChart)
+        setChartStale(m_shardChart->chart(), stale);
     if (stale) {
-        auto *dim = new QGraphicsOpacityEffect(m_stack);
-        dim->setOpacity(0.35);
-        m_stack->setGraphicsEffect(dim); // replaces (and deletes) any previous one
         const QDateTime asOf = QDateTime::fromMSecsSinceEpoch(m_last.nowUs / 1000);
         m_status->setText(QStringLiteral("Connection lost — values as of %1").arg(asOf.toString(QStringLiteral("HH:mm:ss"))));
         m_status->setVisible(true);
     } else {
-        m_stack->setGraphicsEffect(nullptr);
         m_status->clear();
         m_status->hide();
     }

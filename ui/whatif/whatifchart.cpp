@@ -33,12 +33,12 @@ WhatIfChart::WhatIfChart(QWidget *parent)
     : ThemedChartView(parent)
 {
     setMinimumHeight(180);
-    // No title (the page says what the run was): the legend on top, in one row, gives the plot
-    // the height.
-    chart()->legend()->setAlignment(Qt::AlignTop);
-    // Each entry a stretch of its line, in its width. The legend draws the denied series' line
-    // solid (too short a stretch for a dash), so its name says it is the dashed one.
-    chart()->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
+    // No title (the page says what the run was). The legend on top, a group per spec with a
+    // stretch of each of its lines as drawn: QtCharts' legend draws a line as a stub too short
+    // for a dash, and the allowed and denied lines of a spec looked the same there.
+    chart()->legend()->hide();
+    m_legend = new LineLegend(chart());
+    connect(chart(), &QGraphicsWidget::geometryChanged, this, &WhatIfChart::placeLegend);
     m_x = addValueAxis(Qt::AlignBottom, QStringLiteral("time into the trace (s)"));
     m_y = addValueAxis(Qt::AlignLeft, QStringLiteral("requests"));
     applyPalette();
@@ -56,9 +56,33 @@ void WhatIfChart::removeSeries()
     }
 }
 
+void WhatIfChart::legendChanged()
+{
+    // After a theme change: QtCharts' legend stays hidden, ours takes its font and the text colour.
+    chart()->legend()->hide();
+    if (!m_legend)
+        return;
+    m_legend->setFont(chart()->legend()->font());
+    m_legend->setTextColor(palette().color(QPalette::WindowText));
+    placeLegend();
+}
+
+void WhatIfChart::placeLegend()
+{
+    // Across the top of the chart, inside its margins; the plot starts under it.
+    const QMargins m = chart()->margins();
+    const qreal height = m_legend->layOut(chart()->size().width() - m.left() - m.right());
+    m_legend->setPos(m.left(), 4);
+    const int top = height > 0 ? 4 + int(std::ceil(height)) + 2 : 4;
+    if (m.top() != top)
+        chart()->setMargins(QMargins(m.left(), top, m.right(), m.bottom()));
+}
+
 void WhatIfChart::clear()
 {
     removeSeries();
+    m_legend->setGroups({});
+    placeLegend();
     m_x->setTitleText(QStringLiteral("time into the trace (s)"));
     m_y->setTitleText(QStringLiteral("requests"));
     setNiceRange(m_x, 0, 10, 5);
@@ -85,6 +109,7 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
     for (const SimSpecResult &s : result.specs)
         bins = std::max(bins, s.timeline.size());
     const size_t group = std::max<size_t>(1, (bins + kMaxSteps - 1) / kMaxSteps);
+    std::vector<LineLegend::Group> groups;
     for (size_t i = 0; i < result.specs.size(); ++i) {
         const std::vector<SimBin> &bins = result.specs[i].timeline;
         const QColor color = seriesColor(int(i));
@@ -92,7 +117,7 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
         auto *allowed = new QLineSeries(this);
         auto *denied = new QLineSeries(this);
         allowed->setName(QStringLiteral("%1 · allowed").arg(name));
-        denied->setName(QStringLiteral("%1 · denied (dashed)").arg(name));
+        denied->setName(QStringLiteral("%1 · denied").arg(name));
         // Steps: a step's count over [from, from + step). The simulator's bins (up to 200) are
         // merged k at a time into at most kMaxSteps steps, so the lines read as a trend; a
         // step holds the sum of its bins, and the axis says per how long.
@@ -130,7 +155,10 @@ void WhatIfChart::show(const SimResult &result, const QStringList &names)
         denied->setPen(dashed);
         m_allowed.push_back(allowed);
         m_denied.push_back(denied);
+        groups.push_back({name, {{allowed->pen(), QStringLiteral("allowed")}, {denied->pen(), QStringLiteral("denied")}}});
     }
+    m_legend->setGroups(std::move(groups));
+    placeLegend();
     QString from;
     if (startUs >= kEpochLikeUs)
         from = QStringLiteral(", from %1 UTC")

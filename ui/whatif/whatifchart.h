@@ -1,7 +1,9 @@
 // The What-if view's chart: allowed and denied requests over the trace's time, one pair of
-// lines per spec in the console's series colours (allowed solid, denied dashed).
+// lines per spec in the console's series colours (allowed solid, denied dashed), under a
+// legend that draws each line as it is drawn, so that the dashed kind reads as dashed there.
 #pragma once
 
+#include "linelegend.h"
 #include "themedchartview.h"
 #include "load/simulator.h"
 
@@ -27,14 +29,20 @@ public:
     };
     std::vector<Totals> drawnTotals() const;
     int seriesPairs() const { return int(m_allowed.size()); }
+    const LineLegend *lineLegend() const { return m_legend; }
+
+protected:
+    void legendChanged() override;
 
 private:
     static constexpr size_t kMaxSteps = 50; // steps drawn at most: a trend, not noise
 
     void removeSeries();
+    void placeLegend();
 
     std::vector<QLineSeries *> m_allowed, m_denied;
     QValueAxis *m_x = nullptr, *m_y = nullptr;
+    LineLegend *m_legend = nullptr;
 };
 
 } // namespace ratescope::ui

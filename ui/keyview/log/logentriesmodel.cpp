@@ -43,6 +43,8 @@ QVariant LogEntriesModel::data(const QModelIndex &index, int role) const
         return index.column() == Age ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && index.column() == Time)
         return QStringLiteral("%1 µs since the epoch").arg(e.timeUs);
+    if (role == Qt::ToolTipRole && index.column() == Member) // whole, where a narrow column elides it
+        return plainToolTip(QString::fromUtf8(e.member));
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {

@@ -118,6 +118,19 @@ AxisUnit axisUnitFor(qint64 spanUs)
     return {86400LL * 1000000, "d"};
 }
 
+// How high the tallest bucket of a big log is drawn, as a fraction of the plot's height, when
+// the limit line is drawn at `limitHeight` of it: in the lower part of the plot and at least
+// 0.15 of the height away from the limit line, so that neither hides the other (with the same
+// headroom on both axes, a full bucket used to sit exactly on the limit).
+double bucketPeakHeight(double limitHeight)
+{
+    if (limitHeight >= 0.75)
+        return 0.6;
+    if (limitHeight >= 0.45)
+        return limitHeight - 0.15;
+    return std::min(0.6, limitHeight + 0.2);
+}
+
 // 1, 2 or 5 times a power of ten: at most about `ticks` labels over the range.
 // Ticks on round values, anchored at `anchor` (now, on the time axis), labelled without
 // needless decimals.
@@ -197,8 +210,10 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_pickedUpper = new QLineSeries(this);
     m_picked = new QAreaSeries(m_pickedUpper);
     m_picked->setName(tr("range listed below"));
-    m_buckets = new QLineSeries;
-    m_buckets->setName(tr("entries per bucket (counted on the server)"));
+    // Per-bucket counts as a faint histogram on an axis of their own, under the lines.
+    m_buckets = new QLineSeries(this);
+    m_bucketArea = new QAreaSeries(m_buckets);
+    m_bucketArea->setName(tr("entries per bucket")); // counted on the server, as the status line says
     m_used = new QLineSeries;
     m_used->setName(tr("rolling count used(t)"));
     m_limit = new QLineSeries;
@@ -213,11 +228,11 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_weighted = new QLineSeries;
     m_weighted->setName(tr("weighted entries (×cost)"));
     m_weighted->setMarkerSize(12);
-    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_picked, m_buckets, m_used, m_limit, m_capacityOne,
+    for (QAbstractSeries *s : std::initializer_list<QAbstractSeries *>{m_expired, m_picked, m_bucketArea, m_used, m_limit, m_capacityOne,
                                                                        m_capacityCost, m_entries, m_weighted}) {
         m_chart->addSeries(s);
         s->attachAxis(m_axisX);
-        s->attachAxis(s == m_buckets ? m_axisBuckets : m_axisY);
+        s->attachAxis(s == m_bucketArea ? m_axisBuckets : m_axisY);
     }
     m_chartView = new RangeChartView(m_chart, this, [this](double a, double b) {
         if (!m_read)
@@ -235,7 +250,6 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
@@ -243,7 +257,14 @@ LogView::LogView(RedisClient *client, const QByteArray &key, QWidget *parent)
     m_table->setColumnWidth(LogEntriesModel::Time,
                             m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000-00-00 00:00:00.000")) + 24);
     m_table->setColumnWidth(LogEntriesModel::Age, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00.000 s ago")) + 16);
-    m_table->setColumnWidth(LogEntriesModel::Member, m_table->fontMetrics().horizontalAdvance(QLatin1Char('0')) * 40);
+    // The member takes what the time, the age and the cost leave, so that the table never
+    // scrolls sideways (beside the keys panel at 1024 px it has about 270 px); a member cut is
+    // elided, whole in its tooltip.
+    const int digit = m_table->fontMetrics().horizontalAdvance(QLatin1Char('0'));
+    m_table->horizontalHeader()->setStretchLastSection(false);
+    m_table->horizontalHeader()->setSectionResizeMode(LogEntriesModel::Member, QHeaderView::Stretch);
+    m_table->setColumnWidth(LogEntriesModel::Cost,
+                            std::max(digit * 7, m_table->horizontalHeader()->sectionSizeHint(LogEntriesModel::Cost)));
 
     m_filterLabel = new QLabel(this);
     m_filterLabel->setWordWrap(true); // a long sentence must not set the page's width
@@ -351,6 +372,11 @@ QString LogView::filterText() const
     return m_filterLabel->text();
 }
 
+QString LogView::pageText() const
+{
+    return m_pageLabel->text();
+}
+
 void LogView::setPageSize(int rows)
 {
     m_pageSize = std::clamp(rows, 1, 1000);
@@ -453,14 +479,16 @@ void LogView::apply(const LogRead &read)
     m_lastGoodAt = QDateTime::currentDateTime();
     if (read.page.offset >= read.page.total && read.page.offset > 0) // the range shrank under the page
         m_pageOffset = 0;
-    m_model->setPage(read.page.entries, read.page.offset, read.page.total, read.nowUs);
     // A range picked on the chart that the window has moved past: let go of it and show every
-    // entry again, saying why, rather than "0–0 of 0" under a range that is off the chart.
+    // entry again, saying why, rather than "0–0 of 0" under a range that is off the chart. The
+    // page read for that range (empty) is not shown: the rows stay until the whole window's come.
     const bool rangeLeft = m_filter && m_filter->second <= read.axisFromUs;
     if (rangeLeft) {
         m_filter.reset();
         m_filterLeft = true;
         m_pageOffset = 0;
+    } else {
+        m_model->setPage(read.page.entries, read.page.offset, read.page.total, read.nowUs);
     }
     drawChart(read);
     updatePager();
@@ -503,6 +531,7 @@ void LogView::drawChart(const LogRead &read)
     QList<QPointF> used, entries, weighted, buckets;
     m_costLabelPoints.clear();
     double yMax = 1;
+    double bucketPeak = 1;
     if (spec) {
         const qint64 W = spec->windowUs;
         if (!w.bucketed) {
@@ -544,7 +573,6 @@ void LogView::drawChart(const LogRead &read)
             // Counts only: the rolling count of entries from the buckets that make up a window.
             const size_t perWindow = kBucketsPerWindow;
             qint64 sum = 0;
-            double bucketMax = 1;
             for (size_t k = 0; k < w.buckets.size(); ++k) {
                 const LogBucket &b = w.buckets[k];
                 sum += b.count;
@@ -558,10 +586,9 @@ void LogView::drawChart(const LogRead &read)
                 buckets.append(QPointF(bx0, double(b.count)));
                 buckets.append(QPointF(bx1, double(b.count)));
                 yMax = std::max(yMax, double(sum));
-                bucketMax = std::max(bucketMax, double(b.count));
+                bucketPeak = std::max(bucketPeak, double(b.count));
             }
-            m_axisBuckets->setRange(0, bucketMax * 1.15);
-            m_axisBuckets->setTitleText(tr("entries per %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
+            m_axisBuckets->setTitleText(tr("entries / %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
         }
         yMax = std::max(yMax, double(spec->limit));
         if (read.forOne)
@@ -586,12 +613,15 @@ void LogView::drawChart(const LogRead &read)
                 bucketMax = std::max(bucketMax, double(b.count));
             }
             m_axisBuckets->setRange(0, bucketMax * 1.15);
-            m_axisBuckets->setTitleText(tr("entries per %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
+            m_axisBuckets->setTitleText(tr("entries / %1").arg(formatSpan(w.buckets.front().toUs - w.buckets.front().fromUs)));
         }
         yMax = costMax;
         m_axisY->setTitleText(tr("entry cost"));
     }
     m_axisY->setRange(0, std::ceil(yMax * 1.15));
+    // The tallest bucket clear of the limit line: the two axes never draw them at one height.
+    if (spec && w.bucketed)
+        m_axisBuckets->setRange(0, bucketPeak / bucketPeakHeight(double(spec->limit) / m_axisY->max()));
     setNiceTicks(m_axisX, 0, 10);
     setNiceTicks(m_axisY, 0, 6, 1); // cost units and entries come whole
     if (w.bucketed)
@@ -603,7 +633,7 @@ void LogView::drawChart(const LogRead &read)
     m_entries->replace(entries);
     m_weighted->replace(weighted);
     m_buckets->replace(buckets);
-    m_buckets->setVisible(w.bucketed);
+    m_bucketArea->setVisible(w.bucketed);
     if (spec) {
         m_limit->replace({QPointF(x0, double(spec->limit)), QPointF(x1, double(spec->limit))});
         m_limit->setName(tr("limit %1").arg(formatLimit(*spec)));
@@ -726,11 +756,25 @@ void LogView::updateLiveness()
     }
     m_status->setText(text);
     m_status->setStyleSheet(m_live ? QString() : QStringLiteral("QLabel { color: #c2410c; font-weight: bold; }"));
-    m_chart->setOpacity(m_live ? 1.0 : 0.4);
+    dimWhileNotLive();
     if (m_live)
         m_staleTick.stop();
     else if (!m_staleTick.isActive())
         m_staleTick.start();
+}
+
+void LogView::dimWhileNotLive()
+{
+    // The chart faint and the entries' text grey, as the key's header is, while the values are
+    // not live; each by itself (an opacity effect over the view would leave a ghost copy of it).
+    setChartStale(m_chart, !m_live);
+    QPalette entries; // nothing set: the table takes the view's palette
+    if (!m_live) {
+        const QColor grey = palette().color(QPalette::Disabled, QPalette::Text);
+        for (const QPalette::ColorGroup group : {QPalette::Active, QPalette::Inactive})
+            entries.setColor(group, QPalette::Text, grey);
+    }
+    m_table->setPalette(entries);
 }
 
 void LogView::updatePager()
@@ -738,7 +782,10 @@ void LogView::updatePager()
     const qint64 total = m_model->total();
     const qint64 first = total ? m_model->offset() + 1 : 0;
     const qint64 last = m_model->offset() + m_model->rowCount();
-    m_pageLabel->setText(tr("%1–%2 of %3").arg(formatCount(first), formatCount(last), formatCount(total)));
+    if (total)
+        m_pageLabel->setText(tr("%1–%2 of %3").arg(formatCount(first), formatCount(last), formatCount(total)));
+    else
+        m_pageLabel->setText(m_filter ? tr("no entries in this range") : tr("no entries"));
     m_prev->setEnabled(m_model->offset() > 0);
     m_next->setEnabled(last < total);
     m_clearFilter->setEnabled(m_filter.has_value());
@@ -756,8 +803,10 @@ void LogView::updatePager()
 
 void LogView::changeEvent(QEvent *event)
 {
-    if (event->type() == QEvent::PaletteChange)
+    if (event->type() == QEvent::PaletteChange) {
         applyPalette();
+        dimWhileNotLive();
+    }
     QWidget::changeEvent(event);
 }
 
@@ -774,7 +823,10 @@ void LogView::applyPalette()
     m_limit->setPen(pen(limitColor, 2, Qt::DashLine));
     m_capacityOne->setPen(pen(oneColor, 2, Qt::DashDotLine));
     m_capacityCost->setPen(pen(costColor, 2, Qt::DotLine));
-    m_buckets->setPen(pen(bucketColor, 1.5));
+    m_bucketArea->setPen(pen(bucketColor, 1.5));
+    QColor bucketFill = bucketColor;
+    bucketFill.setAlphaF(dark ? 0.30f : 0.20f);
+    m_bucketArea->setBrush(bucketFill);
     for (QLineSeries *s : {m_entries, m_weighted}) {
         s->setPen(QPen(Qt::transparent));
         s->setLightMarker(markerImage(entryColor, int(s->markerSize()), s == m_weighted));

@@ -63,6 +63,7 @@ public:
     void clearTimeFilter();
     std::optional<std::pair<qint64, qint64>> timeFilter() const { return m_filter; }
     QString filterText() const; // what the line above the entries says of the range shown
+    QString pageText() const;   // where the page shown is in the entries ("1–100 of 250")
     void setPageSize(int rows);
     int pageSize() const { return m_pageSize; }
     void nextPage();
@@ -76,7 +77,8 @@ public:
     QLineSeries *limitSeries() const { return m_limit; }
     QLineSeries *capacityForOneSeries() const { return m_capacityOne; }
     QLineSeries *capacityForCostSeries() const { return m_capacityCost; }
-    QLineSeries *bucketSeries() const { return m_buckets; }
+    QLineSeries *bucketSeries() const { return m_buckets; } // the top of bucketArea()
+    QAreaSeries *bucketArea() const { return m_bucketArea; }
     QAreaSeries *expiredSeries() const { return m_expired; }
     QAreaSeries *pickedRangeSeries() const { return m_picked; }
     QValueAxis *timeAxis() const { return m_axisX; }
@@ -114,6 +116,7 @@ private:
     void placeCostLabels();
     void showFailure(const QString &why);
     void updateLiveness();
+    void dimWhileNotLive();
     void applyPalette();
     void updatePager();
 
@@ -157,6 +160,7 @@ private:
     QLineSeries *m_capacityOne;
     QLineSeries *m_capacityCost;
     QLineSeries *m_buckets;
+    QAreaSeries *m_bucketArea;
     QLineSeries *m_expiredUpper;
     QAreaSeries *m_expired;
     QLineSeries *m_pickedUpper;
