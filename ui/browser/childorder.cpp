@@ -7,9 +7,20 @@ namespace ratescope::ui {
 void sortRound(OrderRound &round)
 {
     const auto less = [](const OrderEntry &a, const OrderEntry &b) { return naturalLess(a.bytes(), b.bytes()); };
+    const auto merge = [&](std::vector<OrderEntry> &sorted, std::vector<OrderEntry> &fresh, std::vector<quint32> &ids) {
+        sortAfterSortedRun(fresh.begin(), fresh.end(), less);
+        const size_t before = sorted.size();
+        sorted.insert(sorted.end(), fresh.begin(), fresh.end());
+        std::inplace_merge(sorted.begin(), sorted.begin() + qsizetype(before), sorted.end(), less);
+        std::vector<OrderEntry>().swap(fresh);
+        ids.resize(sorted.size());
+        for (size_t i = 0; i < sorted.size(); ++i)
+            ids[i] = sorted[i].id;
+    };
     for (OrderTask &task : round.tasks) {
-        sortAfterSortedRun(task.groups.begin(), task.groups.end(), less);
-        sortAfterSortedRun(task.keys.begin(), task.keys.end(), less);
+        OrderCache::Sorted &sorted = round.cache->groups[task.group];
+        merge(sorted.groups, task.newGroups, task.groups);
+        merge(sorted.keys, task.newKeys, task.keys);
     }
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace ratescope::ui {
@@ -36,20 +37,35 @@ struct OrderEntry {
     QByteArrayView bytes() const { return {name, qsizetype(length)}; }
 };
 
-// One group's child groups and keys, in the order the tree holds them when the round starts.
+// What the rounds have sorted so far, by group: the children each round took, in natural
+// order. Only the round under way touches it while it runs; the model, between rounds. The
+// next round of a group takes only the children that came since and merges them in.
+struct OrderCache {
+    struct Sorted {
+        std::vector<OrderEntry> groups;
+        std::vector<OrderEntry> keys;
+    };
+    std::unordered_map<quint32, Sorted> groups;
+};
+
+// One group: its children that came since its last round (all of them the first time), and
+// once sorted, the ids of all its children the rounds have taken, in natural order.
 struct OrderTask {
     quint32 group = 0;
-    std::vector<OrderEntry> groups;
-    std::vector<OrderEntry> keys;
+    std::vector<OrderEntry> newGroups;
+    std::vector<OrderEntry> newKeys;
+    std::vector<quint32> groups; // out
+    std::vector<quint32> keys;   // out
 };
 
 struct OrderRound {
     quint64 generation = 0; // the model's: a round for a keyspace read before is dropped
     std::vector<OrderTask> tasks;
+    std::shared_ptr<OrderCache> cache;
     std::vector<std::shared_ptr<const char[]>> chunks; // keeps the names alive
 };
 
-// Sorts every task's entries into natural order.
+// Merges every task's new children into the cache, and gives back each group's order.
 void sortRound(OrderRound &round);
 
 // One round at a time on a thread of its own (BackgroundRun): the result comes back on the GUI

@@ -67,6 +67,7 @@ void KeyTreeModel::clear(const QByteArray &separator)
     std::vector<quint32>().swap(m_disordered);
     std::vector<bool>().swap(m_queued);
     std::vector<bool>().swap(m_reshuffled);
+    m_orderCache.reset(); // a round under way keeps its own
     m_inRound.clear();
     m_orderTimer.stop(); // a round under way is dropped when it comes back (the generation)
     ++m_generation;
@@ -104,10 +105,12 @@ void KeyTreeModel::scheduleOrder()
 {
     if (!m_keptInOrder || m_disordered.empty() || m_orderTimer.isActive() || (m_orderRun && m_orderRun->isRunning()))
         return;
-    // While keys keep coming, a round at most every m_orderIntervalMs: each round goes
-    // through every child of the groups it sorts.
-    const qint64 since = m_sinceRound.isValid() ? m_sinceRound.elapsed() : m_orderIntervalMs;
-    m_orderTimer.start(int(std::clamp<qint64>(m_orderIntervalMs - since, 0, m_orderIntervalMs)));
+    // While keys keep coming, a round at most every m_orderIntervalMs, and twice as long
+    // apart as the last one took: each round merges into every child of the groups it sorts,
+    // and the listing needs the cores too.
+    const qint64 every = std::max<qint64>(m_orderIntervalMs, 3 * m_lastRoundMs);
+    const qint64 since = m_sinceRound.isValid() ? m_sinceRound.elapsed() : every;
+    m_orderTimer.start(int(std::clamp<qint64>(every - since, 0, every)));
 }
 
 void KeyTreeModel::startOrderRound()
@@ -118,31 +121,42 @@ void KeyTreeModel::startOrderRound()
     round->generation = m_generation;
     const auto entry = [](QByteArrayView name, quint32 id) { return OrderEntry{name.data(), quint32(name.size()), id}; };
     m_inRound.clear();
+    if (!m_orderCache)
+        m_orderCache = std::make_shared<OrderCache>();
     for (const quint32 id : m_disordered) {
         m_queued[id] = false;
         if (isOrdered(id) || !groupAlive(id))
             continue;
         m_inRound.push_back(id);
-        if (m_reshuffled.size() <= id)
-            m_reshuffled.resize(m_tree.groupCount(), false);
-        m_reshuffled[id] = false;
+        // Only the children that came since the group's last round (all of them when some
+        // were removed or sorted here since): the round merges them into what it sorted then.
+        size_t sortedGroups = 0, sortedKeys = 0;
+        if (id < m_reshuffled.size() && m_reshuffled[id]) {
+            m_orderCache->groups.erase(id);
+            m_reshuffled[id] = false;
+        } else if (auto it = m_orderCache->groups.find(id); it != m_orderCache->groups.end()) {
+            sortedGroups = it->second.groups.size();
+            sortedKeys = it->second.keys.size();
+        }
         const KeyTree::Group &g = m_tree.group(id);
         OrderTask task;
         task.group = id;
-        task.groups.reserve(g.groups.size());
-        for (const quint32 child : g.groups)
-            task.groups.push_back(entry(m_tree.groupName(child), child));
-        task.keys.reserve(g.keys.size());
-        for (const quint32 key : g.keys)
-            task.keys.push_back(entry(m_tree.keyName(key), key));
+        task.newGroups.reserve(g.groups.size() - sortedGroups);
+        for (size_t i = sortedGroups; i < g.groups.size(); ++i)
+            task.newGroups.push_back(entry(m_tree.groupName(g.groups[i]), g.groups[i]));
+        task.newKeys.reserve(g.keys.size() - sortedKeys);
+        for (size_t i = sortedKeys; i < g.keys.size(); ++i)
+            task.newKeys.push_back(entry(m_tree.keyName(g.keys[i]), g.keys[i]));
         round->tasks.push_back(std::move(task));
     }
     std::vector<quint32>().swap(m_disordered);
     if (round->tasks.empty())
         return;
     round->chunks = m_tree.nameChunks();
+    round->cache = m_orderCache;
     m_sinceRound.start();
     m_orderRun->start(round, [this](std::shared_ptr<OrderRound> sorted) {
+        m_lastRoundMs = m_sinceRound.elapsed();
         applyOrder(sorted);
         scheduleOrder(); // the keys that came meanwhile
     });
@@ -166,7 +180,8 @@ void KeyTreeModel::applyOrder(const std::shared_ptr<OrderRound> &round)
         if (!groupAlive(task.group) || isOrdered(task.group))
             continue;
         const KeyTree::Group &g = m_tree.group(task.group);
-        if (m_reshuffled[task.group] || g.groups.size() < task.groups.size() || g.keys.size() < task.keys.size()) {
+        if ((task.group < m_reshuffled.size() && m_reshuffled[task.group]) || g.groups.size() < task.groups.size() ||
+            g.keys.size() < task.keys.size()) {
             setOrdered(task.group, false); // sorted again next round, as it is then
             continue;
         }
@@ -192,10 +207,8 @@ void KeyTreeModel::applyOrder(const std::shared_ptr<OrderRound> &round)
     }
     for (const OrderTask *task : applied) {
         KeyTree::Group &g = m_tree.group(task->group);
-        for (size_t i = 0; i < task->groups.size(); ++i)
-            g.groups[i] = task->groups[i].id;
-        for (size_t i = 0; i < task->keys.size(); ++i)
-            g.keys[i] = task->keys[i].id;
+        std::copy(task->groups.begin(), task->groups.end(), g.groups.begin());
+        std::copy(task->keys.begin(), task->keys.end(), g.keys.begin());
         m_tree.markRowsStale(task->group);
         const auto follows = [&](IdList &list, size_t sorted, bool groups) {
             const auto lessThan = less(groups);
@@ -212,8 +225,15 @@ void KeyTreeModel::applyOrder(const std::shared_ptr<OrderRound> &round)
         after << moved(i);
     changePersistentIndexList(before, after);
     emit layoutChanged(parents, QAbstractItemModel::VerticalSortHint);
-    if (isInOrder())
-        emit inOrder();
+    announceIfInOrder();
+}
+
+void KeyTreeModel::announceIfInOrder()
+{
+    if (!isInOrder())
+        return;
+    m_orderCache.reset(); // nothing left to merge into (a round under way holds its own)
+    emit inOrder();
 }
 
 void KeyTreeModel::orderNow(size_t maxChildren)
@@ -403,8 +423,7 @@ void KeyTreeModel::sortByName()
         after << moved(i);
     changePersistentIndexList(before, after);
     emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
-    if (isInOrder())
-        emit inOrder();
+    announceIfInOrder();
 }
 
 bool KeyTreeModel::sortGroup(const QModelIndex &group, size_t maxChildren)
@@ -429,8 +448,7 @@ bool KeyTreeModel::sortGroup(const QModelIndex &group, size_t maxChildren)
         after << moved(i);
     changePersistentIndexList(before, after);
     emit layoutChanged(parents, QAbstractItemModel::VerticalSortHint);
-    if (isInOrder())
-        emit inOrder();
+    announceIfInOrder();
     return true;
 }
 

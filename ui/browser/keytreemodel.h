@@ -23,6 +23,7 @@ namespace ratescope::ui {
 
 class OrderRun;
 struct OrderRound;
+struct OrderCache;
 
 class KeyTreeModel : public QAbstractItemModel {
     Q_OBJECT
@@ -61,7 +62,8 @@ public:
     // after others that sort later) is sorted in a background round, at most one round per
     // orderIntervalMs while keys keep coming, and rearranged on the GUI thread with one layout
     // change per round; persistent indexes (the selection, expanded groups, the current
-    // index) follow their rows. Keys that arrive during a round go to the next one.
+    // index) follow their rows. Keys that arrive during a round go to the next one, which
+    // starts no sooner than twice the last round's time after it.
     void setKeptInOrder(bool on);
     void setOrderIntervalMs(int ms) { m_orderIntervalMs = ms; }
     // Every group's children in natural order (groups first, then keys).
@@ -144,12 +146,14 @@ private:
     void setOrdered(quint32 group, bool ordered);
     void markReshuffled(quint32 group)
     {
-        if (group < m_reshuffled.size())
-            m_reshuffled[group] = true;
+        if (m_reshuffled.size() <= group)
+            m_reshuffled.resize(size_t(group) + 1, false);
+        m_reshuffled[group] = true;
     }
     void scheduleOrder();
     void startOrderRound();
     void applyOrder(const std::shared_ptr<OrderRound> &round);
+    void announceIfInOrder();
     bool groupAlive(quint32 group) const { return group == KeyTree::kRoot || m_tree.group(group).parent != KeyTree::kNone; }
     QModelIndex moved(const QModelIndex &old) const; // after a sort
 
@@ -162,12 +166,14 @@ private:
     std::vector<quint32> m_disordered; // groups to sort in the next round (some may be in order by then)
     std::vector<bool> m_queued;        // by group: in m_disordered
     std::vector<quint32> m_inRound;    // the groups the round under way sorts
-    std::vector<bool> m_reshuffled;    // by group: children removed or sorted here since the round took them
+    std::vector<bool> m_reshuffled;    // by group: children removed or sorted here since a round took them
+    std::shared_ptr<OrderCache> m_orderCache; // what the rounds sorted, while some group is out of order
     bool m_keptInOrder = false;
     int m_orderIntervalMs = 250;
     OrderRun *m_orderRun = nullptr;
     QTimer m_orderTimer;
     QElapsedTimer m_sinceRound; // since the last round started
+    qint64 m_lastRoundMs = 0;   // how long it took to come back
     quint64 m_generation = 0;
     std::function<qint64()> m_clock; // empty: the steady clock
 };
