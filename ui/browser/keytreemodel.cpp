@@ -663,7 +663,12 @@ int KeyTreeModel::columnCount(const QModelIndex &) const
 
 bool KeyTreeModel::hasChildren(const QModelIndex &parent) const
 {
-    return rowCount(parent) > 0;
+    // A group is never empty but for a moment (addKeys inserts it just before its keys; one
+    // left empty leaves the listing): answered without reading its record, which a tree view's
+    // layout asks of every row shown, a million times for a big group open.
+    if (parent.isValid())
+        return parent.column() == KeyColumn && isGroupTag(parent.internalId());
+    return rowCount() > 0;
 }
 
 Qt::ItemFlags KeyTreeModel::flags(const QModelIndex &index) const
