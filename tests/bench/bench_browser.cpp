@@ -6,9 +6,10 @@
 // mallinfo2() (in-use heap of the main arena plus mmapped blocks: where the GUI thread
 // allocates) and, as a cross-check, the RSS delta. A bare SCAN pass is the reference floor.
 //
-//   bench_browser [keys=1000000] [shape=grouped|flat]
+//   bench_browser [keys=1000000] [shape=grouped|flat|wide]
 //   grouped: rl:svc<0-7>:tenant<0-999>:user<n>  (1,000 groups of 1,000 keys)
 //   flat:    user:<n>:minute                   (one group per key: the worst case for groups)
+//   wide:    rl:wide:c<n>                       (one group of every key: the worst case for sorting)
 #include "redis/connection.h"
 #include "keybrowser.h"
 #include "keytreemodel.h"
@@ -47,10 +48,14 @@ qint64 rss()
     return f.readAll().split(' ').value(1).toLongLong() * sysconf(_SC_PAGESIZE);
 }
 
-QByteArray keyName(qint64 i, bool flat)
+enum class Shape { Grouped, Flat, Wide };
+
+QByteArray keyName(qint64 i, Shape shape)
 {
-    if (flat)
+    if (shape == Shape::Flat)
         return "user:" + QByteArray::number(i) + ":minute";
+    if (shape == Shape::Wide)
+        return "rl:wide:c" + QByteArray::number(i);
     return "rl:svc" + QByteArray::number(i % 8) + ":tenant" + QByteArray::number(i % 1000) + ":user" + QByteArray::number(i);
 }
 
@@ -137,7 +142,8 @@ int main(int argc, char **argv)
         qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     const qint64 total = argc > 1 ? std::max(1000LL, atoll(argv[1])) : 1000000;
-    const bool flat = argc > 2 && QByteArray(argv[2]) == "flat";
+    const QByteArray shapeName = argc > 2 ? QByteArray(argv[2]) : QByteArray("grouped");
+    const Shape shape = shapeName == "flat" ? Shape::Flat : shapeName == "wide" ? Shape::Wide : Shape::Grouped;
 
     SandboxServer server;
     server.start();
@@ -150,13 +156,13 @@ int main(int argc, char **argv)
         fill.start();
         std::vector<Command> batch;
         for (qint64 i = 0; i < total; ++i) {
-            batch.push_back({"SET", keyName(i, flat), "1"});
+            batch.push_back({"SET", keyName(i, shape), "1"});
             if (batch.size() == 10000 || i == total - 1) {
                 c.pipeline(batch);
                 batch.clear();
             }
         }
-        std::printf("%lld keys (%s) created in %.1f s\n", total, flat ? "flat" : "grouped", double(fill.elapsed()) / 1000);
+        std::printf("%lld keys (%s) created in %.1f s\n", total, shapeName.constData(), double(fill.elapsed()) / 1000);
 
         // Reference: SCAN alone, the floor for any browser.
         QElapsedTimer t;
@@ -251,7 +257,7 @@ int main(int argc, char **argv)
         }
     });
     QObject::connect(browser->model(), &QAbstractItemModel::dataChanged, browser, checkColumns);
-    Poller poller(&client, keyName(0, flat));
+    Poller poller(&client, keyName(0, shape));
     poller.start([&] { return browser->isScanning(); });
     // Each key row in view during the scan: from the tick it was first seen in view to the
     // tick it had its columns (10 ms resolution).
@@ -314,7 +320,7 @@ int main(int argc, char **argv)
                 "         columns after it came into view  median %5.0f ms, worst %5.0f ms  "
                 "(10 ms probe)\n",
                 rowWaits.size(), neverAnswered, quantile(rowWaits, 0.5), quantile(rowWaits, 1.0));
-    std::printf("panel: settled (scan over, columns in view) %5lld ms after the start\n", settledMs);
+    std::printf("panel: settled (scan over, every group in natural order, columns in view) %5lld ms after the start\n", settledMs);
     std::printf("panel: a short read every 50 ms during the scan (%zu reads):\n", duringScan.size());
     std::printf("         waits for the worker        median %6.1f ms, worst %6.1f ms\n", quantile(waitsDuringScan, 0.5),
                 quantile(waitsDuringScan, 1.0));

@@ -1,12 +1,15 @@
 // The key browser's model and the other table models under QAbstractItemModelTester: groups,
 // counts and full names for awkward keys, SCAN's duplicates, incremental insertion, sorting
-// with persistent indexes, lazy columns; and the display formats. No server needed.
+// with persistent indexes (a 200,000-key group kept in natural order by background rounds),
+// lazy columns; and the display formats. No server needed.
+#include "base/keytext.h"
 #include "displayformat.h"
 #include "keytreemodel.h"
 #include "policytablemodel.h"
 #include "usagebardelegate.h"
 
 #include <QAbstractItemModelTester>
+#include <QItemSelectionModel>
 #include <QRandomGenerator>
 #include <QSet>
 #include <QSignalSpy>
@@ -54,6 +57,8 @@ private Q_SLOTS:
     void randomPagesUnderTester();
     void sortKeepsPersistentIndexes();
     void sortOneGroup();
+    void bigGroupKeptInNaturalOrder();
+    void orderedGroupTakesNewKeysInPlace();
     void lazyColumns();
     void usageShortWhereItDoesNotFit();
     void shardGroupRows();
@@ -221,6 +226,111 @@ void TestKeyTreeModel::sortOneGroup()
     QVERIFY(m.sortGroup(g, 100));
     QCOMPARE(m.index(0, 0, g).data().toString(), QStringLiteral("0"));
     QVERIFY(m.sortGroup({}, 100)); // the top level
+}
+
+namespace {
+
+// The names of a group's rows as shown, top to bottom.
+QByteArrayList rowNames(const KeyTreeModel &m, const QModelIndex &parent)
+{
+    QByteArrayList names;
+    for (int r = 0; r < m.rowCount(parent); ++r)
+        names << m.index(r, 0, parent).data(KeyTreeModel::KeyRole).toByteArray();
+    return names;
+}
+
+bool inNaturalOrder(const QByteArrayList &names)
+{
+    for (qsizetype i = 1; i < names.size(); ++i)
+        if (!naturalLess(names[i - 1], names[i]))
+            return false;
+    return true;
+}
+
+} // namespace
+
+void TestKeyTreeModel::bigGroupKeptInNaturalOrder()
+{
+    // One group of 200,000 keys (c0 .. c199999: numeric segments, so c2 sorts before c10) and a
+    // sub-group of 1,000, arriving shuffled in pages of 2,000 as SCAN returns them; the model is
+    // kept in order, sorted by background rounds while pages still come. Selection, the current
+    // index and an expanded group are persistent indexes: they follow their rows.
+    constexpr int kKeys = 200000;
+    KeyTreeModel m;
+    m.setKeptInOrder(true);
+    m.setOrderIntervalMs(20);
+    m.clear(":");
+    QByteArrayList all;
+    for (int i = 0; i < kKeys; ++i)
+        all << "big:c" + QByteArray::number(i);
+    for (int i = 0; i < 1000; ++i)
+        all << "big:sub:k" + QByteArray::number(i);
+    QRandomGenerator rng(34);
+    std::shuffle(all.begin(), all.end(), rng);
+    QItemSelectionModel selection(&m);
+    QPersistentModelIndex c10, c2;
+    // The tester from the first pages on (it walks every row at each change: a few pages do).
+    auto tester = std::make_unique<QAbstractItemModelTester>(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    for (qsizetype at = 0; at < all.size(); at += 2000) {
+        m.addKeys(all.mid(at, 2000));
+        if (at == 20000)
+            tester.reset();
+        if (!c10.isValid() && m.findKey("big:c10") != KeyTreeModel::kNoKey && m.findKey("big:c2") != KeyTreeModel::kNoKey) {
+            c10 = m.indexOfKey(m.findKey("big:c10"));
+            c2 = m.indexOfKey(m.findKey("big:c2"));
+            selection.setCurrentIndex(c10, QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        }
+        QCoreApplication::processEvents(); // rounds come back between pages
+    }
+    tester = std::make_unique<QAbstractItemModelTester>(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(c10.isValid());
+    QTRY_VERIFY_WITH_TIMEOUT(m.isInOrder(), 30000);
+    QCOMPARE(m.keyCount(), kKeys + 1000);
+    const QModelIndex big = m.index(0, 0);
+    QCOMPARE(big.data().toString(), QStringLiteral("big (201,000)"));
+    QCOMPARE(m.rowCount(big), kKeys + 1);
+    const QModelIndex sub = m.index(0, 0, big);
+    QCOMPARE(sub.data().toString(), QStringLiteral("sub (1,000)"));
+    const QByteArrayList keys = rowNames(m, big).mid(1);
+    QCOMPARE(keys.size(), kKeys);
+    QVERIFY(inNaturalOrder(keys));
+    QCOMPARE(keys.first(), QByteArray("big:c0"));
+    QCOMPARE(keys[2], QByteArray("big:c2"));
+    QCOMPARE(keys[10], QByteArray("big:c10"));
+    QCOMPARE(keys.last(), QByteArray("big:c199999"));
+    const QByteArrayList subKeys = rowNames(m, sub);
+    QCOMPARE(subKeys.size(), 1000);
+    QVERIFY(inNaturalOrder(subKeys));
+    QCOMPARE(subKeys[9], QByteArray("big:sub:k9"));
+    QCOMPARE(subKeys[10], QByteArray("big:sub:k10"));
+    // The selection and the current index moved with their key.
+    QCOMPARE(c10.row(), 1 + 10);
+    QCOMPARE(c2.row(), 1 + 2);
+    QCOMPARE(selection.currentIndex(), QModelIndex(c10));
+    QVERIFY(selection.isRowSelected(c10.row(), big));
+    QCOMPARE(selection.selectedRows().size(), 1);
+}
+
+void TestKeyTreeModel::orderedGroupTakesNewKeysInPlace()
+{
+    // A key that comes later (a limiter used again) takes its place in a group in order.
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.setKeptInOrder(true);
+    m.clear(":");
+    m.addKeys({"w:9", "w:10", "w:11"});
+    QVERIFY(m.isInOrder()); // each page in natural order, after the one before
+    m.addKeys({"w:1"});
+    QVERIFY(!m.isInOrder());
+    m.orderNow(100);
+    QVERIFY(m.isInOrder());
+    QCOMPARE(rowNames(m, m.index(0, 0)), (QByteArrayList{"w:1", "w:9", "w:10", "w:11"}));
+    // Too many to sort here: in a background round.
+    m.addKeys({"w:0"});
+    QSignalSpy ordered(&m, &KeyTreeModel::inOrder);
+    m.orderNow(2);
+    QVERIFY(ordered.wait(10000));
+    QCOMPARE(rowNames(m, m.index(0, 0)), (QByteArrayList{"w:0", "w:1", "w:9", "w:10", "w:11"}));
 }
 
 void TestKeyTreeModel::lazyColumns()

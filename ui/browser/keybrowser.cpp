@@ -44,8 +44,8 @@ constexpr int kFlushIntervalMs = 60;       // model insertions at most this ofte
 constexpr int kInsertChunk = 2000;         // keys per model insertion
 constexpr int kInsertBudgetMs = 8;         // GUI time per event-loop turn spent inserting
 constexpr int kMaxPending = 50000;         // SCAN waits while this many keys wait to be inserted
-constexpr qint64 kSortLimit = 50000;       // keyspaces up to this size are sorted by name at the end;
-constexpr size_t kSortGroupLimit = 100000; // bigger ones group by group as they are opened
+constexpr size_t kSortHereLimit = 50000;   // keys out of order sorted at once at the end of a listing (and
+                                           // when keys come back); more are sorted in the background
 constexpr int kAutoExpandRows = 60;        // groups open by themselves while this many rows fit
 constexpr size_t kDetailsKept = 20000;     // details held for keys scrolled past
 constexpr int kMaxPinsAtOnce = 20;         // lines the monitor's chart can still tell apart
@@ -62,6 +62,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
 {
     m_model = new KeyTreeModel(this);
     m_model->clear(m_separator);
+    m_model->setKeptInOrder(true); // every group in natural order, sorted in the background as keys come
 
     m_view = new QTreeView(this);
     m_view->setModel(m_model);
@@ -131,10 +132,6 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     };
     connect(m_view, &QTreeView::expanded, this, userShaped);
     connect(m_view, &QTreeView::collapsed, this, userShaped);
-    connect(m_view, &QTreeView::expanded, this, [this](const QModelIndex &group) {
-        if (m_scan == ScanState::Complete)
-            m_model->sortGroup(group, kSortGroupLimit); // a no-op once it is in order
-    });
 
     // Columns follow the rows in view: after scrolling, resizing, expanding, new rows. Rows
     // the scan adds are read on the next turn of the event loop, so their read is queued
@@ -144,6 +141,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this, &KeyBrowser::scheduleDetails);
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &KeyBrowser::scheduleDetailsSoon);
     connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetailsSoon);
+    connect(m_model, &KeyTreeModel::inOrder, this, &KeyBrowser::checkSettled);
     m_goneClock.start();
     m_liveTimer.setInterval(kLiveRefreshMs);
     connect(&m_liveTimer, &TickTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
@@ -352,28 +350,12 @@ void KeyBrowser::finish()
 {
     m_scan = ScanState::Complete;
     m_scanMs = m_scanClock.elapsed();
-    if (m_model->keyCount() <= kSortLimit)
-        m_model->sortByName();
-    else
-        sortOpenGroups({});
+    m_model->orderNow(kSortHereLimit); // the last keys: small groups here, big ones in a round started now
     autoExpand();
     updateProgress();
     emit scanFinished();
     scheduleDetails();
     checkSettled();
-}
-
-void KeyBrowser::sortOpenGroups(const QModelIndex &parent)
-{
-    if (!m_model->sortGroup(parent, kSortGroupLimit))
-        return; // too big to sort at once, and to walk
-    for (int r = 0; r < m_model->rowCount(parent); ++r) {
-        const QModelIndex child = m_model->index(r, 0, parent);
-        if (!child.data(KeyTreeModel::IsGroupRole).toBool())
-            break; // groups come first
-        if (m_view->isExpanded(child))
-            sortOpenGroups(child);
-    }
 }
 
 void KeyBrowser::cancelScan()
@@ -646,8 +628,8 @@ void KeyBrowser::followKeyspace(const std::vector<quint32> &ids, const std::vect
                     back << k;
             }
             m_model->addKeys(back);
-            if (m_scan == ScanState::Complete) // in their place, as the listing was sorted
-                m_model->keyCount() <= kSortLimit ? m_model->sortByName() : sortOpenGroups({});
+            if (!isScanning()) // in their place at once (a big group in the background)
+                m_model->orderNow(kSortHereLimit);
             updateProgress();
             scheduleDetailsSoon();
         });
@@ -712,7 +694,7 @@ void KeyBrowser::refreshKeys(const QList<QByteArray> &keys)
 
 bool KeyBrowser::isSettled() const
 {
-    if (isScanning() || pendingCount() > 0 || m_detailsInFlight > 0 || m_detailsTimer.isActive())
+    if (isScanning() || pendingCount() > 0 || m_detailsInFlight > 0 || m_detailsTimer.isActive() || !m_model->isInOrder())
         return false;
     if (!m_client || m_client->state() != RedisClient::State::Connected)
         return false;

@@ -68,7 +68,7 @@ public:
     // How long the last complete listing took, from its start (with the connection's, for the
     // first) to its last key in the tree; -1 while none has completed.
     qint64 listingMs() const { return m_scan == ScanState::Complete ? m_scanMs : -1; }
-    // The scan is over and the rows in view have their columns.
+    // The scan is over, every group is in natural order and the rows in view have their columns.
     bool isSettled() const;
     // What the panel says above the tree ("Scanned 45,000 of about 1,000,000 keys") and the
     // problem shown in place, if any.
@@ -119,7 +119,6 @@ private:
     void onPage(const QByteArray &cursor, const ScannedNames &names);
     void flush();
     void finish();
-    void sortOpenGroups(const QModelIndex &parent);
     qsizetype pendingCount() const;
     void interrupted(const QString &why, bool connectionLoss);
     void updateProgress();

@@ -21,6 +21,7 @@ void KeyTree::clear(QByteArray separator)
     m_groupIndex.clear();
     m_keyIndex.clear();
     m_removedKeys = 0;
+    std::vector<bool>().swap(m_rowsStale);
     m_groups.emplace_back(); // the root
 }
 
@@ -39,7 +40,7 @@ bool KeyTree::store(QByteArrayView text, quint32 *at)
     if (m_chunkUsed + length > kChunkSize) {
         if (m_chunks.size() >= (size_t(1) << (32 - kChunkBits)))
             return false; // 4 GiB of names: far beyond what a console should hold
-        m_chunks.emplace_back(new char[kChunkSize]);
+        m_chunks.emplace_back(new char[kChunkSize], std::default_delete<char[]>());
         m_chunkUsed = 0;
     }
     *at = quint32((m_chunks.size() - 1) << kChunkBits) | m_chunkUsed;
@@ -108,8 +109,9 @@ void KeyTree::removeKey(quint32 key)
     if (k.group == kNone)
         return;
     Group &g = m_groups[k.group];
-    g.keys.erase(k.pos);
-    for (size_t i = k.pos; i < g.keys.size(); ++i)
+    const quint32 pos = keyPos(key);
+    g.keys.erase(pos);
+    for (size_t i = pos; i < g.keys.size(); ++i)
         m_keys[g.keys[i]].pos = quint32(i);
     for (quint32 a = k.group; a != kNone; a = m_groups[a].parent)
         --m_groups[a].keyCount;
@@ -123,10 +125,23 @@ void KeyTree::removeGroup(quint32 group)
     if (group == kRoot || g.parent == kNone || !g.keys.empty() || !g.groups.empty())
         return;
     Group &parent = m_groups[g.parent];
-    parent.groups.erase(g.row);
-    for (size_t i = g.row; i < parent.groups.size(); ++i)
+    const quint32 row = groupRow(group);
+    parent.groups.erase(row);
+    for (size_t i = row; i < parent.groups.size(); ++i)
         m_groups[parent.groups[i]].row = quint32(i);
     g.parent = kNone; // findGroup no longer matches it
+}
+
+void KeyTree::countRows(quint32 group) const
+{
+    // Logically const: rows and positions only cache where each id sits in its parent's lists.
+    auto *self = const_cast<KeyTree *>(this);
+    const Group &g = m_groups[group];
+    for (size_t r = 0; r < g.groups.size(); ++r)
+        self->m_groups[g.groups[r]].row = quint32(r);
+    for (size_t r = 0; r < g.keys.size(); ++r)
+        self->m_keys[g.keys[r]].pos = quint32(r);
+    m_rowsStale[group] = false;
 }
 
 quint32 KeyTree::findFullKey(QByteArrayView key) const
@@ -167,7 +182,7 @@ QByteArray KeyTree::fullKey(quint32 key) const
 
 size_t KeyTree::memoryUsage() const
 {
-    size_t bytes = m_chunks.size() * kChunkSize + m_chunks.capacity() * sizeof(void *);
+    size_t bytes = m_chunks.size() * kChunkSize + m_chunks.capacity() * sizeof(m_chunks[0]) + m_rowsStale.capacity() / 8;
     bytes += m_keys.size() * sizeof(Key) + m_groups.size() * sizeof(Group);
     for (const Group &g : m_groups)
         bytes += g.groups.heapBytes() + g.keys.heapBytes();

@@ -1,7 +1,9 @@
 // The names of a scanned keyspace as a tree of separator-delimited groups, kept lean for
 // millions of keys: name bytes stored once in an arena (each key holds only its last
 // segment), a 20-byte record per key, a 56-byte record per group, and indexes of 32-bit ids
-// that catch SCAN's duplicates.
+// that catch SCAN's duplicates. A child's row among its siblings is kept lazily: reordering a
+// group of a million children marks their rows stale, and they are counted again, once, when
+// one is next asked for.
 #pragma once
 
 #include "idindex.h"
@@ -24,7 +26,7 @@ public:
 
     struct Group {
         quint32 parent = kNone;
-        quint32 row = 0;  // among the parent's child groups
+        quint32 row = 0;  // among the parent's child groups; read it through groupRow()
         quint32 name = 0; // the segment, in the arena
         quint32 nameLength = 0;
         quint64 keyCount = 0; // keys anywhere below
@@ -35,7 +37,7 @@ public:
         quint32 name; // the last segment, in the arena
         quint32 nameLength;
         quint32 group;
-        quint32 pos;             // index in its group's keys
+        quint32 pos;             // index in its group's keys; read it through keyPos()
         quint32 details = kNone; // the model's details slot, if any
     };
 
@@ -72,6 +74,34 @@ public:
     void removeKey(quint32 key);
     // Takes an empty group (no keys, no groups) out of its parent; never the root.
     void removeGroup(quint32 group);
+    // Where a child sits among its siblings (a group among its parent's groups, a key among its
+    // group's keys), counted again first when its siblings were reordered.
+    quint32 groupRow(quint32 group) const
+    {
+        const quint32 parent = m_groups[group].parent;
+        if (parent != kNone && rowsStale(parent))
+            countRows(parent);
+        return m_groups[group].row;
+    }
+    quint32 keyPos(quint32 key) const
+    {
+        const quint32 group = m_keys[key].group;
+        if (group != kNone && rowsStale(group))
+            countRows(group);
+        return m_keys[key].pos;
+    }
+    // The children of `group` were reordered in place: their rows are counted when next needed.
+    void markRowsStale(quint32 group)
+    {
+        if (m_rowsStale.size() <= group)
+            m_rowsStale.resize(size_t(group) + 1, false);
+        m_rowsStale[group] = true;
+    }
+
+    // The arena's chunks, shared: names read on another thread (a sort) stay valid while it holds
+    // them, even after clear(). Bytes once stored never change.
+    std::vector<std::shared_ptr<const char[]>> nameChunks() const { return {m_chunks.begin(), m_chunks.end()}; }
+
     // The key listed under this full name, or kNone.
     quint32 findFullKey(QByteArrayView key) const;
 
@@ -95,9 +125,11 @@ private:
     bool store(QByteArrayView bytes, quint32 *at);
     size_t groupHash(quint32 parent, QByteArrayView segment) const;
     size_t keyHash(quint32 group, QByteArrayView name) const;
+    bool rowsStale(quint32 group) const { return group < m_rowsStale.size() && m_rowsStale[group]; }
+    void countRows(quint32 group) const; // a cache: rows and positions are derived from the lists
 
     QByteArray m_separator;
-    std::vector<std::unique_ptr<char[]>> m_chunks;
+    std::vector<std::shared_ptr<char[]>> m_chunks;
     quint32 m_chunkUsed = kChunkSize;
     // Deques: growing never moves a million records at once.
     std::deque<Group> m_groups;
@@ -105,6 +137,7 @@ private:
     IdIndex m_groupIndex;
     IdIndex m_keyIndex;
     quint32 m_removedKeys = 0;
+    mutable std::vector<bool> m_rowsStale; // by group: its children's rows and positions need counting
 };
 
 } // namespace ratescope::ui

@@ -1,5 +1,6 @@
 #include "keytreemodel.h"
 
+#include "childorder.h"
 #include "keys/shards.h"
 
 #include "displayformat.h"
@@ -47,7 +48,12 @@ QString nameText(QByteArrayView name)
 KeyTreeModel::KeyTreeModel(QObject *parent)
     : QAbstractItemModel(parent)
 {
+    m_sorted.assign(1, true); // the root, empty
+    m_orderTimer.setSingleShot(true);
+    connect(&m_orderTimer, &QTimer::timeout, this, &KeyTreeModel::startOrderRound);
 }
+
+KeyTreeModel::~KeyTreeModel() = default;
 
 void KeyTreeModel::clear(const QByteArray &separator)
 {
@@ -56,9 +62,221 @@ void KeyTreeModel::clear(const QByteArray &separator)
     std::vector<DetailsSlot>().swap(m_slots);
     std::vector<quint32>().swap(m_freeSlots);
     m_unlisted = 0;
-    std::vector<bool>().swap(m_sorted);
+    m_sorted.assign(1, true);
+    m_disorderedCount = 0;
+    std::vector<quint32>().swap(m_disordered);
+    std::vector<bool>().swap(m_queued);
+    std::vector<bool>().swap(m_reshuffled);
+    m_orderCache.reset(); // a round under way keeps its own
+    m_inRound.clear();
+    m_orderTimer.stop(); // a round under way is dropped when it comes back (the generation)
     ++m_generation;
     endResetModel();
+}
+
+void KeyTreeModel::setOrdered(quint32 group, bool ordered)
+{
+    if (m_sorted.size() <= group)
+        m_sorted.resize(size_t(group) + 1, true);
+    if (m_sorted[group] != ordered) {
+        m_sorted[group] = ordered;
+        ordered ? --m_disorderedCount : ++m_disorderedCount;
+    }
+    if (ordered)
+        return;
+    if (m_queued.size() <= group)
+        m_queued.resize(size_t(group) + 1, false);
+    if (!m_queued[group]) {
+        m_queued[group] = true;
+        m_disordered.push_back(group);
+    }
+    scheduleOrder();
+}
+
+void KeyTreeModel::setKeptInOrder(bool on)
+{
+    m_keptInOrder = on;
+    if (on && !m_orderRun)
+        m_orderRun = new OrderRun(this);
+    scheduleOrder();
+}
+
+void KeyTreeModel::scheduleOrder()
+{
+    if (!m_keptInOrder || m_disordered.empty() || m_orderTimer.isActive() || (m_orderRun && m_orderRun->isRunning()))
+        return;
+    // While keys keep coming, a round at most every m_orderIntervalMs, and twice as long
+    // apart as the last one took: each round merges into every child of the groups it sorts,
+    // and the listing needs the cores too.
+    const qint64 every = std::max<qint64>(m_orderIntervalMs, 3 * m_lastRoundMs);
+    const qint64 since = m_sinceRound.isValid() ? m_sinceRound.elapsed() : every;
+    m_orderTimer.start(int(std::clamp<qint64>(every - since, 0, every)));
+}
+
+void KeyTreeModel::startOrderRound()
+{
+    if (!m_keptInOrder || !m_orderRun || m_orderRun->isRunning())
+        return;
+    auto round = std::make_shared<OrderRound>();
+    round->generation = m_generation;
+    const auto entry = [](QByteArrayView name, quint32 id) { return OrderEntry{name.data(), quint32(name.size()), id}; };
+    m_inRound.clear();
+    if (!m_orderCache)
+        m_orderCache = std::make_shared<OrderCache>();
+    for (const quint32 id : m_disordered) {
+        m_queued[id] = false;
+        if (isOrdered(id) || !groupAlive(id))
+            continue;
+        m_inRound.push_back(id);
+        // Only the children that came since the group's last round (all of them when some
+        // were removed or sorted here since): the round merges them into what it sorted then.
+        size_t sortedGroups = 0, sortedKeys = 0;
+        if (id < m_reshuffled.size() && m_reshuffled[id]) {
+            m_orderCache->groups.erase(id);
+            m_reshuffled[id] = false;
+        } else if (auto it = m_orderCache->groups.find(id); it != m_orderCache->groups.end()) {
+            sortedGroups = it->second.groups.size();
+            sortedKeys = it->second.keys.size();
+        }
+        const KeyTree::Group &g = m_tree.group(id);
+        OrderTask task;
+        task.group = id;
+        task.newGroups.reserve(g.groups.size() - sortedGroups);
+        for (size_t i = sortedGroups; i < g.groups.size(); ++i)
+            task.newGroups.push_back(entry(m_tree.groupName(g.groups[i]), g.groups[i]));
+        task.newKeys.reserve(g.keys.size() - sortedKeys);
+        for (size_t i = sortedKeys; i < g.keys.size(); ++i)
+            task.newKeys.push_back(entry(m_tree.keyName(g.keys[i]), g.keys[i]));
+        round->tasks.push_back(std::move(task));
+    }
+    std::vector<quint32>().swap(m_disordered);
+    if (round->tasks.empty())
+        return;
+    round->chunks = m_tree.nameChunks();
+    round->cache = m_orderCache;
+    m_sinceRound.start();
+    m_orderRun->start(round, [this](std::shared_ptr<OrderRound> sorted) {
+        m_lastRoundMs = m_sinceRound.elapsed();
+        applyOrder(sorted);
+        scheduleOrder(); // the keys that came meanwhile
+    });
+}
+
+void KeyTreeModel::applyOrder(const std::shared_ptr<OrderRound> &round)
+{
+    if (round->generation != m_generation)
+        return;
+    m_inRound.clear();
+    // Each group's lists as they are now: the round's children first (unless some left
+    // meanwhile: then it waits for the next round), then those that came since, which keep
+    // the group in order only if they follow on.
+    const auto less = [this](bool groups) {
+        return [this, groups](quint32 a, quint32 b) {
+            return groups ? naturalLess(m_tree.groupName(a), m_tree.groupName(b)) : naturalLess(m_tree.keyName(a), m_tree.keyName(b));
+        };
+    };
+    std::vector<const OrderTask *> applied;
+    for (const OrderTask &task : round->tasks) {
+        if (!groupAlive(task.group) || isOrdered(task.group))
+            continue;
+        const KeyTree::Group &g = m_tree.group(task.group);
+        if ((task.group < m_reshuffled.size() && m_reshuffled[task.group]) || g.groups.size() < task.groups.size() ||
+            g.keys.size() < task.keys.size()) {
+            setOrdered(task.group, false); // sorted again next round, as it is then
+            continue;
+        }
+        applied.push_back(&task);
+    }
+    if (applied.empty())
+        return;
+    std::vector<bool> touched(m_tree.groupCount(), false);
+    QList<QPersistentModelIndex> parents;
+    for (const OrderTask *task : applied)
+        touched[task->group] = true;
+    if (applied.size() <= 8) // else the whole model: the views look at every group anyway
+        for (const OrderTask *task : applied)
+            if (task->group != KeyTree::kRoot)
+                parents << QPersistentModelIndex(groupIndex(task->group));
+    emit layoutAboutToBeChanged(parents, QAbstractItemModel::VerticalSortHint);
+    QModelIndexList before, after;
+    for (const QModelIndex &i : persistentIndexList()) {
+        const quintptr tag = i.internalId();
+        const quint32 parent = isGroupTag(tag) ? m_tree.group(idOf(tag)).parent : m_tree.key(idOf(tag)).group;
+        if (parent != KeyTree::kNone && touched[parent])
+            before << i;
+    }
+    for (const OrderTask *task : applied) {
+        KeyTree::Group &g = m_tree.group(task->group);
+        std::copy(task->groups.begin(), task->groups.end(), g.groups.begin());
+        std::copy(task->keys.begin(), task->keys.end(), g.keys.begin());
+        m_tree.markRowsStale(task->group);
+        const auto follows = [&](IdList &list, size_t sorted, bool groups) {
+            const auto lessThan = less(groups);
+            if (sorted == list.size())
+                return true;
+            if (sorted > 0 && lessThan(list[sorted], list[sorted - 1]))
+                return false;
+            return std::is_sorted(list.begin() + sorted, list.end(), lessThan);
+        };
+        const bool inOrder = follows(g.groups, task->groups.size(), true) && follows(g.keys, task->keys.size(), false);
+        setOrdered(task->group, inOrder);
+    }
+    for (const QModelIndex &i : std::as_const(before))
+        after << moved(i);
+    changePersistentIndexList(before, after);
+    emit layoutChanged(parents, QAbstractItemModel::VerticalSortHint);
+    announceIfInOrder();
+}
+
+void KeyTreeModel::announceIfInOrder()
+{
+    if (!isInOrder())
+        return;
+    m_orderCache.reset(); // nothing left to merge into (a round under way holds its own)
+    emit inOrder();
+}
+
+void KeyTreeModel::orderNow(size_t maxChildren)
+{
+    // Those queued and those in the round under way (whose result, come back, finds them in
+    // order and is dropped).
+    std::vector<quint32> candidates = m_disordered;
+    candidates.insert(candidates.end(), m_inRound.begin(), m_inRound.end());
+    std::vector<quint32> here;
+    size_t children = 0;
+    for (const quint32 id : candidates) {
+        if (isOrdered(id) || !groupAlive(id) || std::find(here.begin(), here.end(), id) != here.end())
+            continue;
+        const KeyTree::Group &g = m_tree.group(id);
+        children += g.groups.size() + g.keys.size();
+        here.push_back(id);
+    }
+    if (!here.empty() && children <= maxChildren) {
+        std::vector<bool> touched(m_tree.groupCount(), false);
+        for (const quint32 id : here)
+            touched[id] = true;
+        emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+        QModelIndexList before, after;
+        for (const QModelIndex &i : persistentIndexList()) {
+            const quintptr tag = i.internalId();
+            const quint32 parent = isGroupTag(tag) ? m_tree.group(idOf(tag)).parent : m_tree.key(idOf(tag)).group;
+            if (parent != KeyTree::kNone && touched[parent])
+                before << i;
+        }
+        for (const quint32 id : here)
+            sortChildren(id);
+        for (const QModelIndex &i : std::as_const(before))
+            after << moved(i);
+        changePersistentIndexList(before, after);
+        emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+        if (isInOrder())
+            emit inOrder();
+    }
+    // What is left (too big to sort here) goes to a round now.
+    if (!m_keptInOrder || !m_orderRun || m_orderRun->isRunning())
+        return;
+    m_orderTimer.stop();
+    startOrderRound();
 }
 
 void KeyTreeModel::reserve(qint64 keys)
@@ -110,10 +328,13 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
             deeper.push_back(i);
         }
         for (auto &[parent, segs] : missing) {
-            std::sort(segs.begin(), segs.end());
+            std::sort(segs.begin(), segs.end(), naturalLess);
             segs.erase(std::unique(segs.begin(), segs.end()), segs.end());
-            const int first = int(m_tree.group(parent).groups.size());
-            markUnsorted(parent);
+            const KeyTree::Group &p = m_tree.group(parent);
+            const int first = int(p.groups.size());
+            // Still in order when they all come after the last one (one comparison).
+            if (!p.groups.empty() && naturalLess(segs.front(), m_tree.groupName(p.groups[p.groups.size() - 1])))
+                setOrdered(parent, false);
             beginInsertRows(groupIndex(parent), first, first + int(segs.size()) - 1);
             for (QByteArrayView seg : segs)
                 m_tree.addGroup(parent, seg);
@@ -143,21 +364,23 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
     }
     std::map<quint32, std::pair<int, int>> countRows; // parent -> first, last child group whose count changed
     for (auto &[group, names] : fresh) {
-        std::sort(names.begin(), names.end());
+        std::sort(names.begin(), names.end(), naturalLess);
         names.erase(std::unique(names.begin(), names.end()), names.end());
         const KeyTree::Group &g = m_tree.group(group);
         const int first = int(g.groups.size() + g.keys.size());
-        markUnsorted(group);
+        if (!g.keys.empty() && naturalLess(names.front(), m_tree.keyName(g.keys[g.keys.size() - 1])))
+            setOrdered(group, false);
         beginInsertRows(groupIndex(group), first, first + int(names.size()) - 1);
         for (QByteArrayView name : names)
             m_tree.addKey(group, name);
         endInsertRows();
         for (quint32 a = group; a != KeyTree::kRoot; a = m_tree.group(a).parent) {
             const KeyTree::Group &ag = m_tree.group(a);
-            auto [it, inserted] = countRows.try_emplace(ag.parent, int(ag.row), int(ag.row));
+            const int row = int(m_tree.groupRow(a));
+            auto [it, inserted] = countRows.try_emplace(ag.parent, row, row);
             if (!inserted) {
-                it->second.first = std::min(it->second.first, int(ag.row));
-                it->second.second = std::max(it->second.second, int(ag.row));
+                it->second.first = std::min(it->second.first, row);
+                it->second.second = std::max(it->second.second, row);
             }
         }
     }
@@ -171,15 +394,14 @@ void KeyTreeModel::sortChildren(quint32 id)
 {
     KeyTree::Group &g = m_tree.group(id);
     // In natural order, as a person looks for them: user:2 before user:10.
-    std::sort(g.groups.begin(), g.groups.end(), [&](quint32 a, quint32 b) { return naturalLess(m_tree.groupName(a), m_tree.groupName(b)); });
-    for (size_t r = 0; r < g.groups.size(); ++r)
-        m_tree.group(g.groups[r]).row = quint32(r);
-    std::sort(g.keys.begin(), g.keys.end(), [&](quint32 a, quint32 b) { return naturalLess(m_tree.keyName(a), m_tree.keyName(b)); });
-    for (size_t r = 0; r < g.keys.size(); ++r)
-        m_tree.key(g.keys[r]).pos = quint32(r);
-    if (m_sorted.size() < m_tree.groupCount())
-        m_sorted.resize(m_tree.groupCount(), false);
-    m_sorted[id] = true;
+    if (!isOrdered(id)) {
+        markReshuffled(id);
+        sortAfterSortedRun(g.groups.begin(), g.groups.end(),
+                           [&](quint32 a, quint32 b) { return naturalLess(m_tree.groupName(a), m_tree.groupName(b)); });
+        sortAfterSortedRun(g.keys.begin(), g.keys.end(), [&](quint32 a, quint32 b) { return naturalLess(m_tree.keyName(a), m_tree.keyName(b)); });
+        m_tree.markRowsStale(id);
+    }
+    setOrdered(id, true);
 }
 
 QModelIndex KeyTreeModel::moved(const QModelIndex &old) const
@@ -193,13 +415,15 @@ void KeyTreeModel::sortByName()
     emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
     const QModelIndexList before = persistentIndexList();
     for (quint32 id = 0; id < m_tree.groupCount(); ++id)
-        sortChildren(id);
+        if (groupAlive(id))
+            sortChildren(id);
     QModelIndexList after;
     after.reserve(before.size());
     for (const QModelIndex &i : before)
         after << moved(i);
     changePersistentIndexList(before, after);
     emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+    announceIfInOrder();
 }
 
 bool KeyTreeModel::sortGroup(const QModelIndex &group, size_t maxChildren)
@@ -207,7 +431,7 @@ bool KeyTreeModel::sortGroup(const QModelIndex &group, size_t maxChildren)
     if (group.isValid() && (group.column() != KeyColumn || !isGroupTag(group.internalId())))
         return false;
     const quint32 id = group.isValid() ? idOf(group.internalId()) : KeyTree::kRoot;
-    if (id < m_sorted.size() && m_sorted[id])
+    if (isOrdered(id))
         return true;
     const KeyTree::Group &g = m_tree.group(id);
     if (g.groups.size() + g.keys.size() > maxChildren)
@@ -224,6 +448,7 @@ bool KeyTreeModel::sortGroup(const QModelIndex &group, size_t maxChildren)
         after << moved(i);
     changePersistentIndexList(before, after);
     emit layoutChanged(parents, QAbstractItemModel::VerticalSortHint);
+    announceIfInOrder();
     return true;
 }
 
@@ -239,7 +464,7 @@ quint32 KeyTreeModel::keyId(const QModelIndex &index) const
 int KeyTreeModel::keyRow(quint32 id) const
 {
     const KeyTree::Key &k = m_tree.key(id);
-    return int(m_tree.group(k.group).groups.size() + k.pos);
+    return int(m_tree.group(k.group).groups.size() + m_tree.keyPos(id));
 }
 
 QModelIndex KeyTreeModel::indexOfKey(quint32 id, int column) const
@@ -253,7 +478,7 @@ QModelIndex KeyTreeModel::groupIndex(quint32 group, int column) const
 {
     if (group == KeyTree::kRoot || group >= m_tree.groupCount())
         return {};
-    return createIndex(int(m_tree.group(group).row), column, groupTag(group));
+    return createIndex(int(m_tree.groupRow(group)), column, groupTag(group));
 }
 
 KeyTreeModel::DetailsSlot &KeyTreeModel::slotFor(quint32 key)
@@ -323,14 +548,21 @@ void KeyTreeModel::removeKeys(const std::vector<quint32> &ids)
             k.details = KeyTree::kNone;
         }
         m_tree.removeKey(id);
+        markReshuffled(group);
         endRemoveRows();
+        if (m_tree.group(group).keys.size() <= 1 && m_tree.group(group).groups.size() <= 1)
+            setOrdered(group, true); // one child or none: in order
         // Groups left empty go too, up to the first that still holds something.
         while (group != KeyTree::kRoot && m_tree.group(group).keys.empty() && m_tree.group(group).groups.empty()) {
             const quint32 parent = m_tree.group(group).parent;
-            const int groupRow = int(m_tree.group(group).row);
+            const int groupRow = int(m_tree.groupRow(group));
             beginRemoveRows(groupIndex(parent), groupRow, groupRow);
             m_tree.removeGroup(group);
+            markReshuffled(parent);
             endRemoveRows();
+            setOrdered(group, true); // gone: nothing to sort
+            if (m_tree.group(parent).keys.size() <= 1 && m_tree.group(parent).groups.size() <= 1)
+                setOrdered(parent, true);
             group = parent;
         }
     }
@@ -431,7 +663,12 @@ int KeyTreeModel::columnCount(const QModelIndex &) const
 
 bool KeyTreeModel::hasChildren(const QModelIndex &parent) const
 {
-    return rowCount(parent) > 0;
+    // A group is never empty but for a moment (addKeys inserts it just before its keys; one
+    // left empty leaves the listing): answered without reading its record, which a tree view's
+    // layout asks of every row shown, a million times for a big group open.
+    if (parent.isValid())
+        return parent.column() == KeyColumn && isGroupTag(parent.internalId());
+    return rowCount() > 0;
 }
 
 Qt::ItemFlags KeyTreeModel::flags(const QModelIndex &index) const

@@ -1,7 +1,9 @@
 // The key browser's model: keys grouped by a separator with a count per group, and the
 // limiter columns (algorithm, used/limit, remaining, TTL, memory) filled lazily per key.
 // Keys arrive a SCAN page at a time and are inserted with one beginInsertRows per group;
-// the model is reset only when the keyspace is read again.
+// the model is reset only when the keyspace is read again. Kept in order (setKeptInOrder), a
+// group whose children arrived out of natural order is sorted on a thread of its own and
+// rearranged with a layout change, whatever its size.
 #pragma once
 
 #include <functional>
@@ -12,8 +14,16 @@
 
 #include <QAbstractItemModel>
 #include <QByteArrayList>
+#include <QElapsedTimer>
+#include <QTimer>
+
+#include <memory>
 
 namespace ratescope::ui {
+
+class OrderRun;
+struct OrderRound;
+struct OrderCache;
 
 class KeyTreeModel : public QAbstractItemModel {
     Q_OBJECT
@@ -29,6 +39,7 @@ public:
     };
 
     explicit KeyTreeModel(QObject *parent = nullptr);
+    ~KeyTreeModel() override;
 
     // Forgets every key and detail (a reset); the next keys are grouped by `separator`.
     void clear(const QByteArray &separator);
@@ -41,12 +52,26 @@ public:
     qint64 keyCount() const { return m_tree.keyCount(); }
     qint64 unlistedCount() const { return m_unlisted; } // names too long to hold
     // Sorts the children of every group by name (groups first, then keys). Keys that arrive
-    // later are appended after the sorted ones.
+    // later are appended after the sorted ones (unless the model is kept in order).
     void sortByName();
     // Sorts one group's children (invalid index: the top level) unless it has more than
-    // maxChildren: what a big keyspace gets, group by group, as the user opens them. Returns
-    // whether the group is in order now.
+    // maxChildren. Returns whether the group is in order now.
     bool sortGroup(const QModelIndex &group, size_t maxChildren);
+
+    // Kept in order: every group whose children are out of natural order (keys that arrived
+    // after others that sort later) is sorted in a background round, at most one round per
+    // orderIntervalMs while keys keep coming, and rearranged on the GUI thread with one layout
+    // change per round; persistent indexes (the selection, expanded groups, the current
+    // index) follow their rows. Keys that arrive during a round go to the next one, which
+    // starts no sooner than twice the last round's time after it.
+    void setKeptInOrder(bool on);
+    void setOrderIntervalMs(int ms) { m_orderIntervalMs = ms; }
+    // Every group's children in natural order (groups first, then keys).
+    bool isInOrder() const { return m_disorderedCount == 0; }
+    // Sorts here, at once, the groups out of order when they hold at most maxChildren children
+    // in all (a few keys that came back, a small keyspace at the end of its listing), with one
+    // layout change; else they go to a background round started now.
+    void orderNow(size_t maxChildren);
     // Bumped by clear(): answers for an older generation are stale.
     quint64 generation() const { return m_generation; }
 
@@ -95,6 +120,10 @@ public:
     };
     std::optional<ShardSummary> shardSummary(quint32 group) const;
 
+signals:
+    // Every group is in natural order again (after a background round or orderNow()).
+    void inOrder();
+
 private:
     struct DetailsSlot {
         KeyDetails details;
@@ -113,18 +142,38 @@ private:
     QVariant keyData(quint32 key, int column, int role) const;
     DetailsSlot &slotFor(quint32 key);
     void sortChildren(quint32 group);
-    void markUnsorted(quint32 group)
+    bool isOrdered(quint32 group) const { return group >= m_sorted.size() || m_sorted[group]; } // new groups are empty
+    void setOrdered(quint32 group, bool ordered);
+    void markReshuffled(quint32 group)
     {
-        if (group < m_sorted.size())
-            m_sorted[group] = false;
+        if (m_reshuffled.size() <= group)
+            m_reshuffled.resize(size_t(group) + 1, false);
+        m_reshuffled[group] = true;
     }
+    void scheduleOrder();
+    void startOrderRound();
+    void applyOrder(const std::shared_ptr<OrderRound> &round);
+    void announceIfInOrder();
+    bool groupAlive(quint32 group) const { return group == KeyTree::kRoot || m_tree.group(group).parent != KeyTree::kNone; }
     QModelIndex moved(const QModelIndex &old) const; // after a sort
 
     KeyTree m_tree;
     std::vector<DetailsSlot> m_slots;
     std::vector<quint32> m_freeSlots;
     qint64 m_unlisted = 0;
-    std::vector<bool> m_sorted; // by group: children in name order
+    std::vector<bool> m_sorted; // by group: children in natural order
+    size_t m_disorderedCount = 0;      // groups whose m_sorted is false
+    std::vector<quint32> m_disordered; // groups to sort in the next round (some may be in order by then)
+    std::vector<bool> m_queued;        // by group: in m_disordered
+    std::vector<quint32> m_inRound;    // the groups the round under way sorts
+    std::vector<bool> m_reshuffled;    // by group: children removed or sorted here since a round took them
+    std::shared_ptr<OrderCache> m_orderCache; // what the rounds sorted, while some group is out of order
+    bool m_keptInOrder = false;
+    int m_orderIntervalMs = 250;
+    OrderRun *m_orderRun = nullptr;
+    QTimer m_orderTimer;
+    QElapsedTimer m_sinceRound; // since the last round started
+    qint64 m_lastRoundMs = 0;   // how long it took to come back
     quint64 m_generation = 0;
     std::function<qint64()> m_clock; // empty: the steady clock
 };
