@@ -262,6 +262,14 @@ int main(int argc, char **argv)
         s.seconds = s.listingSeconds;
         row(qPrintable(QStringLiteral("console: the listing alone")), l, s,
             ratio(l, s) + QStringLiteral(", from connecting to the last key listed"));
+        // The same with a key view open beside the listing, refreshing (its reads and the
+        // listing's SCAN calls share the connection's rounds).
+        Run lk = runConsole(loopback, options, "api:a");
+        Run sk = runConsole(slow, options, "api:a");
+        lk.seconds = lk.listingSeconds;
+        sk.seconds = sk.listingSeconds;
+        row(qPrintable(QStringLiteral("console: the listing, api:a open")), lk, sk,
+            ratio(lk, sk) + QStringLiteral(", the key view refreshing meanwhile"));
     }
     row(qPrintable(QStringLiteral("top, %1 keys").arg(total)), topLoop, topSlow, ratio(topLoop, topSlow));
     cli({QStringLiteral("policy"), QStringLiteral("set"), QStringLiteral("bench"), QStringLiteral("--match"), QStringLiteral("bench:*"),

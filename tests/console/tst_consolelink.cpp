@@ -467,14 +467,15 @@ void TestConsoleLink::idleWithAKeyViewOpen()
     QCOMPARE(rounds, 15);
 }
 
-// Listing 300,000 keys through a 50 ms link with a key view set to refresh every 250 ms (paced
-// to 1 s on this link): every key listed once, in SCAN calls sized from the round trip; the
-// view keeps refreshing while the scan runs (its reads run between two SCAN calls of a page,
-// which goes on after them: the listing takes the scan's rounds and the reads' own, never a
-// page cut short). The walk takes 31 rounds of 50 ms at least, longer than the view's period.
+// Listing 600,000 keys through a 50 ms link with a key view set to refresh every 250 ms (paced
+// to 20 round trips, 1 s, on this link): every key listed once, in SCAN calls sized from the
+// round trip; the view keeps refreshing while the scan runs (its reads run between two SCAN
+// calls of a page, which goes on after them: the listing takes the scan's rounds and the
+// reads' own, never a page cut short). The walk takes 61 rounds of 50 ms at least, three of
+// the view's periods: a refresh falls well inside it however the ticks fall.
 void TestConsoleLink::listingWhileAKeyViewRefreshes()
 {
-    constexpr int kKeys = 300000;
+    constexpr int kKeys = 600000;
     std::vector<Command> batch;
     for (int i = 0; i < kKeys; ++i) {
         batch.push_back({"SET", "big:t" + QByteArray::number(i % 100) + ":u" + QByteArray::number(i), "1"});
@@ -485,7 +486,7 @@ void TestConsoleLink::listingWhileAKeyViewRefreshes()
     }
     const qint64 total = m_direct->command({"DBSIZE"}).toInteger();
     linkAlone();
-    m_proxy->setDelayMs(25); // a 50 ms link: the walk's ten or so rounds take half a second at least
+    m_proxy->setDelayMs(25); // a 50 ms link: the walk takes three seconds at least
     RedisClient client(m_proxy->options(m_server->options()));
     client.open();
     QTRY_VERIFY_WITH_TIMEOUT(client.status().has_value(), 10000); // the round trip is measured: pages sized from it
@@ -513,11 +514,11 @@ void TestConsoleLink::listingWhileAKeyViewRefreshes()
     QCOMPARE(browser.model()->keyCount(), total);
     QCOMPARE(browser.scannedCount(), total);
     // A call asked for 1,000 keys per 2 ms of the round trip (at most 10,000), so the walk took
-    // about 31 calls, not the 300 of the base COUNT of 1,000.
+    // about 61 calls, not the 600 of the base COUNT of 1,000.
     const int count = KeyScanner::countFor(qint64(client.status()->roundTripMs * 1000), 1000);
     qInfo("%lld keys listed in %lld SCAN calls (COUNT %d at the end) while the key view refreshed %lld times", total, walked, count,
           qint64(refreshes));
-    QVERIFY2(walked <= 40, qPrintable(QString::number(walked)));
+    QVERIFY2(walked <= 75, qPrintable(QString::number(walked)));
     // At least one 250 ms tick fell inside the walk, and its read did not wait for the walk.
     QVERIFY2(refreshes >= 1, qPrintable(QString::number(refreshes)));
     m_proxy->setDelayMs(5);
