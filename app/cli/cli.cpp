@@ -341,10 +341,10 @@ void Cli::printJson(const JsonLine &line, Flush flush)
 {
     // Bytes straight to the device: the stream would turn them into UTF-16 and back.
     m_out.flush(); // what the stream holds goes first
-    QByteArray bytes;
-    line.appendTo(bytes);
-    bytes.append('\n');
-    m_out.device()->write(bytes);
+    m_line.truncate(0); // its room kept from line to line
+    line.appendTo(m_line);
+    m_line.append('\n');
+    m_out.device()->write(m_line);
     if (flush == Flush::Now)
         flushOut();
 }

@@ -208,6 +208,7 @@ private:
     QCommandLineParser m_parser;
     QFile m_reportFile; // standard error once reportOnStandardError() moved m_out there (outlives m_out)
     QTextStream m_out;
+    QByteArray m_line; // printJson(JsonLine)'s
     QTextStream m_err;
     bool m_json = false;
     bool m_readOnly = false;

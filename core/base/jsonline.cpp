@@ -43,21 +43,25 @@ void JsonLine::appendString(QByteArray &out, const char *utf8, qsizetype size)
     out.append('"');
 }
 
-QByteArray &JsonLine::field(const char *name)
+void JsonLine::start(const char *name)
 {
     for (Field &f : m_fields)
-        if (f.name == name) {
-            f.value.clear();
-            return f.value;
-        }
-    m_fields.push_back({QByteArray(name), {}});
-    return m_fields.back().value;
+        if (f.name && std::strcmp(f.name, name) == 0)
+            f.name = nullptr; // as QJsonObject::insert: the last value counts
+    m_fields.push_back({name, m_values.size(), m_values.size()});
+}
+
+void JsonLine::end()
+{
+    m_fields.back().to = m_values.size();
 }
 
 void JsonLine::add(const char *name, const QString &text)
 {
+    start(name);
     const QByteArray utf8 = text.toUtf8();
-    appendString(field(name), utf8.constData(), utf8.size());
+    appendString(m_values, utf8.constData(), utf8.size());
+    end();
 }
 
 void JsonLine::add(const char *name, QLatin1StringView text)
@@ -67,40 +71,55 @@ void JsonLine::add(const char *name, QLatin1StringView text)
 
 void JsonLine::add(const char *name, qint64 number)
 {
-    field(name) = QByteArray::number(number);
+    start(name);
+    m_values.append(QByteArray::number(number));
+    end();
 }
 
 void JsonLine::add(const char *name, double number)
 {
-    field(name) = std::isfinite(number) ? QByteArray::number(number, 'g', QLocale::FloatingPointShortest) : QByteArrayLiteral("null");
+    start(name);
+    m_values.append(std::isfinite(number) ? QByteArray::number(number, 'g', QLocale::FloatingPointShortest) : QByteArrayLiteral("null"));
+    end();
 }
 
 void JsonLine::addBytes(const char *name, const QByteArray &bytes)
 {
     if (isPlainKey(bytes)) { // valid UTF-8: its bytes are the text's
-        appendString(field(name), bytes.constData(), bytes.size());
+        start(name);
+        appendString(m_values, bytes.constData(), bytes.size());
+        end();
         return;
     }
     add(name, isUtf8(bytes) ? QString::fromUtf8(bytes) : displayKey(bytes));
-    const QByteArray base64Name = QByteArray(name) + "_base64";
+    m_ownNames.push_back(QByteArray(name) + "_base64");
+    start(m_ownNames.back().constData()); // its bytes stay where they are when the vector grows
     const QByteArray base64 = bytes.toBase64();
-    appendString(field(base64Name.constData()), base64.constData(), base64.size());
+    appendString(m_values, base64.constData(), base64.size());
+    end();
 }
 
 void JsonLine::appendTo(QByteArray &out) const
 {
-    std::vector<const Field *> sorted;
-    sorted.reserve(m_fields.size());
+    const Field *sorted[32];
+    std::vector<const Field *> many;
+    const Field **begin = sorted;
+    size_t n = 0;
+    if (m_fields.size() > std::size(sorted)) {
+        many.resize(m_fields.size());
+        begin = many.data();
+    }
     for (const Field &f : m_fields)
-        sorted.push_back(&f);
-    std::sort(sorted.begin(), sorted.end(), [](const Field *a, const Field *b) { return a->name < b->name; });
+        if (f.name)
+            begin[n++] = &f;
+    std::sort(begin, begin + n, [](const Field *a, const Field *b) { return std::strcmp(a->name, b->name) < 0; });
     out.append('{');
-    for (const Field *f : sorted) {
-        if (f != sorted.front())
+    for (size_t i = 0; i < n; ++i) {
+        if (i > 0)
             out.append(',');
-        appendString(out, f->name.constData(), f->name.size());
+        appendString(out, begin[i]->name, qsizetype(std::strlen(begin[i]->name)));
         out.append(':');
-        out.append(f->value);
+        out.append(m_values.constData() + begin[i]->from, begin[i]->to - begin[i]->from);
     }
     out.append('}');
 }

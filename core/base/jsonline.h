@@ -33,13 +33,18 @@ public:
     static void appendString(QByteArray &out, const char *utf8, qsizetype size);
 
 private:
-    QByteArray &field(const char *name); // its value's text, emptied
+    // Starts the value of `name` (a literal, or a name kept in m_ownNames): appended to
+    // m_values until the next field starts.
+    void start(const char *name);
+    void end();
 
     struct Field {
-        QByteArray name; // also the base64 fields' own names
-        QByteArray value;
+        const char *name = nullptr; // nullptr: given again later
+        qsizetype from = 0, to = 0; // its value in m_values
     };
     std::vector<Field> m_fields;
+    QByteArray m_values;
+    std::vector<QByteArray> m_ownNames; // names made here (`name`_base64)
 };
 
 } // namespace ratescope
