@@ -159,11 +159,17 @@ LimitResolver::OverrideReads LimitResolver::overrideCommands(const std::vector<Q
         return reads; // nothing to read
     // Subjects and their groups' bases; a key asked twice is harmless (and rare: SCAN may
     // return a key twice, shards share a base), so no set is built for a million keys.
+    // Only subjects a policy covers: an override changes a policy's limits, no other's
+    // (resolve()), so a scan of keys no policy matches reads none.
     reads.keys.reserve(subjects.size());
     for (const QByteArray &subject : subjects) {
+        if (!findPolicy(m_policies, subject))
+            continue;
         reads.keys.push_back(subject);
         appendGroup(subject, reads.keys);
     }
+    if (reads.keys.empty())
+        return reads;
     // A few keys (one limiter: itself and its group) go as a GET each, as on a cluster (keys
     // of many slots, routed by the pipeline): the commands a caller reads ahead for one key
     // (Connection::prefetch, overrideReads). Else an MGET per kPerMget keys.

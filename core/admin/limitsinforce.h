@@ -64,8 +64,8 @@ public:
     // takeOverride) before asking resolve() about the subject.
     std::vector<QByteArray> overrideSubjects(const QByteArray &subject) const;
     // Reads the overrides deciding these subjects' limits: pipelined (on one server an MGET per
-    // 1,000 keys; on a cluster a GET each), nothing at all without policies (an override only
-    // changes a policy's limits). Throws the server's refusal (NOPERM on the namespace) rather
+    // 1,000 keys; on a cluster a GET each), none for subjects no policy covers (an override
+    // only changes a policy's limits). Throws the server's refusal (NOPERM on the namespace) rather
     // than answer without them.
     void readOverrides(Connection &connection, const std::vector<QByteArray> &subjects);
     static constexpr size_t kGetEachUpTo = 4; // keys read as a GET each, not MGET
