@@ -18,7 +18,9 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <deque>
 #include <map>
+#include <memory>
 #include <QDateTime>
 #include <QJsonArray>
 
@@ -160,18 +162,20 @@ int runKeys(Cli &cli)
 
     KeysPrinter printer(cli, options.memory);
     LimitResolver resolver(options.policies, cli.ns()); // the limits in force, as every view has them
-    // A page's rows wait for their usage, read in the next call's round (or one of their own
-    // after the last page): the scanner's step carries the next SCAN, a page's first round,
-    // its overrides and the usage of the page before it together.
+    // A page's rows wait for their usage, read with the scanner's next round (or in one of
+    // their own after the last page): the scanner's steps carry the next SCAN, a page's first
+    // round, its overrides and the usage of the pages before it together. Rows are printed in
+    // the order their pages were read.
     struct WaitingRows {
         std::vector<Row> rows;
         std::vector<UsageTarget> targets;
         std::vector<size_t> targetRow;
         std::vector<std::pair<size_t, size_t>> owned; // per target: first command, count (count 0: unreadable)
         std::vector<Command> commands;
+        bool read = false; // the usage is in (or there is none to read)
     };
-    WaitingRows waiting;
-    bool waitingSent = false; // waiting.commands went with the scanner's last step
+    std::deque<std::shared_ptr<WaitingRows>> waiting; // oldest first
+    qint64 waitingRows = 0;
     // Which script calls the server takes, asked once for the whole listing (with the
     // handshake on one server, so never between the scanner's steps).
     std::optional<ScriptCalls> calls;
@@ -184,35 +188,44 @@ int runKeys(Cli &cli)
     };
     qint64 printed = 0;
     qint64 nowUs = 0;
-    // The waiting rows printed, with the usage their commands' replies give (nullptr: read now).
-    auto printWaiting = [&](Reply *replies) {
+    // The usage of waiting rows from their commands' replies (nullptr: read now).
+    auto readUsageOf = [&](WaitingRows &w, Reply *replies) {
         std::vector<Reply> own;
-        if (!replies && !waiting.commands.empty()) {
-            own = c.pipeline(waiting.commands);
+        if (!replies && !w.commands.empty()) {
+            own = c.pipeline(w.commands);
             replies = own.data();
         }
-        if (!waiting.commands.empty())
-            LimiterScript::resendNotLoaded(c, waiting.commands, replies); // the scripts lost: one round more
-        for (size_t i = 0; i < waiting.targets.size(); ++i) {
-            const auto [from, n] = waiting.owned[i];
+        if (!w.commands.empty())
+            LimiterScript::resendNotLoaded(c, w.commands, replies); // the scripts lost: one round more
+        for (size_t i = 0; i < w.targets.size(); ++i) {
+            const auto [from, n] = w.owned[i];
             if (n == 0)
                 continue;
             try {
-                waiting.rows[waiting.targetRow[i]].usage = usageFromReplies(c, waiting.targets[i], replies + from, n, nowUs);
+                w.rows[w.targetRow[i]].usage = usageFromReplies(c, w.targets[i], replies + from, n, nowUs);
             } catch (const ConnectionError &) {
                 throw;
             } catch (const Error &) {
                 // changed type or vanished meanwhile: no figures
             }
         }
-        for (const Row &r : waiting.rows) {
-            if (printed++ >= max)
-                break;
-            printer.print(r);
+        w.read = true;
+    };
+    // The waiting rows whose usage is in, printed in order.
+    auto printRead = [&] {
+        bool any = false;
+        while (!waiting.empty() && waiting.front()->read) {
+            for (const Row &r : waiting.front()->rows) {
+                if (printed++ >= max)
+                    break;
+                printer.print(r);
+            }
+            waitingRows -= qint64(waiting.front()->rows.size());
+            waiting.pop_front();
+            any = true;
         }
-        printer.flush(); // the page shown as it is read
-        waiting = {};
-        waitingSent = false;
+        if (any)
+            printer.flush(); // the page shown as it is read
     };
     KeyScanner scanner(c, options);
     std::map<QByteArray, Row> counterBases;                       // grouped and printed at the end
@@ -228,10 +241,10 @@ int runKeys(Cli &cli)
             std::vector<Row> rows;
             std::vector<UsageTarget> targets;
             std::vector<size_t> targetRow;
-            const std::vector<KeyRecord> page = scanner.nextPage();
+            const std::vector<KeyRecord> page = scanner.nextPage(); // may read usage sent before
+            rows.reserve(page.size());
             nowUs = scanner.nowUs();
-            if (waitingSent)
-                printWaiting(scanner.alongReplies().data());
+            printRead();
             // A counter window's or another library's limiter: its subject's override, in a
             // round of its own (only pages that have them).
             std::vector<QByteArray> subjects;
@@ -311,39 +324,49 @@ int runKeys(Cli &cli)
                 }
                 rows.push_back(std::move(r));
             }
+            if (rows.empty())
+                continue;
             // This page's usage: its commands go with the scanner's next step.
-            waiting.rows = std::move(rows);
-            waiting.targets = std::move(targets);
-            waiting.targetRow = std::move(targetRow);
-            waiting.owned.assign(waiting.targets.size(), {0, 0});
-            for (size_t i = 0; i < waiting.targets.size(); ++i) {
+            auto w = std::make_shared<WaitingRows>();
+            w->rows = std::move(rows);
+            w->targets = std::move(targets);
+            w->targetRow = std::move(targetRow);
+            w->owned.assign(w->targets.size(), {0, 0});
+            for (size_t i = 0; i < w->targets.size(); ++i) {
                 try {
-                    std::vector<Command> mine = usageCommands(c, waiting.targets[i], nowUs, calls);
-                    waiting.owned[i] = {waiting.commands.size(), mine.size()};
+                    std::vector<Command> mine = usageCommands(c, w->targets[i], nowUs, calls);
+                    w->owned[i] = {w->commands.size(), mine.size()};
                     for (Command &cmd : mine)
-                        waiting.commands.push_back(std::move(cmd));
+                        w->commands.push_back(std::move(cmd));
                 } catch (const UsageError &) {
                     // unreadable with these limits, or no limiter: listed without figures
                 }
             }
-            if (waiting.commands.empty() || scanner.atEnd() || printed + qint64(waiting.rows.size()) >= max) {
-                printWaiting(nullptr); // nothing to read, or no next step to ride with
-            } else {
-                scanner.sendAlong(waiting.commands);
-                waitingSent = true;
-            }
+            waiting.push_back(w);
+            waitingRows += qint64(w->rows.size());
+            if (w->commands.empty())
+                w->read = true;
+            else if (scanner.atEnd() || printed + waitingRows >= max)
+                readUsageOf(*w, nullptr); // no next step to ride with
+            else
+                scanner.sendAlong({w->commands, [&readUsageOf, w](Reply *replies) { readUsageOf(*w, replies); }});
+            printRead();
         }
-        if (!waiting.rows.empty())
-            printWaiting(nullptr); // interrupted
+        // Interrupted, or enough rows: what is still waiting is read now.
+        for (const auto &w : waiting)
+            if (!w->read)
+                readUsageOf(*w, nullptr);
+        printRead();
     } catch (const std::exception &) {
         failure = std::current_exception();
     }
     if (failure)
-        for (const Row &r : waiting.rows) { // read before the failure, listed without figures
-            if (printed++ >= max)
-                break;
-            printer.print(r);
-        }
+        for (const auto &w : waiting)
+            for (const Row &r : w->rows) { // read before the failure, listed without (some) figures
+                if (printed++ >= max)
+                    break;
+                printer.print(r);
+            }
     const bool complete = !failure && !interrupt.raised();
     // Sharded limiters: one row per group, used summed over its shards against the group's
     // limit; the keys <base>:<n> that make no group are listed one by one.

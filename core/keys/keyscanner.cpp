@@ -355,15 +355,13 @@ void KeyScanner::startScan()
     m_round.guesser = &m_guesser;
 }
 
-void KeyScanner::sendAlong(std::vector<Command> commands)
+void KeyScanner::sendAlong(PageReads reads)
 {
-    for (Command &c : commands)
-        m_along.push_back(std::move(c));
+    m_along.push_back(std::move(reads));
 }
 
 std::vector<KeyRecord> KeyScanner::nextPage()
 {
-    m_alongReplies.clear();
     if (atEnd())
         return {};
     if (!m_started)
@@ -372,7 +370,10 @@ std::vector<KeyRecord> KeyScanner::nextPage()
         return nextPageOverlapped();
     // The page in hand (from the SCAN that came back last); the next SCAN goes out with its
     // first round, so the walk never waits for a SCAN of its own. The caller's reads first.
-    std::vector<Command> commands = std::exchange(m_along, {});
+    const std::vector<PageReads> alongReads = std::exchange(m_along, {});
+    std::vector<Command> commands;
+    for (const PageReads &r : alongReads)
+        commands.insert(commands.end(), r.commands.begin(), r.commands.end());
     const size_t along = commands.size();
     std::vector<QByteArray> keys = std::move(m_page);
     m_page.clear();
@@ -397,7 +398,12 @@ std::vector<KeyRecord> KeyScanner::nextPage()
     if (commands.empty())
         return {};
     std::vector<Reply> replies = m_connection.pipeline(commands);
-    m_alongReplies.assign(std::make_move_iterator(replies.begin()), std::make_move_iterator(replies.begin() + qsizetype(along)));
+    size_t at = 0;
+    for (const PageReads &r : alongReads) {
+        if (r.take)
+            r.take(replies.data() + at);
+        at += r.commands.size();
+    }
     if (more)
         takeScan(replies[along]);
     if (!reader)
@@ -434,18 +440,22 @@ KeyScanner::Flight KeyScanner::flightFor(std::vector<QByteArray> keys, size_t ty
 std::vector<KeyRecord> KeyScanner::nextPageOverlapped()
 {
     // One step, as top's HotScanner takes them, with the SCAN chain first: the walk waits for
-    // the link, never for this side. In the order of the replies on the wire:
-    // 1. The SCAN reply of the last step, if still unread; the next SCAN goes out at once, in
-    //    a write of its own, so the server starts on it while this side builds the rest.
-    // 2. The caller's reads (sendAlong), the samples of the page whose first round came back
-    //    last step (only keys asked with TYPE need them), and the first round of the page from
-    //    that SCAN reply with the caller's reads for it (alsoPerPage).
-    // 3. The first rounds sent in the last step, read now (the server worked on them while
-    //    this side was busy).
-    // 4. Only when 2 sent the caller's reads or samples: the SCAN reply ahead of them, and
-    //    their replies. Otherwise the SCAN reply is left for the next step.
-    // Every page whose first round (and samples) are in is classified and returned, oldest
-    // first. Once the scan is over, keys guessed wrong go as a page of their own, typed.
+    // the link, never for this side, and the server always has the next pages to work on. In
+    // the order of the replies on the wire:
+    // 1. What went out before the last step's SCAN (the step before the last sent it behind
+    //    its own SCAN), in the order sent: the caller's reads (sendAlong: handed to their
+    //    `take`), the samples of pages that needed them, and the first round of the page sent
+    //    then (with its alsoPerPage reads). Sent two steps ago, they are in by now. Once the
+    //    scan is over, every write still unread.
+    // 2. The SCAN reply of the last step, if one is out; the next SCAN goes out at once, in a
+    //    write of its own.
+    // 3. In one write: the caller's reads given since, the samples the pages read in 1 need
+    //    (keys asked with TYPE), and the first round of the page from the SCAN reply of 2.
+    // The pages whose reads are all in are classified and returned, oldest first. Once the
+    // scan and its pages are over, keys guessed wrong go as a page of their own, typed.
+    const size_t before = m_scanOut ? m_batchesBeforeScan : m_batches.size();
+    for (size_t i = 0; i < before; ++i)
+        readBatch();
     if (m_scanOut) {
         takeScan(m_connection.receive());
         m_scanOut = false;
@@ -460,55 +470,37 @@ std::vector<KeyRecord> KeyScanner::nextPageOverlapped()
         if (m_cursor != "0") {
             m_connection.send(scanCommand(m_cursor, m_options.match, m_count, m_options.type));
             m_scanOut = true;
+            m_batchesBeforeScan = m_batches.size();
         }
-    } else if (m_cursor == "0" && !m_retry.empty()) {
+    } else if (m_cursor == "0" && !m_retry.empty() && m_flights.empty()) {
         keys = std::exchange(m_retry, {});
         typed = keys.size();
     }
-    std::vector<Command> commands = std::exchange(m_along, {});
-    const size_t along = commands.size();
-    Flight *sampled = nullptr; // the page whose samples go now
-    if (!m_flights.empty() && m_flights.front().received && !m_flights.front().samples.empty()) {
-        sampled = &m_flights.front();
-        std::move(sampled->samples.begin(), sampled->samples.end(), std::back_inserter(commands));
+    Batch batch;
+    std::vector<Command> commands;
+    for (PageReads &r : m_along) {
+        commands.insert(commands.end(), r.commands.begin(), r.commands.end());
+        batch.along.push_back(std::move(r));
     }
-    const size_t samples = commands.size() - along;
-    const size_t sent = m_flights.size(); // flights sent before this step
-    if (!keys.empty())
-        m_flights.push_back(flightFor(std::move(keys), typed, commands));
-    if (!commands.empty())
-        m_connection.send(commands);
-    for (size_t i = 0; i < sent; ++i) {
-        Flight &f = m_flights[i];
-        if (f.received)
-            continue;
-        std::vector<Reply> first = m_connection.receive(f.first);
-        f.reader->takeFirst(first.data());
-        std::vector<Reply> also = m_connection.receive(f.also.commands.size());
-        if (f.also.take)
-            f.also.take(also.data());
-        f.received = true;
-        f.samples = f.reader->sampleCommands();
-        f.ready = f.samples.empty();
-    }
-    m_alongReplies.clear();
-    std::vector<Reply> sampleReplies;
-    if (along + samples > 0) {
-        if (m_scanOut) {
-            takeScan(m_connection.receive());
-            m_scanOut = false;
+    m_along.clear();
+    for (Flight &f : m_flights)
+        if (!f.sampleCommands.empty()) {
+            std::move(f.sampleCommands.begin(), f.sampleCommands.end(), std::back_inserter(commands));
+            f.sampleCommands.clear();
+            batch.sampled.push_back(&f);
         }
-        m_alongReplies = m_connection.receive(along);
-        sampleReplies = m_connection.receive(samples);
+    if (!keys.empty()) {
+        m_flights.push_back(flightFor(std::move(keys), typed, commands));
+        batch.flight = &m_flights.back();
+    }
+    if (!commands.empty()) {
+        m_connection.send(commands);
+        m_batches.push_back(std::move(batch));
     }
     std::vector<KeyRecord> records;
-    while (!m_flights.empty()) {
+    while (!m_flights.empty() && m_flights.front().ready) {
         Flight &f = m_flights.front();
-        const bool sampledNow = &f == sampled;
-        if (!f.ready && !sampledNow)
-            break;
-        sampled = nullptr;
-        KeyRoundResult read = f.reader->takeSamples(sampledNow ? sampleReplies.data() : nullptr);
+        KeyRoundResult read = f.reader->takeSamples(f.sampleReplies.data());
         for (QByteArray &k : read.retry)
             m_retry.push_back(std::move(k));
         if (records.empty())
@@ -518,6 +510,31 @@ std::vector<KeyRecord> KeyScanner::nextPageOverlapped()
         m_flights.pop_front();
     }
     return records;
+}
+
+void KeyScanner::readBatch()
+{
+    Batch batch = std::move(m_batches.front());
+    m_batches.pop_front();
+    for (const PageReads &r : batch.along) {
+        std::vector<Reply> replies = m_connection.receive(r.commands.size());
+        if (r.take)
+            r.take(replies.data());
+    }
+    for (Flight *f : batch.sampled) {
+        f->sampleReplies = m_connection.receive(f->samples);
+        f->ready = true;
+    }
+    if (Flight *f = batch.flight) {
+        std::vector<Reply> first = m_connection.receive(f->first);
+        f->reader->takeFirst(first.data());
+        std::vector<Reply> also = m_connection.receive(f->also.commands.size());
+        if (f->also.take)
+            f->also.take(also.data());
+        f->sampleCommands = f->reader->sampleCommands(); // sent with this step's write
+        f->samples = f->sampleCommands.size();
+        f->ready = f->samples == 0;
+    }
 }
 
 } // namespace ratescope

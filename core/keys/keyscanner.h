@@ -129,15 +129,17 @@ public:
         std::function<PageReads(const std::vector<QByteArray> &keys)> alsoPerPage = {};
         // Keep the server a step ahead (one server: a cluster's SCAN walks its masters behind
         // one cursor, which only whole pipelines do). Each call reads the SCAN reply of the
-        // last, sends the next SCAN at once, then the first round of that reply's page (with
-        // alsoPerPage's reads, sendAlong's, and the samples of pages before that need them),
-        // and classifies the pages whose first rounds came back meanwhile; so the SCAN calls
-        // follow each other at the link's pace while this side and the caller work. A page is
-        // returned one call after its SCAN reply was read (two when some of its keys need
-        // samples); a call may return several pages' keys, or none. Between calls replies are
-        // on their way: a request of the caller's own meanwhile first takes them
-        // (NodeConnection keeps them), which costs the overlap of that step and nothing else.
-        // Off: nothing is in flight between calls.
+        // last and sends the next SCAN at once; then it reads what the last call sent behind
+        // that SCAN (the caller's reads, samples, a page's first round), sends the first round
+        // of the new page with the caller's reads and the samples the pages need, and
+        // classifies the pages whose reads are all in. So a call waits only for replies sent
+        // a call before, the SCAN calls follow each other at the link's pace, and this side's
+        // and the caller's work runs while they are on their way. A page is returned one call
+        // after its SCAN reply was read (two when some of its keys need samples); a call may
+        // return several pages' keys, or none. Between calls replies are on their way: a
+        // request of the caller's own meanwhile first takes them (NodeConnection keeps them),
+        // which costs that step its overlap and nothing else. Off: nothing is in flight
+        // between calls.
         bool overlap = false;
     };
 
@@ -151,7 +153,7 @@ public:
     bool atEnd() const
     {
         return m_started && m_cursor == "0" && !m_havePage && !m_scanOut && m_flights.empty() && m_retry.empty() &&
-               m_along.empty();
+               m_along.empty() && m_batches.empty();
     }
     // One page of keys, classified. The first call reads the clock and the first SCAN in one
     // round trip (none when firstReads() went with the handshake); then each page goes out in
@@ -164,11 +166,10 @@ public:
     std::vector<KeyRecord> nextPage();
     qint64 scanned() const { return m_scanned; }
     qint64 nowUs() const { return m_nowUs; }
-    // Commands of the caller's (reads of what the pages before showed) to go in the next
-    // call's round; their replies in alongReplies() after that call. The scan is not at its
-    // end while some wait to be sent.
-    void sendAlong(std::vector<Command> commands);
-    std::vector<Reply> &alongReplies() { return m_alongReplies; }
+    // Reads of the caller's (of what the pages before showed) to go with the next call's
+    // round; `take` is given their replies once they are read (with overlap, during the call
+    // after). The scan is not at its end while some are still to send or to read.
+    void sendAlong(PageReads reads);
     // The first round's time, in microseconds (0 before it), and the COUNT it chose.
     qint64 roundTripUs() const { return m_roundTripUs; }
     int count() const { return m_count; }
@@ -186,9 +187,11 @@ private:
         std::unique_ptr<KeyRoundReader> reader;
         size_t first = 0;
         PageReads also;
-        bool received = false;        // its first round read
-        std::vector<Command> samples; // then: the samples it still needs (keys asked with TYPE)
-        bool ready = false;           // nothing more to read: it can be classified
+        std::vector<Command> sampleCommands; // once its first round is read: the samples it needs
+                                             // (keys asked with TYPE), until they are sent
+        size_t samples = 0;
+        std::vector<Reply> sampleReplies;
+        bool ready = false; // everything read: it can be classified
     };
     void takeScan(const Reply &reply); // the next page's keys and cursor
     void startScan();                  // the first round: the clock and the first SCAN
@@ -210,8 +213,17 @@ private:
     KeyRound m_round;                // the rounds' settings, once the clock is read (overlap)
     std::deque<Flight> m_flights;    // oldest first (overlap)
     std::vector<QByteArray> m_retry; // keys guessed wrong, to be read again with TYPE (overlap)
-    std::vector<Command> m_along;
-    std::vector<Reply> m_alongReplies;
+    std::vector<PageReads> m_along; // to send with the next call's round
+    // What a step sent behind its SCAN, in order: the caller's reads, the samples of these
+    // pages, a page's first round (overlap).
+    struct Batch {
+        std::vector<PageReads> along;
+        std::vector<Flight *> sampled;
+        Flight *flight = nullptr;
+    };
+    std::deque<Batch> m_batches;     // sent, not read yet: oldest first
+    size_t m_batchesBeforeScan = 0;  // of them, those sent before the SCAN that is out
+    void readBatch();
 };
 
 // The server's clock (TIME) in microseconds; this machine's clock for a user who may not

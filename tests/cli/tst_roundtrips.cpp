@@ -498,18 +498,17 @@ void TestRoundTrips::scanOverlapped()
         };
         KeyScanner scanner(c, options);
         int calls = 0;
+        int alongSent = 0;
+        std::vector<QByteArray> alongRead;
         for (; calls < 2000 && !scanner.atEnd(); ++calls) {
-            const QByteArray along = "along " + QByteArray::number(calls);
-            const bool sendAlong = calls % 3 == 0;
-            if (sendAlong)
-                scanner.sendAlong({{"ECHO", along}});
-            const std::vector<KeyRecord> page = scanner.nextPage();
-            if (sendAlong) {
-                QCOMPARE(scanner.alongReplies().size(), size_t(1));
-                QCOMPARE(scanner.alongReplies()[0].bytes(), along);
-            } else {
-                QVERIFY(scanner.alongReplies().empty());
+            if (calls % 3 == 0) {
+                const QByteArray along = "along " + QByteArray::number(alongSent++);
+                scanner.sendAlong({{{"ECHO", along}, {"ECHO", along + " too"}}, [&alongRead](Reply *replies) {
+                                       alongRead.push_back(replies[0].bytes());
+                                       QCOMPARE(replies[1].bytes(), alongRead.back() + " too");
+                                   }});
             }
+            const std::vector<KeyRecord> page = scanner.nextPage();
             if (calls % 4 == 1) // the caller's own request between two calls
                 QCOMPARE(c.command({"ECHO", "mine"}).text(), QStringLiteral("mine"));
             for (const KeyRecord &r : page) // SCAN may hand out a key twice (while the server rehashes)
@@ -517,6 +516,9 @@ void TestRoundTrips::scanOverlapped()
             *pagesRead += page.empty() ? 0 : 1;
         }
         QVERIFY(scanner.atEnd());
+        QCOMPARE(int(alongRead.size()), alongSent); // every read sent along answered, in order
+        for (int i = 0; i < alongSent; ++i)
+            QCOMPARE(alongRead[size_t(i)], "along " + QByteArray::number(i));
         QCOMPARE(existing.size(), size_t(3000)); // every key's reads sent and answered
         QVERIFY(scanner.scanned() >= 3000);
     };
