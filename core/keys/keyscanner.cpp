@@ -144,16 +144,23 @@ std::vector<Command> KeyRoundReader::firstCommands()
         meta.push_back({"TIME"});
     TypeGuesser *guesser = m_round.guesser && !m_round.alsoRead && !m_round.alsoSample ? m_round.guesser : nullptr;
     m_guessed.assign(m_keys.size(), 0);
-    if (guesser)
+    size_t unguessed = m_keys.size();
+    if (guesser) {
         m_shapes.resize(m_keys.size());
-    for (size_t i = 0; i < m_keys.size(); ++i) {
-        const QByteArray &key = m_keys[i];
-        if (guesser) {
-            m_shapes[i] = TypeGuesser::shapeOf(key);
+        unguessed = 0;
+        for (size_t i = 0; i < m_keys.size(); ++i) {
+            m_shapes[i] = TypeGuesser::shapeOf(m_keys[i]);
             if (i >= m_typed)
                 m_out.records[i].type = guesser->guess(m_shapes[i]);
             m_guessed[i] = !m_out.records[i].type.isEmpty();
+            unguessed += m_guessed[i] ? 0 : 1;
         }
+    }
+    // A few keys of shapes not known yet get every guessable type's sample with their TYPE,
+    // so that they need no second round; many would cost the server more than a round trip.
+    m_ahead = guesser && unguessed <= kSamplesAheadUpTo;
+    for (size_t i = 0; i < m_keys.size(); ++i) {
+        const QByteArray &key = m_keys[i];
         if (!m_guessed[i]) {
             meta.push_back({QByteArrayLiteral("TYPE"), key});
             ++m_out.typed;
@@ -166,6 +173,12 @@ std::vector<Command> KeyRoundReader::firstCommands()
         if (m_guessed[i]) {
             const size_t from = meta.size();
             m_extra.emplace_back(from, appendSampleCommands(meta, key, m_out.records[i].type));
+        } else if (m_ahead) {
+            const size_t from = meta.size();
+            size_t n = 0;
+            for (const QByteArray &type : kGuessable)
+                n += appendSampleCommands(meta, key, type);
+            m_extra.emplace_back(from, n); // until its TYPE tells which of them is its sample
         } else
             appendNoted(meta, m_round.alsoRead ? m_round.alsoRead(key) : std::vector<Command>{}, m_extra);
     }
@@ -208,12 +221,28 @@ void KeyRoundReader::takeFirst(Reply *metaReplies)
         }
         readMeta(r, at);
         const auto [from, n] = m_extra[i];
+        at = from + n;
+        if (!m_guessed[i] && m_ahead) {
+            // Its samples were read ahead: the one of its type is its sample (none for a type
+            // no sample proves), kept in m_first as a guessed key's.
+            size_t offset = 0, count = 0;
+            for (const QByteArray &type : kGuessable) {
+                const size_t mine = ratescope::sampleCommands(QByteArray(), type).size();
+                if (type == r.type) {
+                    count = mine;
+                    break;
+                }
+                offset += mine;
+            }
+            m_extra[i] = {from + (count ? offset : 0), count};
+            m_guessed[i] = 3;
+            continue;
+        }
         // A guessed key's sample replies stay in m_first, for takeSamples.
         if (!m_guessed[i])
             m_out.alsoRead[i].assign(std::make_move_iterator(metaReplies + from), std::make_move_iterator(metaReplies + from + n));
-        at = from + n;
     }
-    if (m_out.typed < m_keys.size()) // some were guessed
+    if (m_out.typed < m_keys.size() || m_ahead) // some were guessed, or sampled ahead
         m_first.assign(std::make_move_iterator(metaReplies), std::make_move_iterator(metaReplies + at));
 }
 
@@ -249,7 +278,7 @@ KeyRoundResult KeyRoundReader::takeSamples(Reply *sampleReplies)
         const auto [from, n] = m_guessed[i] ? m_extra[i] : m_ranges[i];
         Reply *replies = m_guessed[i] ? m_first.data() : sampleReplies;
         mine.assign(std::make_move_iterator(replies + from), std::make_move_iterator(replies + from + n));
-        if (m_guessed[i] && n > 0) {
+        if (m_guessed[i] == 1 && n > 0) {
             const Reply &sample = mine[0];
             if (sample.isError() && sample.bytes().startsWith("WRONGTYPE")) {
                 m_out.retry.push_back(r.key); // another type now: read again with TYPE

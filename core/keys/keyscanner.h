@@ -107,6 +107,9 @@ private:
     size_t m_typed = 0;
     std::vector<TypeGuesser::Shape> m_shapes; // per key, when guessing: its shape
     std::vector<char> m_guessed;              // per key: its type was guessed, not asked, and its sample read in round 1
+                                              // (1; 2: guessed wrong; 3: asked, every sample read ahead in round 1)
+    bool m_ahead = false;                     // the keys not guessed get every sample in round 1
+    static constexpr size_t kSamplesAheadUpTo = 2000;
     std::vector<Reply> m_first;               // round 1's replies, kept when samples are among them (at m_extra's ranges)
 };
 
@@ -160,9 +163,9 @@ public:
     // one pipelined round with the next SCAN (kept in flight while the page is classified, so
     // the walk never waits for a SCAN alone): TYPE + PTTL (+ MEMORY USAGE), or, where the keys
     // of the same shape before had one type (TypeGuesser), the format sample in place of
-    // TYPE. Keys typed in that round get their samples in a second; keys guessed wrong are
-    // read again (two more). So a page whose types are all guessed costs one round trip, SCAN
-    // included. A page may be empty while the scan goes on. With Options::overlap, see there.
+    // TYPE. Keys typed in that round get the samples of every guessable type with it (up to
+    // KeyRoundReader::kSamplesAheadUpTo a page; more get their samples in a second round);
+    // keys guessed wrong are read again. So a page costs one round trip, SCAN included. A page may be empty while the scan goes on. With Options::overlap, see there.
     std::vector<KeyRecord> nextPage();
     qint64 scanned() const { return m_scanned; }
     qint64 nowUs() const { return m_nowUs; }
