@@ -198,13 +198,8 @@ void KeyTreeModel::applyOrder(const std::shared_ptr<OrderRound> &round)
             if (task->group != KeyTree::kRoot)
                 parents << QPersistentModelIndex(groupIndex(task->group));
     emit layoutAboutToBeChanged(parents, QAbstractItemModel::VerticalSortHint);
-    QModelIndexList before, after;
-    for (const QModelIndex &i : persistentIndexList()) {
-        const quintptr tag = i.internalId();
-        const quint32 parent = isGroupTag(tag) ? m_tree.group(idOf(tag)).parent : m_tree.key(idOf(tag)).group;
-        if (parent != KeyTree::kNone && touched[parent])
-            before << i;
-    }
+    const QModelIndexList before = persistentIndexesIn(touched);
+    QModelIndexList after;
     for (const OrderTask *task : applied) {
         KeyTree::Group &g = m_tree.group(task->group);
         std::copy(task->groups.begin(), task->groups.end(), g.groups.begin());
@@ -226,6 +221,18 @@ void KeyTreeModel::applyOrder(const std::shared_ptr<OrderRound> &round)
     changePersistentIndexList(before, after);
     emit layoutChanged(parents, QAbstractItemModel::VerticalSortHint);
     announceIfInOrder();
+}
+
+QModelIndexList KeyTreeModel::persistentIndexesIn(const std::vector<bool> &groups) const
+{
+    QModelIndexList in;
+    for (const QModelIndex &i : persistentIndexList()) {
+        const quintptr tag = i.internalId();
+        const quint32 parent = isGroupTag(tag) ? m_tree.group(idOf(tag)).parent : m_tree.key(idOf(tag)).group;
+        if (parent != KeyTree::kNone && groups[parent])
+            in << i;
+    }
+    return in;
 }
 
 void KeyTreeModel::announceIfInOrder()
@@ -256,13 +263,8 @@ void KeyTreeModel::orderNow(size_t maxChildren)
         for (const quint32 id : here)
             touched[id] = true;
         emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
-        QModelIndexList before, after;
-        for (const QModelIndex &i : persistentIndexList()) {
-            const quintptr tag = i.internalId();
-            const quint32 parent = isGroupTag(tag) ? m_tree.group(idOf(tag)).parent : m_tree.key(idOf(tag)).group;
-            if (parent != KeyTree::kNone && touched[parent])
-                before << i;
-        }
+        const QModelIndexList before = persistentIndexesIn(touched);
+        QModelIndexList after;
         for (const quint32 id : here)
             sortChildren(id);
         for (const QModelIndex &i : std::as_const(before))

@@ -156,6 +156,9 @@ private:
     void announceIfInOrder();
     bool groupAlive(quint32 group) const { return group == KeyTree::kRoot || m_tree.group(group).parent != KeyTree::kNone; }
     QModelIndex moved(const QModelIndex &old) const; // after a sort
+    // The persistent indexes of rows whose group is marked in `groups` (by group id): those a
+    // sort of these groups moves.
+    QModelIndexList persistentIndexesIn(const std::vector<bool> &groups) const;
 
     KeyTree m_tree;
     std::vector<DetailsSlot> m_slots;
