@@ -690,8 +690,14 @@ void TestHardening::peekFromFieldsRefusesLikeTheScripts()
 void TestHardening::peekWithoutScriptPermission()
 {
     m_conn->command({"ACL", "SETUSER", "plainreader", "reset", "on", ">plainpw", "~*", "&*", "-@all", "+@read", "+@connection"});
-    const QStringList fixed = args({"--json", "peek", "fw:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m"});
-    QCOMPARE(runCli(cli(args({"check", "fw:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m"}))).exitCode, 0);
+    // On an explicit clock, mid-window: on the server's, a minute's boundary between the check
+    // and the peeks would start a new window.
+    const QStringList fixed =
+        args({"--json", "peek", "fw:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m", "--now-us", "1795400010500000"});
+    QCOMPARE(
+        runCli(cli(args({"check", "fw:1", "--algo", "fixed-window", "--limit", "5", "--window", "1m", "--now-us", "1795400010000000"})))
+            .exitCode,
+        0);
     const CliResult asAdmin = runCli(cli(fixed));
     const CliResult asReader = runCli(cli(fixed, "plainreader", "plainpw"));
     QVERIFY2(asReader.exitCode == 0, asReader.err.constData());

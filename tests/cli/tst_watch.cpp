@@ -35,11 +35,22 @@ const std::vector<Watched> kKeys = {
     {"w:gcra", {Algorithm::Gcra, 4, 10LL * 1000000, 1}},
 };
 
+// Calls of the command that succeeded (a NOSCRIPT answer, which the caller follows with the
+// script, counts among the calls and the failed calls).
 qint64 commandCalls(Connection &c, const QByteArray &command)
 {
-    for (const QByteArray &line : c.command({"INFO", "commandstats"}).bytes().split('\n'))
-        if (line.startsWith("cmdstat_" + command + ":calls="))
-            return line.mid(line.indexOf('=') + 1, line.indexOf(',') - line.indexOf('=') - 1).toLongLong();
+    for (const QByteArray &line : c.command({"INFO", "commandstats"}).bytes().split('\n')) {
+        if (!line.startsWith("cmdstat_" + command + ":"))
+            continue;
+        qint64 calls = 0, failed = 0;
+        for (const QByteArray &field : line.mid(line.indexOf(':') + 1).trimmed().split(',')) {
+            if (field.startsWith("calls="))
+                calls = field.mid(6).toLongLong();
+            else if (field.startsWith("failed_calls="))
+                failed = field.mid(13).toLongLong();
+        }
+        return calls - failed;
+    }
     return 0;
 }
 
