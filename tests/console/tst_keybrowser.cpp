@@ -90,6 +90,8 @@ private Q_SLOTS:
     void filter();
     void guiNeverStallsOn200000Keys();
     void stopKeepsWhatWasFound();
+    void aLostConnectionStartsTheWalkOver_data();
+    void aLostConnectionStartsTheWalkOver();
     void columnsInViewArriveWhileScanning();
     void pinKeysToMonitor();
     void contextMenuFollowsItsGroupDuringScan();
@@ -342,6 +344,60 @@ void TestKeyBrowser::stopKeepsWhatWasFound()
     QVERIFY(browser.model()->keyCount() >= listed);
     QVERIFY(browser.model()->keyCount() < 200000);
     QVERIFY2(browser.progressText().startsWith(QStringLiteral("Stopped")), qPrintable(browser.progressText()));
+}
+
+void TestKeyBrowser::aLostConnectionStartsTheWalkOver_data()
+{
+    QTest::addColumn<bool>("restart");
+    QTest::newRow("connection killed") << false;
+    QTest::newRow("server restarted") << true;
+}
+
+void TestKeyBrowser::aLostConnectionStartsTheWalkOver()
+{
+    QFETCH(bool, restart);
+    // The server goes away mid-walk (pages asked for ahead of the one coming): the walk
+    // pauses, and once the connection is back starts over, since a cursor is good only on the
+    // server that gave it: the restarted server holds the same keys in another order, and
+    // carrying on from the old cursor skipped about a tenth of them. Every key listed once.
+    startLarge();
+    RedisClient client(m_large.options());
+    client.open();
+    KeyBrowser browser;
+    browser.show();
+    QStringList whenInterrupted;
+    connect(&browser, &KeyBrowser::scanFinished, &browser, [&] { whenInterrupted << browser.problemText(); });
+    browser.setClient(&client, "ratescope:", ":");
+    QElapsedTimer waited;
+    waited.start();
+    while (browser.scannedCount() < 10000 && waited.elapsed() < 20000)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+    QVERIFY(browser.isScanning());
+    if (restart) {
+        {
+            Connection admin(m_large.options());
+            QCOMPARE(admin.command({"SAVE"}).text(), QStringLiteral("OK"));
+        }
+        m_large.stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!whenInterrupted.isEmpty(), 20000);
+        QVERIFY2(whenInterrupted.front().contains(QStringLiteral("resumes when the connection is back")),
+                 qPrintable(whenInterrupted.front()));
+        QVERIFY(browser.progressText().startsWith(QStringLiteral("Paused")));
+        QVERIFY(browser.model()->keyCount() < kLargeKeys);
+        m_large.restart(); // the same port and directory: the saved keys
+        client.retryNow();
+    } else {
+        // The same server: the console's connection is cut under the walk. The page under way
+        // is read again on a new connection, or the listing pauses and starts over.
+        Connection admin(m_large.options());
+        QVERIFY(admin.command({"CLIENT", "KILL", "SKIPME", "yes", "TYPE", "normal"}).toInteger() >= 1);
+        QTRY_VERIFY_WITH_TIMEOUT(browser.listingMs() >= 0 || client.state() == RedisClient::State::Reconnecting, 20000);
+        client.retryNow();
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(browser.listingMs() >= 0, 60000);
+    QCOMPARE(browser.model()->keyCount(), kLargeKeys);
+    QVERIFY2(browser.progressText().startsWith(QStringLiteral("200,000 keys")), qPrintable(browser.progressText()));
+    QVERIFY(browser.problemText().isEmpty());
 }
 
 void TestKeyBrowser::columnsInViewArriveWhileScanning()

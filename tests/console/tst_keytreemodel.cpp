@@ -59,6 +59,8 @@ private Q_SLOTS:
     void sortOneGroup();
     void bigGroupKeptInNaturalOrder();
     void orderedGroupTakesNewKeysInPlace();
+    void pacedOrderWaitsForTheListing();
+    void roundReadInSlicesFollowsChanges();
     void lazyColumns();
     void usageShortWhereItDoesNotFit();
     void shardGroupRows();
@@ -331,6 +333,66 @@ void TestKeyTreeModel::orderedGroupTakesNewKeysInPlace()
     m.orderNow(2);
     QVERIFY(ordered.wait(10000));
     QCOMPARE(rowNames(m, m.index(0, 0)), (QByteArrayList{"w:0", "w:1", "w:9", "w:10", "w:11"}));
+}
+
+void TestKeyTreeModel::pacedOrderWaitsForTheListing()
+{
+    // While a listing runs on a fast link (paced), no round starts before its time: groups
+    // out of order stay so, then are sorted at once when the pace ends.
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.setKeptInOrder(true);
+    m.setOrderIntervalMs(0);
+    m.clear(":");
+    m.setOrderPaced(3600 * 1000);
+    m.addKeys({"w:9", "w:10", "w:11"});
+    m.addKeys({"w:1"});
+    QVERIFY(!m.isInOrder());
+    // Unpaced, a round at an interval of 0 sorts four keys within a millisecond or two.
+    QTest::qWait(200);
+    QVERIFY(!m.isInOrder());
+    QCOMPARE(rowNames(m, m.index(0, 0)), (QByteArrayList{"w:9", "w:10", "w:11", "w:1"}));
+    QSignalSpy ordered(&m, &KeyTreeModel::inOrder);
+    m.setOrderPaced(0);
+    QVERIFY(ordered.wait(10000));
+    QCOMPARE(rowNames(m, m.index(0, 0)), (QByteArrayList{"w:1", "w:9", "w:10", "w:11"}));
+}
+
+void TestKeyTreeModel::roundReadInSlicesFollowsChanges()
+{
+    // A round's children are read on the GUI thread a few milliseconds at a time: 400,000 keys
+    // take several turns of the event loop. Keys removed from the group and keys added to it
+    // between two slices: the group is read again, and comes out whole and in order.
+    constexpr int kKeys = 400000;
+    KeyTreeModel m;
+    m.setKeptInOrder(true);
+    m.setOrderIntervalMs(0);
+    m.clear(":");
+    m.setOrderPaced(3600 * 1000); // nothing sorted while the keys come
+    QByteArrayList all;
+    for (int i = 0; i < kKeys; ++i)
+        all << "g:c" + QByteArray::number(i);
+    QRandomGenerator rng(36);
+    std::shuffle(all.begin(), all.end(), rng);
+    for (qsizetype at = 0; at < all.size(); at += 5000)
+        m.addKeys(all.mid(at, 5000));
+    QVERIFY(!m.isInOrder());
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.setOrderPaced(0);
+    m.orderNow(0); // too many to sort here: a round starts, its first slice read now
+    std::vector<quint32> gone;
+    for (const char *k : {"g:c7", "g:c100", "g:c399999"})
+        gone.push_back(m.findKey(k));
+    m.removeKeys(gone);
+    m.addKeys({"g:c400001", "g:c400000", "g:a"});
+    QTRY_VERIFY_WITH_TIMEOUT(m.isInOrder(), 30000);
+    const QByteArrayList keys = rowNames(m, m.index(0, 0));
+    QCOMPARE(keys.size(), kKeys - 3 + 3);
+    QVERIFY(inNaturalOrder(keys));
+    QCOMPARE(keys.first(), QByteArray("g:a"));
+    QCOMPARE(keys[8], QByteArray("g:c8")); // c7 left
+    QCOMPARE(keys.last(), QByteArray("g:c400001"));
+    QCOMPARE(m.findKey("g:c100"), KeyTreeModel::kNoKey);
 }
 
 void TestKeyTreeModel::lazyColumns()

@@ -37,18 +37,21 @@ namespace ratescope::ui {
 
 namespace {
 
-constexpr int kScanCount = 1000;           // SCAN COUNT hint per call
-constexpr int kPageSliceMs = 40;           // a page job may call SCAN again for up to this long...
-constexpr int kPageKeys = 10000;           // ...until it holds this many keys
-constexpr int kFlushIntervalMs = 60;       // model insertions at most this often (the view relayouts)
-constexpr int kInsertChunk = 2000;         // keys per model insertion
-constexpr int kInsertBudgetMs = 8;         // GUI time per event-loop turn spent inserting
-constexpr int kMaxPending = 50000;         // SCAN waits while this many keys wait to be inserted
-constexpr size_t kSortHereLimit = 50000;   // keys out of order sorted at once at the end of a listing (and
-                                           // when keys come back); more are sorted in the background
-constexpr int kAutoExpandRows = 60;        // groups open by themselves while this many rows fit
-constexpr size_t kDetailsKept = 20000;     // details held for keys scrolled past
-constexpr int kMaxPinsAtOnce = 20;         // lines the monitor's chart can still tell apart
+constexpr int kScanCount = 1000;         // SCAN COUNT hint per call
+constexpr int kPageSliceMs = 40;         // a page job may call SCAN again for up to this long...
+constexpr int kPageKeys = 10000;         // ...until it holds this many keys
+constexpr int kFlushIntervalMs = 60;     // model insertions at most this often (the view relayouts)
+constexpr int kInsertChunk = 2000;       // keys per model insertion
+constexpr int kInsertBudgetMs = 8;       // GUI time per event-loop turn spent inserting
+constexpr int kMaxPending = 50000;       // SCAN waits while this many keys wait to be inserted
+constexpr int kPagesAhead = 2;           // pages asked for at once: the worker never waits for this thread
+constexpr size_t kSortHereLimit = 50000; // keys out of order sorted at once at the end of a listing (and
+                                         // when keys come back); more are sorted in the background
+constexpr int kProgressMs = 100;         // the listing's progress shown at most this often
+constexpr int kOrderPacedMs = 2000;      // while a listing runs, a sorting round at most this often
+constexpr int kAutoExpandRows = 60;      // groups open by themselves while this many rows fit
+constexpr size_t kDetailsKept = 20000;   // details held for keys scrolled past
+constexpr int kMaxPinsAtOnce = 20;       // lines the monitor's chart can still tell apart
 
 bool hasGlobCharacters(const QString &text)
 {
@@ -149,6 +152,8 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     connect(&m_policyTimer, &TickTimer::timeout, this, &KeyBrowser::checkPolicies);
     m_flushTimer.setSingleShot(true);
     connect(&m_flushTimer, &QTimer::timeout, this, &KeyBrowser::flush);
+    m_progressTimer.setSingleShot(true);
+    connect(&m_progressTimer, &QTimer::timeout, this, &KeyBrowser::updateProgress);
 
     updateProgress();
 }
@@ -210,6 +215,8 @@ void KeyBrowser::refresh()
     m_pendingAt = 0;
     m_pendingCount = 0;
     m_scan = ScanState::Idle;
+    m_walk.reset();
+    m_pagesAsked = 0;
     m_detailsWhileListing.invalidate();
     m_policies.reset(); // read again with the first page
     m_cursor = "0";
@@ -230,6 +237,9 @@ void KeyBrowser::startScan()
 {
     m_scan = ScanState::Starting;
     m_scanClock.start();
+    // A listing on a fast link keeps both cores busy (the worker reading, this thread
+    // inserting): groups are sorted every few seconds meanwhile, and whole once it ends.
+    m_model->setOrderPaced(kOrderPacedMs);
     m_sinceFlush.start();
     // A repeat(): asked in the same turn as the connection, it goes with the handshake.
     m_client->repeat(
@@ -254,7 +264,8 @@ void KeyBrowser::startScan()
             m_lastChange = o.value().lastChange.isNull() ? QStringLiteral("") : o.value().lastChange;
             m_marksRead.start();
             m_scan = ScanState::Paging;
-            onPage(o.value().first.cursor, o.value().first.names); // asks the next page, if any
+            m_walk = std::make_shared<Walk>(Walk{o.value().first.cursor});
+            onPage(o.value().first.cursor, o.value().first.names); // asks the next pages, if any
         });
     m_liveTimer.start();
     m_policyTimer.start();
@@ -267,19 +278,42 @@ void KeyBrowser::requestPage()
     // 2 ms of the measured round trip, at most 10,000), as the CLI's listing does.
     const double roundTripMs = m_client->status() ? m_client->status()->roundTripMs : -1;
     const int count = m_scanned == 0 || roundTripMs <= 0 ? kScanCount : KeyScanner::countFor(qint64(roundTripMs * 1000), kScanCount);
-    const NamesPageRequest page{m_cursor, m_match, m_scanned == 0 ? kScanCount : std::max(kPageKeys, count), count, kPageSliceMs};
+    const NamesPageRequest page{{}, m_match, m_scanned == 0 ? kScanCount : std::max(kPageKeys, count), count, kPageSliceMs};
+    ++m_pagesAsked;
     // The background lane: the columns of the rows in view, and every other view's reads,
-    // go first, and run between two SCAN calls of a page rather than cutting it short.
+    // go first, and run between two SCAN calls of a page rather than cutting it short. The
+    // page starts where the page before it ended (the walk lives on the worker; one owner's
+    // requests run in the order they were made).
     m_client->request(
         &m_scanOwner, RedisClient::Lane::Background,
-        [page, yield = m_client->betweenRequests()](Connection &c) { return scanNamesPage(c, page, yield); },
+        [page, walk = m_walk, yield = m_client->betweenRequests()](Connection &c) {
+            if (walk->done)
+                return NamesPage{"0", {}}; // asked for before the last page came
+            NamesPageRequest from = page;
+            from.cursor = walk->cursor;
+            NamesPage names = scanNamesPage(c, from, yield);
+            walk->cursor = names.cursor;
+            walk->done = names.cursor == "0";
+            return names;
+        },
         [this](const Outcome<NamesPage> &o) {
+            --m_pagesAsked;
             if (!o.ok()) {
                 interrupted(o.failure().message, o.failure().isConnectionLoss());
                 return;
             }
+            if (m_scan != ScanState::Paging && m_scan != ScanState::PageDeferred)
+                return; // the empty page asked for after the last one
             onPage(o.value().cursor, o.value().names);
         });
+}
+
+void KeyBrowser::askPages()
+{
+    while (m_pagesAsked < kPagesAhead && pendingCount() < kMaxPending)
+        requestPage(); // keeps the worker busy while the pages that came are inserted
+    // None asked for while insertion lags far behind: flush() asks again.
+    m_scan = m_pagesAsked > 0 ? ScanState::Paging : ScanState::PageDeferred;
 }
 
 void KeyBrowser::onPage(const QByteArray &cursor, const ScannedNames &names)
@@ -292,13 +326,10 @@ void KeyBrowser::onPage(const QByteArray &cursor, const ScannedNames &names)
         m_pendingCount += qsizetype(names.size());
     }
     const bool last = cursor == "0";
-    if (last) {
+    if (last)
         m_scan = ScanState::Draining;
-    } else if (pendingCount() < kMaxPending) {
-        requestPage(); // keep the worker busy while this page is inserted
-    } else {
-        m_scan = ScanState::PageDeferred; // unless insertion lags far behind
-    }
+    else
+        askPages();
     if (last || (first && pendingCount() > 0) || m_sinceFlush.elapsed() >= kFlushIntervalMs)
         flush();
     else if (!m_flushTimer.isActive())
@@ -335,10 +366,8 @@ void KeyBrowser::flush()
     }
     if (pendingCount() > 0)
         m_flushTimer.start(0); // the rest after the event loop has had a turn
-    if (m_scan == ScanState::PageDeferred && pendingCount() < kMaxPending / 2) {
-        m_scan = ScanState::Paging;
-        requestPage();
-    }
+    if ((m_scan == ScanState::PageDeferred || m_scan == ScanState::Paging) && pendingCount() < kMaxPending / 2)
+        askPages();
     autoExpand();
     if (m_scan == ScanState::Draining && pendingCount() == 0)
         finish();
@@ -350,6 +379,7 @@ void KeyBrowser::finish()
 {
     m_scan = ScanState::Complete;
     m_scanMs = m_scanClock.elapsed();
+    m_model->setOrderPaced(0);
     m_model->orderNow(kSortHereLimit); // the last keys: small groups here, big ones in a round started now
     autoExpand();
     updateProgress();
@@ -363,8 +393,10 @@ void KeyBrowser::cancelScan()
     if (!isScanning() || !m_client)
         return;
     m_client->cancel(&m_scanOwner);
+    m_pagesAsked = 0;
     m_scan = ScanState::Stopped;
     flush(); // what was found stays listed
+    m_model->setOrderPaced(0);
     m_scanMs = m_scanClock.elapsed();
     updateProgress();
     emit scanFinished();
@@ -374,7 +406,11 @@ void KeyBrowser::cancelScan()
 void KeyBrowser::interrupted(const QString &why, bool connectionLoss)
 {
     m_scan = connectionLoss ? ScanState::Paused : ScanState::Failed;
+    if (m_client)
+        m_client->cancel(&m_scanOwner); // the other page asked for: the walk goes on from m_cursor
+    m_pagesAsked = 0;
     flush();
+    m_model->setOrderPaced(0);
     m_scanMs = m_scanClock.elapsed();
     m_problem->setText(connectionLoss ? QStringLiteral("Reading keys was interrupted: %1. It resumes when the connection is back.").arg(why)
                                       : QStringLiteral("Reading keys failed: %1").arg(why));
@@ -389,12 +425,16 @@ void KeyBrowser::onClientState()
     if (!m_client || m_client->state() != RedisClient::State::Connected)
         return;
     if (m_scan == ScanState::Paused) {
-        // The SCAN cursor lives in the request, not the connection: carry on from it (or
-        // start over, when it was lost before the first page was asked for).
+        // The walk starts over: a SCAN cursor is good only on the server that gave it, and the
+        // server may have restarted or failed over meanwhile (its keys in another order: the
+        // rest of the walk would skip some). What was listed stays; keys come again only once.
         m_problem->hide();
         if (m_policies) {
-            m_scan = ScanState::Paging;
-            requestPage();
+            m_model->setOrderPaced(kOrderPacedMs);
+            m_cursor = "0";
+            m_scanned = 0;
+            m_walk = std::make_shared<Walk>(Walk{m_cursor});
+            askPages();
         } else {
             startScan();
         }
@@ -415,6 +455,15 @@ QString KeyBrowser::problemText() const
 
 void KeyBrowser::updateProgress()
 {
+    // While keys come in, at a pace a person reads: a new value of the bar repaints it at once,
+    // and a page comes every few milliseconds on a fast link.
+    if (isScanning() && m_sinceProgress.isValid() && m_sinceProgress.elapsed() < kProgressMs) {
+        if (!m_progressTimer.isActive())
+            m_progressTimer.start(int(kProgressMs - m_sinceProgress.elapsed()));
+        return;
+    }
+    m_progressTimer.stop();
+    m_sinceProgress.start();
     const bool filtered = m_match != "*";
     const QString about = m_dbSize >= 0 ? formatCount(m_dbSize) : QStringLiteral("?");
     QString text;

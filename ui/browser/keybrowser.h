@@ -50,12 +50,12 @@ public:
     enum class ScanState {
         Idle,         // nothing asked for: no client yet
         Starting,     // DBSIZE and the policies asked for
-        Paging,       // a SCAN page asked for
-        PageDeferred, // the next page waits for insertion to catch up
+        Paging,       // SCAN pages asked for (up to kPagesAhead)
+        PageDeferred, // none asked for: the next waits for insertion to catch up
         Draining,     // the last page has arrived; what was found is still being inserted
         Complete,     // the cursor came back to 0 and every key found is listed
         Stopped,      // the user stopped it: what was found stays listed
-        Paused,       // the connection was lost: it carries on from the cursor once back
+        Paused,       // the connection was lost: it starts over once back, keeping what it listed
         Failed,       // the server refused the listing (not a lost connection)
     };
     ScanState scanState() const { return m_scan; }
@@ -117,6 +117,7 @@ private:
     void startScan();
     void requestPage();
     void onPage(const QByteArray &cursor, const ScannedNames &names);
+    void askPages(); // up to kPagesAhead, unless insertion lags
     void flush();
     void finish();
     qsizetype pendingCount() const;
@@ -168,7 +169,15 @@ private:
     bool m_lookingFor = false;
     QString m_lastChange; // the newest audit entry's id at the last check; null before the first
     ScanState m_scan = ScanState::Idle;
-    QByteArray m_cursor = "0";
+    QByteArray m_cursor = "0"; // after the last page that came
+    // Where the pages asked for take the walk, on the worker: each page starts from the cursor
+    // the one before it left there, so the next can be asked for before this one comes.
+    struct Walk {
+        QByteArray cursor;
+        bool done = false;
+    };
+    std::shared_ptr<Walk> m_walk;
+    int m_pagesAsked = 0; // asked for, not come yet
     qint64 m_scanned = 0;
     qint64 m_dbSize = -1;
     QElapsedTimer m_scanClock;
@@ -178,6 +187,8 @@ private:
     qsizetype m_pendingCount = 0;
     QElapsedTimer m_sinceFlush;
     QTimer m_flushTimer;
+    QElapsedTimer m_sinceProgress; // since the progress words and bar were last set
+    QTimer m_progressTimer;
     int m_detailsInFlight = 0;
     bool m_userShaped = false; // the user expanded or collapsed something: no more auto-expansion
     bool m_autoExpanding = false;

@@ -83,12 +83,12 @@ quint32 KeyTree::addGroup(quint32 parent, QByteArrayView segment)
     return id;
 }
 
-quint32 KeyTree::findKey(quint32 group, QByteArrayView name) const
+quint32 KeyTree::findKey(quint32 group, QByteArrayView name, size_t hash) const
 {
-    return m_keyIndex.find(keyHash(group, name), [&](quint32 id) { return m_keys[id].group == group && keyName(id) == name; });
+    return m_keyIndex.find(hash, [&](quint32 id) { return m_keys[id].group == group && keyName(id) == name; });
 }
 
-quint32 KeyTree::addKey(quint32 group, QByteArrayView name)
+quint32 KeyTree::addKey(quint32 group, QByteArrayView name, size_t hash)
 {
     quint32 at = 0;
     if (m_keys.size() >= kNone - 1 || !store(name, &at))
@@ -99,7 +99,7 @@ quint32 KeyTree::addKey(quint32 group, QByteArrayView name)
     g.keys.push_back(id);
     for (quint32 a = group; a != kNone; a = m_groups[a].parent)
         ++m_groups[a].keyCount;
-    m_keyIndex.insert(keyHash(group, name), id);
+    m_keyIndex.insert(hash, id);
     return id;
 }
 

@@ -66,9 +66,13 @@ public:
     quint32 findGroup(quint32 parent, QByteArrayView segment) const;
     // Appends a child group (the caller knows it is new); kNone when the arena is full.
     quint32 addGroup(quint32 parent, QByteArrayView segment);
-    quint32 findKey(quint32 group, QByteArrayView name) const;
+    quint32 findKey(quint32 group, QByteArrayView name) const { return findKey(group, name, keyHash(group, name)); }
+    // With the hash keyHash() gave, when the same name is looked up and then added.
+    quint32 findKey(quint32 group, QByteArrayView name, size_t hash) const;
+    size_t keyHash(quint32 group, QByteArrayView name) const;
     // Appends a key and counts it in every ancestor; kNone when the name cannot be stored.
-    quint32 addKey(quint32 group, QByteArrayView name);
+    quint32 addKey(quint32 group, QByteArrayView name) { return addKey(group, name, keyHash(group, name)); }
+    quint32 addKey(quint32 group, QByteArrayView name, size_t hash);
 
     // Takes a key out of its group (a key that no longer exists).
     void removeKey(quint32 key);
@@ -124,7 +128,6 @@ private:
     }
     bool store(QByteArrayView bytes, quint32 *at);
     size_t groupHash(quint32 parent, QByteArrayView segment) const;
-    size_t keyHash(quint32 group, QByteArrayView name) const;
     bool rowsStale(quint32 group) const { return group < m_rowsStale.size() && m_rowsStale[group]; }
     void countRows(quint32 group) const; // a cache: rows and positions are derived from the lists
 

@@ -51,6 +51,8 @@ KeyTreeModel::KeyTreeModel(QObject *parent)
     m_sorted.assign(1, true); // the root, empty
     m_orderTimer.setSingleShot(true);
     connect(&m_orderTimer, &QTimer::timeout, this, &KeyTreeModel::startOrderRound);
+    m_gatherTimer.setSingleShot(true);
+    connect(&m_gatherTimer, &QTimer::timeout, this, &KeyTreeModel::gatherSome);
 }
 
 KeyTreeModel::~KeyTreeModel() = default;
@@ -69,7 +71,9 @@ void KeyTreeModel::clear(const QByteArray &separator)
     std::vector<bool>().swap(m_reshuffled);
     m_orderCache.reset(); // a round under way keeps its own
     m_inRound.clear();
-    m_orderTimer.stop(); // a round under way is dropped when it comes back (the generation)
+    m_gathering.reset(); // one being read is dropped; one under way, when it comes back (the generation)
+    m_gatherTimer.stop();
+    m_orderTimer.stop();
     ++m_generation;
     endResetModel();
 }
@@ -101,60 +105,136 @@ void KeyTreeModel::setKeptInOrder(bool on)
     scheduleOrder();
 }
 
+void KeyTreeModel::setOrderPaced(int ms)
+{
+    m_pacedMs = std::max(0, ms);
+    if (m_pacedMs > 0)
+        m_sincePaced.start();
+    m_orderTimer.stop(); // timed again for the new pace
+    scheduleOrder();
+}
+
 void KeyTreeModel::scheduleOrder()
 {
-    if (!m_keptInOrder || m_disordered.empty() || m_orderTimer.isActive() || (m_orderRun && m_orderRun->isRunning()))
+    if (!m_keptInOrder || m_disordered.empty() || m_orderTimer.isActive() || m_gathering || (m_orderRun && m_orderRun->isRunning()))
         return;
-    // While keys keep coming, a round at most every m_orderIntervalMs, and twice as long
-    // apart as the last one took: each round merges into every child of the groups it sorts,
-    // and the listing needs the cores too.
-    const qint64 every = std::max<qint64>(m_orderIntervalMs, 3 * m_lastRoundMs);
-    const qint64 since = m_sinceRound.isValid() ? m_sinceRound.elapsed() : every;
+    // While keys keep coming, a round at most every m_orderIntervalMs (or the pace), and
+    // twice as long apart as the last one took: each round merges into every child of the
+    // groups it sorts, and the listing needs the cores too.
+    const qint64 every = std::max<qint64>(m_pacedMs > 0 ? m_pacedMs : m_orderIntervalMs, 3 * m_lastRoundMs);
+    qint64 since = m_sinceRound.isValid() ? m_sinceRound.elapsed() : every;
+    if (m_pacedMs > 0)
+        since = std::min(since, m_sincePaced.elapsed());
     m_orderTimer.start(int(std::clamp<qint64>(every - since, 0, every)));
 }
 
 void KeyTreeModel::startOrderRound()
 {
-    if (!m_keptInOrder || !m_orderRun || m_orderRun->isRunning())
+    if (!m_keptInOrder || !m_orderRun || m_orderRun->isRunning() || m_gathering)
         return;
-    auto round = std::make_shared<OrderRound>();
-    round->generation = m_generation;
-    const auto entry = [](QByteArrayView name, quint32 id) { return OrderEntry{name.data(), quint32(name.size()), id}; };
     m_inRound.clear();
-    if (!m_orderCache)
-        m_orderCache = std::make_shared<OrderCache>();
     for (const quint32 id : m_disordered) {
         m_queued[id] = false;
-        if (isOrdered(id) || !groupAlive(id))
-            continue;
-        m_inRound.push_back(id);
-        // Only the children that came since the group's last round (all of them when some
-        // were removed or sorted here since): the round merges them into what it sorted then.
-        size_t sortedGroups = 0, sortedKeys = 0;
-        if (id < m_reshuffled.size() && m_reshuffled[id]) {
-            m_orderCache->groups.erase(id);
-            m_reshuffled[id] = false;
-        } else if (auto it = m_orderCache->groups.find(id); it != m_orderCache->groups.end()) {
-            sortedGroups = it->second.groups.size();
-            sortedKeys = it->second.keys.size();
-        }
-        const KeyTree::Group &g = m_tree.group(id);
-        OrderTask task;
-        task.group = id;
-        task.newGroups.reserve(g.groups.size() - sortedGroups);
-        for (size_t i = sortedGroups; i < g.groups.size(); ++i)
-            task.newGroups.push_back(entry(m_tree.groupName(g.groups[i]), g.groups[i]));
-        task.newKeys.reserve(g.keys.size() - sortedKeys);
-        for (size_t i = sortedKeys; i < g.keys.size(); ++i)
-            task.newKeys.push_back(entry(m_tree.keyName(g.keys[i]), g.keys[i]));
-        round->tasks.push_back(std::move(task));
+        if (!isOrdered(id) && groupAlive(id))
+            m_inRound.push_back(id);
     }
     std::vector<quint32>().swap(m_disordered);
-    if (round->tasks.empty())
+    if (m_inRound.empty())
         return;
+    if (!m_orderCache)
+        m_orderCache = std::make_shared<OrderCache>();
+    m_gathering = std::make_shared<OrderRound>();
+    m_gathering->generation = m_generation;
+    m_gatherGroup = 0;
+    m_gatherBegun = false;
+    m_sinceRound.start();
+    gatherSome();
+}
+
+void KeyTreeModel::gatherSome()
+{
+    if (!m_gathering)
+        return;
+    // The children's names are read here, a slice per turn of the event loop: a round of a
+    // million keys reads a million records, scattered (each page spreads over every group).
+    constexpr int kSliceMs = 4;
+    constexpr size_t kAhead = 16; // records asked for ahead, so that their misses overlap
+    QElapsedTimer slice;
+    slice.start();
+    size_t read = 0;
+    const auto entry = [](QByteArrayView name, quint32 id) { return OrderEntry{name.data(), quint32(name.size()), id}; };
+    const auto sliceOver = [&] { return (++read & 1023) == 0 && slice.elapsed() >= kSliceMs; };
+    while (m_gatherGroup < m_inRound.size()) {
+        const quint32 id = m_inRound[m_gatherGroup];
+        const bool changed = !groupAlive(id) || isOrdered(id) || (id < m_reshuffled.size() && m_reshuffled[id]);
+        if (m_gatherBegun && changed) {
+            // Sorted here, emptied or reshuffled since its reading began: read again from the
+            // start (or not at all, when it is in order or gone).
+            m_gathering->tasks.pop_back();
+            m_gatherBegun = false;
+        }
+        if (!m_gatherBegun) {
+            if (!groupAlive(id) || isOrdered(id)) {
+                ++m_gatherGroup;
+                continue;
+            }
+            // Only the children that came since the group's last round (all of them when some
+            // were removed or sorted here since): the round merges them into what it sorted then.
+            m_gatherAt = 0;
+            m_gatherKeysFrom = 0;
+            if (id < m_reshuffled.size() && m_reshuffled[id]) {
+                m_orderCache->groups.erase(id);
+                m_reshuffled[id] = false;
+            } else if (auto it = m_orderCache->groups.find(id); it != m_orderCache->groups.end()) {
+                m_gatherAt = it->second.groups.size();
+                m_gatherKeysFrom = it->second.keys.size();
+            }
+            const KeyTree::Group &g = m_tree.group(id);
+            OrderTask task;
+            task.group = id;
+            task.newGroups.reserve(g.groups.size() - std::min(g.groups.size(), m_gatherAt));
+            task.newKeys.reserve(g.keys.size() - std::min(g.keys.size(), m_gatherKeysFrom));
+            m_gathering->tasks.push_back(std::move(task));
+            m_gatherKeys = false;
+            m_gatherBegun = true;
+        }
+        OrderTask &task = m_gathering->tasks.back();
+        const KeyTree::Group &g = m_tree.group(id);
+        if (!m_gatherKeys) {
+            for (; m_gatherAt < g.groups.size(); ++m_gatherAt) {
+                if (m_gatherAt + kAhead < g.groups.size())
+                    __builtin_prefetch(&m_tree.group(g.groups[m_gatherAt + kAhead]));
+                task.newGroups.push_back(entry(m_tree.groupName(g.groups[m_gatherAt]), g.groups[m_gatherAt]));
+                if (sliceOver()) {
+                    ++m_gatherAt;
+                    m_gatherTimer.start(0);
+                    return;
+                }
+            }
+            m_gatherKeys = true;
+            m_gatherAt = m_gatherKeysFrom;
+        }
+        for (; m_gatherAt < g.keys.size(); ++m_gatherAt) {
+            if (m_gatherAt + kAhead < g.keys.size())
+                __builtin_prefetch(&m_tree.key(g.keys[m_gatherAt + kAhead]));
+            task.newKeys.push_back(entry(m_tree.keyName(g.keys[m_gatherAt]), g.keys[m_gatherAt]));
+            if (sliceOver()) {
+                ++m_gatherAt;
+                m_gatherTimer.start(0);
+                return;
+            }
+        }
+        m_gatherBegun = false;
+        ++m_gatherGroup;
+    }
+    std::shared_ptr<OrderRound> round = std::move(m_gathering);
+    m_gathering.reset();
+    if (round->tasks.empty()) {
+        scheduleOrder();
+        return;
+    }
     round->chunks = m_tree.nameChunks();
     round->cache = m_orderCache;
-    m_sinceRound.start();
     m_orderRun->start(round, [this](std::shared_ptr<OrderRound> sorted) {
         m_lastRoundMs = m_sinceRound.elapsed();
         applyOrder(sorted);
@@ -274,8 +354,8 @@ void KeyTreeModel::orderNow(size_t maxChildren)
         if (isInOrder())
             emit inOrder();
     }
-    // What is left (too big to sort here) goes to a round now.
-    if (!m_keptInOrder || !m_orderRun || m_orderRun->isRunning())
+    // What is left (too big to sort here) goes to a round now (unless one is being read or sorted).
+    if (!m_keptInOrder || !m_orderRun || m_orderRun->isRunning() || m_gathering)
         return;
     m_orderTimer.stop();
     startOrderRound();
@@ -299,8 +379,9 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
     const QByteArray sep = m_tree.separator();
     struct Cursor {
         quint32 group = KeyTree::kRoot;
-        qsizetype offset = 0; // where the unresolved rest of the key starts
-        qsizetype next = -1;  // the separator ending the current segment
+        quint32 child = KeyTree::kNone; // the current segment's group, when it was there already
+        qsizetype offset = 0;           // where the unresolved rest of the key starts
+        qsizetype next = -1;            // the separator ending the current segment
     };
     std::vector<Cursor> cursors(count);
     std::vector<size_t> active(count);
@@ -325,7 +406,8 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
                 c.group = KeyTree::kNone;
                 continue;
             }
-            if (m_tree.findGroup(c.group, seg) == KeyTree::kNone)
+            c.child = m_tree.findGroup(c.group, seg);
+            if (c.child == KeyTree::kNone)
                 missing[c.group].push_back(seg);
             deeper.push_back(i);
         }
@@ -345,15 +427,22 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
         active.clear();
         for (size_t i : deeper) {
             Cursor &c = cursors[i];
-            c.group = m_tree.findGroup(c.group, segment(i));
+            c.group = c.child != KeyTree::kNone ? c.child : m_tree.findGroup(c.group, segment(i));
             c.offset = c.next + sep.size();
             if (c.group != KeyTree::kNone)
                 active.push_back(i);
         }
     }
 
-    // Keys: one insertion per group.
-    std::map<quint32, std::vector<QByteArrayView>> fresh;
+    // Keys: one insertion per group, in natural order. One flat list sorted by group, and by
+    // name within a group: no container per group, and each name hashed once.
+    struct Fresh {
+        quint32 group;
+        QByteArrayView name;
+        size_t hash;
+    };
+    std::vector<Fresh> fresh;
+    fresh.reserve(count);
     for (size_t i = 0; i < count; ++i) {
         const Cursor &c = cursors[i];
         const QByteArrayView name = keys[i].sliced(c.offset);
@@ -361,28 +450,39 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
             ++m_unlisted;
             continue;
         }
-        if (m_tree.findKey(c.group, name) == KeyTree::kNone)
-            fresh[c.group].push_back(name);
+        const size_t hash = m_tree.keyHash(c.group, name);
+        if (m_tree.findKey(c.group, name, hash) == KeyTree::kNone)
+            fresh.push_back({c.group, name, hash});
     }
+    std::sort(fresh.begin(), fresh.end(),
+              [](const Fresh &a, const Fresh &b) { return a.group != b.group ? a.group < b.group : naturalLess(a.name, b.name); });
+    // The same name twice in one page (SCAN may return a key again): one row.
+    fresh.erase(
+        std::unique(fresh.begin(), fresh.end(), [](const Fresh &a, const Fresh &b) { return a.group == b.group && a.name == b.name; }),
+        fresh.end());
     std::map<quint32, std::pair<int, int>> countRows; // parent -> first, last child group whose count changed
-    for (auto &[group, names] : fresh) {
-        std::sort(names.begin(), names.end(), naturalLess);
-        names.erase(std::unique(names.begin(), names.end()), names.end());
+    for (auto run = fresh.begin(); run != fresh.end();) {
+        const quint32 group = run->group;
+        const auto end = std::find_if(run, fresh.end(), [group](const Fresh &f) { return f.group != group; });
         const KeyTree::Group &g = m_tree.group(group);
         const int first = int(g.groups.size() + g.keys.size());
-        if (!g.keys.empty() && naturalLess(names.front(), m_tree.keyName(g.keys[g.keys.size() - 1])))
+        // Still in order when they all come after the last one (one comparison, and none for a
+        // group already waiting for its sort: reading its last name is a cache miss per group).
+        if (isOrdered(group) && !g.keys.empty() && naturalLess(run->name, m_tree.keyName(g.keys[g.keys.size() - 1])))
             setOrdered(group, false);
-        beginInsertRows(groupIndex(group), first, first + int(names.size()) - 1);
-        for (QByteArrayView name : names)
-            m_tree.addKey(group, name);
+        beginInsertRows(groupIndex(group), first, first + int(end - run) - 1);
+        for (; run != end; ++run)
+            m_tree.addKey(group, run->name, run->hash);
         endInsertRows();
+        // Each group's count changed, and its ancestors'; a parent already noted had its own
+        // ancestors noted then.
         for (quint32 a = group; a != KeyTree::kRoot; a = m_tree.group(a).parent) {
-            const KeyTree::Group &ag = m_tree.group(a);
             const int row = int(m_tree.groupRow(a));
-            auto [it, inserted] = countRows.try_emplace(ag.parent, row, row);
+            auto [it, inserted] = countRows.try_emplace(m_tree.group(a).parent, row, row);
             if (!inserted) {
                 it->second.first = std::min(it->second.first, row);
                 it->second.second = std::max(it->second.second, row);
+                break;
             }
         }
     }

@@ -66,6 +66,11 @@ public:
     // starts no sooner than twice the last round's time after it.
     void setKeptInOrder(bool on);
     void setOrderIntervalMs(int ms) { m_orderIntervalMs = ms; }
+    // While keys pour in (a listing on a fast link), a round competes with the listing for the
+    // cores and merges into groups that keep growing: paced, no round starts sooner than `ms`
+    // after this call nor sooner than `ms` after the last one. 0 ends the pacing; what waits
+    // then goes at the usual interval (orderNow() starts it at once).
+    void setOrderPaced(int ms);
     // Every group's children in natural order (groups first, then keys).
     bool isInOrder() const { return m_disorderedCount == 0; }
     // Sorts here, at once, the groups out of order when they hold at most maxChildren children
@@ -152,6 +157,7 @@ private:
     }
     void scheduleOrder();
     void startOrderRound();
+    void gatherSome(); // reads the round's children, a slice at a time, then starts it
     void applyOrder(const std::shared_ptr<OrderRound> &round);
     void announceIfInOrder();
     bool groupAlive(quint32 group) const { return group == KeyTree::kRoot || m_tree.group(group).parent != KeyTree::kNone; }
@@ -164,15 +170,24 @@ private:
     std::vector<DetailsSlot> m_slots;
     std::vector<quint32> m_freeSlots;
     qint64 m_unlisted = 0;
-    std::vector<bool> m_sorted; // by group: children in natural order
-    size_t m_disorderedCount = 0;      // groups whose m_sorted is false
-    std::vector<quint32> m_disordered; // groups to sort in the next round (some may be in order by then)
-    std::vector<bool> m_queued;        // by group: in m_disordered
-    std::vector<quint32> m_inRound;    // the groups the round under way sorts
-    std::vector<bool> m_reshuffled;    // by group: children removed or sorted here since a round took them
+    std::vector<bool> m_sorted;               // by group: children in natural order
+    size_t m_disorderedCount = 0;             // groups whose m_sorted is false
+    std::vector<quint32> m_disordered;        // groups to sort in the next round (some may be in order by then)
+    std::vector<bool> m_queued;               // by group: in m_disordered
+    std::vector<quint32> m_inRound;           // the groups the round under way sorts (or is being read for)
+    std::shared_ptr<OrderRound> m_gathering;  // a round whose children are being read, if any
+    size_t m_gatherGroup = 0;                 // in m_inRound: the group being read
+    bool m_gatherBegun = false;               // its task is the round's last
+    bool m_gatherKeys = false;                // reading its keys (else its groups)
+    size_t m_gatherAt = 0;                    // the next child to read
+    size_t m_gatherKeysFrom = 0;              // its first key the round takes
+    QTimer m_gatherTimer;                     // the next slice, on the next turn of the event loop
+    std::vector<bool> m_reshuffled;           // by group: children removed or sorted here since a round took them
     std::shared_ptr<OrderCache> m_orderCache; // what the rounds sorted, while some group is out of order
     bool m_keptInOrder = false;
     int m_orderIntervalMs = 250;
+    int m_pacedMs = 0;          // setOrderPaced()
+    QElapsedTimer m_sincePaced; // since setOrderPaced() was last called with a pace
     OrderRun *m_orderRun = nullptr;
     QTimer m_orderTimer;
     QElapsedTimer m_sinceRound; // since the last round started

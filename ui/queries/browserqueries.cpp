@@ -56,11 +56,16 @@ NamesPage scanNamesPage(Connection &c, const NamesPageRequest &request, const st
         Reply r;
         try {
             r = c.command(scanCommand(page.cursor, request.match, request.scanCount));
+        } catch (const ConnectionError &) {
+            // Lost: the page with it. The connection's next command would reconnect, maybe to
+            // a server restarted or failed over meanwhile, where this cursor skips keys: the
+            // listing pauses and starts over instead.
+            throw;
         } catch (const Error &) {
             if (page.names.empty())
                 throw;
-            break; // keep what was read (a cluster master out of reach comes later in the
-                   // walk): the next page, from this cursor, meets the error again
+            break; // keep what was read (a refusal further on in the walk): the next page,
+                   // from this cursor, meets the error again
         }
         QByteArray next;
         const std::vector<Reply> &names = scanReplyNames(r, &next);
