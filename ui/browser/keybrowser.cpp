@@ -219,7 +219,6 @@ void KeyBrowser::refresh()
     m_pagesAsked = 0;
     m_detailsWhileListing.invalidate();
     m_policies.reset(); // read again with the first page
-    m_cursor = "0";
     m_scanned = 0;
     m_dbSize = -1;
     m_detailsInFlight = 0;
@@ -319,7 +318,6 @@ void KeyBrowser::askPages()
 void KeyBrowser::onPage(const QByteArray &cursor, const ScannedNames &names)
 {
     const bool first = m_model->keyCount() == 0 && pendingCount() == 0;
-    m_cursor = cursor;
     m_scanned += qsizetype(names.size());
     if (!names.empty()) {
         m_pending.push_back(names);
@@ -407,7 +405,7 @@ void KeyBrowser::interrupted(const QString &why, bool connectionLoss)
 {
     m_scan = connectionLoss ? ScanState::Paused : ScanState::Failed;
     if (m_client)
-        m_client->cancel(&m_scanOwner); // the other page asked for: the walk goes on from m_cursor
+        m_client->cancel(&m_scanOwner); // the other page asked for: the walk starts over once back
     m_pagesAsked = 0;
     flush();
     m_model->setOrderPaced(0);
@@ -431,9 +429,8 @@ void KeyBrowser::onClientState()
         m_problem->hide();
         if (m_policies) {
             m_model->setOrderPaced(kOrderPacedMs);
-            m_cursor = "0";
             m_scanned = 0;
-            m_walk = std::make_shared<Walk>(Walk{m_cursor});
+            m_walk = std::make_shared<Walk>(Walk{"0"});
             askPages();
         } else {
             startScan();

@@ -169,7 +169,6 @@ private:
     bool m_lookingFor = false;
     QString m_lastChange; // the newest audit entry's id at the last check; null before the first
     ScanState m_scan = ScanState::Idle;
-    QByteArray m_cursor = "0"; // after the last page that came
     // Where the pages asked for take the walk, on the worker: each page starts from the cursor
     // the one before it left there, so the next can be asked for before this one comes.
     struct Walk {

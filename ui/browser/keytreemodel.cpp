@@ -200,30 +200,32 @@ void KeyTreeModel::gatherSome()
         }
         OrderTask &task = m_gathering->tasks.back();
         const KeyTree::Group &g = m_tree.group(id);
-        if (!m_gatherKeys) {
-            for (; m_gatherAt < g.groups.size(); ++m_gatherAt) {
-                if (m_gatherAt + kAhead < g.groups.size())
-                    __builtin_prefetch(&m_tree.group(g.groups[m_gatherAt + kAhead]));
-                task.newGroups.push_back(entry(m_tree.groupName(g.groups[m_gatherAt]), g.groups[m_gatherAt]));
+        // The list's children from m_gatherAt on; false when the slice is over first.
+        const auto readList = [&](const IdList &list, std::vector<OrderEntry> &out, auto record, auto name) {
+            for (; m_gatherAt < list.size(); ++m_gatherAt) {
+                if (m_gatherAt + kAhead < list.size())
+                    __builtin_prefetch(record(list[m_gatherAt + kAhead]));
+                out.push_back(entry(name(list[m_gatherAt]), list[m_gatherAt]));
                 if (sliceOver()) {
                     ++m_gatherAt;
                     m_gatherTimer.start(0);
-                    return;
+                    return false;
                 }
             }
+            return true;
+        };
+        if (!m_gatherKeys) {
+            if (!readList(
+                    g.groups, task.newGroups, [this](quint32 child) { return &m_tree.group(child); },
+                    [this](quint32 child) { return m_tree.groupName(child); }))
+                return;
             m_gatherKeys = true;
             m_gatherAt = m_gatherKeysFrom;
         }
-        for (; m_gatherAt < g.keys.size(); ++m_gatherAt) {
-            if (m_gatherAt + kAhead < g.keys.size())
-                __builtin_prefetch(&m_tree.key(g.keys[m_gatherAt + kAhead]));
-            task.newKeys.push_back(entry(m_tree.keyName(g.keys[m_gatherAt]), g.keys[m_gatherAt]));
-            if (sliceOver()) {
-                ++m_gatherAt;
-                m_gatherTimer.start(0);
-                return;
-            }
-        }
+        if (!readList(
+                g.keys, task.newKeys, [this](quint32 key) { return &m_tree.key(key); },
+                [this](quint32 key) { return m_tree.keyName(key); }))
+            return;
         m_gatherBegun = false;
         ++m_gatherGroup;
     }
