@@ -61,6 +61,7 @@ private Q_SLOTS:
     void orderedGroupTakesNewKeysInPlace();
     void pacedOrderWaitsForTheListing();
     void roundReadInSlicesFollowsChanges();
+    void bigGroupHoldsItsRowsWhilePaced();
     void lazyColumns();
     void usageShortWhereItDoesNotFit();
     void shardGroupRows();
@@ -356,6 +357,86 @@ void TestKeyTreeModel::pacedOrderWaitsForTheListing()
     m.setOrderPaced(0);
     QVERIFY(ordered.wait(10000));
     QCOMPARE(rowNames(m, m.index(0, 0)), (QByteArrayList{"w:1", "w:9", "w:10", "w:11"}));
+}
+
+void TestKeyTreeModel::bigGroupHoldsItsRowsWhilePaced()
+{
+    // While a listing runs (paced), a group that shows kHoldFrom rows holds the rows that come
+    // to it (and everything below them): a tree view lays out every open row again after each
+    // insertion. Its count says them at once; the rows come every kHeldMs, kShowStep at a time,
+    // and all of them once the pace ends. Small groups are not held.
+    constexpr int kShown = KeyTreeModel::kHoldFrom;
+    constexpr int kMore = int(KeyTreeModel::kShowStep) + 20000;
+    KeyTreeModel m;
+    QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    m.clear(":");
+    m.setOrderPaced(3600 * 1000);
+    QSet<QByteArray> all;
+    const auto add = [&](int from, int to) {
+        QByteArrayList page;
+        for (int i = from; i < to; ++i)
+            page << "big:k" + QByteArray::number(i);
+        for (const QByteArray &k : std::as_const(page))
+            all.insert(k);
+        m.addKeys(page);
+    };
+    add(0, kShown - 1);
+    m.addKeys({"small:a"});
+    all.insert("small:a");
+    const QModelIndex big = child(m, {}, QStringLiteral("big"));
+    const QModelIndex small = child(m, {}, QStringLiteral("small"));
+    QCOMPARE(m.rowCount(big), kShown - 1);
+    QVERIFY(!m.isHolding());
+
+    // Past kHoldFrom: held, counted, not shown; a new group below it is held with its keys.
+    add(kShown - 1, kShown);
+    QCOMPARE(m.rowCount(big), kShown);
+    QSignalSpy inserted(&m, &QAbstractItemModel::rowsInserted);
+    add(kShown, kShown + kMore);
+    m.addKeys({"big:sub:x", "small:b"});
+    all += QSet<QByteArray>{"big:sub:x", "small:b"};
+    QVERIFY(m.isHolding());
+    QCOMPARE(m.rowCount(big), kShown);
+    QCOMPARE(big.data(KeyTreeModel::KeyCountRole).toLongLong(), qint64(kShown + kMore + 1));
+    QCOMPARE(m.rowCount(small), 2);
+    QCOMPARE(m.keyCount(), qint64(all.size()));
+    for (const QList<QVariant> &args : std::as_const(inserted))
+        QVERIFY(args.at(0).value<QModelIndex>() != big);
+    // A held key has no row, and its columns come quietly (the tester checks every signal).
+    const quint32 held = m.findKey("big:k" + QByteArray::number(kShown + 10));
+    QVERIFY(held != KeyTreeModel::kNoKey);
+    QVERIFY(!m.claimStale({held}, 0).empty());
+    m.setDetails({held}, {KeyDetails{}});
+
+    // Shown a step at a time: the group below first, then the keys, in the order they came.
+    inserted.clear();
+    QTRY_VERIFY_WITH_TIMEOUT(m.rowCount(big) == kShown + kMore + 1, 10000);
+    QVERIFY(inserted.size() >= 2);
+    for (const QList<QVariant> &args : std::as_const(inserted))
+        QVERIFY(args.at(2).toInt() - args.at(1).toInt() + 1 <= int(KeyTreeModel::kShowStep));
+    QCOMPARE(m.index(0, 0, big).data(KeyTreeModel::KeyRole).toByteArray(), QByteArray("big:sub"));
+    QCOMPARE(m.index(kShown + 1, 0, big).data(KeyTreeModel::KeyRole).toByteArray(), "big:k" + QByteArray::number(kShown));
+    QVERIFY(m.isHolding()); // still paced: the next rows are held too
+
+    // A removal shows every held row first; the end of the pace shows the rest.
+    add(kShown + kMore, kShown + kMore + 10);
+    QCOMPARE(m.rowCount(big), kShown + kMore + 1);
+    const QByteArray gone = "big:k" + QByteArray::number(kShown + kMore + 9);
+    m.removeKeys({m.findKey(gone)});
+    all.remove(gone);
+    QCOMPARE(m.rowCount(big), kShown + kMore + 1 + 9);
+    add(kShown + kMore + 10, kShown + kMore + 20);
+    QCOMPARE(m.rowCount(big), kShown + kMore + 1 + 9);
+    QSignalSpy shown(&m, &KeyTreeModel::allShown);
+    m.setOrderPaced(0);
+    QVERIFY(shown.wait(10000));
+    QVERIFY(!m.isHolding());
+    QCOMPARE(m.rowCount(big), kShown + kMore + 1 + 19);
+    QCOMPARE(keysIn(m), all);
+    // Unpaced, nothing is held.
+    add(kShown + kMore + 20, kShown + kMore + 30);
+    QCOMPARE(m.rowCount(big), kShown + kMore + 1 + 29);
+    QVERIFY(!m.isHolding());
 }
 
 void TestKeyTreeModel::roundReadInSlicesFollowsChanges()

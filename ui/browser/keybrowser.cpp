@@ -145,6 +145,7 @@ KeyBrowser::KeyBrowser(QWidget *parent)
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &KeyBrowser::scheduleDetailsSoon);
     connect(m_model, &QAbstractItemModel::layoutChanged, this, &KeyBrowser::scheduleDetailsSoon);
     connect(m_model, &KeyTreeModel::inOrder, this, &KeyBrowser::checkSettled);
+    connect(m_model, &KeyTreeModel::allShown, this, &KeyBrowser::checkSettled);
     m_goneClock.start();
     m_liveTimer.setInterval(kLiveRefreshMs);
     connect(&m_liveTimer, &TickTimer::timeout, this, &KeyBrowser::fetchVisibleDetails);
@@ -740,7 +741,8 @@ void KeyBrowser::refreshKeys(const QList<QByteArray> &keys)
 
 bool KeyBrowser::isSettled() const
 {
-    if (isScanning() || pendingCount() > 0 || m_detailsInFlight > 0 || m_detailsTimer.isActive() || !m_model->isInOrder())
+    if (isScanning() || pendingCount() > 0 || m_detailsInFlight > 0 || m_detailsTimer.isActive() || !m_model->isInOrder() ||
+        m_model->isHolding())
         return false;
     if (!m_client || m_client->state() != RedisClient::State::Connected)
         return false;

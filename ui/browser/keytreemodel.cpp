@@ -15,6 +15,7 @@
 #include <QPalette>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace ratescope::ui {
@@ -53,6 +54,8 @@ KeyTreeModel::KeyTreeModel(QObject *parent)
     connect(&m_orderTimer, &QTimer::timeout, this, &KeyTreeModel::startOrderRound);
     m_gatherTimer.setSingleShot(true);
     connect(&m_gatherTimer, &QTimer::timeout, this, &KeyTreeModel::gatherSome);
+    m_heldTimer.setSingleShot(true);
+    connect(&m_heldTimer, &QTimer::timeout, this, &KeyTreeModel::showHeldStep);
 }
 
 KeyTreeModel::~KeyTreeModel() = default;
@@ -74,6 +77,8 @@ void KeyTreeModel::clear(const QByteArray &separator)
     m_gathering.reset(); // one being read is dropped; one under way, when it comes back (the generation)
     m_gatherTimer.stop();
     m_orderTimer.stop();
+    m_held.clear();
+    m_heldTimer.stop();
     ++m_generation;
     endResetModel();
 }
@@ -111,7 +116,97 @@ void KeyTreeModel::setOrderPaced(int ms)
     if (m_pacedMs > 0)
         m_sincePaced.start();
     m_orderTimer.stop(); // timed again for the new pace
+    if (m_pacedMs == 0 && !m_held.empty())
+        m_heldTimer.start(0); // the rest shown now, a step per turn
     scheduleOrder();
+}
+
+bool KeyTreeModel::showsNewRows(quint32 group)
+{
+    if (held(group) || !groupShown(group))
+        return false;
+    if (m_pacedMs == 0 || rowCount(groupIndex(group)) < kHoldFrom)
+        return true;
+    const KeyTree::Group &g = m_tree.group(group);
+    m_held.push_back({group, g.groups.size(), g.keys.size()});
+    if (!m_heldTimer.isActive())
+        m_heldTimer.start(kHeldMs);
+    return false;
+}
+
+void KeyTreeModel::showHeld()
+{
+    m_heldTimer.stop();
+    if (m_held.empty())
+        return;
+    showRows(std::numeric_limits<size_t>::max());
+    m_held.clear();
+    emit allShown();
+}
+
+void KeyTreeModel::showHeldStep()
+{
+    // A tree view lays out its open rows again after an insertion, and growing its table of
+    // rows by a few hundred thousand at once costs it more than the layout itself: a step at
+    // a time, each laid out in a turn of its own.
+    if (showRows(kShowStep))
+        m_heldTimer.start(kStepGapMs); // a turn for the view's layout, alone
+    else if (m_pacedMs > 0 && !m_held.empty())
+        m_heldTimer.start(kHeldMs); // the rows that come next
+    else if (!m_held.empty()) {
+        m_held.clear(); // nothing held any more
+        emit allShown();
+    }
+}
+
+bool KeyTreeModel::showRows(size_t most)
+{
+    // Each held group is itself shown (it was when it began holding, and rows leave only after
+    // showHeld()), so its index is good throughout.
+    bool more = false;
+    for (Held &h : m_held) {
+        const KeyTree::Group &g = m_tree.group(h.group);
+        const QModelIndex parent = groupIndex(h.group);
+        size_t left = most;
+        if (h.groups < g.groups.size()) {
+            const size_t n = std::min(left, g.groups.size() - h.groups);
+            beginInsertRows(parent, int(h.groups), int(h.groups + n) - 1);
+            h.groups += n;
+            endInsertRows();
+            left -= n;
+        }
+        if (h.keys < g.keys.size() && left > 0) {
+            const size_t n = std::min(left, g.keys.size() - h.keys);
+            const int first = int(h.groups + h.keys);
+            beginInsertRows(parent, first, first + int(n) - 1);
+            h.keys += n;
+            endInsertRows();
+        }
+        more = more || h.groups < g.groups.size() || h.keys < g.keys.size();
+    }
+    return more;
+}
+
+bool KeyTreeModel::groupShown(quint32 group) const
+{
+    if (m_held.empty())
+        return true;
+    for (quint32 c = group; c != KeyTree::kRoot && c != KeyTree::kNone;) {
+        const quint32 parent = m_tree.group(c).parent;
+        if (const Held *h = held(parent); h && m_tree.groupRow(c) >= h->groups)
+            return false;
+        c = parent;
+    }
+    return true;
+}
+
+bool KeyTreeModel::keyShown(quint32 key) const
+{
+    const quint32 group = m_tree.key(key).group;
+    if (group == KeyTree::kNone)
+        return false;
+    const Held *h = held(group);
+    return (!h || m_tree.keyPos(key) < h->keys) && groupShown(group);
 }
 
 void KeyTreeModel::scheduleOrder()
@@ -271,6 +366,7 @@ void KeyTreeModel::applyOrder(const std::shared_ptr<OrderRound> &round)
     }
     if (applied.empty())
         return;
+    showHeld(); // rows move: every one shown first (the view lays them out once, after both)
     std::vector<bool> touched(m_tree.groupCount(), false);
     QList<QPersistentModelIndex> parents;
     for (const OrderTask *task : applied)
@@ -341,6 +437,7 @@ void KeyTreeModel::orderNow(size_t maxChildren)
         here.push_back(id);
     }
     if (!here.empty() && children <= maxChildren) {
+        showHeld();
         std::vector<bool> touched(m_tree.groupCount(), false);
         for (const quint32 id : here)
             touched[id] = true;
@@ -421,10 +518,13 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
             // Still in order when they all come after the last one (one comparison).
             if (!p.groups.empty() && naturalLess(segs.front(), m_tree.groupName(p.groups[p.groups.size() - 1])))
                 setOrdered(parent, false);
-            beginInsertRows(groupIndex(parent), first, first + int(segs.size()) - 1);
+            const bool shown = showsNewRows(parent);
+            if (shown)
+                beginInsertRows(groupIndex(parent), first, first + int(segs.size()) - 1);
             for (QByteArrayView seg : segs)
                 m_tree.addGroup(parent, seg);
-            endInsertRows();
+            if (shown)
+                endInsertRows();
         }
         active.clear();
         for (size_t i : deeper) {
@@ -472,10 +572,13 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
         // group already waiting for its sort: reading its last name is a cache miss per group).
         if (isOrdered(group) && !g.keys.empty() && naturalLess(run->name, m_tree.keyName(g.keys[g.keys.size() - 1])))
             setOrdered(group, false);
-        beginInsertRows(groupIndex(group), first, first + int(end - run) - 1);
+        const bool shown = showsNewRows(group);
+        if (shown)
+            beginInsertRows(groupIndex(group), first, first + int(end - run) - 1);
         for (; run != end; ++run)
             m_tree.addKey(group, run->name, run->hash);
-        endInsertRows();
+        if (shown)
+            endInsertRows();
         // Each group's count changed, and its ancestors'; a parent already noted had its own
         // ancestors noted then.
         for (quint32 a = group; a != KeyTree::kRoot; a = m_tree.group(a).parent) {
@@ -489,8 +592,12 @@ void KeyTreeModel::addKeys(const QByteArrayView *keys, size_t count)
         }
     }
     for (const auto &[parent, rows] : countRows) {
+        // Of the rows shown (not those held, nor any below a held row).
+        const int last = std::min(rows.second, int(shownGroups(parent)) - 1);
+        if (rows.first > last || !groupShown(parent))
+            continue;
         const QModelIndex p = groupIndex(parent);
-        emit dataChanged(index(rows.first, KeyColumn, p), index(rows.second, KeyColumn, p), {Qt::DisplayRole, KeyCountRole});
+        emit dataChanged(index(rows.first, KeyColumn, p), index(last, KeyColumn, p), {Qt::DisplayRole, KeyCountRole});
     }
 }
 
@@ -516,6 +623,7 @@ QModelIndex KeyTreeModel::moved(const QModelIndex &old) const
 
 void KeyTreeModel::sortByName()
 {
+    showHeld();
     emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
     const QModelIndexList before = persistentIndexList();
     for (quint32 id = 0; id < m_tree.groupCount(); ++id)
@@ -540,6 +648,7 @@ bool KeyTreeModel::sortGroup(const QModelIndex &group, size_t maxChildren)
     const KeyTree::Group &g = m_tree.group(id);
     if (g.groups.size() + g.keys.size() > maxChildren)
         return false;
+    showHeld();
     const QList<QPersistentModelIndex> parents =
         group.isValid() ? QList<QPersistentModelIndex>{QPersistentModelIndex(group)} : QList<QPersistentModelIndex>{};
     emit layoutAboutToBeChanged(parents, QAbstractItemModel::VerticalSortHint);
@@ -567,20 +676,19 @@ quint32 KeyTreeModel::keyId(const QModelIndex &index) const
 
 int KeyTreeModel::keyRow(quint32 id) const
 {
-    const KeyTree::Key &k = m_tree.key(id);
-    return int(m_tree.group(k.group).groups.size() + m_tree.keyPos(id));
+    return int(shownGroups(m_tree.key(id).group) + m_tree.keyPos(id));
 }
 
 QModelIndex KeyTreeModel::indexOfKey(quint32 id, int column) const
 {
-    if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
+    if (id >= m_tree.keyIds() || !keyShown(id))
         return {};
     return createIndex(keyRow(id), column, keyTag(id));
 }
 
 QModelIndex KeyTreeModel::groupIndex(quint32 group, int column) const
 {
-    if (group == KeyTree::kRoot || group >= m_tree.groupCount())
+    if (group == KeyTree::kRoot || group >= m_tree.groupCount() || !groupShown(group))
         return {};
     return createIndex(int(m_tree.groupRow(group)), column, groupTag(group));
 }
@@ -628,6 +736,8 @@ void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDe
         s.details = std::move(details[i]);
         s.readAtMs = now;
         s.reading = false;
+        if (!keyShown(id))
+            continue; // held: shown with its details
         emit dataChanged(indexOfKey(id, AlgorithmColumn), indexOfKey(id, MemoryColumn));
         emit dataChanged(indexOfKey(id, KeyColumn), indexOfKey(id, KeyColumn), {Qt::ToolTipRole, Qt::ForegroundRole});
         // A shard's group row sums its shards.
@@ -639,6 +749,8 @@ void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDe
 
 void KeyTreeModel::removeKeys(const std::vector<quint32> &ids)
 {
+    if (!ids.empty())
+        showHeld(); // rows leave: every one shown first
     for (quint32 id : ids) {
         if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
             continue;
@@ -730,10 +842,12 @@ QModelIndex KeyTreeModel::index(int row, int column, const QModelIndex &parent) 
         group = idOf(parent.internalId());
     }
     const KeyTree::Group &g = m_tree.group(group);
-    if (size_t(row) < g.groups.size())
+    const Held *h = held(group);
+    const size_t groups = h ? h->groups : g.groups.size();
+    if (size_t(row) < groups)
         return createIndex(row, column, groupTag(g.groups[size_t(row)]));
-    const size_t k = size_t(row) - g.groups.size();
-    if (k < g.keys.size())
+    const size_t k = size_t(row) - groups;
+    if (k < (h ? h->keys : g.keys.size()))
         return createIndex(row, column, keyTag(g.keys[k]));
     return {};
 }
@@ -750,14 +864,12 @@ QModelIndex KeyTreeModel::parent(const QModelIndex &child) const
 
 int KeyTreeModel::rowCount(const QModelIndex &parent) const
 {
-    if (!parent.isValid()) {
-        const KeyTree::Group &root = m_tree.group(KeyTree::kRoot);
-        return int(root.groups.size() + root.keys.size());
-    }
+    if (!parent.isValid())
+        return int(shownGroups(KeyTree::kRoot) + shownKeys(KeyTree::kRoot));
     if (parent.column() != KeyColumn || !isGroupTag(parent.internalId()))
         return 0;
-    const KeyTree::Group &g = m_tree.group(idOf(parent.internalId()));
-    return int(g.groups.size() + g.keys.size());
+    const quint32 group = idOf(parent.internalId());
+    return int(shownGroups(group) + shownKeys(group));
 }
 
 int KeyTreeModel::columnCount(const QModelIndex &) const

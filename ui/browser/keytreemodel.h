@@ -1,7 +1,8 @@
 // The key browser's model: keys grouped by a separator with a count per group, and the
 // limiter columns (algorithm, used/limit, remaining, TTL, memory) filled lazily per key.
-// Keys arrive a SCAN page at a time and are inserted with one beginInsertRows per group;
-// the model is reset only when the keyspace is read again. Kept in order (setKeptInOrder), a
+// Keys arrive a SCAN page at a time and are inserted with one beginInsertRows per group (while
+// a listing runs, a big group shows its new rows every second: setOrderPaced); the model is
+// reset only when the keyspace is read again. Kept in order (setKeptInOrder), a
 // group whose children arrived out of natural order is sorted on a thread of its own and
 // rearranged with a layout change, whatever its size.
 #pragma once
@@ -70,7 +71,22 @@ public:
     // cores and merges into groups that keep growing: paced, no round starts sooner than `ms`
     // after this call nor sooner than `ms` after the last one. 0 ends the pacing; what waits
     // then goes at the usual interval (orderNow() starts it at once).
+    // Paced, a group that shows kHoldFrom rows or more also holds the rows that come to it
+    // (and everything below them), and shows them every kHeldMs, kShowStep rows at a time
+    // kStepGapMs apart: after rows are inserted under an open group, a tree view lays out every
+    // open row again (about 20 ms at a million), and growing its table of rows by hundreds of
+    // thousands at once costs more than that. The group's count (KeyCountRole) includes them
+    // at once. When the pacing ends, the rest are shown the same way; a sort and a removal
+    // show them all first.
     void setOrderPaced(int ms);
+    static constexpr int kHoldFrom = 50000;
+    static constexpr int kHeldMs = 1000;
+    static constexpr size_t kShowStep = 100000;
+    static constexpr int kStepGapMs = 40;
+    // Shows every held row now.
+    void showHeld();
+    // Some group holds the rows that come to it (shown every kHeldMs, or a step per turn).
+    bool isHolding() const { return !m_held.empty(); }
     // Every group's children in natural order (groups first, then keys).
     bool isInOrder() const { return m_disorderedCount == 0; }
     // Sorts here, at once, the groups out of order when they hold at most maxChildren children
@@ -128,6 +144,8 @@ public:
 signals:
     // Every group is in natural order again (after a background round or orderNow()).
     void inOrder();
+    // The last held rows are shown (isHolding() turned false).
+    void allShown();
 
 private:
     struct DetailsSlot {
@@ -140,6 +158,38 @@ private:
     static quintptr keyTag(quint32 id) { return (quintptr(2) << 32) | id; }
     static bool isGroupTag(quintptr tag) { return (tag >> 32) == 1; }
     static quint32 idOf(quintptr tag) { return quint32(tag & 0xffffffffu); }
+
+    // A group holding rows (setOrderPaced): how many of its child groups and keys are shown,
+    // the first of each list (those held were appended after them).
+    struct Held {
+        quint32 group;
+        size_t groups;
+        size_t keys;
+    };
+    const Held *held(quint32 group) const
+    {
+        for (const Held &h : m_held)
+            if (h.group == group)
+                return &h;
+        return nullptr;
+    }
+    size_t shownGroups(quint32 group) const
+    {
+        const Held *h = held(group);
+        return h ? h->groups : m_tree.group(group).groups.size();
+    }
+    size_t shownKeys(quint32 group) const
+    {
+        const Held *h = held(group);
+        return h ? h->keys : m_tree.group(group).keys.size();
+    }
+    bool groupShown(quint32 group) const; // the group's row is shown (the root: always)
+    bool keyShown(quint32 key) const;
+    // Whether rows appended to the group now are shown (rather than held, or below a held row);
+    // starts holding a big group's rows while paced.
+    bool showsNewRows(quint32 group);
+    bool showRows(size_t most); // up to `most` more rows of each held group; false: all shown
+    void showHeldStep();
 
     QModelIndex groupIndex(quint32 group, int column = KeyColumn) const;
     int keyRow(quint32 id) const;
@@ -188,6 +238,8 @@ private:
     int m_orderIntervalMs = 250;
     int m_pacedMs = 0;          // setOrderPaced()
     QElapsedTimer m_sincePaced; // since setOrderPaced() was last called with a pace
+    std::vector<Held> m_held;   // groups holding rows (a few: big ones)
+    QTimer m_heldTimer;         // shows them
     OrderRun *m_orderRun = nullptr;
     QTimer m_orderTimer;
     QElapsedTimer m_sinceRound; // since the last round started
