@@ -719,6 +719,14 @@ void TestKeyView::lostConnectionLeavesNoGhost()
     }
     QVERIFY(views[0]->logView()->chart()->opacity() < 1); // faint: not live
     QVERIFY(views[1]->stateChart()->chart()->opacity() < 1);
+    // The lost connection said once, by the view, not again by its log view, whose line still
+    // says what the chart holds.
+    QVERIFY(views[0]->staleText().startsWith(QStringLiteral("Connection lost — values as of")));
+    const QString logLine = views[0]->logView()->statusText();
+    QVERIFY2(logLine.contains(QStringLiteral("entries read from the last")) && !logLine.contains(QStringLiteral("Not live")) &&
+                 !logLine.contains(QStringLiteral("connection"), Qt::CaseInsensitive),
+             qPrintable(logLine));
+    QVERIFY(!views[0]->logView()->isShownLive());
 }
 
 QTEST_MAIN(TestKeyView)

@@ -275,6 +275,10 @@ void TestRedisClient::aFirstAttemptThatFailsIsNotALoss()
     QVERIFY(!client.hasConnected());
     QVERIFY2(banner.text().contains(QStringLiteral("Could not connect to")), qPrintable(banner.text()));
     QVERIFY2(!banner.text().contains(QStringLiteral("lost")), qPrintable(banner.text()));
+    // The address once, the reason a sentence of its own: "... 127.0.0.1:port. Connection refused."
+    QVERIFY2(banner.text().count(client.endpoint()) == 1 && banner.text().contains(QStringLiteral(" Connection refused.")) &&
+                 !banner.text().contains(QStringLiteral("could not connect")),
+             qPrintable(banner.text()));
 
     server.restart(); // same port
     QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 40000);

@@ -144,9 +144,7 @@ void AuditDetails::showEntry(const AuditEntry &e)
     const qint64 ago = e.time.secsTo(m_now());
     const QString when = QStringLiteral("%1 local (%2 UTC%3)")
                              .arg(AuditModel::timeText(e.time), e.time.toUTC().toString(QStringLiteral("HH:mm:ss")),
-                                  ago >= 0 ? QStringLiteral(", ") + (ago < 60 ? QStringLiteral("%1 s ago").arg(ago)
-                                                                              : formatSpan(ago * 1000000) + QStringLiteral(" ago"))
-                                           : QString());
+                                  ago >= 0 ? QStringLiteral(", ") + formatAgo(ago * 1000) : QString());
     const QString count = countText(e);
     m_facts->setText(QStringLiteral("%1 · %2\n%3entry %4%5")
                          .arg(who.join(QStringLiteral(", ")), when, count.isEmpty() ? QString() : count + QStringLiteral(" · "), e.id,

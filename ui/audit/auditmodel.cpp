@@ -140,15 +140,6 @@ QString plainTip(const QString &text)
     return QStringLiteral("<qt>%1</qt>").arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QLatin1String("<br>")));
 }
 
-QString agoText(qint64 seconds)
-{
-    if (seconds < 0)
-        return QStringLiteral("in the future by this machine's clock");
-    if (seconds < 60)
-        return QStringLiteral("%1 s ago").arg(seconds);
-    return formatSpan(seconds * 1000000) + QStringLiteral(" ago");
-}
-
 } // namespace
 
 QVariant AuditModel::data(const QModelIndex &index, int role) const
@@ -178,8 +169,9 @@ QVariant AuditModel::data(const QModelIndex &index, int role) const
     case Qt::ToolTipRole:
         switch (index.column()) {
         case TimeColumn:
-            return plainTip(QStringLiteral("%1 UTC (%2)")
-                                .arg(e.time.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")), agoText(e.time.secsTo(m_now()))));
+            return plainTip(
+                QStringLiteral("%1 UTC (%2)")
+                    .arg(e.time.toUTC().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")), formatAgo(e.time.msecsTo(m_now()))));
         case ActorColumn:
             return plainTip(QStringLiteral("Operator: %1\nOS user: %2").arg(auditText(e.actor), auditText(e.osUser)));
         case TargetColumn:

@@ -82,6 +82,16 @@ QString formatSpan(qint64 us)
     return QStringLiteral("%1 d %2 h").arg(s / 86400).arg(s % 86400 / 3600);
 }
 
+QString formatAgo(qint64 ms)
+{
+    const qint64 s = ms / 1000; // toward zero: a clock less than a second ahead reads "0 s ago"
+    if (s < 0)
+        return QStringLiteral("in the future by this machine's clock");
+    if (s < 60)
+        return QStringLiteral("%1 s ago").arg(s);
+    return formatSpan(s * 1000000) + QStringLiteral(" ago");
+}
+
 QString formatTtl(qint64 pttlMs)
 {
     if (pttlMs == -1)

@@ -14,6 +14,9 @@ QString formatUsageShort(qint64 used, qint64 limit); // "60 / 60", "1.0M / 1.0M"
 QString formatKeys(qint64 n);               // 1 -> "1 key", 1234 -> "1,234 keys"
 QString formatSize(qint64 bytes);           // 472 -> "472 B", 1536 -> "1.5 KiB"
 QString formatSpan(qint64 us);              // 850000 -> "850 ms", 4200000 -> "4.2 s", 3723000000 -> "1 h 02 m"
+// How long ago, in whole seconds under a minute ("42 s ago"), else as formatSpan ("3 m 05 s ago");
+// a negative age is a clock ahead of this machine's.
+QString formatAgo(qint64 ms);
 QString formatTtl(qint64 pttlMs);           // -1 -> "no expiry", -2 -> "gone", -3 -> "?", else a span
 QString formatRoundTrip(double ms);         // 0.214 -> "0.21 ms", 12.3 -> "12 ms"
 QString formatLimit(const LimitSpec &spec); // "60 per 10 s", "120 per 1 m (cost 2)"

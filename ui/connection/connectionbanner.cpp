@@ -8,6 +8,25 @@
 
 namespace ratescope::ui {
 
+namespace {
+
+// The client's error as a sentence after the banner's own: "could not connect to <endpoint>: "
+// left out where the banner says it already, the first letter a capital, a full stop.
+QString detailText(QString error, const QString &endpoint)
+{
+    const QString said = QStringLiteral("could not connect to %1: ").arg(endpoint);
+    if (error.startsWith(said, Qt::CaseInsensitive))
+        error = error.mid(said.size());
+    if (error.isEmpty())
+        return error;
+    error[0] = error[0].toUpper();
+    if (!error.endsWith(QLatin1Char('.')))
+        error += QLatin1Char('.');
+    return error.toHtmlEscaped();
+}
+
+} // namespace
+
 ConnectionBanner::ConnectionBanner(QWidget *parent)
     : QWidget(parent)
 {
@@ -68,17 +87,17 @@ void ConnectionBanner::update()
     if (login) {
         text = (m_client->passwordMissing() ? QStringLiteral("<b>%1 needs a password.</b> %2")
                                             : QStringLiteral("<b>%1 refused the login.</b> %2"))
-                   .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped());
+                   .arg(m_client->endpoint().toHtmlEscaped(), detailText(m_client->lastError(), m_client->endpoint()));
     } else if (failed) {
         text = QStringLiteral("<b>%1 refused the connection.</b> %2<br>Retrying cannot help until the "
                               "profile changes.")
-                   .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped());
+                   .arg(m_client->endpoint().toHtmlEscaped(), detailText(m_client->lastError(), m_client->endpoint()));
     } else {
         const int s = m_client->secondsUntilRetry();
         // "Lost" only of a connection that was there: a first attempt that failed could not connect.
         const bool was = m_client->hasConnected();
         text = (was ? QStringLiteral("<b>Connection to %1 lost.</b> %2<br>%3") : QStringLiteral("<b>Could not connect to %1.</b> %2<br>%3"))
-                   .arg(m_client->endpoint().toHtmlEscaped(), m_client->lastError().toHtmlEscaped(),
+                   .arg(m_client->endpoint().toHtmlEscaped(), detailText(m_client->lastError(), m_client->endpoint()),
                         s > 0 ? (was ? QStringLiteral("Reconnecting in %1 s…") : QStringLiteral("Trying again in %1 s…")).arg(s)
                               : (was ? QStringLiteral("Reconnecting…") : QStringLiteral("Trying again…")));
     }

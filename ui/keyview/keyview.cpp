@@ -544,6 +544,7 @@ void KeyView::showState(const KeyRead &read)
     if (drawnAsLog(kind, type)) {
         if (!m_log) {
             m_log = new LogView(m_client, m_key, m_stack);
+            m_log->setConnectionLossShownAbove(true); // setStale() says it for the whole view
             m_stack->addWidget(m_log);
             connect(m_log, &LogView::loaded, this, &KeyView::checkLoaded);
         }

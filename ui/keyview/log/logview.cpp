@@ -726,13 +726,15 @@ void LogView::updateLiveness()
 {
     const QString &failure = m_failure;
     const bool connected = m_client && m_client->state() == RedisClient::State::Connected;
-    m_live = connected && m_read.has_value();
+    m_live = connected && m_read.has_value() && failure.isEmpty();
+    // Not live, and why, in the warning colour; but for a lost connection that the page above
+    // already tells (a key view): then the line describes what is still shown, dimmed with it.
+    const bool warn = connected ? !failure.isEmpty() && m_read : !m_lossShownAbove;
     QString text;
-    if (!connected || (!failure.isEmpty() && m_read)) {
-        m_live = false;
-        const QString since = m_lastGoodAt.isValid() ? tr("values from %1 (%2 ago)")
+    if (warn) {
+        const QString since = m_lastGoodAt.isValid() ? tr("values from %1 (%2)")
                                                            .arg(m_lastGoodAt.toString(QStringLiteral("HH:mm:ss")),
-                                                                formatSpan(m_lastGoodAt.msecsTo(QDateTime::currentDateTime()) * 1000))
+                                                                formatAgo(m_lastGoodAt.msecsTo(QDateTime::currentDateTime())))
                                                      : tr("nothing read yet");
         text = tr("⚠ Not live: %1; %2").arg(connected ? failure : tr("connection lost"), since);
     } else if (m_read) {
@@ -755,7 +757,8 @@ void LogView::updateLiveness()
             text += tr(". The rolling count counts entries; costs come from the limiter's own peek.");
     }
     m_status->setText(text);
-    m_status->setStyleSheet(m_live ? QString() : QStringLiteral("QLabel { color: #c2410c; font-weight: bold; }"));
+    m_status->setStyleSheet(warn ? QStringLiteral("QLabel { color: #c2410c; font-weight: bold; }") : QString());
+    m_status->setEnabled(m_live || warn); // greyed with the chart and the entries
     dimWhileNotLive();
     if (m_live)
         m_staleTick.stop();

@@ -92,6 +92,9 @@ public:
     qint64 entriesRead() const { return m_read ? m_read->window.entriesRead + qint64(m_read->page.entries.size()) : 0; }
     const LogRead *lastRead() const { return m_read ? &*m_read : nullptr; }
     bool isShownLive() const { return m_live; }
+    // Inside a page that says the connection is lost and since when (a key view), this view
+    // does not say it again: while not connected, its line describes what it still shows.
+    void setConnectionLossShownAbove(bool shown) { m_lossShownAbove = shown; }
     int readsStarted() const { return m_reads; }
     int readsFinished() const { return m_readsDone; }
     bool isReading() const { return m_inFlight || m_pending; }
@@ -128,6 +131,7 @@ private:
     bool m_loaded = false;
     bool m_history = false;
     bool m_live = false;
+    bool m_lossShownAbove = false;
     int m_reads = 0;
     int m_readsDone = 0;
     int m_pageSize = 100;
