@@ -3,18 +3,20 @@
 // filter, stopping a scan, the GUI thread never stalling while 200,000 keys are read, the rows
 // in view getting their columns while those 200,000 keys are still being read, and the
 // context menu: pinning keys to the monitor, acting on the right group while the scan goes on.
-#include "redis/connection.h"
+#include "admin/audit.h"
+#include "admin/policy.h"
 #include "base/keytext.h"
 #include "keybrowser.h"
 #include "limiters/limiter.h"
 #include "limiters/limiterscript.h"
-#include "admin/audit.h"
-#include "admin/policy.h"
-#include "redisclient.h"
+#include "redis/connection.h"
 #include "redis/sandboxserver.h"
+#include "redisclient.h"
+#include "usagebardelegate.h"
 
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QMenu>
 #include <QRegularExpression>
 #include <QScrollBar>
@@ -92,6 +94,7 @@ private Q_SLOTS:
     void stopKeepsWhatWasFound();
     void aLostConnectionStartsTheWalkOver_data();
     void aLostConnectionStartsTheWalkOver();
+    void aLostConnectionGreysTheColumns();
     void columnsInViewArriveWhileScanning();
     void pinKeysToMonitor();
     void contextMenuFollowsItsGroupDuringScan();
@@ -398,6 +401,64 @@ void TestKeyBrowser::aLostConnectionStartsTheWalkOver()
     QCOMPARE(browser.model()->keyCount(), kLargeKeys);
     QVERIFY2(browser.progressText().startsWith(QStringLiteral("200,000 keys")), qPrintable(browser.progressText()));
     QVERIFY(browser.problemText().isEmpty());
+}
+
+void TestKeyBrowser::aLostConnectionGreysTheColumns()
+{
+    // Lost, the panel says it no longer updates, and the columns in view stay as read, greyed
+    // (a grey bar), their tooltip saying since when. Back, each row is live again once read.
+    SandboxServer server;
+    server.start();
+    {
+        Connection c(server.options());
+        fillMixed(c);
+        QCOMPARE(c.command({"SAVE"}).text(), QStringLiteral("OK"));
+    }
+    RedisClient client(server.options());
+    client.open();
+    KeyBrowser browser;
+    QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    browser.resize(1100, 700);
+    browser.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&browser));
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+    browser.setClient(&client, "ratescope:", ":");
+    QVERIFY(finished.wait(60000));
+    const KeyTreeModel *m = browser.model();
+    const QModelIndex t = childNamed(m, {}, QStringLiteral("t ("));
+    const QModelIndex group = childNamed(m, t, algorithmName(Algorithm::SlidingLog) + QStringLiteral(" ("));
+    browser.view()->expand(group);
+    browser.view()->scrollTo(m->index(0, 0, group), QAbstractItemView::PositionAtTop);
+    QTRY_VERIFY_WITH_TIMEOUT(browser.isSettled(), 15000);
+    const QModelIndex usage = m->index(0, KeyTreeModel::UsageColumn, group);
+    const QString figures = usage.data().toString();
+    QCOMPARE(figures, QStringLiteral("%1 / %2").arg(usesOf(0)).arg(kLimit));
+    QVERIFY(!usage.data(UsageBarDelegate::StaleRole).toBool());
+    QVERIFY(!usage.data(Qt::ForegroundRole).isValid());
+    QVERIFY(!browser.progressText().startsWith(QStringLiteral("Not updating")));
+
+    server.stop();
+    QTRY_VERIFY_WITH_TIMEOUT(client.state() != RedisClient::State::Connected, 20000);
+    QVERIFY2(browser.progressText().startsWith(QStringLiteral("Not updating: the connection is lost · 12,101 keys")),
+             qPrintable(browser.progressText()));
+    QVERIFY(browser.progressLabel()->autoFillBackground()); // on amber
+    QCOMPARE(usage.data().toString(), figures);             // kept
+    QVERIFY(usage.data(UsageBarDelegate::StaleRole).toBool());
+    QVERIFY(usage.data(Qt::ForegroundRole).isValid()); // greyed
+    QVERIFY2(usage.siblingAtColumn(KeyTreeModel::KeyColumn)
+                 .data(Qt::ToolTipRole)
+                 .toString()
+                 .contains(QStringLiteral("Not live: the connection is lost")),
+             qPrintable(usage.siblingAtColumn(KeyTreeModel::KeyColumn).data(Qt::ToolTipRole).toString()));
+
+    server.restart(); // the same port and directory: the saved keys
+    client.retryNow();
+    QTRY_COMPARE_WITH_TIMEOUT(client.state(), RedisClient::State::Connected, 40000);
+    QVERIFY(!browser.progressText().startsWith(QStringLiteral("Not updating")));
+    QVERIFY(!browser.progressLabel()->autoFillBackground());
+    QTRY_VERIFY_WITH_TIMEOUT(!usage.data(UsageBarDelegate::StaleRole).toBool(), 20000); // read again
+    QVERIFY(!usage.data(Qt::ForegroundRole).isValid());
+    QCOMPARE(usage.data().toString(), figures);
 }
 
 void TestKeyBrowser::columnsInViewArriveWhileScanning()

@@ -2,11 +2,12 @@
 
 #include "auditdetails.h"
 #include "auditformat.h"
-#include "fitwidth.h"
-#include "refusal.h"
-#include "displayformat.h"
 #include "base/errors.h"
 #include "base/keytext.h"
+#include "displayformat.h"
+#include "fitwidth.h"
+#include "notupdating.h"
+#include "refusal.h"
 
 #include <QComboBox>
 #include <QDateTimeEdit>
@@ -671,15 +672,7 @@ void AuditPage::updateStatus()
     if (!m_stale && m_loaded && m_client)
         parts << QStringLiteral("new entries appear as they are made (read at %1)").arg(clockText(m_readAt));
     m_status->setText(parts.join(QStringLiteral(" · ")));
-    // Palette colours, not a style sheet: a style sheet would fix the text colour for the dark
-    // palette too. The amber pair reads the same in light and dark themes.
-    QPalette amber;
-    if (m_stale) {
-        amber.setColor(QPalette::Window, QColor(0xfc, 0xef, 0xc7));
-        amber.setColor(QPalette::WindowText, QColor(0x3d, 0x30, 0x00));
-    }
-    m_status->setPalette(amber); // default-constructed: inherits the page's again
-    m_status->setAutoFillBackground(m_stale);
+    showNotUpdating(m_status, m_stale);
 }
 
 void AuditPage::selectionChanged()

@@ -3,13 +3,14 @@
 #include "keys/keyscanner.h"
 
 #include "admin/audit.h"
-#include "browserqueries.h"
-#include "fitwidth.h"
-#include "displayformat.h"
 #include "base/errors.h"
 #include "base/glob.h"
 #include "base/keytext.h"
+#include "browserqueries.h"
+#include "displayformat.h"
+#include "fitwidth.h"
 #include "formats/keyshapes.h"
+#include "notupdating.h"
 #include "redisclient.h"
 #include "usagebardelegate.h"
 
@@ -421,7 +422,11 @@ void KeyBrowser::interrupted(const QString &why, bool connectionLoss)
 
 void KeyBrowser::onClientState()
 {
-    if (!m_client || m_client->state() != RedisClient::State::Connected)
+    // Lost, the columns stay as read then, greyed; back, each row is live once read again.
+    const bool connected = m_client && m_client->state() == RedisClient::State::Connected;
+    m_model->setLive(connected || !m_client);
+    updateProgress();
+    if (!connected)
         return;
     if (m_scan == ScanState::Paused) {
         // The walk starts over: a SCAN cursor is good only on the server that gave it, and the
@@ -488,7 +493,13 @@ void KeyBrowser::updateProgress()
     }
     if (m_model->unlistedCount() > 0)
         text += QStringLiteral(" · %1 keys with names over 1 MiB not listed").arg(formatCount(m_model->unlistedCount()));
+    // Not being followed comes first, on amber as on the other pages: it changes how every
+    // figure below reads (a listing paused says so already).
+    const bool notUpdating = !m_model->isLive() && m_scan != ScanState::Paused;
+    if (notUpdating)
+        text = QStringLiteral("Not updating: the connection is lost · %1").arg(text);
     m_progressLabel->setText(text);
+    showNotUpdating(m_progressLabel, notUpdating);
     const bool scanning = isScanning();
     m_cancel->setVisible(scanning);
     m_progress->setVisible(scanning);

@@ -73,6 +73,7 @@ public:
     // What the panel says above the tree ("Scanned 45,000 of about 1,000,000 keys") and the
     // problem shown in place, if any.
     QString progressText() const;
+    QLabel *progressLabel() const { return m_progressLabel; } // on amber while not updating
     QString problemText() const;
 
     KeyTreeModel *model() const { return m_model; }

@@ -712,7 +712,7 @@ KeyTreeModel::DetailsSlot &KeyTreeModel::slotFor(quint32 key)
 std::vector<quint32> KeyTreeModel::claimStale(const std::vector<quint32> &ids, qint64 maxAgeMs)
 {
     std::vector<quint32> stale;
-    const qint64 now = m_clock ? m_clock() : steadyNowMs();
+    const qint64 now = nowMs();
     for (quint32 id : ids) {
         if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
             continue;
@@ -727,7 +727,7 @@ std::vector<quint32> KeyTreeModel::claimStale(const std::vector<quint32> &ids, q
 
 void KeyTreeModel::setDetails(const std::vector<quint32> &ids, std::vector<KeyDetails> details)
 {
-    const qint64 now = m_clock ? m_clock() : steadyNowMs();
+    const qint64 now = nowMs();
     for (size_t i = 0; i < ids.size() && i < details.size(); ++i) {
         const quint32 id = ids[i];
         if (id >= m_tree.keyIds() || m_tree.isRemoved(id))
@@ -803,6 +803,35 @@ const KeyDetails *KeyTreeModel::details(quint32 id) const
         return nullptr;
     const DetailsSlot &s = m_slots[m_tree.key(id).details];
     return s.readAtMs >= 0 ? &s.details : nullptr;
+}
+
+qint64 KeyTreeModel::nowMs() const
+{
+    return m_clock ? m_clock() : steadyNowMs();
+}
+
+void KeyTreeModel::setLive(bool live)
+{
+    if (live == m_live)
+        return;
+    m_live = live;
+    if (live)
+        m_liveSinceMs = nowMs();
+    // The rows with details (those read while in view: a few thousand at most), a signal per group.
+    std::map<quint32, std::pair<int, int>> rows;
+    for (quint32 id = 0; id < m_tree.keyIds(); ++id) {
+        const KeyTree::Key &k = m_tree.key(id);
+        if (k.details == KeyTree::kNone || m_slots[k.details].readAtMs < 0 || !keyShown(id))
+            continue;
+        const int row = keyRow(id);
+        auto [it, fresh] = rows.try_emplace(k.group, row, row);
+        it->second = {std::min(it->second.first, row), std::max(it->second.second, row)};
+    }
+    for (const auto &[group, range] : rows) {
+        const QModelIndex parent = groupIndex(group);
+        emit dataChanged(index(range.first, KeyColumn, parent), index(range.second, MemoryColumn, parent),
+                         {Qt::ForegroundRole, Qt::ToolTipRole, UsageBarDelegate::StaleRole});
+    }
 }
 
 void KeyTreeModel::expireDetails()
@@ -1045,6 +1074,8 @@ QVariant KeyTreeModel::groupData(quint32 group, int column, int role) const
 QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
 {
     const KeyDetails *d = details(key);
+    const DetailsSlot *slot = d ? &m_slots[m_tree.key(key).details] : nullptr;
+    const bool live = slot && detailsLive(*slot);
     switch (role) {
     case KeyRole:
     case PatternRole:
@@ -1057,6 +1088,8 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
         if (column == UsageColumn && d && d->usage)
             return formatUsageShort(d->usage->usedNow, d->usage->decision.limit);
         return {};
+    case UsageBarDelegate::StaleRole:
+        return d && !live;
     case UsageFractionRole:
         if (d && d->usage && d->usage->decision.limit > 0)
             return std::clamp(double(d->usage->usedNow) / double(d->usage->decision.limit), 0.0, 1.0);
@@ -1066,7 +1099,7 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::ForegroundRole:
-        if (!d)
+        if (!d || !live)
             return column == KeyColumn ? QVariant() : QVariant(mutedColor());
         if (column == UsageColumn && !d->problem.isEmpty())
             return kErrorColor;
@@ -1105,6 +1138,10 @@ QVariant KeyTreeModel::keyData(quint32 key, int column, int role) const
             tip += QStringLiteral("\n%1").arg(d->problem);
         else if (d->kind.isLimiter() && !d->spec)
             tip += QStringLiteral("\nNo policy matches this key: declare one to see how full it is.");
+        if (!live)
+            tip += m_live ? QStringLiteral("\nNot live yet: read %1, before the connection was lost; being read again.")
+                                .arg(formatAgo(nowMs() - slot->readAtMs))
+                          : QStringLiteral("\nNot live: the connection is lost. Read %1.").arg(formatAgo(nowMs() - slot->readAtMs));
         return plainToolTip(tip);
     }
     default:

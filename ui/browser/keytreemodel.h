@@ -113,6 +113,10 @@ public:
     // The id of a listed key, or kNoKey.
     quint32 findKey(const QByteArray &key) const;
     void expireDetails(); // every row's details are old (the policies changed): claimed again, shown until then
+    // Not live (the connection is lost): every row's columns are shown as read then, greyed, and
+    // say so in their tooltip. Live again, each row stays so until it is read again.
+    void setLive(bool live);
+    bool isLive() const { return m_live; }
     const KeyDetails *details(quint32 id) const;
     size_t detailsCount() const { return m_slots.size() - m_freeSlots.size(); }
     // Drops details of keys not in `keep`, when more than `limit` are held.
@@ -246,6 +250,10 @@ private:
     qint64 m_lastRoundMs = 0;   // how long it took to come back
     quint64 m_generation = 0;
     std::function<qint64()> m_clock; // empty: the steady clock
+    qint64 nowMs() const;
+    bool m_live = true;
+    qint64 m_liveSinceMs = -1; // details read before this are not live (on the clock above)
+    bool detailsLive(const DetailsSlot &s) const { return m_live && s.readAtMs >= m_liveSinceMs; }
 };
 
 } // namespace ratescope::ui

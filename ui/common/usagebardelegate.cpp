@@ -39,10 +39,11 @@ void UsageBarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &opti
     const QVariant fraction = index.data(m_fractionRole);
     if (fraction.isValid()) {
         const double f = std::clamp(fraction.toDouble(), 0.0, 1.0);
-        QColor color = m_neutral  ? QColor(0x3d, 0x7e, 0xc9)
-                       : f >= 1.0 ? QColor(0xe0, 0x4f, 0x3f)
-                       : f >= 0.8 ? QColor(0xf0, 0xa2, 0x30)
-                                  : QColor(0x3f, 0xa3, 0x5b);
+        QColor color = index.data(StaleRole).toBool() ? option.palette.color(QPalette::Disabled, QPalette::Text)
+                       : m_neutral                    ? QColor(0x3d, 0x7e, 0xc9)
+                       : f >= 1.0                     ? QColor(0xe0, 0x4f, 0x3f)
+                       : f >= 0.8                     ? QColor(0xf0, 0xa2, 0x30)
+                                                      : QColor(0x3f, 0xa3, 0x5b);
         const QRect cell = option.rect.adjusted(3, 3, -3, -3);
         painter->save();
         painter->setRenderHint(QPainter::Antialiasing);
