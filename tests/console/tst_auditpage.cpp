@@ -16,8 +16,10 @@
 #include "redis/sandboxserver.h"
 
 #include <QAbstractItemModelTester>
+#include <QClipboard>
 #include <QComboBox>
 #include <QFile>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -563,11 +565,13 @@ void TestAuditPage::detailsShowBeforeAndAfter()
     const QString before = compact({{QStringLiteral("name"), QStringLiteral("api")},
                                     {QStringLiteral("limit"), 100},
                                     {QStringLiteral("window_us"), 60000000},
-                                    {QStringLiteral("description"), QStringLiteral("public API")}});
+                                    {QStringLiteral("description"), QStringLiteral("public API")},
+                                    {QStringLiteral("keys"), QStringLiteral("api:acme-corporation-eu-west-1")}});
     const QString after = compact({{QStringLiteral("name"), QStringLiteral("api")},
                                    {QStringLiteral("limit"), 250},
                                    {QStringLiteral("window_us"), 60000000},
-                                   {QStringLiteral("enforced"), false}});
+                                   {QStringLiteral("enforced"), false},
+                                   {QStringLiteral("keys"), QStringLiteral("api:acme-corporation-eu-west-1")}});
     append(ns, QStringLiteral("policy.set"), QStringLiteral("api"), QStringLiteral("Dana (support)"), 7200, before, after, 1,
            QStringLiteral("dana"), QStringLiteral("ops-laptop"));
     append(ns, QStringLiteral("override.set"), QStringLiteral("api:customer42"), QStringLiteral("bob"), 60, {},
@@ -585,6 +589,13 @@ void TestAuditPage::detailsShowBeforeAndAfter()
     QVERIFY2(d->facts().contains(QStringLiteral("2 h 00 m ago")), qPrintable(d->facts()));
     QVERIFY2(d->beforeText().contains(QStringLiteral("\n  \"limit\": 100,\n")), qPrintable(d->beforeText()));
     QVERIFY2(d->afterText().contains(QStringLiteral("\n  \"limit\": 250,\n")), qPrintable(d->afterText()));
+    // Never wrapped after a hyphen (a word joiner follows each), and copied as recorded.
+    QVERIFY(d->beforeText().contains(QStringLiteral("\"api:acme-corporation-eu-west-1\"")));
+    QPlainTextEdit *beforeView = d->findChildren<QPlainTextEdit *>().value(0);
+    QVERIFY(beforeView && beforeView->toPlainText().contains(QStringLiteral("acme-\u2060corporation")));
+    beforeView->selectAll();
+    beforeView->copy();
+    QCOMPARE(QGuiApplication::clipboard()->text(), d->beforeText());
     // The changed fields only: description removed, enforced added, limit changed.
     QTableWidget *changes = d->changes();
     QCOMPARE(changes->rowCount(), 3);

@@ -9,8 +9,10 @@
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMimeData>
 #include <QPlainTextEdit>
 #include <QTableWidget>
+#include <QTextDocumentFragment>
 #include <QTextOption>
 #include <QVBoxLayout>
 
@@ -28,9 +30,37 @@ QLabel *plainLabel(QWidget *parent)
     return l;
 }
 
+// A hyphen is no place to wrap JSON: "acme-corporation-eu-west-1" broken after "acme-" reads as a
+// word split by the layout. Shown with a word joiner (U+2060, invisible) after each hyphen, and
+// copied without them: what is copied is the state as recorded.
+constexpr QChar kWordJoiner(0x2060);
+
+QString shownJson(QString json)
+{
+    return json.replace(QLatin1Char('-'), QStringLiteral("-") + kWordJoiner);
+}
+
+QString recordedJson(QString shown)
+{
+    return shown.remove(kWordJoiner);
+}
+
+class JsonView : public QPlainTextEdit {
+public:
+    using QPlainTextEdit::QPlainTextEdit;
+
+protected:
+    QMimeData *createMimeDataFromSelection() const override
+    {
+        auto *data = new QMimeData;
+        data->setText(recordedJson(textCursor().selection().toPlainText()));
+        return data;
+    }
+};
+
 QPlainTextEdit *jsonView(QWidget *parent)
 {
-    auto *e = new QPlainTextEdit(parent);
+    auto *e = new JsonView(parent);
     e->setReadOnly(true);
     // Wrapped to the pane's width, a long value (a description, a list of keys) anywhere if it
     // must: beside the trail at 1024 px a pane is about 200 px wide, and scrolling each line
@@ -171,8 +201,8 @@ void AuditDetails::showEntry(const AuditEntry &e)
     }
     m_changesTitle->setText(changes.empty() ? QStringLiteral("<b>Changed fields</b> (none)")
                                             : QStringLiteral("<b>Changed fields</b> (%1)").arg(changes.size()));
-    m_before->setPlainText(e.before.isEmpty() ? QStringLiteral("(none)") : prettyAuditJson(e.before));
-    m_after->setPlainText(e.after.isEmpty() ? QStringLiteral("(none)") : prettyAuditJson(e.after));
+    m_before->setPlainText(e.before.isEmpty() ? QStringLiteral("(none)") : shownJson(prettyAuditJson(e.before)));
+    m_after->setPlainText(e.after.isEmpty() ? QStringLiteral("(none)") : shownJson(prettyAuditJson(e.after)));
     m_states->show();
 }
 
@@ -188,12 +218,12 @@ QString AuditDetails::facts() const
 
 QString AuditDetails::beforeText() const
 {
-    return m_before->toPlainText();
+    return recordedJson(m_before->toPlainText());
 }
 
 QString AuditDetails::afterText() const
 {
-    return m_after->toPlainText();
+    return recordedJson(m_after->toPlainText());
 }
 
 } // namespace ratescope::ui
