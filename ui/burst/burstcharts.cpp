@@ -202,7 +202,7 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_x = new QLogValueAxis(this);
     m_x->setBase(10);
     m_x->setLabelFormat(QStringLiteral("%g"));
-    m_x->setTitleText(QStringLiteral("latency (ms, log scale)"));
+    m_x->setTitleText(QStringLiteral("ms, log scale")); // the chart's title says latency
     m_x->setMinorTickCount(-1); // 2, 3, ... 9 between the powers of ten
     c->addAxis(m_x, Qt::AlignBottom);
     m_y = addValueAxis(Qt::AlignLeft, QStringLiteral("requests"));
