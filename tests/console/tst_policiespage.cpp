@@ -227,11 +227,13 @@ void TestPoliciesPage::createThenEditIsWhatTheCliReads()
     proposed.updatedAt = stored(QStringLiteral("api-default"))->updatedAt;
     proposed.updatedBy = QStringLiteral("Dana (support)");
     QCOMPARE(fromCli, proposed.toJson());
-    // The table shows it as plain text.
+    // The table shows it as plain text; the tooltip says the whole row first (a narrow page hides
+    // the columns that do not fit).
     QTRY_COMPARE_WITH_TIMEOUT(m_page->policyModel()->index(0, PolicyTableModel::LimitColumn).data().toString(),
                               QStringLiteral("60 per 1 m (cost 2)"), kWaitMs);
     QCOMPARE(m_page->policyModel()->index(0, PolicyTableModel::NameColumn).data(Qt::ToolTipRole).toString(),
-             QStringLiteral("<qt>the public API &lt;b&gt;not bold&lt;/b&gt;<br>version 2, changed by Dana (support) at %1</qt>")
+             QStringLiteral("<qt>api:*: 60 per 1 m (cost 2), gcra · declared, not enforced<br>the public API &lt;b&gt;not "
+                            "bold&lt;/b&gt;<br>version 2, changed by Dana (support) at %1</qt>")
                  .arg(stored(QStringLiteral("api-default"))->updatedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))));
 }
 

@@ -2,11 +2,13 @@
 
 #include <QAbstractItemView>
 #include <QEvent>
+#include <QHash>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QStyle>
 
 #include <algorithm>
+#include <memory>
 
 namespace ratescope::ui {
 
@@ -57,6 +59,38 @@ private:
 void fitOnResize(QAbstractItemView *view, std::function<void()> fit)
 {
     new ResizeWatcher(view->viewport(), std::move(fit));
+}
+
+void keepColumnsFitted(QAbstractItemView *view, QHeaderView *header, int first, int firstMin, std::vector<ColumnCap> order)
+{
+    struct State {
+        QHash<int, int> preferred; // widths dragged by hand
+        bool fitting = false;
+    };
+    auto state = std::make_shared<State>();
+    auto fit = [view, header, first, firstMin, order = std::move(order), state] {
+        const int available = view->viewport()->width();
+        if (available <= 0 || state->fitting)
+            return;
+        std::vector<FittedColumn> shown;
+        for (const ColumnCap &c : order)
+            shown.push_back({c.column, state->preferred.value(c.column, std::min(columnContentWidth(view, header, c.column), c.cap))});
+        state->fitting = true;
+        const int used = fitColumns(header, available, firstMin, shown);
+        header->resizeSection(first, std::max(firstMin, available - used));
+        state->fitting = false;
+    };
+    QObject::connect(header, &QHeaderView::sectionResized, view, [state](int column, int, int size) {
+        if (!state->fitting)
+            state->preferred[column] = size;
+    });
+    // New rows may be wider (a table of a few rows: each is measured).
+    if (QAbstractItemModel *model = view->model()) {
+        QObject::connect(model, &QAbstractItemModel::modelReset, view, fit);
+        QObject::connect(model, &QAbstractItemModel::layoutChanged, view, fit);
+        QObject::connect(model, &QAbstractItemModel::rowsInserted, view, fit);
+    }
+    fitOnResize(view, fit);
 }
 
 int columnContentWidth(const QAbstractItemView *view, const QHeaderView *header, int column, int rowsAtMost)

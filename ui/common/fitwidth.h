@@ -29,6 +29,18 @@ int fitColumns(QHeaderView *header, int available, int keyMin, const std::vector
 // page's own resizeEvent comes too early), never from within fit itself.
 void fitOnResize(QAbstractItemView *view, std::function<void()> fit);
 
+// Keeps a table's columns fitted to its width from now on, for a table with a few rows (a page's
+// policies, its overrides): `first` at least firstMin pixels and given what is left, then each
+// of `order` (the most needed first) at the width its title and cells need, at most its cap,
+// while it fits; the rest hidden (the row's tooltip should tell what they hold). Fitted again
+// when the table is resized or rows come (not when a cell changes: a countdown would make its
+// column twitch); a width dragged by hand is kept.
+struct ColumnCap {
+    int column = 0;
+    int cap = 0; // pixels
+};
+void keepColumnsFitted(QAbstractItemView *view, QHeaderView *header, int first, int firstMin, std::vector<ColumnCap> order);
+
 // The width a column needs to show its title and its cells whole (the first rowsAtMost rows).
 int columnContentWidth(const QAbstractItemView *view, const QHeaderView *header, int column, int rowsAtMost = 500);
 

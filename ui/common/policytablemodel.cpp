@@ -60,9 +60,13 @@ QVariant PolicyTableModel::data(const QModelIndex &index, int role) const
         return {};
     const Policy &p = m_policies[size_t(index.row())];
     if (role == Qt::ToolTipRole) {
-        QString tip = p.description;
-        if (!tip.isEmpty())
-            tip += QLatin1Char('\n');
+        // All of the row first: a narrow page hides the columns that do not fit.
+        QString tip = QStringLiteral("%1: %2, %3 · %4\n")
+                          .arg(data(index.siblingAtColumn(MatchColumn)).toString(), data(index.siblingAtColumn(LimitColumn)).toString(),
+                               data(index.siblingAtColumn(AlgorithmColumn)).toString(),
+                               p.enforced ? QStringLiteral("enforced") : QStringLiteral("declared, not enforced"));
+        if (!p.description.isEmpty())
+            tip += p.description + QLatin1Char('\n');
         tip += QStringLiteral("version %1").arg(p.version);
         if (p.updatedAt.isValid())
             tip += QStringLiteral(", changed by %1 at %2")

@@ -74,8 +74,11 @@ QVariant OverrideTableModel::data(const QModelIndex &index, int role) const
     const Override &o = m_overrides[size_t(index.row())];
     if (role == Qt::ToolTipRole) {
         switch (index.column()) {
-        case KeyColumn:
-            return plainToolTip(displayKey(o.key));
+        case KeyColumn: // all of the row: the page hides the columns that do not fit
+            return plainToolTip(QStringLiteral("%1\n%2, expires at %3\ngranted by %4 at %5")
+                                    .arg(displayKey(o.key), data(index.siblingAtColumn(LimitColumn)).toString(),
+                                         o.expiresAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), o.setBy,
+                                         o.setAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))));
         case SetByColumn:
             return plainToolTip(
                 QStringLiteral("granted by %1 at %2").arg(o.setBy, o.setAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))));

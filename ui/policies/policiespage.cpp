@@ -3,19 +3,20 @@
 #include "editorfields.h"
 
 #include "admin/limitsinforce.h"
-#include "displayformat.h"
 #include "base/errors.h"
 #include "base/glob.h"
-#include "formats/recognition.h"
-#include "keys/keyscanner.h"
 #include "base/keytext.h"
+#include "displayformat.h"
+#include "fitwidth.h"
+#include "formats/recognition.h"
+#include "formats/usage.h"
+#include "keys/keyscanner.h"
 #include "overrideeditor.h"
 #include "overridetablemodel.h"
 #include "policyeditor.h"
 #include "policyqueries.h"
-#include "refusal.h"
 #include "policytablemodel.h"
-#include "formats/usage.h"
+#include "refusal.h"
 
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -85,10 +86,15 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     m_reload->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
 
     m_policyView = makeTable(m_policies);
-    m_policyView->setColumnWidth(PolicyTableModel::NameColumn, 120);
-    m_policyView->setColumnWidth(PolicyTableModel::MatchColumn, 130);
-    m_policyView->setColumnWidth(PolicyTableModel::AlgorithmColumn, 115);
-    m_policyView->setColumnWidth(PolicyTableModel::LimitColumn, 120);
+    // The name, then the limit, the keys, the algorithm and whether it is enforced while they fit
+    // (each row's tooltip says them all): no sideways scrolling beside an editor at 1024 px.
+    const int em = fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    m_policyView->horizontalHeader()->setStretchLastSection(false);
+    keepColumnsFitted(m_policyView, m_policyView->horizontalHeader(), PolicyTableModel::NameColumn, 7 * em,
+                      {{PolicyTableModel::LimitColumn, 11 * em},
+                       {PolicyTableModel::MatchColumn, 14 * em},
+                       {PolicyTableModel::AlgorithmColumn, 14 * em},
+                       {PolicyTableModel::EnforcedColumn, 9 * em}});
     m_newPolicy = new QPushButton(QStringLiteral("New policy…"));
     m_editPolicy = new QPushButton(QStringLiteral("Edit…"));
     auto *policyBox = new QGroupBox(QStringLiteral("Policies"));
@@ -102,9 +108,11 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     pl->addLayout(pb);
 
     m_overrideView = makeTable(m_overrides);
-    m_overrideView->setColumnWidth(OverrideTableModel::KeyColumn, 150);
-    m_overrideView->setColumnWidth(OverrideTableModel::LimitColumn, 170);
-    m_overrideView->setColumnWidth(OverrideTableModel::SetByColumn, 120);
+    m_overrideView->horizontalHeader()->setStretchLastSection(false);
+    keepColumnsFitted(m_overrideView, m_overrideView->horizontalHeader(), OverrideTableModel::KeyColumn, 10 * em,
+                      {{OverrideTableModel::LimitColumn, 15 * em},
+                       {OverrideTableModel::ExpiresColumn, 9 * em},
+                       {OverrideTableModel::SetByColumn, 10 * em}});
     m_newOverride = new QPushButton(QStringLiteral("Grant a limit…"));
     m_newOverride->setToolTip(QStringLiteral("Grant a key a temporary limit of its own"));
     m_clearOverride = new QPushButton(QStringLiteral("Clear override"));
@@ -173,7 +181,7 @@ PoliciesPage::PoliciesPage(QWidget *parent)
     rightScroll->setWidget(right);
     rightScroll->setWidgetResizable(true);
     rightScroll->setFrameShape(QFrame::NoFrame);
-    rightScroll->setMinimumWidth(320);
+    rightScroll->setMinimumWidth(16 * fontMetrics().horizontalAdvance(QLatin1Char('m'))); // the hint, wrapped
 
     auto *splitter = m_splitter = new QSplitter(Qt::Horizontal);
     splitter->addWidget(left);
@@ -440,16 +448,24 @@ void PoliciesPage::showEditor(QWidget *editor)
 }
 
 // An editor gets the width it asks for, so that its fields and buttons are reached without
-// scrolling sideways; the tables give it up (they scroll sideways, down to their minimum).
+// scrolling sideways; the tables give it up (their columns fit what is left). With no editor
+// open, the hint's few lines take no more than kHintEm: the tables have the rest.
 void PoliciesPage::fitEditor()
 {
+    constexpr int kHintEm = 20;
     QWidget *editor = m_editors->currentWidget();
     const int total = m_splitter->width();
-    if (total <= 0 || editor == m_hint)
+    if (total <= 0)
         return;
     const QList<int> sizes = m_splitter->sizes();
-    const int want = editor->sizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
     const int leftMin = m_splitter->widget(0)->minimumSizeHint().width();
+    if (editor == m_hint) {
+        const int hint = kHintEm * fontMetrics().horizontalAdvance(QLatin1Char('m'));
+        if (sizes.size() == 2 && sizes[1] > hint)
+            m_splitter->setSizes({total - hint, hint});
+        return;
+    }
+    const int want = editor->sizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
     if (sizes.size() == 2 && sizes[1] < want)
         m_splitter->setSizes({std::max(leftMin, total - want), std::min(want, total - leftMin)});
 }
