@@ -340,6 +340,9 @@ void TestBurstPage::validationInPlace()
 {
     openPage();
     BurstPage &page = *m_page;
+    // A fresh form is not marked red: it asks for the key.
+    QTRY_COMPARE_WITH_TIMEOUT(child<QLabel>(page, "why")->text(), QStringLiteral("Type the key of the limiter to fire at."), 5000);
+    QCOMPARE(note(page, "keyNote"), QString());
     fillBurst(page, QStringLiteral("tab:valid"), QStringLiteral("fixed-window"), QStringLiteral("abc"), QStringLiteral("5x"),
               QStringLiteral("100"), 1, 1);
     auto *start = child<QPushButton>(page, "start");

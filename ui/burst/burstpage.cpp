@@ -286,6 +286,8 @@ QWidget *BurstPage::buildForm()
     for (int c : {1, 3, 5, 7})
         grid->setColumnStretch(c, 1);
 
+    // An empty key is an error only once a key was there: a fresh form is not marked red.
+    connect(m_key, &QLineEdit::textChanged, this, [this] { m_keyTouched = true; });
     for (QLineEdit *e : {m_key, m_limit, m_window, m_cost, m_requests, m_duration, m_rate})
         connect(e, &QLineEdit::textChanged, this, &BurstPage::formChanged);
     connect(m_key, &QLineEdit::textChanged, this, [this] {
@@ -528,7 +530,8 @@ BurstPage::FormResult BurstPage::readForm(bool showNotes)
         c.spec = spec;
         bool ok = specOk;
         if (c.key.isEmpty()) {
-            notes.insert(QStringLiteral("key"), QStringLiteral("a key is needed"));
+            if (m_keyTouched)
+                notes.insert(QStringLiteral("key"), QStringLiteral("a key is needed"));
             ok = false;
         }
         if (!m_requests->text().trimmed().isEmpty()) {
@@ -627,6 +630,8 @@ QString BurstPage::whyNotStartable() const
         if (mode() == Mode::Burst && m_algo->currentIndex() == 0 && (!m_policyKnown || m_policyKey != currentKey()) &&
             !currentKey().isEmpty())
             return QStringLiteral("Reading the policy for this key…");
+        if (mode() == Mode::Burst && currentKey().isEmpty() && !m_keyTouched)
+            return QStringLiteral("Type the key of the limiter to fire at.");
         return QStringLiteral("Correct the fields marked in red.");
     }
     return {};
@@ -641,8 +646,8 @@ void BurstPage::updateStartable()
                                                                   : QStringLiteral("Fire the burst at the key"))
                                       : why);
     m_why->setText(running ? QString() : why);
-    const bool serious =
-        !running && !why.isEmpty() && !why.startsWith(QLatin1String("Correct")) && !why.startsWith(QLatin1String("Reading"));
+    const bool serious = !running && !why.isEmpty() && !why.startsWith(QLatin1String("Correct")) &&
+                         !why.startsWith(QLatin1String("Reading")) && !why.startsWith(QLatin1String("Type"));
     m_why->setStyleSheet(serious ? problemStyle() : QString());
     m_cancel->setEnabled(running);
     if (m_startWhenReady && !running) {

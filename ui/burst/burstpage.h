@@ -170,6 +170,7 @@ private:
     BurstRun *m_run = nullptr;
     bool m_preparing = false; // reading the key before a burst (and maybe asking)
     bool m_startWhenReady = false;
+    bool m_keyTouched = false; // the key field held something once
     bool m_wasBusy = false;
     QPointer<QMessageBox> m_confirm;
     std::optional<BurstConfig> m_config;
