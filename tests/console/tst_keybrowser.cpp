@@ -135,6 +135,18 @@ QAction *actionNamed(QMenu *menu, const QString &text)
     return nullptr;
 }
 
+// Shows the browser at a desk's size and lists the client's keyspace; false if it never ends.
+bool listInWindow(KeyBrowser &browser, RedisClient &client)
+{
+    browser.resize(1100, 700);
+    browser.show();
+    if (!QTest::qWaitForWindowExposed(&browser))
+        return false;
+    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
+    browser.setClient(&client, "ratescope:", ":");
+    return finished.wait(60000);
+}
+
 QStringList actionTexts(QMenu *menu)
 {
     QStringList texts;
@@ -161,12 +173,7 @@ void TestKeyBrowser::mixedKeyspace()
     client.open();
     KeyBrowser browser;
     QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    browser.resize(1100, 700);
-    browser.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&browser));
-    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
-    browser.setClient(&client, "ratescope:", ":");
-    QVERIFY(finished.wait(60000));
+    QVERIFY(listInWindow(browser, client));
     QVERIFY2(browser.problemText().isEmpty(), qPrintable(browser.problemText()));
     const KeyTreeModel *m = browser.model();
     QCOMPARE(m->keyCount(), int(std::size(kAllAlgorithms)) * kPerAlgorithm + kOthers + 1);
@@ -418,12 +425,7 @@ void TestKeyBrowser::aLostConnectionGreysTheColumns()
     client.open();
     KeyBrowser browser;
     QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    browser.resize(1100, 700);
-    browser.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&browser));
-    QSignalSpy finished(&browser, &KeyBrowser::scanFinished);
-    browser.setClient(&client, "ratescope:", ":");
-    QVERIFY(finished.wait(60000));
+    QVERIFY(listInWindow(browser, client));
     const KeyTreeModel *m = browser.model();
     const QModelIndex t = childNamed(m, {}, QStringLiteral("t ("));
     const QModelIndex group = childNamed(m, t, algorithmName(Algorithm::SlidingLog) + QStringLiteral(" ("));
